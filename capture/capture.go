@@ -1,0 +1,315 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vkcompute/vkc/alloc"
+)
+
+// ErrCaptureState is wrapped by every call made in a state that does not
+// allow it, so callers can tell lifecycle misuse from device or memory
+// failures with errors.Is. The wrapping message names the call and the state
+// it found.
+var ErrCaptureState = errors.New("vkc: capture state")
+
+// State is where a stream's capture window is in its lifecycle. The zero value
+// is Idle, so a zero StreamCapture needs no constructor.
+type State uint8
+
+const (
+	// Idle: no window. Launches execute; what the last window left waits to
+	// be taken.
+	Idle State = iota
+	// Prepared: a window is claimed by its owner and the warmup run executes,
+	// growing the pools to the working set before anything is recorded.
+	Prepared
+	// Recording: launches are recorded into the graph's command buffer
+	// instead of executed, and the memory they were given is remembered here.
+	Recording
+)
+
+// String names the state for error messages and logs.
+func (s State) String() string {
+	switch s {
+	case Idle:
+		return "Idle"
+	case Prepared:
+		return "Prepared"
+	case Recording:
+		return "Recording"
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// CacheMode tells the descriptor-set cache whether it may evict. A recorded
+// command buffer references its descriptor sets, so updating or freeing one
+// while a graph could still be sealed from it would invalidate the graph.
+type CacheMode uint8
+
+const (
+	// CacheLRU is the normal mode: least recently used sets are evicted.
+	CacheLRU CacheMode = iota
+	// CachePinned holds from Prepare until the window closes: nothing is
+	// evicted and every set a recorded launch used is pinned to the graph.
+	CachePinned
+)
+
+// String names the mode for logs.
+func (m CacheMode) String() string {
+	switch m {
+	case CacheLRU:
+		return "LRU"
+	case CachePinned:
+		return "Pinned"
+	}
+	return fmt.Sprintf("CacheMode(%d)", uint8(m))
+}
+
+// Binding is memory one recorded launch was given. Write says whether the
+// launch writes it, which decides what a failed replay taints and what a
+// successful one marks written.
+type Binding struct {
+	Claim alloc.Claim
+	Write bool
+}
+
+// CaptureEnd reports who owned the window that End closed. Only an end whose
+// caller was the owner may seal: a window closed from another stream is
+// missing whatever the owner would still have issued.
+type CaptureEnd struct {
+	Owner uint64
+	Owned bool
+}
+
+// StreamCapture is one pooled backend stream's capture window and what its
+// recorded launches were given. The zero value is Idle and ready to use. It is
+// not safe for concurrent use; the backend stream's lock guards it.
+//
+// Its buffers are reused from one window to the next, so Record allocates
+// nothing once the working set of a window has been seen before.
+type StreamCapture struct {
+	state State
+	owner uint64
+
+	// recorded holds each claim once in first-seen order; recordedAt maps a
+	// claim to its index there so that Record deduplicates as it goes and a
+	// long window over the same buffers stays small.
+	recorded   []Binding
+	recordedAt map[alloc.ClaimKey]int
+
+	host   []alloc.Claim
+	hostAt map[alloc.ClaimKey]struct{}
+
+	failure error
+}
+
+// stateError is the error of a call refused in the current state.
+func (c *StreamCapture) stateError(call string) error {
+	if c.state == Idle {
+		return fmt.Errorf("%w: %s called while %s", ErrCaptureState, call, c.state)
+	}
+	return fmt.Errorf("%w: %s called while %s (owner stream %d)", ErrCaptureState, call, c.state, c.owner)
+}
+
+// drop forgets everything a window recorded, retained or failed with, keeping
+// the buffers' capacity for the next window.
+func (c *StreamCapture) drop() {
+	c.recorded = c.recorded[:0]
+	clear(c.recordedAt)
+	c.host = c.host[:0]
+	clear(c.hostAt)
+	c.failure = nil
+}
+
+// toIdle closes the window without touching what it recorded.
+func (c *StreamCapture) toIdle() {
+	c.state = Idle
+	c.owner = 0
+}
+
+// Prepare claims the window for owner and arms it for the warmup run. It
+// starts from an empty recording: anything a previous window left untaken
+// (recorded claims, retained host staging, a failure) is dropped, so one
+// window's leftovers can never leak into the next graph.
+func (c *StreamCapture) Prepare(owner uint64) error {
+	if c.state != Idle {
+		return c.stateError(fmt.Sprintf("Prepare(%d)", owner))
+	}
+	c.drop()
+	c.state = Prepared
+	c.owner = owner
+	return nil
+}
+
+// Begin starts recording: from here launches are remembered, not executed.
+// It is refused unless the window is Prepared, so a window cannot record
+// without the warmup that sized the pools.
+func (c *StreamCapture) Begin() error {
+	if c.state != Prepared {
+		return c.stateError("Begin")
+	}
+	c.state = Recording
+	return nil
+}
+
+// End closes the window. From Recording it always returns to Idle, even when
+// caller is not the owner, so that the backend stream shared by several
+// logical streams never wedges; the result says whether caller owned the
+// window, and only an owned end may seal. What was recorded stays to be taken
+// with TakeRecorded, TakeRetainedHost and TakeFailure.
+//
+// From Prepared (a warmup that failed before Begin) End aborts the window,
+// returns to Idle and returns the CaptureEnd together with an error wrapping
+// ErrCaptureState, since there is nothing to seal. From Idle it returns an
+// error and changes nothing.
+func (c *StreamCapture) End(caller uint64) (CaptureEnd, error) {
+	switch c.state {
+	case Recording:
+		end := CaptureEnd{Owner: c.owner, Owned: caller == c.owner}
+		c.toIdle()
+		return end, nil
+	case Prepared:
+		end := CaptureEnd{Owner: c.owner, Owned: caller == c.owner}
+		err := c.stateError(fmt.Sprintf("End(%d)", caller))
+		c.drop()
+		c.toIdle()
+		return end, fmt.Errorf("%w; the window was aborted, nothing was recorded", err)
+	default:
+		return CaptureEnd{}, c.stateError(fmt.Sprintf("End(%d)", caller))
+	}
+}
+
+// Abort closes an open window, Prepared or Recording, and drops what it
+// recorded, retained and failed with; the caller releases the command buffer
+// and taints nothing, since Abort is for windows whose work is discarded.
+// From Idle it is an error and changes nothing.
+func (c *StreamCapture) Abort() error {
+	if c.state == Idle {
+		return c.stateError("Abort")
+	}
+	c.drop()
+	c.toIdle()
+	return nil
+}
+
+// Record remembers the memory one recorded launch was given. Each claim is
+// kept once, in first-seen order, with Write set if any occurrence writes it.
+// Outside Recording it does nothing, so the recorder may call it on every
+// launch without checking the state. It allocates nothing once the window's
+// claims have been seen by an earlier window on this stream.
+func (c *StreamCapture) Record(bindings ...Binding) {
+	if c.state != Recording {
+		return
+	}
+	if c.recordedAt == nil {
+		c.recordedAt = make(map[alloc.ClaimKey]int, len(bindings))
+	}
+	for _, b := range bindings {
+		key := b.Claim.Key()
+		if i, seen := c.recordedAt[key]; seen {
+			c.recorded[i].Write = c.recorded[i].Write || b.Write
+			continue
+		}
+		c.recordedAt[key] = len(c.recorded)
+		c.recorded = append(c.recorded, b)
+	}
+}
+
+// TakeRecorded returns what the closed window's launches were given, each
+// claim once in first-seen order with Write OR-ed across its uses, and
+// forgets it. The slice belongs to the caller (the next window does not reuse
+// it). Outside Idle it returns nil and keeps the recording, since a window in
+// progress is not finished.
+func (c *StreamCapture) TakeRecorded() []Binding {
+	if c.state != Idle || len(c.recorded) == 0 {
+		return nil
+	}
+	taken := append([]Binding(nil), c.recorded...)
+	c.recorded = c.recorded[:0]
+	clear(c.recordedAt)
+	return taken
+}
+
+// Fail dooms the recording window: it misses work (a refused sync, an
+// allocation that needed a new page, a driver error) and must not seal. The
+// first failure wins because later ones are usually its consequences. It does
+// nothing when not recording or when err is nil.
+func (c *StreamCapture) Fail(err error) {
+	if c.state != Recording || err == nil || c.failure != nil {
+		return
+	}
+	c.failure = err
+}
+
+// TakeFailure returns why the closed window was doomed, or nil, and forgets
+// it. Non-nil means the recording misses work and must not seal. Outside Idle
+// it returns nil and keeps the failure.
+func (c *StreamCapture) TakeFailure() error {
+	if c.state != Idle {
+		return nil
+	}
+	err := c.failure
+	c.failure = nil
+	return err
+}
+
+// RetainHost keeps host staging that a recorded copy reads alive with the
+// graph: every replay re-reads it, so it may not return to a pool while the
+// graph lives. Each claim is kept once. It does nothing when not recording.
+func (c *StreamCapture) RetainHost(staging alloc.Claim) {
+	if c.state != Recording {
+		return
+	}
+	if c.hostAt == nil {
+		c.hostAt = make(map[alloc.ClaimKey]struct{})
+	}
+	key := staging.Key()
+	if _, seen := c.hostAt[key]; seen {
+		return
+	}
+	c.hostAt[key] = struct{}{}
+	c.host = append(c.host, staging)
+}
+
+// TakeRetainedHost returns the host staging the closed window retained, in
+// first-seen order, and forgets it; the slice belongs to the caller. Outside
+// Idle it returns nil and keeps the claims.
+func (c *StreamCapture) TakeRetainedHost() []alloc.Claim {
+	if c.state != Idle || len(c.host) == 0 {
+		return nil
+	}
+	taken := append([]alloc.Claim(nil), c.host...)
+	c.host = c.host[:0]
+	clear(c.hostAt)
+	return taken
+}
+
+// State returns where the window is in its lifecycle.
+func (c *StreamCapture) State() State { return c.state }
+
+// IsRecording reports whether launches are recorded instead of executed.
+func (c *StreamCapture) IsRecording() bool { return c.state == Recording }
+
+// IsActive reports whether a window is open (Prepared or Recording), in which
+// case only its owner may use the backend stream.
+func (c *StreamCapture) IsActive() bool { return c.state != Idle }
+
+// Owner returns the logical stream that owns the open window; ok is false
+// when no window is open.
+func (c *StreamCapture) Owner() (owner uint64, ok bool) {
+	if c.state == Idle {
+		return 0, false
+	}
+	return c.owner, true
+}
+
+// CacheMode returns how the descriptor cache must behave now: pinned while a
+// window is open (from Prepare, so the warmup already creates the sets the
+// recording will reference), least-recently-used otherwise.
+func (c *StreamCapture) CacheMode() CacheMode {
+	if c.state == Idle {
+		return CacheLRU
+	}
+	return CachePinned
+}

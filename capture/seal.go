@@ -1,0 +1,81 @@
+package capture
+
+import (
+	"fmt"
+
+	"github.com/vkcompute/vkc/alloc"
+)
+
+// Sealed is what a graph built from a finished window holds, apart from its
+// command buffer and descriptor pins. Its slices belong to the caller.
+type Sealed struct {
+	// Owner is the logical stream that owned the window.
+	Owner uint64
+	// Touched is every claim the recorded launches were given, once each in
+	// first-seen order: the graph guards them so none is reused while it can
+	// replay.
+	Touched []alloc.Claim
+	// Writes is the part of Touched some launch writes, in the same order: a
+	// replay that fails to enqueue taints it, one that enqueues clears it.
+	Writes []alloc.Claim
+	// Host is the host staging recorded copies read, which the graph keeps
+	// alive until it closes.
+	Host []alloc.Claim
+}
+
+// Seal closes the window on behalf of caller and turns what it recorded into
+// a Sealed, draining the recording, the retained host staging and the failure
+// in every case where a window was closed, so the stream is left Idle and
+// empty for the next one. Exactly:
+//
+//   - Idle (nothing open): returns a zero Sealed and End's error wrapping
+//     ErrCaptureState; nothing changes, there is nothing to taint or release.
+//   - Prepared (warmup failed before Begin): the window is aborted; returns a
+//     Sealed with only Owner set (nothing was recorded) and an error wrapping
+//     ErrCaptureState.
+//   - Recording, caller is not the owner: the window is closed anyway and an
+//     error wrapping ErrCaptureState names both streams; if the window was
+//     also doomed the error wraps that failure too.
+//   - Recording, owner, window doomed by Fail: the error wraps the failure.
+//   - Recording, owner, no failure: the Sealed and nil.
+//
+// In the last three cases the Sealed is fully filled even when the error is
+// not nil: on error it is not a graph, but its Writes are what the caller must
+// taint (those launches never ran) and its Host what it must release.
+func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
+	end, err := c.End(caller)
+	if err != nil {
+		return Sealed{Owner: end.Owner}, err
+	}
+	sealed := c.drainSealed(end.Owner)
+	failure := c.TakeFailure()
+	switch {
+	case !end.Owned && failure != nil:
+		return sealed, fmt.Errorf("%w: stream %d ended a capture owned by stream %d, which was also doomed: %w",
+			ErrCaptureState, caller, end.Owner, failure)
+	case !end.Owned:
+		return sealed, fmt.Errorf("%w: stream %d ended a capture owned by stream %d",
+			ErrCaptureState, caller, end.Owner)
+	case failure != nil:
+		return sealed, fmt.Errorf("vkc: capture owned by stream %d cannot seal: %w", end.Owner, failure)
+	}
+	return sealed, nil
+}
+
+// drainSealed takes the closed window's recording and host staging into a
+// Sealed for owner.
+func (c *StreamCapture) drainSealed(owner uint64) Sealed {
+	sealed := Sealed{Owner: owner, Host: c.TakeRetainedHost()}
+	recorded := c.TakeRecorded()
+	if len(recorded) == 0 {
+		return sealed
+	}
+	sealed.Touched = make([]alloc.Claim, 0, len(recorded))
+	for _, b := range recorded {
+		sealed.Touched = append(sealed.Touched, b.Claim)
+		if b.Write {
+			sealed.Writes = append(sealed.Writes, b.Claim)
+		}
+	}
+	return sealed
+}
