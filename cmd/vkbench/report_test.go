@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sampleReport has every suite, several parameter shapes, a ratio on each
+// side of its limit and notes.
+func sampleReport() *Report {
+	lp := map[string]string{"LP_NUM_THREADS": "0"}
+	return &Report{
+		Device:  DeviceDesc{Name: "llvmpipe (LLVM 15.0.6, 256 bits)", Type: "cpu", Driver: "Mesa 22.3.6", API: "1.3.230", MemoryBytes: 24 << 30},
+		Started: time.Date(2026, 11, 30, 3, 24, 5, 0, time.UTC),
+		Figures: []Figure{
+			{Suite: "dispatch", Name: "replay", Params: map[string]int64{"k": 1000}, Value: 1843.5, Unit: "ns/launch", Samples: 5, Env: lp},
+			{Suite: "dispatch", Name: "eager", Params: map[string]int64{"k": 1000}, Value: 45653, Unit: "ns/launch", Samples: 5, Env: lp},
+			{Suite: "dispatch", Name: "floor-replay", Params: map[string]int64{"k": 1000}, Value: 1781, Unit: "ns/launch", Samples: 5, Env: lp},
+			{Suite: "dispatch", Name: "replay", Params: map[string]int64{"k": 10}, Value: 2950.25, Unit: "ns/launch", Samples: 5, Env: lp},
+			{Suite: "transfer", Name: "upload", Params: map[string]int64{"bytes": 1 << 20}, Value: 12.5, Unit: "GB/s", Samples: 8},
+			{Suite: "transfer", Name: "upload", Params: map[string]int64{"bytes": 64 << 20}, Value: 17.25, Unit: "GB/s", Samples: 8},
+			{Suite: "transfer", Name: "floor-memcpy", Params: map[string]int64{"bytes": 64 << 20}, Value: 19.13, Unit: "GB/s", Samples: 8},
+			{Suite: "matmul", Name: "matmul-tiled", Params: map[string]int64{"m": 512, "n": 512, "k": 512}, Value: 0.44, Unit: "GFLOP/s", Samples: 5},
+			{Suite: "alloc", Name: "claim-free", Value: 2.5e7, Unit: "ops/s", Samples: 3},
+		},
+		Ratios: []Ratio{
+			NewRatio("dispatch", "replay/floor-replay", map[string]int64{"k": 1000}, 1843.5, 1781, 1.15),
+			NewRatio("dispatch", "eager/floor-eager", map[string]int64{"k": 1000}, 45653, 20000, 1.5),
+		},
+		Notes: []string{"bandwidth runs with lavapipe's default threads"},
+	}
+}
+
+func TestWriteTableShowsEveryFigureGroupedBySuite(t *testing.T) {
+	r := sampleReport()
+	var buf bytes.Buffer
+	require.NoError(t, WriteTable(&buf, r))
+	out := buf.String()
+
+	lines := strings.Split(out, "\n")
+	for _, f := range r.Figures {
+		want := []string{f.Name, formatParams(f.Params), formatValue(f.Value), f.Unit}
+		found := false
+		for _, line := range lines {
+			if containsAll(line, want) {
+				found = true
+				break
+			}
+		}
+		assert.Truef(t, found, "no line holds %q in\n%s", want, out)
+	}
+	// Suites appear once each, the headline suite first.
+	prev := -1
+	for _, suite := range suiteOrder {
+		header := "== " + suite + " =="
+		require.Equal(t, 1, strings.Count(out, header), header)
+		idx := strings.Index(out, header)
+		assert.Greater(t, idx, prev, "suite %s out of order", suite)
+		prev = idx
+	}
+	assert.Contains(t, out, r.Device.Name)
+	assert.Contains(t, out, r.Notes[0])
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWriteTableMarksRatiosAgainstTheirLimits(t *testing.T) {
+	r := sampleReport()
+	var buf bytes.Buffer
+	require.NoError(t, WriteTable(&buf, r))
+	_, ratios, found := strings.Cut(buf.String(), "== ratios ==")
+	require.True(t, found)
+	for _, ratio := range r.Ratios {
+		verdict := "PASS"
+		if !ratio.OK {
+			verdict = "OVER LIMIT"
+		}
+		line := lineContaining(ratios, ratio.Name)
+		require.NotEmpty(t, line, ratio.Name)
+		assert.Contains(t, line, verdict)
+		assert.Contains(t, line, strconv.FormatFloat(ratio.Limit, 'f', 3, 64))
+	}
+}
+
+func lineContaining(text, part string) string {
+	for line := range strings.Lines(text) {
+		if strings.Contains(line, part) {
+			return line
+		}
+	}
+	return ""
+}
+
+func TestNewRatioDecidesOKFromTheLimit(t *testing.T) {
+	under := NewRatio("dispatch", "a/b", nil, 110, 100, 1.15)
+	assert.InDelta(t, 1.1, under.Value, 1e-12)
+	assert.True(t, under.OK)
+
+	over := NewRatio("dispatch", "a/b", nil, 120, 100, 1.15)
+	assert.False(t, over.OK)
+
+	byZero := NewRatio("dispatch", "a/b", nil, 120, 0, 1.15)
+	assert.False(t, byZero.OK)
+	assert.ErrorIs(t, (&Report{Ratios: []Ratio{byZero}}).Validate(), ErrInvalidReport, "an infinite ratio cannot be written")
+}
+
+func TestFormatParamsIsHumanReadable(t *testing.T) {
+	assert.Equal(t, "1 MiB", formatParams(map[string]int64{"bytes": 1 << 20}))
+	assert.Equal(t, "1.5 KiB", formatParams(map[string]int64{"bytes": 1536}))
+	assert.Equal(t, "100 B", formatParams(map[string]int64{"bytes": 100}))
+	assert.Equal(t, "K=1000", formatParams(map[string]int64{"k": 1000}))
+	assert.Equal(t, "M=512 N=256 K=128", formatParams(map[string]int64{"k": 128, "n": 256, "m": 512}))
+	assert.Equal(t, "K=10 streams=4", formatParams(map[string]int64{"streams": 4, "k": 10}))
+	assert.Equal(t, "-", formatParams(nil))
+}
+
+func TestWriteJSONRoundTripsThroughTheDocumentedFields(t *testing.T) {
+	r := sampleReport()
+	var buf bytes.Buffer
+	require.NoError(t, WriteJSON(&buf, r))
+
+	var back Report
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &back))
+	assert.Equal(t, *r, back)
+
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	assert.ElementsMatch(t, []string{"device", "started", "figures", "ratios", "notes"}, keys(doc))
+	assert.ElementsMatch(t, []string{"name", "type", "driver", "api", "memory_bytes"}, keys(doc["device"].(map[string]any)))
+	figure := doc["figures"].([]any)[0].(map[string]any)
+	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "unit", "samples", "env"}, keys(figure))
+	ratio := doc["ratios"].([]any)[0].(map[string]any)
+	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "limit", "ok"}, keys(ratio))
+	assert.Equal(t, r.Started.Format(time.RFC3339), doc["started"])
+}
+
+func TestWriteJSONWritesEmptyListsNotNull(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteJSON(&buf, &Report{}))
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	for _, key := range []string{"figures", "ratios", "notes"} {
+		assert.Equal(t, []any{}, doc[key], key)
+	}
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+var benchLine = regexp.MustCompile(`^Benchmark[^\s]+\s+\d+(\s+[0-9.e+-]+\s+\S+)+$`)
+
+func TestWriteBenchFollowsTheGoBenchmarkGrammar(t *testing.T) {
+	r := sampleReport()
+	// A name with a space must still give one field.
+	r.Figures = append(r.Figures, Figure{Suite: "alloc", Name: "claim free", Value: 1e-9, Unit: "ops/s", Samples: 1})
+	var buf bytes.Buffer
+	require.NoError(t, WriteBench(&buf, r))
+
+	var results []string
+	config := map[string]string{}
+	for line := range strings.Lines(buf.String()) {
+		line = strings.TrimSuffix(line, "\n")
+		if strings.HasPrefix(line, "Benchmark") {
+			assert.Regexp(t, benchLine, line)
+			results = append(results, line)
+			continue
+		}
+		key, value, ok := strings.Cut(line, ": ")
+		require.Truef(t, ok, "line is neither a result nor configuration: %q", line)
+		config[key] = value
+	}
+	assert.Equal(t, benchPackage, config["pkg"])
+	for _, key := range []string{"goos", "goarch", "cpu"} {
+		assert.NotEmpty(t, config[key], key)
+	}
+	require.Len(t, results, len(r.Figures))
+	for i, f := range r.Figures {
+		fields := strings.Fields(results[i])
+		require.Len(t, fields, 4)
+		assert.True(t, strings.HasPrefix(fields[0], "Benchmark"+strings.ToUpper(f.Suite[:1])+f.Suite[1:]+"/"), fields[0])
+		for k, v := range f.Params {
+			assert.Contains(t, fields[0], "/"+k+"="+strconv.FormatInt(v, 10))
+		}
+		assert.Equal(t, strconv.Itoa(f.Samples), fields[1])
+		value, err := strconv.ParseFloat(fields[2], 64)
+		require.NoError(t, err)
+		assert.Equal(t, f.Value, value)
+		assert.Equal(t, f.Unit, fields[3])
+	}
+}
+
+func TestWritersRefuseAnInvalidReportAndWriteNothing(t *testing.T) {
+	good := sampleReport().Figures[0]
+	cases := map[string]func(f *Figure){
+		"no suite":         func(f *Figure) { f.Suite = " " },
+		"no name":          func(f *Figure) { f.Name = "" },
+		"unit with spaces": func(f *Figure) { f.Unit = "ns per launch" },
+		"no unit":          func(f *Figure) { f.Unit = "" },
+		"NaN":              func(f *Figure) { f.Value = math.NaN() },
+		"infinity":         func(f *Figure) { f.Value = math.Inf(1) },
+		"no samples":       func(f *Figure) { f.Samples = 0 },
+	}
+	writers := map[string]func(*bytes.Buffer, *Report) error{
+		"table": func(b *bytes.Buffer, r *Report) error { return WriteTable(b, r) },
+		"json":  func(b *bytes.Buffer, r *Report) error { return WriteJSON(b, r) },
+		"bench": func(b *bytes.Buffer, r *Report) error { return WriteBench(b, r) },
+	}
+	for name, spoil := range cases {
+		bad := good
+		spoil(&bad)
+		r := &Report{Figures: []Figure{good, bad}}
+		for writer, write := range writers {
+			var buf bytes.Buffer
+			err := write(&buf, r)
+			assert.ErrorIsf(t, err, ErrInvalidReport, "%s via %s", name, writer)
+			assert.Zerof(t, buf.Len(), "%s via %s wrote %q", name, writer, buf.String())
+		}
+	}
+	for writer, write := range writers {
+		assert.ErrorIs(t, write(&bytes.Buffer{}, nil), ErrInvalidReport, writer)
+	}
+}
