@@ -1,0 +1,510 @@
+package alloc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Errors of the allocator. Each is returned wrapped with the request or
+// claim it concerns; test for them with errors.Is.
+var (
+	// ErrInvalidSize rejects a zero-byte request, which would name no memory.
+	ErrInvalidSize = errors.New("vkc: allocation of zero bytes")
+	// ErrTooLarge rejects a request above Config.MaxClaim (the device's
+	// maxStorageBufferRange), which no descriptor could address.
+	ErrTooLarge = errors.New("vkc: allocation larger than the largest claim allowed")
+	// ErrAllocInCapture reports a request that needs a new page while growth
+	// is locked: a capture window records, and a page created now would not
+	// exist when the graph replays after a warmup that never saw it.
+	ErrAllocInCapture = errors.New("vkc: allocation needs a new page while a capture window records")
+	// ErrUnknownClaim reports a claim this allocator does not hold live: never
+	// allocated here, already freed, or not matching a claim exactly.
+	ErrUnknownClaim = errors.New("vkc: unknown or already freed claim")
+	// ErrClosed reports use of an allocator after Close.
+	ErrClosed = errors.New("vkc: allocator closed")
+	// ErrInvalidKind rejects a Kind outside DeviceLocal, Upload, Readback.
+	ErrInvalidKind = errors.New("vkc: invalid memory kind")
+	// ErrInvalidConfig rejects a Config that New cannot honour.
+	ErrInvalidConfig = errors.New("vkc: invalid allocator configuration")
+)
+
+// Block is the memory behind one page; the recorder wraps a VkDeviceMemory
+// and the VkBuffer spanning it. The allocator calls Release exactly once,
+// never while growth is locked except from Close.
+type Block interface{ Release() }
+
+// BlockSource creates the blocks behind pages. It is defined here, on the
+// consumer side, so that tests feed the allocator a fake and the recorder
+// feeds it the device. Its errors are returned wrapped, so errors.Is still
+// sees the caller's sentinels (an out-of-memory error, say). NewBlock is
+// called with the allocator's lock held and must not call back into it.
+type BlockSource[B Block] interface {
+	NewBlock(kind Kind, size uint64) (B, error)
+}
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultPageSize  uint64 = 64 << 20
+	DefaultAlignment uint64 = 256
+)
+
+// maxRequest bounds every request so that rounding and bucket arithmetic
+// never overflow; no device has anywhere near 4 EiB.
+const maxRequest = uint64(1) << 62
+
+// Config tunes an Allocator. A zero field takes its default.
+type Config struct {
+	// PageSize is the size of a shared page; default 64 MiB. Large pages
+	// keep the number of Vulkan allocations (often capped at 4096) low.
+	PageSize uint64
+	// DedicatedThreshold is the request size from which a claim gets a
+	// page of its own, so a huge tensor does not strand most of a shared
+	// page when it is freed; default PageSize/2. At most PageSize.
+	DedicatedThreshold uint64
+	// Alignment is a power of two that every claim offset (and reserved
+	// size) is a multiple of: the device's minStorageBufferOffsetAlignment
+	// and nonCoherentAtomSize; default 256. PageSize must be a multiple.
+	Alignment uint64
+	// KeepEmpty is how many bytes of empty shared pages each kind keeps
+	// for reuse before releasing more; default one PageSize, so a
+	// workload that frees and reallocates a page's worth does not churn.
+	KeepEmpty uint64
+	// MaxClaim is the largest claim allowed (maxStorageBufferRange);
+	// 0 means no limit.
+	MaxClaim uint64
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.PageSize == 0 {
+		c.PageSize = DefaultPageSize
+	}
+	if c.Alignment == 0 {
+		c.Alignment = DefaultAlignment
+	}
+	if c.DedicatedThreshold == 0 {
+		c.DedicatedThreshold = max(c.PageSize/2, 1)
+	}
+	if c.KeepEmpty == 0 {
+		c.KeepEmpty = c.PageSize
+	}
+	switch {
+	case c.Alignment&(c.Alignment-1) != 0:
+		return c, fmt.Errorf("%w: alignment %d is not a power of two", ErrInvalidConfig, c.Alignment)
+	case c.PageSize%c.Alignment != 0:
+		return c, fmt.Errorf("%w: page size %d is not a multiple of alignment %d", ErrInvalidConfig, c.PageSize, c.Alignment)
+	case c.PageSize > maxRequest:
+		return c, fmt.Errorf("%w: page size %d is too large", ErrInvalidConfig, c.PageSize)
+	case c.DedicatedThreshold > c.PageSize:
+		return c, fmt.Errorf("%w: dedicated threshold %d is above page size %d", ErrInvalidConfig, c.DedicatedThreshold, c.PageSize)
+	}
+	return c, nil
+}
+
+// page is one block and the bookkeeping of its ranges.
+type page[B Block] struct {
+	block     B
+	kind      Kind
+	live      bool // false once released; the ID is never reused
+	dedicated bool
+	size      uint64
+	used      uint64 // reserved bytes of live and guarded claims
+	first     int32  // the node at offset 0
+}
+
+// Allocator carves pages of memory into claims. It is safe for concurrent
+// use. Page IDs are never reused, so a claim (and anything keyed by one,
+// such as a cached descriptor set) can never come to name a different block.
+type Allocator[B Block] struct {
+	mu  sync.Mutex
+	src BlockSource[B]
+	cfg Config
+
+	pages      []page[B]
+	livePages  [numKinds][]PageID // ascending, for deterministic trimming
+	free       [numKinds]freeIndex
+	nodes      []node
+	spareNodes []int32
+	claims     map[Claim]int32
+
+	emptyShared [numKinds]uint64 // bytes of empty non-dedicated pages kept
+	growthLocks int
+	closed      bool
+
+	reserved, used, peak, guarded uint64
+	livePageCount, liveClaims     int
+}
+
+// New returns an allocator drawing pages from src. A zero Config field takes
+// its default; a Config it cannot honour returns an error wrapping
+// ErrInvalidConfig.
+func New[B Block](src BlockSource[B], cfg Config) (*Allocator[B], error) {
+	if src == nil {
+		return nil, fmt.Errorf("%w: nil block source", ErrInvalidConfig)
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	a := &Allocator[B]{src: src, cfg: cfg, claims: make(map[Claim]int32)}
+	for k := range a.free {
+		a.free[k].init()
+	}
+	return a, nil
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (a *Allocator[B]) Config() Config { return a.cfg }
+
+// Alloc claims size bytes of memory of the given kind. The claim goes into
+// an existing page of that kind when one has room, else into a new page (a
+// dedicated one, exactly the rounded size, from DedicatedThreshold up).
+// While growth is locked a request that needs a new page fails with
+// ErrAllocInCapture. A failure leaves the allocator untouched.
+func (a *Allocator[B]) Alloc(kind Kind, size uint64) (Claim, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return Claim{}, ErrClosed
+	}
+	switch {
+	case kind >= numKinds:
+		return Claim{}, fmt.Errorf("%w: %s", ErrInvalidKind, kind)
+	case size == 0:
+		return Claim{}, fmt.Errorf("%w (%s)", ErrInvalidSize, kind)
+	case a.cfg.MaxClaim != 0 && size > a.cfg.MaxClaim:
+		return Claim{}, fmt.Errorf("%w: %d bytes of %s, limit %d", ErrTooLarge, size, kind, a.cfg.MaxClaim)
+	case size > maxRequest:
+		return Claim{}, fmt.Errorf("%w: %d bytes of %s", ErrTooLarge, size, kind)
+	}
+	reserve := (size + a.cfg.Alignment - 1) &^ (a.cfg.Alignment - 1)
+	n := a.free[kind].find(a.nodes, reserve)
+	if n == nilNode {
+		var err error
+		if n, err = a.grow(kind, reserve); err != nil {
+			return Claim{}, err
+		}
+	}
+	return a.take(n, reserve, size), nil
+}
+
+// grow creates a page able to hold reserve bytes and returns its free node.
+func (a *Allocator[B]) grow(kind Kind, reserve uint64) (int32, error) {
+	if a.growthLocks > 0 {
+		return nilNode, fmt.Errorf("%w: %d bytes of %s", ErrAllocInCapture, reserve, kind)
+	}
+	if len(a.pages) >= math.MaxUint32 {
+		return nilNode, fmt.Errorf("%w: page IDs exhausted", ErrTooLarge)
+	}
+	size, dedicated := a.cfg.PageSize, reserve >= a.cfg.DedicatedThreshold
+	if dedicated {
+		size = reserve
+	}
+	block, err := a.src.NewBlock(kind, size)
+	if err != nil {
+		return nilNode, fmt.Errorf("vkc: new %s page of %d bytes: %w", kind, size, err)
+	}
+	id := PageID(len(a.pages))
+	n := a.newNode()
+	a.nodes[n] = node{size: size, page: id, free: true,
+		prevPhys: nilNode, nextPhys: nilNode, prevFree: nilNode, nextFree: nilNode}
+	a.pages = append(a.pages, page[B]{block: block, kind: kind, live: true,
+		dedicated: dedicated, size: size, first: n})
+	a.livePages[kind] = append(a.livePages[kind], id)
+	a.free[kind].insert(a.nodes, n)
+	a.reserved += size
+	a.livePageCount++
+	if !dedicated {
+		a.emptyShared[kind] += size
+	}
+	return n, nil
+}
+
+// take turns the front of free node n into a claim of reserve bytes.
+func (a *Allocator[B]) take(n int32, reserve, size uint64) Claim {
+	nd := &a.nodes[n]
+	pg := &a.pages[nd.page]
+	a.free[pg.kind].remove(a.nodes, n)
+	if nd.size > reserve {
+		rest := a.newNode()
+		nd = &a.nodes[n] // the slab may have moved
+		a.nodes[rest] = node{offset: nd.offset + reserve, size: nd.size - reserve, page: nd.page,
+			free: true, prevPhys: n, nextPhys: nd.nextPhys, prevFree: nilNode, nextFree: nilNode}
+		if nd.nextPhys != nilNode {
+			a.nodes[nd.nextPhys].prevPhys = rest
+		}
+		nd.nextPhys = rest
+		nd.size = reserve
+		a.free[pg.kind].insert(a.nodes, rest)
+	}
+	nd.free, nd.deferred, nd.guards, nd.claimSize = false, false, 0, size
+	if pg.used == 0 && !pg.dedicated {
+		a.emptyShared[pg.kind] -= pg.size
+	}
+	pg.used += reserve
+	a.used += reserve
+	a.peak = max(a.peak, a.used)
+	a.liveClaims++
+	c := Claim{Page: nd.page, Offset: nd.offset, Size: size}
+	a.claims[c] = n
+	return c
+}
+
+func (a *Allocator[B]) newNode() int32 {
+	if k := len(a.spareNodes); k > 0 {
+		n := a.spareNodes[k-1]
+		a.spareNodes = a.spareNodes[:k-1]
+		return n
+	}
+	a.nodes = append(a.nodes, node{})
+	return int32(len(a.nodes) - 1)
+}
+
+func (a *Allocator[B]) dropNode(n int32) {
+	a.nodes[n] = node{}
+	a.spareNodes = append(a.spareNodes, n)
+}
+
+// Free returns a claim's range. A claim still guarded by a graph stays
+// reserved (neither reused nor released) until its last Unguard; Free then
+// returns nil at once. An unknown or already freed claim fails with
+// ErrUnknownClaim and changes nothing.
+func (a *Allocator[B]) Free(c Claim) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return ErrClosed
+	}
+	n, ok := a.claims[c]
+	if !ok || a.nodes[n].deferred {
+		return fmt.Errorf("%w: %s", ErrUnknownClaim, c)
+	}
+	nd := &a.nodes[n]
+	a.used -= nd.size
+	a.liveClaims--
+	if nd.guards > 0 {
+		nd.deferred = true
+		a.guarded += nd.size
+		return nil
+	}
+	delete(a.claims, c)
+	a.release(n)
+	return nil
+}
+
+// release makes claim node n free, coalesces it with free neighbours and
+// handles its page becoming empty.
+func (a *Allocator[B]) release(n int32) {
+	nd := &a.nodes[n]
+	id := nd.page
+	pg := &a.pages[id]
+	ix := &a.free[pg.kind]
+	pg.used -= nd.size
+	nd.free, nd.deferred, nd.guards, nd.claimSize = true, false, 0, 0
+	if prev := nd.prevPhys; prev != nilNode && a.nodes[prev].free {
+		ix.remove(a.nodes, prev)
+		a.absorbNext(prev)
+		n = prev
+	}
+	if next := a.nodes[n].nextPhys; next != nilNode && a.nodes[next].free {
+		ix.remove(a.nodes, next)
+		a.absorbNext(n)
+	}
+	ix.insert(a.nodes, n)
+	if pg.used == 0 {
+		a.pageEmptied(id)
+	}
+}
+
+// absorbNext merges n's physical successor into n and recycles it.
+func (a *Allocator[B]) absorbNext(n int32) {
+	next := a.nodes[n].nextPhys
+	a.nodes[n].size += a.nodes[next].size
+	after := a.nodes[next].nextPhys
+	a.nodes[n].nextPhys = after
+	if after != nilNode {
+		a.nodes[after].prevPhys = n
+	}
+	a.dropNode(next)
+}
+
+// pageEmptied keeps or releases a page whose last claim just went.
+func (a *Allocator[B]) pageEmptied(id PageID) {
+	pg := &a.pages[id]
+	if !pg.dedicated {
+		a.emptyShared[pg.kind] += pg.size
+	}
+	if a.growthLocks > 0 {
+		return
+	}
+	if pg.dedicated || a.emptyShared[pg.kind] > a.cfg.KeepEmpty {
+		a.releasePage(id)
+	}
+}
+
+// releasePage gives an empty page's block back to its source.
+func (a *Allocator[B]) releasePage(id PageID) {
+	pg := &a.pages[id]
+	a.free[pg.kind].remove(a.nodes, pg.first)
+	a.dropNode(pg.first)
+	if !pg.dedicated {
+		a.emptyShared[pg.kind] -= pg.size
+	}
+	if i, found := slices.BinarySearch(a.livePages[pg.kind], id); found {
+		a.livePages[pg.kind] = slices.Delete(a.livePages[pg.kind], i, i+1)
+	}
+	a.reserved -= pg.size
+	a.livePageCount--
+	block := pg.block
+	*pg = page[B]{}
+	block.Release()
+}
+
+// Page returns the block behind a page and its kind; false for a page that
+// was released or never existed. It is the hot path of descriptor updates.
+func (a *Allocator[B]) Page(id PageID) (B, Kind, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if int(id) >= len(a.pages) || !a.pages[id].live {
+		var none B
+		return none, 0, false
+	}
+	return a.pages[id].block, a.pages[id].kind, true
+}
+
+// Guard keeps each claim's range reserved while a sealed graph may touch it:
+// a Free of a guarded claim is deferred until its last Unguard. Guards count
+// per claim (a claim listed twice is guarded twice). Every claim must be live
+// and match exactly, else nothing is guarded and the error wraps
+// ErrUnknownClaim.
+func (a *Allocator[B]) Guard(claims []Claim) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return ErrClosed
+	}
+	for _, c := range claims {
+		if n, ok := a.claims[c]; !ok || a.nodes[n].deferred {
+			return fmt.Errorf("%w: guard of %s", ErrUnknownClaim, c)
+		}
+	}
+	for _, c := range claims {
+		a.nodes[a.claims[c]].guards++
+	}
+	return nil
+}
+
+// Unguard drops one guard of each claim. A claim freed while guarded is
+// freed now, when its last guard goes. Claims not guarded are ignored, so a
+// graph closing after its allocator's Close is harmless.
+func (a *Allocator[B]) Unguard(claims []Claim) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	for _, c := range claims {
+		n, ok := a.claims[c]
+		if !ok || a.nodes[n].guards == 0 {
+			continue
+		}
+		nd := &a.nodes[n]
+		nd.guards--
+		if nd.guards == 0 && nd.deferred {
+			a.guarded -= nd.size
+			delete(a.claims, c)
+			a.release(n)
+		}
+	}
+}
+
+// LockGrowth forbids new pages and page releases while a capture window
+// records, so the recorded command buffer only names pages that outlive it.
+// Locks count: several windows may record at once.
+func (a *Allocator[B]) LockGrowth() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.growthLocks++
+}
+
+// UnlockGrowth drops one growth lock. At zero, empty pages kept during the
+// lock are released: every dedicated one, and shared ones beyond KeepEmpty
+// (the lowest page IDs are kept). An unbalanced call is ignored.
+func (a *Allocator[B]) UnlockGrowth() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.growthLocks == 0 {
+		return
+	}
+	a.growthLocks--
+	if a.growthLocks > 0 || a.closed {
+		return
+	}
+	for kind := range a.livePages {
+		var kept uint64
+		var release []PageID
+		for _, id := range a.livePages[kind] {
+			pg := &a.pages[id]
+			switch {
+			case pg.used != 0:
+			case !pg.dedicated && kept+pg.size <= a.cfg.KeepEmpty:
+				kept += pg.size
+			default:
+				release = append(release, id)
+			}
+		}
+		for _, id := range release {
+			a.releasePage(id)
+		}
+	}
+}
+
+// Stats is a snapshot of the allocator. Every reserved byte is exactly one
+// of used, guarded or free.
+type Stats struct {
+	Reserved    uint64 // bytes of all live pages
+	Used        uint64 // bytes reserved by live claims (sizes rounded to the alignment)
+	Peak        uint64 // the highest Used seen
+	LargestFree uint64 // the largest free range of any page
+	Guarded     uint64 // bytes of claims freed while guarded, awaiting their last Unguard
+	Pages       int    // live pages
+	LiveClaims  int    // claims allocated and not yet freed
+}
+
+// Stats returns a snapshot of the allocator's usage.
+func (a *Allocator[B]) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := Stats{Reserved: a.reserved, Used: a.used, Peak: a.peak, Guarded: a.guarded,
+		Pages: a.livePageCount, LiveClaims: a.liveClaims}
+	for k := range a.free {
+		s.LargestFree = max(s.LargestFree, a.free[k].largest(a.nodes))
+	}
+	return s
+}
+
+// Close releases every block, live claims or not; the allocator then
+// refuses work with ErrClosed. Closing twice is harmless.
+func (a *Allocator[B]) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	a.closed = true
+	for i := range a.pages {
+		if a.pages[i].live {
+			a.pages[i].block.Release()
+		}
+	}
+	a.pages, a.nodes, a.spareNodes, a.claims = nil, nil, nil, nil
+	a.livePages = [numKinds][]PageID{}
+	a.emptyShared = [numKinds]uint64{}
+	a.reserved, a.used, a.guarded, a.livePageCount, a.liveClaims = 0, 0, 0, 0, 0
+	for k := range a.free {
+		a.free[k] = freeIndex{}
+		a.free[k].init()
+	}
+}

@@ -1,0 +1,157 @@
+package alloc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// fakeBlock stands for one device allocation and counts its releases.
+type fakeBlock struct {
+	serial   int
+	kind     Kind
+	size     uint64
+	releases int
+	src      *fakeSource
+}
+
+func (b *fakeBlock) Release() {
+	b.releases++
+	b.src.released = append(b.src.released, b)
+	if b.src.frozen {
+		b.src.violations = append(b.src.violations, fmt.Sprintf("block %d released while growth is locked", b.serial))
+	}
+}
+
+// fakeSource hands out fakeBlocks, fails on demand and records misuse: a
+// call while the test says growth is locked, or a double release.
+type fakeSource struct {
+	made       []*fakeBlock
+	released   []*fakeBlock
+	fail       error
+	frozen     bool // the test locked growth: no NewBlock, no Release
+	violations []string
+}
+
+func (s *fakeSource) NewBlock(kind Kind, size uint64) (*fakeBlock, error) {
+	if s.frozen {
+		s.violations = append(s.violations, fmt.Sprintf("NewBlock(%s, %d) while growth is locked", kind, size))
+	}
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	b := &fakeBlock{serial: len(s.made), kind: kind, size: size, src: s}
+	s.made = append(s.made, b)
+	return b, nil
+}
+
+func (s *fakeSource) live() int {
+	n := 0
+	for _, b := range s.made {
+		if b.releases == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// checkInvariants verifies the allocator's internal structure: each live
+// page is covered exactly by its chain of ranges, no two free ranges touch,
+// every free range is in the right bucket of its kind's index and every
+// other range is a claim in the claim map, and the counters add up.
+func (a *Allocator[B]) checkInvariants() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	inIndex := map[int32]bool{}
+	for k := range a.free {
+		ix := &a.free[k]
+		for fl := range ix.heads {
+			for sl := range ix.heads[fl] {
+				head := ix.heads[fl][sl]
+				if (head != nilNode) != (ix.slBitmap[fl]&(1<<sl) != 0) {
+					return fmt.Errorf("kind %d bucket %d/%d: bitmap disagrees with list", k, fl, sl)
+				}
+				prev := nilNode
+				for n := head; n != nilNode; n = a.nodes[n].nextFree {
+					nd := a.nodes[n]
+					if f, s := bucketOf(nd.size); f != fl || s != sl {
+						return fmt.Errorf("node %d of size %d in bucket %d/%d", n, nd.size, fl, sl)
+					}
+					if !nd.free || nd.prevFree != prev || inIndex[n] {
+						return fmt.Errorf("node %d: bad free list link", n)
+					}
+					if a.pages[nd.page].kind != Kind(k) {
+						return fmt.Errorf("node %d indexed under the wrong kind", n)
+					}
+					inIndex[n] = true
+					prev = n
+				}
+			}
+			if (ix.slBitmap[fl] != 0) != (ix.flBitmap&(1<<fl) != 0) {
+				return fmt.Errorf("kind %d level %d: bitmaps disagree", k, fl)
+			}
+		}
+	}
+	var reserved, used, guarded uint64
+	var pages, live, claimNodes int
+	var emptyShared [numKinds]uint64
+	for id, pg := range a.pages {
+		if !pg.live {
+			continue
+		}
+		pages++
+		reserved += pg.size
+		var pageUsed, offset uint64
+		prev := nilNode
+		for n := pg.first; n != nilNode; n = a.nodes[n].nextPhys {
+			nd := a.nodes[n]
+			switch {
+			case nd.page != PageID(id), nd.offset != offset, nd.prevPhys != prev, nd.size == 0:
+				return fmt.Errorf("page %d: broken chain at node %d", id, n)
+			case nd.offset%a.cfg.Alignment != 0 || nd.size%a.cfg.Alignment != 0:
+				return fmt.Errorf("page %d: node %d unaligned", id, n)
+			case nd.free && prev != nilNode && a.nodes[prev].free:
+				return fmt.Errorf("page %d: free ranges at %d not coalesced", id, nd.offset)
+			case nd.free != inIndex[n]:
+				return fmt.Errorf("page %d: node %d free=%v but indexed=%v", id, n, nd.free, inIndex[n])
+			}
+			if !nd.free {
+				claimNodes++
+				c := Claim{Page: nd.page, Offset: nd.offset, Size: nd.claimSize}
+				if m, ok := a.claims[c]; !ok || m != n {
+					return fmt.Errorf("page %d: claim %s missing from the claim map", id, c)
+				}
+				if nd.claimSize > nd.size || nd.claimSize+a.cfg.Alignment <= nd.size {
+					return fmt.Errorf("claim %s reserves %d bytes", c, nd.size)
+				}
+				pageUsed += nd.size
+				if nd.deferred {
+					guarded += nd.size
+					if nd.guards == 0 {
+						return fmt.Errorf("claim %s deferred without a guard", c)
+					}
+				} else {
+					used += nd.size
+					live++
+				}
+			}
+			offset += nd.size
+			prev = n
+		}
+		if offset != pg.size || pageUsed != pg.used {
+			return fmt.Errorf("page %d: chain covers %d of %d bytes, used %d vs %d", id, offset, pg.size, pageUsed, pg.used)
+		}
+		if pg.used == 0 && !pg.dedicated {
+			emptyShared[pg.kind] += pg.size
+		}
+	}
+	if claimNodes != len(a.claims) {
+		return fmt.Errorf("claim map holds %d claims, pages %d", len(a.claims), claimNodes)
+	}
+	if reserved != a.reserved || used != a.used || guarded != a.guarded || pages != a.livePageCount || live != a.liveClaims {
+		return errors.New("counters disagree with the pages")
+	}
+	if emptyShared != a.emptyShared {
+		return fmt.Errorf("empty shared bytes %v, counted %v", emptyShared, a.emptyShared)
+	}
+	return nil
+}
