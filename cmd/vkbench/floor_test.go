@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// printFloor writes fr in rawvk.c's printf formats (the RESULT lines, the
+// device line and the verify line), so the parser is checked on any values,
+// not only those of one captured run.
+func printFloor(w io.Writer, fr *FloorResult) {
+	fmt.Fprintf(w, "built /tmp/rawvk-build/rawvk\n")
+	fmt.Fprintf(w, "RAWVK device: %s validate=0 K=%d n=256 reps=%d\n", fr.Device, fr.K, fr.Reps)
+	fmt.Fprintf(w, "RAWVK rep=0 eager_iter_ms=67.267 batched_iter_ms=2.173 batched_record_ms=0.738 replay_iter_ms=1.727\n")
+	fmt.Fprintf(w, "RAWVK RESULT axpy K=%d n=256 (median of %d reps; min in brackets)\n", fr.K, fr.Reps)
+	k := float64(fr.K)
+	fmt.Fprintf(w, "RAWVK RESULT eager    iter_ms=%8.3f [%8.3f]  per_dispatch_us=%7.3f\n", fr.EagerPerDispatchUs*k/1e3, fr.EagerPerDispatchUs*k/1e3, fr.EagerPerDispatchUs)
+	fmt.Fprintf(w, "RAWVK RESULT batched  iter_ms=%8.3f [%8.3f]  per_dispatch_us=%7.3f  record_ms=%.3f (record_per_dispatch_us=%.3f)\n",
+		fr.BatchedPerDispatchUs*k/1e3, fr.BatchedPerDispatchUs*k/1e3, fr.BatchedPerDispatchUs, fr.BatchedRecordPerDispatchUs*k/1e3, fr.BatchedRecordPerDispatchUs)
+	fmt.Fprintf(w, "RAWVK RESULT replay   iter_ms=%8.3f [%8.3f]  per_dispatch_us=%7.3f\n", fr.ReplayPerDispatchUs*k/1e3, fr.ReplayPerDispatchUs*k/1e3, fr.ReplayPerDispatchUs)
+	fmt.Fprintf(w, "RAWVK RESULT ratios eager/replay=%.2f batched/replay=%.2f eager/batched=%.2f\n", 1.0, 1.0, 1.0)
+	mismatch := func(r FloorRate) string {
+		if r.Mismatch {
+			return " MISMATCH"
+		}
+		return ""
+	}
+	if bw := fr.Bandwidth; bw != nil {
+		mib := bw.Bytes >> 20
+		fmt.Fprintf(w, "RAWVK RESULT bw vkCmdCopyBuffer %dMiB: best %.3f ms = %.2f GB/s copied (median %.2f GB/s)%s\n", mib, 1.0, bw.CopyBuffer.Best, bw.CopyBuffer.Median, mismatch(bw.CopyBuffer))
+		fmt.Fprintf(w, "RAWVK RESULT bw compute-copy(vec4) %dMiB: best %.3f ms = %.2f GB/s copied (median %.2f GB/s)%s\n", mib, 1.0, bw.ComputeCopy.Best, bw.ComputeCopy.Median, mismatch(bw.ComputeCopy))
+		fmt.Fprintf(w, "RAWVK RESULT bw memcpy %dMiB (malloc): best %.3f ms = %.2f GB/s copied (median %.2f GB/s) [chk %d]\n", mib, 1.0, bw.MemcpyHeap.Best, bw.MemcpyHeap.Median, 3)
+		fmt.Fprintf(w, "RAWVK RESULT bw memcpy %dMiB (mapped VkDeviceMemory): best %.3f ms = %.2f GB/s copied (median %.2f GB/s)\n", mib, 1.0, bw.MemcpyMap.Best, bw.MemcpyMap.Median)
+	}
+	if sg := fr.Sgemm; sg != nil {
+		fmt.Fprintf(w, "RAWVK RESULT sgemm %-16s %dx%d: best %.2f ms = %.2f GFLOP/s (median %.2f)%s\n", "sgemm_naive.spv", sg.Size, sg.Size, 1.0, sg.Naive.Best, sg.Naive.Median, mismatch(sg.Naive))
+		fmt.Fprintf(w, "RAWVK RESULT sgemm %-16s %dx%d: best %.2f ms = %.2f GFLOP/s (median %.2f)%s\n", "sgemm_tiled.spv", sg.Size, sg.Size, 1.0, sg.Tiled.Best, sg.Tiled.Median, mismatch(sg.Tiled))
+	}
+	fmt.Fprintf(w, "RAWVK verify_mismatches=%d validation_errors=%d validation_warnings=%d\n", fr.VerifyMismatches, fr.ValidationErrors, fr.ValidationWarnings)
+}
+
+// syntheticFloor has values exact at the precision rawvk.c prints them.
+func syntheticFloor() *FloorResult {
+	return &FloorResult{
+		Device: "llvmpipe (LLVM 15.0.6, 256 bits) (driver 0.0.1, api 1.3.230)",
+		K:      250, Reps: 3,
+		EagerPerDispatchUs: 45.653, BatchedPerDispatchUs: 2.469, BatchedRecordPerDispatchUs: 0.647, ReplayPerDispatchUs: 1.781,
+		Bandwidth: &FloorBandwidth{
+			Bytes:       64 << 20,
+			CopyBuffer:  FloorRate{Best: 19.54, Median: 17.51},
+			ComputeCopy: FloorRate{Best: 2.14, Median: 2.12, Mismatch: true},
+			MemcpyHeap:  FloorRate{Best: 20.81, Median: 19.13},
+			MemcpyMap:   FloorRate{Best: 21.4, Median: 19.25},
+		},
+		Sgemm: &FloorSgemm{
+			Size:  512,
+			Naive: FloorRate{Best: 0.79, Median: 0.57},
+			Tiled: FloorRate{Best: 0.44, Median: 0.43},
+		},
+		VerifyMismatches: 1, ValidationErrors: 0, ValidationWarnings: 2,
+	}
+}
+
+func TestParseFloorReadsWhatRawvkPrints(t *testing.T) {
+	want := syntheticFloor()
+	var text bytes.Buffer
+	printFloor(&text, want)
+	got, err := ParseFloor(&text)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+func TestParseFloorLeavesSkippedSectionsNil(t *testing.T) {
+	want := syntheticFloor()
+	want.Bandwidth, want.Sgemm = nil, nil
+	var text bytes.Buffer
+	printFloor(&text, want)
+	got, err := ParseFloor(&text)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Len(t, got.Figures(nil), 4, "only the dispatch figures")
+}
+
+// TestParseFloorOnACapturedRun reads real output of
+// `RAWVK_REPS=2 LP_NUM_THREADS=0 sh build.sh` and checks each parsed value
+// against the line it came from, printed the way rawvk.c prints it.
+func TestParseFloorOnACapturedRun(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "floor-lavapipe.txt"))
+	require.NoError(t, err)
+	fr, err := ParseFloor(bytes.NewReader(raw))
+	require.NoError(t, err)
+	text := string(raw)
+
+	assert.Contains(t, text, fmt.Sprintf("RAWVK device: %s validate=0 K=%d n=256 reps=%d", fr.Device, fr.K, fr.Reps))
+	assert.Contains(t, lineContaining(text, "RESULT eager"), fmt.Sprintf("per_dispatch_us=%7.3f", fr.EagerPerDispatchUs))
+	assert.Contains(t, lineContaining(text, "RESULT batched"), fmt.Sprintf("per_dispatch_us=%7.3f", fr.BatchedPerDispatchUs))
+	assert.Contains(t, lineContaining(text, "RESULT batched"), fmt.Sprintf("(record_per_dispatch_us=%.3f)", fr.BatchedRecordPerDispatchUs))
+	assert.Contains(t, lineContaining(text, "RESULT replay"), fmt.Sprintf("per_dispatch_us=%7.3f", fr.ReplayPerDispatchUs))
+
+	require.NotNil(t, fr.Bandwidth)
+	for marker, rate := range map[string]FloorRate{
+		"vkCmdCopyBuffer": fr.Bandwidth.CopyBuffer, "compute-copy": fr.Bandwidth.ComputeCopy,
+		"(malloc)": fr.Bandwidth.MemcpyHeap, "(mapped": fr.Bandwidth.MemcpyMap,
+	} {
+		line := lineContaining(text, marker)
+		assert.Contains(t, line, fmt.Sprintf("= %.2f GB/s copied (median %.2f GB/s)", rate.Best, rate.Median), marker)
+		assert.Equal(t, strings.Contains(line, "MISMATCH"), rate.Mismatch, marker)
+	}
+	assert.Contains(t, text, fmt.Sprintf(" %dMiB", fr.Bandwidth.Bytes>>20))
+
+	require.NotNil(t, fr.Sgemm)
+	for marker, rate := range map[string]FloorRate{"sgemm_naive": fr.Sgemm.Naive, "sgemm_tiled": fr.Sgemm.Tiled} {
+		assert.Contains(t, lineContaining(text, marker), fmt.Sprintf("= %.2f GFLOP/s (median %.2f)", rate.Best, rate.Median), marker)
+	}
+	assert.Contains(t, text, fmt.Sprintf(" %dx%d:", fr.Sgemm.Size, fr.Sgemm.Size))
+	assert.Contains(t, text, fmt.Sprintf("RAWVK verify_mismatches=%d validation_errors=%d validation_warnings=%d",
+		fr.VerifyMismatches, fr.ValidationErrors, fr.ValidationWarnings))
+}
+
+func TestParseFloorRefusesIncompleteOrUnknownOutput(t *testing.T) {
+	var full bytes.Buffer
+	printFloor(&full, syntheticFloor())
+	lines := strings.SplitAfter(full.String(), "\n")
+	without := func(marker string) string {
+		var b strings.Builder
+		for _, l := range lines {
+			if !strings.Contains(l, marker) {
+				b.WriteString(l)
+			}
+		}
+		return b.String()
+	}
+	cases := map[string]string{
+		"empty":                 "",
+		"no device line":        without("RAWVK device:"),
+		"no replay result":      without("RESULT replay"),
+		"no verify line":        without("verify_mismatches"),
+		"one bandwidth missing": without("(malloc)"),
+		"one sgemm missing":     without("sgemm_tiled"),
+		"unknown result line":   full.String() + "RAWVK RESULT latency 3 us\n",
+		"unknown bw figure":     strings.Replace(full.String(), "vkCmdCopyBuffer", "vkCmdFillBuffer", 1),
+		"number that is not":    strings.Replace(full.String(), "per_dispatch_us= 45.653", "per_dispatch_us=4x5.653", 1),
+		"non-square sgemm":      strings.Replace(full.String(), "512x512", "512x256", 1),
+	}
+	for name, text := range cases {
+		_, err := ParseFloor(strings.NewReader(text))
+		assert.ErrorIs(t, err, ErrFloorOutput, name)
+	}
+}
+
+func TestFloorFiguresCarryEveryMeasurement(t *testing.T) {
+	fr := syntheticFloor()
+	env := map[string]string{"LP_NUM_THREADS": "0"}
+	figs := fr.Figures(env)
+	r := &Report{Figures: figs}
+	require.NoError(t, r.Validate())
+
+	byName := map[string]Figure{}
+	for _, f := range figs {
+		byName[f.Suite+"/"+f.Name] = f
+		assert.Equal(t, env, f.Env)
+	}
+	assert.InDelta(t, fr.ReplayPerDispatchUs*1e3, byName["dispatch/floor-replay"].Value, 1e-9)
+	assert.Equal(t, fr.K, byName["dispatch/floor-replay"].Params["k"])
+	assert.Equal(t, fr.Reps, byName["dispatch/floor-eager"].Samples)
+	assert.InDelta(t, fr.BatchedRecordPerDispatchUs*1e3, byName["dispatch/floor-batched-record"].Value, 1e-9)
+	assert.Equal(t, fr.Bandwidth.MemcpyMap.Median, byName["transfer/floor-memcpy-mapped"].Value)
+	assert.Equal(t, fr.Bandwidth.Bytes, byName["transfer/floor-copy-buffer"].Params["bytes"])
+	assert.Equal(t, fr.Sgemm.Tiled.Median, byName["matmul/floor-tiled"].Value)
+	assert.Equal(t, fr.Sgemm.Size, byName["matmul/floor-naive"].Params["m"])
+	assert.Len(t, figs, 4+4+2)
+}
+
+func TestFloorDirIsFoundBesideTheModuleRoot(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	wd := filepath.Join(repo, "cmd", "vkbench")
+	require.NoError(t, os.MkdirAll(wd, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644))
+	noEnv := func(string) string { return "" }
+
+	_, err := floorDirFrom(noEnv, wd)
+	assert.ErrorIs(t, err, ErrFloorUnavailable, "no shared/floor yet")
+
+	floor := filepath.Join(root, "shared", "floor")
+	require.NoError(t, os.MkdirAll(floor, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte("exit 0\n"), 0o755))
+	dir, err := floorDirFrom(noEnv, wd)
+	require.NoError(t, err)
+	assert.Equal(t, floor, dir)
+
+	elsewhere := t.TempDir()
+	_, err = floorDirFrom(func(k string) string { return map[string]string{"VKC_FLOOR_DIR": elsewhere}[k] }, wd)
+	assert.ErrorIs(t, err, ErrFloorUnavailable, "VKC_FLOOR_DIR wins and has no build.sh")
+
+	_, err = floorDirFrom(noEnv, t.TempDir())
+	assert.ErrorIs(t, err, ErrFloorUnavailable, "no go.mod above")
+}
+
+func TestRunFloorNamesWhatIsMissing(t *testing.T) {
+	t.Setenv("VKC_FLOOR_DIR", t.TempDir())
+	_, err := RunFloor(context.Background(), nil)
+	require.ErrorIs(t, err, ErrFloorUnavailable)
+	assert.Contains(t, err.Error(), "build.sh")
+
+	floor := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte("exit 0\n"), 0o755))
+	t.Setenv("VKC_FLOOR_DIR", floor)
+	t.Setenv("PATH", t.TempDir())
+	_, err = RunFloor(context.Background(), nil)
+	require.ErrorIs(t, err, ErrFloorUnavailable)
+	assert.Contains(t, err.Error(), "glslc")
+}
+
+func TestRunFloorReportsAFailingRun(t *testing.T) {
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc not installed: scripts/setup.sh installs it")
+	}
+	floor := t.TempDir()
+	script := "echo 'RAWVK device: broken' ; echo 'glslc: error: no such shader' >&2; exit 3\n"
+	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte(script), 0o755))
+	t.Setenv("VKC_FLOOR_DIR", floor)
+	_, err := RunFloor(context.Background(), nil)
+	require.ErrorIs(t, err, ErrFloorFailed)
+	assert.Contains(t, err.Error(), "no such shader", "stderr explains the failure")
+}
+
+// TestRunFloorOnThisMachine builds and runs the real floor with the smallest
+// workload: its dispatch section only, few launches, one repetition.
+func TestRunFloorOnThisMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C and shaders")
+	}
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc not installed: scripts/setup.sh installs it")
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	if _, err := floorDirFrom(os.Getenv, wd); err != nil {
+		t.Skipf("floor not here: %v", err)
+	}
+	env := []string{"RAWVK_K=16", "RAWVK_REPS=1", "RAWVK_SKIP_BW=1", "RAWVK_SKIP_SGEMM=1", "LP_NUM_THREADS=0"}
+	validate := os.Getenv("VKC_VALIDATION") == "1"
+	if validate {
+		env = append(env, "VALIDATE=1")
+	}
+	fr, err := RunFloor(context.Background(), env)
+	require.NoError(t, err)
+	assert.EqualValues(t, 16, fr.K)
+	assert.Equal(t, 1, fr.Reps)
+	assert.Nil(t, fr.Bandwidth)
+	assert.Nil(t, fr.Sgemm)
+	assert.Zero(t, fr.VerifyMismatches)
+	for _, v := range []float64{fr.EagerPerDispatchUs, fr.BatchedPerDispatchUs, fr.ReplayPerDispatchUs} {
+		assert.Positive(t, v)
+	}
+	if validate {
+		assert.Zero(t, fr.ValidationErrors)
+		assert.Zero(t, fr.ValidationWarnings)
+	}
+}
