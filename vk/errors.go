@@ -1,0 +1,111 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+// Sentinel errors shared by every layer above; the root package re-exports
+// them so users match with errors.Is without importing vk.
+var (
+	// ErrOutOfDeviceMemory: the device or host ran out of memory for a
+	// Vulkan object.
+	ErrOutOfDeviceMemory = errors.New("vkc: out of device memory")
+	// ErrDeviceLost: the device was lost; every later call fails with it.
+	ErrDeviceLost = errors.New("vkc: device lost")
+	// ErrClosed: the object (device, buffer, stream, graph) was closed.
+	ErrClosed = errors.New("vkc: use of closed object")
+	// ErrNoLoader: libvulkan.so.1 could not be loaded.
+	ErrNoLoader = errors.New("vkc: Vulkan loader not found (install the libvulkan1 package)")
+	// ErrNoDevice: the loader works but no Vulkan driver reports a device.
+	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
+	// ErrBadSPIRV: bytes given as a shader are not a SPIR-V module.
+	ErrBadSPIRV = errors.New("vkc: not a SPIR-V module")
+)
+
+// Result is a VkResult code.
+type Result int32
+
+// Well-known results that callers above vk match on.
+const (
+	Success              Result = 0
+	NotReady             Result = 1
+	Timeout              Result = 2
+	ErrorOutOfHostMemory Result = -1
+	ErrorOutOfDevMemory  Result = -2
+	ErrorInitFailed      Result = -3
+	ErrorDeviceLostCode  Result = -4
+)
+
+// String names the result like the Vulkan headers do.
+func (r Result) String() string {
+	switch vulkan.Result(r) {
+	case vulkan.Success:
+		return "VK_SUCCESS"
+	case vulkan.NotReady:
+		return "VK_NOT_READY"
+	case vulkan.Timeout:
+		return "VK_TIMEOUT"
+	case vulkan.Incomplete:
+		return "VK_INCOMPLETE"
+	case vulkan.ErrorOutOfHostMemory:
+		return "VK_ERROR_OUT_OF_HOST_MEMORY"
+	case vulkan.ErrorOutOfDeviceMemory:
+		return "VK_ERROR_OUT_OF_DEVICE_MEMORY"
+	case vulkan.ErrorInitializationFailed:
+		return "VK_ERROR_INITIALIZATION_FAILED"
+	case vulkan.ErrorDeviceLost:
+		return "VK_ERROR_DEVICE_LOST"
+	case vulkan.ErrorMemoryMapFailed:
+		return "VK_ERROR_MEMORY_MAP_FAILED"
+	case vulkan.ErrorLayerNotPresent:
+		return "VK_ERROR_LAYER_NOT_PRESENT"
+	case vulkan.ErrorExtensionNotPresent:
+		return "VK_ERROR_EXTENSION_NOT_PRESENT"
+	case vulkan.ErrorFeatureNotPresent:
+		return "VK_ERROR_FEATURE_NOT_PRESENT"
+	case vulkan.ErrorIncompatibleDriver:
+		return "VK_ERROR_INCOMPATIBLE_DRIVER"
+	case vulkan.ErrorTooManyObjects:
+		return "VK_ERROR_TOO_MANY_OBJECTS"
+	case vulkan.ErrorFragmentedPool:
+		return "VK_ERROR_FRAGMENTED_POOL"
+	case vulkan.ErrorOutOfPoolMemory:
+		return "VK_ERROR_OUT_OF_POOL_MEMORY"
+	}
+	return fmt.Sprintf("VkResult(%d)", int32(r))
+}
+
+// Error is a failed Vulkan call: which call and what it returned. It
+// matches ErrOutOfDeviceMemory or ErrDeviceLost with errors.Is where the
+// result means that, so callers need not know VkResult codes.
+type Error struct {
+	Call   string
+	Result Result
+}
+
+// Error formats as "vkQueueSubmit: VK_ERROR_DEVICE_LOST".
+func (e *Error) Error() string { return e.Call + ": " + e.Result.String() }
+
+// Is maps results onto the package sentinels.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrOutOfDeviceMemory:
+		return e.Result == ErrorOutOfDevMemory || e.Result == ErrorOutOfHostMemory
+	case ErrDeviceLost:
+		return e.Result == ErrorDeviceLostCode
+	}
+	return false
+}
+
+// check turns a result into nil or *Error.
+func check(call string, r Result) error {
+	if r == Success {
+		return nil
+	}
+	return &Error{Call: call, Result: r}
+}
+
+func checkV(call string, r vulkan.Result) error { return check(call, Result(r)) }

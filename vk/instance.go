@@ -1,0 +1,173 @@
+package vk
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "cvk.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
+)
+
+var loader struct {
+	once sync.Once
+	gipa C.PFN_vkGetInstanceProcAddr
+	err  error
+}
+
+// load opens libvulkan.so.1 once per process and hands vulkan-go its entry
+// point: vulkan-go itself dlopens the unversioned libvulkan.so, which only
+// the -dev package ships.
+func load() (C.PFN_vkGetInstanceProcAddr, error) {
+	loader.once.Do(func() {
+		var cerr *C.char
+		gipa := C.vkc_load(&cerr)
+		if gipa == nil {
+			loader.err = fmt.Errorf("%w: %s", ErrNoLoader, C.GoString(cerr))
+			return
+		}
+		vulkan.SetGetInstanceProcAddr(unsafe.Pointer(gipa))
+		if err := vulkan.Init(); err != nil {
+			loader.err = fmt.Errorf("%w: %v", ErrNoLoader, err)
+			return
+		}
+		loader.gipa = gipa
+	})
+	return loader.gipa, loader.err
+}
+
+// InstanceOptions choose what the instance enables.
+type InstanceOptions struct {
+	// Validation enables VK_LAYER_KHRONOS_validation when it is installed.
+	Validation bool
+	// SyncValidation also turns on synchronization validation (implies Validation).
+	SyncValidation bool
+	// Logger receives validation messages; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Instance is a Vulkan instance plus the validation messenger, whose
+// messages are counted so that tests can fail on any of them.
+type Instance struct {
+	gipa       C.PFN_vkGetInstanceProcAddr
+	handle     C.VkInstance
+	messenger  C.VkDebugUtilsMessengerEXT
+	self       cgo.Handle
+	validating bool
+	logger     *slog.Logger
+
+	errors, warnings atomic.Int64
+	msgMu            sync.Mutex
+	recent           []string
+	closed           bool
+}
+
+// NewInstance loads the Vulkan loader and creates an instance. Validation
+// requested where the layer is not installed is logged and skipped, so a
+// user machine without the SDK still runs.
+func NewInstance(o InstanceOptions) (*Instance, error) {
+	gipa, err := load()
+	if err != nil {
+		return nil, err
+	}
+	in := &Instance{gipa: gipa, logger: o.Logger}
+	if in.logger == nil {
+		in.logger = slog.Default()
+	}
+	want := o.Validation || o.SyncValidation
+	if want {
+		name := C.CString("VK_LAYER_KHRONOS_validation")
+		ok := C.vkc_layer_available(gipa, name) != 0
+		C.free(unsafe.Pointer(name))
+		if !ok {
+			in.logger.Warn("vkc: validation requested but VK_LAYER_KHRONOS_validation is not installed (package vulkan-validationlayers)")
+			want = false
+		}
+	}
+	in.self = cgo.NewHandle(in)
+	opts := C.vkc_instance_opts{user: C.uintptr_t(in.self)}
+	if want {
+		opts.validation = 1
+		if o.SyncValidation {
+			opts.sync_validation = 1
+		}
+	}
+	var inst C.VkInstance
+	var msgr C.VkDebugUtilsMessengerEXT
+	if err := check("vkCreateInstance", Result(C.vkc_create_instance(gipa, &opts, &inst, &msgr))); err != nil {
+		if inst != nil {
+			C.vkc_destroy_instance(gipa, inst, msgr)
+		}
+		in.self.Delete()
+		return nil, err
+	}
+	in.handle, in.messenger, in.validating = inst, msgr, want
+	if err := vulkan.InitInstance(vulkan.Instance(unsafe.Pointer(inst))); err != nil {
+		in.Close()
+		return nil, fmt.Errorf("vkc: loading instance functions: %w", err)
+	}
+	return in, nil
+}
+
+func (in *Instance) vkInstance() vulkan.Instance { return vulkan.Instance(unsafe.Pointer(in.handle)) }
+
+// Validating reports whether the validation layer is active.
+func (in *Instance) Validating() bool { return in.validating }
+
+// ValidationCounts returns how many validation errors and warnings were
+// reported since the instance was created.
+func (in *Instance) ValidationCounts() (errs, warnings int64) {
+	return in.errors.Load(), in.warnings.Load()
+}
+
+// RecentMessages returns up to the last 32 validation messages, for test
+// failure output.
+func (in *Instance) RecentMessages() []string {
+	in.msgMu.Lock()
+	defer in.msgMu.Unlock()
+	return append([]string(nil), in.recent...)
+}
+
+func (in *Instance) onMessage(severity int, msg string) {
+	const errorBit = 0x1000 // VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT
+	if severity&errorBit != 0 {
+		in.errors.Add(1)
+		in.logger.Error("vulkan validation", "message", msg)
+	} else {
+		in.warnings.Add(1)
+		in.logger.Warn("vulkan validation", "message", msg)
+	}
+	in.msgMu.Lock()
+	if len(in.recent) == 32 {
+		in.recent = in.recent[1:]
+	}
+	in.recent = append(in.recent, msg)
+	in.msgMu.Unlock()
+}
+
+//export vkcDebugMessage
+func vkcDebugMessage(user C.uintptr_t, severity C.int, msg *C.char) {
+	if in, ok := cgo.Handle(user).Value().(*Instance); ok {
+		in.onMessage(int(severity), C.GoString(msg))
+	}
+}
+
+// Close destroys the messenger and the instance; it is idempotent. Every
+// device opened from it must be closed first.
+func (in *Instance) Close() {
+	if in == nil || in.closed {
+		return
+	}
+	in.closed = true
+	C.vkc_destroy_instance(in.gipa, in.handle, in.messenger)
+	in.self.Delete()
+}

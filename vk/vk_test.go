@@ -1,0 +1,236 @@
+package vk
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fixture opens the default device with validation and checks at cleanup
+// that the layer stayed silent and every object was destroyed.
+func fixture(t testing.TB) *Device {
+	t.Helper()
+	_, bench := t.(*testing.B) // the layer would dominate what a benchmark measures
+	in, err := NewInstance(InstanceOptions{Validation: !bench})
+	require.NoError(t, err)
+	infos, err := in.Devices()
+	require.NoError(t, err)
+	idx, err := Select(infos, os.Getenv("VKC_DEVICE"))
+	require.NoError(t, err)
+	d, err := in.OpenDevice(idx)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.Empty(t, d.Live(), "live objects at close")
+		d.Close()
+		e, w := in.ValidationCounts()
+		assert.Zero(t, e+w, "validation messages: %v", in.RecentMessages())
+		in.Close()
+	})
+	return d
+}
+
+func TestSelect(t *testing.T) {
+	infos := []DeviceInfo{{Name: "llvmpipe (LLVM 15)", Type: TypeCPU}, {Name: "Intel UHD", Type: TypeIntegrated}, {Name: "NVIDIA H200", Type: TypeDiscrete}}
+	i, err := Select(infos, "")
+	require.NoError(t, err)
+	assert.Equal(t, 2, i)
+	i, err = Select(infos, "llvm")
+	require.NoError(t, err)
+	assert.Equal(t, 0, i)
+	i, err = Select(infos, "1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, i)
+	_, err = Select(infos, "7")
+	assert.ErrorContains(t, err, "out of range")
+	_, err = Select(infos, "radeon")
+	assert.ErrorContains(t, err, "no device matches")
+	_, err = Select(nil, "")
+	assert.ErrorIs(t, err, ErrNoDevice)
+}
+
+func TestErrorSentinels(t *testing.T) {
+	assert.ErrorIs(t, &Error{Call: "vkAllocateMemory", Result: ErrorOutOfDevMemory}, ErrOutOfDeviceMemory)
+	assert.ErrorIs(t, &Error{Call: "vkQueueSubmit", Result: ErrorDeviceLostCode}, ErrDeviceLost)
+	assert.NotErrorIs(t, &Error{Call: "vkQueueSubmit", Result: ErrorDeviceLostCode}, ErrOutOfDeviceMemory)
+	assert.Equal(t, "vkQueueSubmit: VK_ERROR_DEVICE_LOST", (&Error{Call: "vkQueueSubmit", Result: ErrorDeviceLostCode}).Error())
+}
+
+func TestCheckSPIRV(t *testing.T) {
+	assert.ErrorIs(t, CheckSPIRV([]byte("not spir-v at all!!!")), ErrBadSPIRV)
+	assert.ErrorIs(t, CheckSPIRV([]byte{1, 2, 3}), ErrBadSPIRV)
+	code, err := os.ReadFile("testdata/axpy.spv")
+	require.NoError(t, err)
+	assert.NoError(t, CheckSPIRV(code))
+}
+
+func TestDeviceInfo(t *testing.T) {
+	d := fixture(t)
+	info := d.Info()
+	assert.NotEmpty(t, info.Name)
+	assert.NotZero(t, info.Limits.MaxComputeWorkGroupCount[0])
+	assert.NotZero(t, info.Limits.MaxStorageBufferRange)
+	assert.NotEmpty(t, info.Heaps)
+	assert.NotZero(t, info.DeviceLocalBytes())
+}
+
+type axpyRig struct {
+	d    *Device
+	pipe *Pipeline
+	pool *DescriptorPool
+	set  DescriptorSet
+	x, y *Block
+	cp   *CommandPool
+	cb   *CommandBuffer
+	f    *Fence
+}
+
+func newAxpyRig(t testing.TB, d *Device, n int) *axpyRig {
+	code, err := os.ReadFile("testdata/axpy.spv")
+	require.NoError(t, err)
+	r := &axpyRig{d: d}
+	r.pipe, err = d.NewPipeline(code, PipelineDesc{Bindings: 2, PushSize: 8})
+	require.NoError(t, err)
+	r.pool, err = d.NewDescriptorPool(4)
+	require.NoError(t, err)
+	r.set, err = r.pool.Allocate(r.pipe)
+	require.NoError(t, err)
+	r.x, err = d.AllocateBlock(UseUpload, uint64(4*n))
+	require.NoError(t, err)
+	r.y, err = d.AllocateBlock(UseUpload, uint64(4*n))
+	require.NoError(t, err)
+	require.NoError(t, d.MapBlock(r.x))
+	require.NoError(t, d.MapBlock(r.y))
+	d.UpdateSet(r.set, []BufferRange{{r.x, 0, uint64(4 * n)}, {r.y, 0, uint64(4 * n)}})
+	r.cp, err = d.NewCommandPool()
+	require.NoError(t, err)
+	r.cb, err = r.cp.Allocate()
+	require.NoError(t, err)
+	r.f, err = d.NewFence()
+	require.NoError(t, err)
+	return r
+}
+
+func (r *axpyRig) close() {
+	r.f.Destroy()
+	r.cb.Free()
+	r.cp.Destroy()
+	r.pool.Free(r.set)
+	r.pool.Destroy(0)
+	r.pipe.Destroy()
+	r.x.Release()
+	r.y.Release()
+}
+
+func TestAxpyChainThroughHotPath(t *testing.T) {
+	d := fixture(t)
+	const n, k = 300, 5
+	r := newAxpyRig(t, d, n)
+	defer r.close()
+	xs, ys := r.x.Mapped(), r.y.Mapped()
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(i%7)))
+		binary.LittleEndian.PutUint32(ys[4*i:], math.Float32bits(1))
+	}
+	push := make([]byte, 8)
+	binary.LittleEndian.PutUint32(push, math.Float32bits(2))
+	binary.LittleEndian.PutUint32(push[4:], n)
+	require.NoError(t, d.Begin(r.cb, OneTimeSubmit))
+	for i := 0; i < k; i++ {
+		d.CmdDispatch(r.cb, &Dispatch{Pipeline: r.pipe, Set: r.set, Groups: [3]uint32{(n + 63) / 64, 1, 1}, Push: push, BarrierFirst: i > 0, Before: BarrierAll})
+	}
+	d.CmdBarrier(r.cb, BarrierToHost)
+	require.NoError(t, d.End(r.cb))
+	require.NoError(t, d.Submit(r.cb, r.f))
+	ok, err := d.WaitFence(r.f, -1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	for i := 0; i < n; i++ {
+		got := math.Float32frombits(binary.LittleEndian.Uint32(ys[4*i:]))
+		require.Equal(t, float32(1+2*k*(i%7)), got, "y[%d]", i)
+	}
+	require.NoError(t, d.ResetFence(r.f))
+	sig, err := d.FenceSignaled(r.f)
+	require.NoError(t, err)
+	assert.False(t, sig)
+}
+
+func TestBadInputs(t *testing.T) {
+	d := fixture(t)
+	_, err := d.NewPipeline([]byte("garbage garbage garbage!"), PipelineDesc{Bindings: 1})
+	assert.ErrorIs(t, err, ErrBadSPIRV)
+	code, err := os.ReadFile("testdata/axpy.spv")
+	require.NoError(t, err)
+	_, err = d.NewPipeline(code, PipelineDesc{Bindings: 2, PushSize: 4096})
+	assert.ErrorContains(t, err, "push constants")
+	_, err = d.NewPipeline(code, PipelineDesc{Bindings: 99, PushSize: 8})
+	assert.ErrorContains(t, err, "bindings")
+	_, err = d.AllocateBlock(UseDeviceLocal, 0)
+	assert.Error(t, err)
+}
+
+func TestValidationCountsMessages(t *testing.T) {
+	in, err := NewInstance(InstanceOptions{Validation: true})
+	require.NoError(t, err)
+	defer in.Close()
+	if !in.Validating() {
+		t.Skip("VK_LAYER_KHRONOS_validation not installed")
+	}
+	infos, err := in.Devices()
+	require.NoError(t, err)
+	idx, err := Select(infos, os.Getenv("VKC_DEVICE"))
+	require.NoError(t, err)
+	d, err := in.OpenDevice(idx)
+	require.NoError(t, err)
+	defer d.Close()
+	r := newAxpyRig(t, d, 64)
+	defer r.close()
+	d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0}, {r.y, 0, 256}}) // range 0 is invalid
+	errs, _ := in.ValidationCounts()
+	assert.Positive(t, errs, "the layer must report the zero range")
+	assert.NotEmpty(t, in.RecentMessages())
+}
+
+func TestTimestamps(t *testing.T) {
+	d := fixture(t)
+	r := newAxpyRig(t, d, 64)
+	defer r.close()
+	q, err := d.NewTimestampPool(2)
+	require.NoError(t, err)
+	defer q.Destroy()
+	require.NoError(t, d.Begin(r.cb, OneTimeSubmit))
+	d.CmdResetQueries(r.cb, q, 0, 2)
+	d.CmdTimestamp(r.cb, q, 0)
+	d.CmdTimestamp(r.cb, q, 1)
+	require.NoError(t, d.End(r.cb))
+	require.NoError(t, d.Submit(r.cb, r.f))
+	_, err = d.WaitFence(r.f, -1)
+	require.NoError(t, err)
+	ts, err := q.Results(0, 2)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, ts[1], ts[0])
+}
+
+// BenchmarkRecordDispatch measures one recorded launch through the hot path;
+// allocs/op must be 0.
+func BenchmarkRecordDispatch(b *testing.B) {
+	d := fixture(b)
+	r := newAxpyRig(b, d, 256)
+	defer r.close()
+	push := make([]byte, 8)
+	x := &Dispatch{Pipeline: r.pipe, Set: r.set, Groups: [3]uint32{4, 1, 1}, Push: push, BarrierFirst: true, Before: BarrierAll}
+	require.NoError(b, d.Begin(r.cb, OneTimeSubmit))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%1000 == 999 {
+			require.NoError(b, d.End(r.cb))
+			require.NoError(b, d.Reset(r.cb))
+			require.NoError(b, d.Begin(r.cb, OneTimeSubmit))
+		}
+		d.CmdDispatch(r.cb, x)
+	}
+	require.NoError(b, d.End(r.cb))
+}
