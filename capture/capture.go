@@ -164,6 +164,12 @@ func (c *StreamCapture) Begin() error {
 // ErrCaptureState, since there is nothing to seal. From Idle it returns an
 // error and changes nothing.
 func (c *StreamCapture) End(caller uint64) (CaptureEnd, error) {
+	return c.end(fmt.Sprintf("End(%d)", caller), caller)
+}
+
+// end is End with the name of the call to report, so that Seal's refusals
+// name Seal.
+func (c *StreamCapture) end(call string, caller uint64) (CaptureEnd, error) {
 	switch c.state {
 	case Recording:
 		end := CaptureEnd{Owner: c.owner, Owned: caller == c.owner}
@@ -171,12 +177,12 @@ func (c *StreamCapture) End(caller uint64) (CaptureEnd, error) {
 		return end, nil
 	case Prepared:
 		end := CaptureEnd{Owner: c.owner, Owned: caller == c.owner}
-		err := c.stateError(fmt.Sprintf("End(%d)", caller))
+		err := c.stateError(call)
 		c.drop()
 		c.toIdle()
 		return end, fmt.Errorf("%w; the window was aborted, nothing was recorded", err)
 	default:
-		return CaptureEnd{}, c.stateError(fmt.Sprintf("End(%d)", caller))
+		return CaptureEnd{}, c.stateError(call)
 	}
 }
 

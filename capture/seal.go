@@ -28,8 +28,9 @@ type Sealed struct {
 // in every case where a window was closed, so the stream is left Idle and
 // empty for the next one. Exactly:
 //
-//   - Idle (nothing open): returns a zero Sealed and End's error wrapping
-//     ErrCaptureState; nothing changes, there is nothing to taint or release.
+//   - Idle (nothing open): returns a zero Sealed and an error wrapping
+//     ErrCaptureState; nothing changes (not even what an earlier window left
+//     untaken), and there is nothing to taint or release.
 //   - Prepared (warmup failed before Begin): the window is aborted; returns a
 //     Sealed with only Owner set (nothing was recorded) and an error wrapping
 //     ErrCaptureState.
@@ -43,7 +44,7 @@ type Sealed struct {
 // not nil: on error it is not a graph, but its Writes are what the caller must
 // taint (those launches never ran) and its Host what it must release.
 func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
-	end, err := c.End(caller)
+	end, err := c.end(fmt.Sprintf("Seal(%d)", caller), caller)
 	if err != nil {
 		return Sealed{Owner: end.Owner}, err
 	}
