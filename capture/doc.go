@@ -40,6 +40,6 @@
 // the retained host staging (to release).
 //
 // A StreamCapture is not safe for concurrent use: the recorder's lock on the
-// backend stream guards it, and keeping it lock-free keeps Record at zero
-// allocations and a few nanoseconds per binding.
+// backend stream guards it, so Record, called on every recorded launch,
+// takes no lock and allocates nothing.
 package capture
