@@ -1,0 +1,279 @@
+// Package shaders holds vkc's built-in compute kernels: GLSL sources under
+// glsl/, the SPIR-V glslc builds from them under spv/ (committed and
+// embedded, so building vkc needs no shader compiler), and the catalogue that
+// tells a launcher everything the module itself does not: which buffer sits
+// at which binding and whether the kernel reads or writes it, the
+// push-constant layout, the default workgroup size and how many workgroups a
+// problem needs.
+//
+// Conventions shared by every kernel: storage buffers only, in descriptor
+// set 0 at bindings 0..n-1 in the order of Kernel.Bindings; push constants
+// made of 4-byte fields; entry point "main"; the workgroup size comes from
+// specialization constants 0, 1 (and 2), so one module adapts to the device.
+//
+// One-dimensional kernels process one element per invocation and compute
+// the element index as
+//
+//	gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x
+//
+// so a caller whose ceil(n/LocalSize[0]) groups exceed the device's x limit
+// (65535 is the guaranteed minimum) spreads them over y as gx x gy with
+// gx*gy >= groups; every kernel bounds-checks against its length push
+// constant, so the surplus invocations do nothing.
+package shaders
+
+//go:generate sh ../scripts/gen-shaders.sh
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+)
+
+//go:embed spv/*.spv
+var modules embed.FS
+
+// ErrUnknownKernel reports a kernel name the catalogue does not hold; the
+// error returned by Get wraps it together with the name asked for.
+var ErrUnknownKernel = errors.New("shaders: unknown kernel")
+
+// Access says how a kernel uses a bound buffer, which is what a launcher
+// needs to order launches: a read after a write needs a barrier, two reads
+// do not, and a launch's write set is what the taint ledger marks.
+type Access uint8
+
+const (
+	// ReadOnly buffers are only read (GLSL readonly).
+	ReadOnly Access = iota + 1
+	// WriteOnly buffers are only written (GLSL writeonly); their previous
+	// contents do not matter to the kernel.
+	WriteOnly
+	// ReadWrite buffers are read and written in place (axpy's y).
+	ReadWrite
+)
+
+// String names the access for error messages and tables.
+func (a Access) String() string {
+	switch a {
+	case ReadOnly:
+		return "read"
+	case WriteOnly:
+		return "write"
+	case ReadWrite:
+		return "read-write"
+	default:
+		return fmt.Sprintf("Access(%d)", uint8(a))
+	}
+}
+
+// Reads reports whether the kernel reads the buffer, so that a launcher can
+// build its read set without switching on every value.
+func (a Access) Reads() bool { return a == ReadOnly || a == ReadWrite }
+
+// Writes reports whether the kernel writes the buffer (the launch's write set).
+func (a Access) Writes() bool { return a == WriteOnly || a == ReadWrite }
+
+// Feature is a device capability a kernel needs beyond Vulkan 1.1 core; a
+// launcher offers the kernel only where the device reports it.
+type Feature uint8
+
+const (
+	// FeatureNone: the kernel runs on any Vulkan 1.1 device.
+	FeatureNone Feature = iota
+	// FeatureSubgroupArithmetic: the device must report
+	// VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in supportedOperations and the
+	// compute stage in supportedStages of VkPhysicalDeviceSubgroupProperties.
+	FeatureSubgroupArithmetic
+)
+
+// String names the feature for error messages.
+func (f Feature) String() string {
+	switch f {
+	case FeatureNone:
+		return "none"
+	case FeatureSubgroupArithmetic:
+		return "subgroup arithmetic"
+	default:
+		return fmt.Sprintf("Feature(%d)", uint8(f))
+	}
+}
+
+// Binding is one storage buffer of a kernel: its name in the GLSL source and
+// how the kernel uses it.
+type Binding struct {
+	Name   string
+	Access Access
+}
+
+// Kernel is one catalogue entry: the module plus the description a launcher
+// needs to build the descriptor set layout, the pipeline layout, the
+// specialization constants and the group counts.
+type Kernel struct {
+	// Name is the catalogue key and the source's base name.
+	Name string
+	// SPIRV is the embedded module; its entry point is "main".
+	SPIRV []byte
+	// Bindings lists the storage buffers of set 0: binding i is Bindings[i].
+	Bindings []Binding
+	// PushSize is the size in bytes of the push-constant block (0 if none).
+	PushSize uint32
+	// PushDoc spells out the push-constant words in order.
+	PushDoc string
+	// LocalSize is the default workgroup size, applied through
+	// specialization constants 0, 1, 2 (those absent in the shader are
+	// ignored). A launcher may pass other sizes; group counts scale with it.
+	LocalSize [3]uint32
+	// Tile is, for 2-D kernels, the output elements one workgroup covers in
+	// x (columns) and y (rows) at the default LocalSize, so that the caller
+	// computes ceil(cols/Tile[0]) x ceil(rows/Tile[1]) groups; zero for
+	// 1-D kernels and for softmax (one group per row).
+	Tile [2]uint32
+	// Needs is the device feature the kernel requires.
+	Needs Feature
+}
+
+// Group counts of the 1-D kernels: one element per invocation, so
+// ceil(n / LocalSize[0]) groups, spread over y past the device's x limit.
+const defaultLocal1D = 256
+
+func vectorKernel(name string, bindings []Binding, pushSize uint32, pushDoc string) Kernel {
+	return Kernel{Name: name, Bindings: bindings, PushSize: pushSize, PushDoc: pushDoc,
+		LocalSize: [3]uint32{defaultLocal1D, 1, 1}}
+}
+
+func ro(name string) Binding { return Binding{Name: name, Access: ReadOnly} }
+func wo(name string) Binding { return Binding{Name: name, Access: WriteOnly} }
+func rw(name string) Binding { return Binding{Name: name, Access: ReadWrite} }
+
+// catalogue lists every kernel in the stable order All returns. SPIRV is
+// filled in from the embedded files by init.
+var catalogue = []Kernel{
+	// fill: out[i] = value for i < n over 32-bit words; value travels as its
+	// uint32 bits, so it fills float32, int32 and uint32 buffers.
+	// Bindings: 0 out (write). Push: value uint32, n uint32.
+	// Groups: ceil(n/256), one element per invocation.
+	vectorKernel("fill", []Binding{wo("out")}, 8, "value uint32 (the element's bits), n uint32"),
+	// copy: dst[i] = src[i] for i < n over 32-bit words.
+	// Bindings: 0 src (read), 1 dst (write). Push: n uint32. Groups: ceil(n/256).
+	vectorKernel("copy", []Binding{ro("src"), wo("dst")}, 4, "n uint32"),
+	// axpy: y[i] = a*x[i] + y[i] for i < n.
+	// Bindings: 0 x (read), 1 y (read-write). Push: a float32, n uint32. Groups: ceil(n/256).
+	vectorKernel("axpy", []Binding{ro("x"), rw("y")}, 8, "a float32, n uint32"),
+	// scale: y[i] = a*x[i] for i < n.
+	// Bindings: 0 x (read), 1 y (write). Push: a float32, n uint32. Groups: ceil(n/256).
+	vectorKernel("scale", []Binding{ro("x"), wo("y")}, 8, "a float32, n uint32"),
+	// add: z[i] = x[i] + y[i] for i < n.
+	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
+	vectorKernel("add", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	// sub: z[i] = x[i] - y[i] for i < n.
+	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
+	vectorKernel("sub", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	// mul: z[i] = x[i] * y[i] for i < n.
+	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
+	vectorKernel("mul", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	// div: z[i] = x[i] / y[i] for i < n (IEEE division: x/0 is ±Inf or NaN).
+	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
+	vectorKernel("div", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	// sum: partials[g] = sum of the W = LocalSize[0] elements of group g
+	// (g = gl_WorkGroupID.x + gl_WorkGroupID.y*gl_NumWorkGroups.x), clipped
+	// to n. Groups and partials written: ceil(n/W). The caller repeats sum on
+	// the partials (n = ceil(n/W)) until one value is left; any n >= 1.
+	// Bindings: 0 src (read), 1 partials (write). Push: n uint32.
+	vectorKernel("sum", []Binding{ro("src"), wo("partials")}, 4, "n uint32"),
+	// sum_subgroup: the contract of sum, reduced with subgroupAdd (one
+	// barrier per group instead of log2(W)). Offer it only where the device
+	// reports subgroup arithmetic for compute, and keep LocalSize[0] a
+	// multiple of the subgroup size (lavapipe mis-sums a partial subgroup).
+	// Bindings: 0 src (read), 1 partials (write). Push: n uint32.
+	func() Kernel {
+		k := vectorKernel("sum_subgroup", []Binding{ro("src"), wo("partials")}, 4, "n uint32")
+		k.Needs = FeatureSubgroupArithmetic
+		return k
+	}(),
+	// dot: partials[g] = sum of x[i]*y[i] over the W = LocalSize[0]
+	// elements of group g, clipped to n. Groups and partials written:
+	// ceil(n/W); the caller then reduces the partials with sum.
+	// Bindings: 0 x (read), 1 y (read), 2 partials (write). Push: n uint32.
+	vectorKernel("dot", []Binding{ro("x"), ro("y"), wo("partials")}, 4, "n uint32"),
+	// matmul: C[MxN] = A[MxK]·B[KxN], row-major float32, any M, N, K (K = 0
+	// stores zeros). Each invocation computes an 8x8 block of C, so a group
+	// covers 8*LocalSize[1] rows by 8*LocalSize[0] columns: 64x64 by default.
+	// Groups: ceil(N/Tile[0]) x ceil(M/Tile[1]). N a multiple of 4 takes the
+	// faster vec4 path.
+	// Bindings: 0 A (read), 1 B (read), 2 C (write). Push: M, N, K uint32.
+	{
+		Name:      "matmul",
+		Bindings:  []Binding{ro("A"), ro("B"), wo("C")},
+		PushSize:  12,
+		PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C), K uint32 (columns of A, rows of B)",
+		LocalSize: [3]uint32{8, 8, 1},
+		Tile:      [2]uint32{64, 64},
+	},
+	// transpose: dst[c][r] = src[r][c] with src rows x cols, row-major,
+	// through a shared-memory tile of LocalSize[0] x LocalSize[1] elements.
+	// Groups: ceil(cols/Tile[0]) x ceil(rows/Tile[1]) over the input.
+	// Bindings: 0 src (read), 1 dst (write). Push: rows uint32, cols uint32.
+	{
+		Name:      "transpose",
+		Bindings:  []Binding{ro("src"), wo("dst")},
+		PushSize:  8,
+		PushDoc:   "rows uint32, cols uint32 (of the input)",
+		LocalSize: [3]uint32{16, 16, 1},
+		Tile:      [2]uint32{16, 16},
+	},
+	// softmax: row-wise, numerically stable (subtract the row max, sum the
+	// exponentials, divide) over a rows x cols row-major matrix, any cols.
+	// One group per row: rows groups, row = gl_WorkGroupID.x +
+	// gl_WorkGroupID.y*gl_NumWorkGroups.x, so spread over y past the x limit.
+	// Bindings: 0 src (read), 1 dst (write). Push: rows uint32, cols uint32.
+	{
+		Name:      "softmax",
+		Bindings:  []Binding{ro("src"), wo("dst")},
+		PushSize:  8,
+		PushDoc:   "rows uint32, cols uint32",
+		LocalSize: [3]uint32{defaultLocal1D, 1, 1},
+	},
+}
+
+var byName = map[string]int{}
+
+func init() {
+	for i := range catalogue {
+		k := &catalogue[i]
+		code, err := modules.ReadFile("spv/" + k.Name + ".spv")
+		if err != nil {
+			// A catalogue entry without its module is a build mistake that the
+			// tests catch; leaving SPIRV empty keeps the package importable.
+			continue
+		}
+		k.SPIRV = code
+		byName[k.Name] = i
+	}
+}
+
+// Get returns the named kernel. The returned value's slices are copies, so a
+// caller may keep or change them without touching the catalogue.
+func Get(name string) (Kernel, error) {
+	i, ok := byName[name]
+	if !ok {
+		return Kernel{}, fmt.Errorf("%w: %q", ErrUnknownKernel, name)
+	}
+	return clone(catalogue[i]), nil
+}
+
+// All returns every kernel in the catalogue's stable order (copies, as Get).
+func All() []Kernel {
+	out := make([]Kernel, 0, len(byName))
+	for _, k := range catalogue {
+		if _, ok := byName[k.Name]; ok {
+			out = append(out, clone(k))
+		}
+	}
+	return out
+}
+
+func clone(k Kernel) Kernel {
+	k.SPIRV = append([]byte(nil), k.SPIRV...)
+	k.Bindings = append([]Binding(nil), k.Bindings...)
+	return k
+}
