@@ -205,7 +205,7 @@ var catalogue = []Kernel{
 		Name:      "matmul",
 		Bindings:  []Binding{ro("A"), ro("B"), wo("C")},
 		PushSize:  12,
-		PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C), K uint32 (columns of A, rows of B)",
+		PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C), K uint32 (columns of A = rows of B)",
 		LocalSize: [3]uint32{8, 8, 1},
 		Tile:      [2]uint32{64, 64},
 	},

@@ -1,0 +1,235 @@
+package shaders
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func names(dir, ext string, t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*"+ext))
+	require.NoError(t, err)
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, strings.TrimSuffix(filepath.Base(p), ext))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestEverySourceHasItsModuleAndCatalogueEntry(t *testing.T) {
+	sources := names("glsl", ".comp", t)
+	modules := names("spv", ".spv", t)
+	require.NotEmpty(t, sources)
+	assert.Equal(t, sources, modules, "every glsl/*.comp needs its spv/*.spv and vice versa")
+
+	var catalogued []string
+	for _, k := range All() {
+		catalogued = append(catalogued, k.Name)
+	}
+	sort.Strings(catalogued)
+	assert.Equal(t, sources, catalogued, "every source needs a catalogue entry and vice versa")
+	assert.Len(t, All(), len(catalogue), "every catalogue entry found its embedded module")
+}
+
+func TestCatalogueModulesAreValidSPIRV(t *testing.T) {
+	validator, lookErr := exec.LookPath("spirv-val")
+	for _, k := range All() {
+		t.Run(k.Name, func(t *testing.T) {
+			require.GreaterOrEqual(t, len(k.SPIRV), 20)
+			assert.Equal(t, uint32(spirvMagic), binary.LittleEndian.Uint32(k.SPIRV), "magic number")
+			if lookErr != nil {
+				t.Skip("spirv-val not on PATH; only the magic number was checked")
+			}
+			path := filepath.Join(t.TempDir(), k.Name+".spv")
+			require.NoError(t, os.WriteFile(path, k.SPIRV, 0o600))
+			out, err := exec.Command(validator, "--target-env", "vulkan1.1", path).CombinedOutput()
+			assert.NoError(t, err, "spirv-val: %s", out)
+		})
+	}
+}
+
+// The committed modules must be exactly what glslc builds from the sources
+// now, with the flags of scripts/gen-shaders.sh; otherwise run go generate.
+func TestCommittedSPIRVIsFresh(t *testing.T) {
+	compiler, err := exec.LookPath("glslc")
+	if err != nil {
+		t.Skip("glslc not on PATH; cannot check that spv/ matches glsl/")
+	}
+	for _, name := range names("glsl", ".comp", t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), name+".spv")
+			msg, err := exec.Command(compiler, "-O", "--target-env=vulkan1.1", filepath.Join("glsl", name+".comp"), "-o", out).CombinedOutput()
+			require.NoError(t, err, "glslc: %s", msg)
+			fresh, err := os.ReadFile(out)
+			require.NoError(t, err)
+			committed, err := os.ReadFile(filepath.Join("spv", name+".spv"))
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(fresh, committed), "spv/%s.spv is stale: run go generate ./shaders", name)
+		})
+	}
+}
+
+func TestCatalogueMatchesModuleInterface(t *testing.T) {
+	for _, k := range All() {
+		t.Run(k.Name, func(t *testing.T) {
+			mod, err := Inspect(k.SPIRV)
+			require.NoError(t, err)
+			assert.Contains(t, mod.EntryPoints, "main")
+
+			require.Len(t, mod.Bindings, len(k.Bindings), "binding count")
+			for i, b := range mod.Bindings {
+				assert.Equal(t, uint32(0), b.Set, "binding %d set", i)
+				assert.Equal(t, uint32(i), b.Binding, "bindings are 0..n-1")
+				assert.Equal(t, StorageBuffer, b.Kind, "binding %d kind", i)
+				assert.Equal(t, k.Bindings[i].Access, b.Access, "binding %d (%s) access", i, k.Bindings[i].Name)
+			}
+
+			assert.Equal(t, k.PushSize, mod.PushSize, "push-constant block size")
+			assert.Zero(t, k.PushSize%4, "push constants are 4-byte fields")
+			assert.Len(t, strings.Split(k.PushDoc, ","), int(k.PushSize/4), "PushDoc names one field per word: %q", k.PushDoc)
+
+			assert.Equal(t, k.LocalSize, mod.LocalSize, "default workgroup size")
+			assert.Equal(t, int64(0), mod.LocalSizeSpecIDs[0], "x size is specialization constant 0")
+			if k.LocalSize[1] > 1 {
+				assert.Equal(t, int64(1), mod.LocalSizeSpecIDs[1], "y size is specialization constant 1")
+			}
+		})
+	}
+}
+
+func TestTilesFollowTheWorkgroupSize(t *testing.T) {
+	matmul, err := Get("matmul")
+	require.NoError(t, err)
+	assert.Equal(t, [2]uint32{8 * matmul.LocalSize[0], 8 * matmul.LocalSize[1]}, matmul.Tile, "8x8 block per invocation")
+	transpose, err := Get("transpose")
+	require.NoError(t, err)
+	assert.Equal(t, [2]uint32{transpose.LocalSize[0], transpose.LocalSize[1]}, transpose.Tile, "one element per invocation")
+	for _, k := range All() {
+		if k.Name != "matmul" && k.Name != "transpose" {
+			assert.Zero(t, k.Tile, "%s is not tiled in 2-D", k.Name)
+		}
+	}
+}
+
+func TestOnlySubgroupKernelNeedsAFeature(t *testing.T) {
+	for _, k := range All() {
+		want := FeatureNone
+		if strings.Contains(k.Name, "subgroup") {
+			want = FeatureSubgroupArithmetic
+		}
+		assert.Equal(t, want, k.Needs, k.Name)
+	}
+}
+
+func TestGetUnknownKernel(t *testing.T) {
+	_, err := Get("no-such-kernel")
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrUnknownKernel))
+	assert.Contains(t, err.Error(), "no-such-kernel")
+}
+
+func TestGetReturnsACopy(t *testing.T) {
+	first, err := Get("axpy")
+	require.NoError(t, err)
+	first.Bindings[0].Access = WriteOnly
+	first.SPIRV[0] ^= 0xff
+	second, err := Get("axpy")
+	require.NoError(t, err)
+	assert.Equal(t, ReadOnly, second.Bindings[0].Access)
+	assert.Equal(t, uint32(spirvMagic), binary.LittleEndian.Uint32(second.SPIRV))
+}
+
+func TestAllIsStable(t *testing.T) {
+	assert.Equal(t, All(), All())
+}
+
+func TestAccessAndFeatureNames(t *testing.T) {
+	assert.Equal(t, "read", ReadOnly.String())
+	assert.Equal(t, "write", WriteOnly.String())
+	assert.Equal(t, "read-write", ReadWrite.String())
+	assert.Equal(t, "Access(9)", Access(9).String())
+	assert.True(t, ReadOnly.Reads())
+	assert.False(t, ReadOnly.Writes())
+	assert.True(t, WriteOnly.Writes())
+	assert.False(t, WriteOnly.Reads())
+	assert.True(t, ReadWrite.Reads() && ReadWrite.Writes())
+	assert.Equal(t, "subgroup arithmetic", FeatureSubgroupArithmetic.String())
+	assert.Equal(t, "none", FeatureNone.String())
+	assert.Equal(t, "Feature(7)", Feature(7).String())
+	assert.Equal(t, "storage buffer", StorageBuffer.String())
+	assert.Equal(t, "uniform buffer", UniformBuffer.String())
+}
+
+func TestInspectRejectsMalformedModules(t *testing.T) {
+	valid, err := Get("copy")
+	require.NoError(t, err)
+
+	badMagic := append([]byte(nil), valid.SPIRV...)
+	badMagic[0] ^= 0xff
+	// An instruction whose word count runs past the end of the module.
+	overrun := append([]byte(nil), valid.SPIRV[:20]...)
+	overrun = binary.LittleEndian.AppendUint32(overrun, 100<<16|opDecorate)
+	// An instruction that claims zero words, which would never advance.
+	zeroLength := binary.LittleEndian.AppendUint32(append([]byte(nil), valid.SPIRV[:20]...), 0)
+	// OpDecorate Binding with its literal missing.
+	shortDecorate := binary.LittleEndian.AppendUint32(append([]byte(nil), valid.SPIRV[:20]...), 3<<16|opDecorate)
+	shortDecorate = binary.LittleEndian.AppendUint32(shortDecorate, 1)
+	shortDecorate = binary.LittleEndian.AppendUint32(shortDecorate, decorationBinding)
+
+	cases := map[string][]byte{
+		"empty":          nil,
+		"short":          valid.SPIRV[:12],
+		"ragged":         valid.SPIRV[:len(valid.SPIRV)-1],
+		"bad magic":      badMagic,
+		"overrun":        overrun,
+		"zero length":    zeroLength,
+		"short decorate": shortDecorate,
+	}
+	for name, code := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Inspect(code)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrInvalidSPIRV), "%v", err)
+		})
+	}
+}
+
+func TestInspectMergesAliasedBindings(t *testing.T) {
+	// matmul declares B and C twice each (float and vec4 views).
+	k, err := Get("matmul")
+	require.NoError(t, err)
+	mod, err := Inspect(k.SPIRV)
+	require.NoError(t, err)
+	require.Len(t, mod.Bindings, 3)
+	assert.Equal(t, ReadOnly, mod.Bindings[1].Access)
+	assert.Equal(t, WriteOnly, mod.Bindings[2].Access)
+}
+
+func FuzzInspect(f *testing.F) {
+	for _, k := range All() {
+		f.Add(k.SPIRV)
+	}
+	f.Fuzz(func(t *testing.T, code []byte) {
+		mod, err := Inspect(code)
+		if err != nil {
+			assert.True(t, errors.Is(err, ErrInvalidSPIRV), "%v", err)
+			return
+		}
+		for i := 1; i < len(mod.Bindings); i++ {
+			prev, cur := mod.Bindings[i-1], mod.Bindings[i]
+			assert.True(t, prev.Set < cur.Set || (prev.Set == cur.Set && prev.Binding < cur.Binding), "bindings sorted and distinct")
+		}
+	})
+}
