@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The project's test command (what CI runs): installs what is missing, then
+# checks formatting, vets, runs every test with the race detector and the
+# Khronos validation layer on, and gives each fuzz target of alloc/ and
+# capture/ a short run. Aims to finish in under 10 minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/setup.sh
+if ! command -v go >/dev/null 2>&1; then
+    export PATH="$PATH:${VKC_GOROOT:-/usr/local/go}/bin"
+fi
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt -l"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+    printf 'not gofmt-formatted:\n%s\n' "$unformatted" >&2
+    exit 1
+fi
+
+step "go vet ./..."
+go vet ./...
+
+# Tests that touch the device turn the validation layer on from
+# VKC_VALIDATION and fail on any message it prints. LP_NUM_THREADS=0 makes
+# lavapipe execute on the submitting thread, which keeps runs steady.
+export VKC_VALIDATION=1 LP_NUM_THREADS=0
+
+step "go test -race ./..."
+go test -race -count=1 ./...
+
+# -fuzz takes one target at a time, so each is run on its own.
+fuzz_time=${VKC_FUZZTIME:-10s}
+for pkg in alloc capture; do
+    [ -d "$pkg" ] || continue
+    targets=$(grep -hoE '^func Fuzz[A-Za-z0-9_]*\(' "$pkg"/*_test.go 2>/dev/null |
+        sed -e 's/^func //' -e 's/($//' | sort -u || true)
+    if [ -z "$targets" ]; then
+        step "no fuzz targets in $pkg/"
+        continue
+    fi
+    for target in $targets; do
+        step "fuzz ./$pkg $target for $fuzz_time"
+        go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzz_time" "./$pkg"
+    done
+done
+
+step "all checks passed"
