@@ -155,3 +155,39 @@ func (a *Allocator[B]) checkInvariants() error {
 	}
 	return nil
 }
+
+// checkInvariants verifies the ledger's ranges: sorted, disjoint, non-empty,
+// equal neighbours merged, counted, and each failure's range count exact.
+func (l *Ledger) checkInvariants() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	total := 0
+	perFailure := map[FailureID]int{}
+	for id, rs := range l.pages {
+		if len(rs) == 0 {
+			return fmt.Errorf("page %d kept with no ranges", id)
+		}
+		for i, r := range rs {
+			if r.start >= r.end || r.failure == 0 {
+				return fmt.Errorf("page %d: bad range %+v", id, r)
+			}
+			if i > 0 && (rs[i-1].end > r.start || rs[i-1].end == r.start && rs[i-1].failure == r.failure) {
+				return fmt.Errorf("page %d: ranges %+v and %+v overlap or are unmerged", id, rs[i-1], r)
+			}
+			perFailure[r.failure]++
+		}
+		total += len(rs)
+	}
+	if total != l.count || int64(total) != l.ranges.Load() {
+		return fmt.Errorf("%d ranges, counted %d", total, l.count)
+	}
+	if len(perFailure) != len(l.failures) {
+		return fmt.Errorf("%d failures carried, %d recorded", len(perFailure), len(l.failures))
+	}
+	for id, n := range perFailure {
+		if rec := l.failures[id]; rec == nil || rec.ranges != n {
+			return fmt.Errorf("failure %d carried by %d ranges, recorded %v", id, n, rec)
+		}
+	}
+	return nil
+}
