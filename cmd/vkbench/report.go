@@ -257,8 +257,12 @@ func WriteTable(w io.Writer, r *Report) error {
 		return err
 	}
 	bw := bufio.NewWriter(w)
+	memory := "-"
+	if r.Device.MemoryBytes > 0 {
+		memory = formatBytes(int64(min(r.Device.MemoryBytes, math.MaxInt64)))
+	}
 	fmt.Fprintf(bw, "device: %s (%s), driver %s, Vulkan %s, %s memory\n",
-		orDash(r.Device.Name), orDash(r.Device.Type), orDash(r.Device.Driver), orDash(r.Device.API), formatBytes(int64(min(r.Device.MemoryBytes, math.MaxInt64))))
+		orDash(r.Device.Name), orDash(r.Device.Type), orDash(r.Device.Driver), orDash(r.Device.API), memory)
 	if !r.Started.IsZero() {
 		fmt.Fprintf(bw, "started: %s\n", r.Started.Format(time.RFC3339))
 	}
