@@ -112,6 +112,10 @@ type page[B Block] struct {
 	size      uint64
 	used      uint64 // reserved bytes of live and guarded claims
 	first     int32  // the node at offset 0
+	// claims finds the node of a live or guarded claim by its offset; a
+	// map keyed by one integer per page hashes far faster than one keyed
+	// by whole claims.
+	claims map[uint64]int32
 }
 
 // Allocator carves pages of memory into claims. It is safe for concurrent
@@ -127,7 +131,6 @@ type Allocator[B Block] struct {
 	free       [numKinds]freeIndex
 	nodes      []node
 	spareNodes []int32
-	claims     map[Claim]int32
 
 	emptyShared [numKinds]uint64 // bytes of empty non-dedicated pages kept
 	growthLocks int
@@ -148,7 +151,7 @@ func New[B Block](src BlockSource[B], cfg Config) (*Allocator[B], error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Allocator[B]{src: src, cfg: cfg, claims: make(map[Claim]int32)}
+	a := &Allocator[B]{src: src, cfg: cfg}
 	for k := range a.free {
 		a.free[k].init()
 	}
@@ -211,7 +214,7 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64) (int32, error) {
 	a.nodes[n] = node{size: size, page: id, free: true,
 		prevPhys: nilNode, nextPhys: nilNode, prevFree: nilNode, nextFree: nilNode}
 	a.pages = append(a.pages, page[B]{block: block, kind: kind, live: true,
-		dedicated: dedicated, size: size, first: n})
+		dedicated: dedicated, size: size, first: n, claims: make(map[uint64]int32)})
 	a.livePages[kind] = append(a.livePages[kind], id)
 	a.free[kind].insert(a.nodes, n)
 	a.reserved += size
@@ -247,10 +250,24 @@ func (a *Allocator[B]) take(n int32, reserve, size uint64) Claim {
 	a.used += reserve
 	a.peak = max(a.peak, a.used)
 	a.liveClaims++
-	c := Claim{Page: nd.page, Offset: nd.offset, Size: size}
-	a.claims[c] = n
-	return c
+	pg.claims[nd.offset] = n
+	return Claim{Page: nd.page, Offset: nd.offset, Size: size}
 }
+
+// lookup finds the node of a live or guarded claim matching c exactly.
+func (a *Allocator[B]) lookup(c Claim) (int32, bool) {
+	if int(c.Page) >= len(a.pages) {
+		return nilNode, false
+	}
+	n, ok := a.pages[c.Page].claims[c.Offset]
+	if !ok || a.nodes[n].claimSize != c.Size {
+		return nilNode, false
+	}
+	return n, true
+}
+
+// forget drops a claim from its page's claim map.
+func (a *Allocator[B]) forget(c Claim) { delete(a.pages[c.Page].claims, c.Offset) }
 
 func (a *Allocator[B]) newNode() int32 {
 	if k := len(a.spareNodes); k > 0 {
@@ -277,7 +294,7 @@ func (a *Allocator[B]) Free(c Claim) error {
 	if a.closed {
 		return ErrClosed
 	}
-	n, ok := a.claims[c]
+	n, ok := a.lookup(c)
 	if !ok || a.nodes[n].deferred {
 		return fmt.Errorf("%w: %s", ErrUnknownClaim, c)
 	}
@@ -289,7 +306,7 @@ func (a *Allocator[B]) Free(c Claim) error {
 		a.guarded += nd.size
 		return nil
 	}
-	delete(a.claims, c)
+	a.forget(c)
 	a.release(n)
 	return nil
 }
@@ -386,12 +403,13 @@ func (a *Allocator[B]) Guard(claims []Claim) error {
 		return ErrClosed
 	}
 	for _, c := range claims {
-		if n, ok := a.claims[c]; !ok || a.nodes[n].deferred {
+		if n, ok := a.lookup(c); !ok || a.nodes[n].deferred {
 			return fmt.Errorf("%w: guard of %s", ErrUnknownClaim, c)
 		}
 	}
 	for _, c := range claims {
-		a.nodes[a.claims[c]].guards++
+		n, _ := a.lookup(c)
+		a.nodes[n].guards++
 	}
 	return nil
 }
@@ -406,7 +424,7 @@ func (a *Allocator[B]) Unguard(claims []Claim) {
 		return
 	}
 	for _, c := range claims {
-		n, ok := a.claims[c]
+		n, ok := a.lookup(c)
 		if !ok || a.nodes[n].guards == 0 {
 			continue
 		}
@@ -414,7 +432,7 @@ func (a *Allocator[B]) Unguard(claims []Claim) {
 		nd.guards--
 		if nd.guards == 0 && nd.deferred {
 			a.guarded -= nd.size
-			delete(a.claims, c)
+			a.forget(c)
 			a.release(n)
 		}
 	}
@@ -499,7 +517,7 @@ func (a *Allocator[B]) Close() {
 			a.pages[i].block.Release()
 		}
 	}
-	a.pages, a.nodes, a.spareNodes, a.claims = nil, nil, nil, nil
+	a.pages, a.nodes, a.spareNodes = nil, nil, nil
 	a.livePages = [numKinds][]PageID{}
 	a.emptyShared = [numKinds]uint64{}
 	a.reserved, a.used, a.guarded, a.livePageCount, a.liveClaims = 0, 0, 0, 0, 0

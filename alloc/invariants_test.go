@@ -92,7 +92,7 @@ func (a *Allocator[B]) checkInvariants() error {
 		}
 	}
 	var reserved, used, guarded uint64
-	var pages, live, claimNodes int
+	var pages, live int
 	var emptyShared [numKinds]uint64
 	for id, pg := range a.pages {
 		if !pg.live {
@@ -101,6 +101,7 @@ func (a *Allocator[B]) checkInvariants() error {
 		pages++
 		reserved += pg.size
 		var pageUsed, offset uint64
+		claimNodes := 0
 		prev := nilNode
 		for n := pg.first; n != nilNode; n = a.nodes[n].nextPhys {
 			nd := a.nodes[n]
@@ -117,7 +118,7 @@ func (a *Allocator[B]) checkInvariants() error {
 			if !nd.free {
 				claimNodes++
 				c := Claim{Page: nd.page, Offset: nd.offset, Size: nd.claimSize}
-				if m, ok := a.claims[c]; !ok || m != n {
+				if m, ok := a.lookup(c); !ok || m != n {
 					return fmt.Errorf("page %d: claim %s missing from the claim map", id, c)
 				}
 				if nd.claimSize > nd.size || nd.claimSize+a.cfg.Alignment <= nd.size {
@@ -137,15 +138,15 @@ func (a *Allocator[B]) checkInvariants() error {
 			offset += nd.size
 			prev = n
 		}
+		if claimNodes != len(pg.claims) {
+			return fmt.Errorf("page %d: claim map holds %d claims, chain %d", id, len(pg.claims), claimNodes)
+		}
 		if offset != pg.size || pageUsed != pg.used {
 			return fmt.Errorf("page %d: chain covers %d of %d bytes, used %d vs %d", id, offset, pg.size, pageUsed, pg.used)
 		}
 		if pg.used == 0 && !pg.dedicated {
 			emptyShared[pg.kind] += pg.size
 		}
-	}
-	if claimNodes != len(a.claims) {
-		return fmt.Errorf("claim map holds %d claims, pages %d", len(a.claims), claimNodes)
 	}
 	if reserved != a.reserved || used != a.used || guarded != a.guarded || pages != a.livePageCount || live != a.liveClaims {
 		return errors.New("counters disagree with the pages")
