@@ -1,0 +1,202 @@
+package vkc
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder"
+)
+
+// Element is what a Buffer holds: 32-bit numbers, which every kernel and
+// every device handles.
+type Element interface{ float32 | int32 | uint32 }
+
+const elemSize = 4
+
+// bufferCore is the untyped part of a buffer.
+type bufferCore struct {
+	dev   *Device
+	claim alloc.Claim
+	n     int
+
+	mu      sync.Mutex
+	closed  bool
+	staging *recorder.Staging // persistent host staging, once captured
+	slots   uint64            // backend slots that used the buffer (bit mask)
+}
+
+// Buffer is n elements of device memory. Its contents are unwritten until
+// something writes them (Write, FromSlice, a kernel): reading unwritten
+// memory fails with ErrUnwritten rather than returning stale bytes.
+type Buffer[T Element] struct{ core *bufferCore }
+
+func newCore(d *Device, n int) (*bufferCore, error) {
+	if d == nil {
+		return nil, fmt.Errorf("vkc: nil device")
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("vkc: buffer length %d (must be positive)", n)
+	}
+	bytes := uint64(n) * elemSize
+	if limit := uint64(d.info.Limits.MaxStorageBufferRange); limit > 0 && bytes > limit {
+		return nil, fmt.Errorf("vkc: buffer of %d elements (%d bytes) exceeds maxStorageBufferRange %d: %w", n, bytes, limit, alloc.ErrTooLarge)
+	}
+	if d.isClosed() {
+		return nil, ErrClosed
+	}
+	c, err := d.rec.Alloc(alloc.DeviceLocal, bytes)
+	if err != nil {
+		return nil, err
+	}
+	d.rec.Ledger().Taint([]alloc.Claim{c}, errNeverWritten)
+	b := &bufferCore{dev: d, claim: c, n: n}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		_ = d.rec.Free(c)
+		return nil, ErrClosed
+	}
+	d.buffers[b] = struct{}{}
+	d.mu.Unlock()
+	return b, nil
+}
+
+// NewBuffer allocates n elements. The contents are unwritten until written.
+func NewBuffer[T Element](d *Device, n int) (*Buffer[T], error) {
+	c, err := newCore(d, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Buffer[T]{core: c}, nil
+}
+
+// FromSlice allocates a buffer holding a copy of xs (written on the default stream).
+func FromSlice[T Element](d *Device, xs []T) (*Buffer[T], error) {
+	b, err := NewBuffer[T](d, len(xs))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Write(xs); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Len is the number of elements.
+func (b *Buffer[T]) Len() int { return b.core.n }
+
+// Device is the device the buffer lives on.
+func (b *Buffer[T]) Device() *Device { return b.core.dev }
+
+func bytesOf[T Element](xs []T) []byte {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*elemSize)
+}
+
+// use checks that the buffer is open, on the stream's device, and marks
+// the stream's slot as a user of it (Close waits for those slots).
+func (c *bufferCore) use(s *Stream) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if s.dev != c.dev {
+		return fmt.Errorf("vkc: buffer of device %q used on a stream of another device", c.dev.info.Name)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.slots |= 1 << uint(c.dev.rec.Slot(s.id)%64)
+	return nil
+}
+
+// Write copies xs (exactly Len elements) into the buffer on the default stream.
+func (b *Buffer[T]) Write(xs []T) error { return b.WriteOn(b.core.dev.def, xs) }
+
+// WriteOn copies xs into the buffer on stream s. Inside s's capture window
+// the write is recorded: every replay copies what the buffer's host staging
+// holds then, and later writes outside the window refresh that staging, so
+// feeding new inputs to a graph is a plain WriteOn with no re-capture.
+func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
+	c := b.core
+	if len(xs) != c.n {
+		return fmt.Errorf("vkc: write of %d elements into a buffer of %d", len(xs), c.n)
+	}
+	if err := c.use(s); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return c.dev.rec.Write(s.id, c.claim, &c.staging, bytesOf(xs))
+}
+
+// Read returns the buffer's contents after the default stream's work.
+func (b *Buffer[T]) Read(ctx context.Context) ([]T, error) { return b.ReadOn(ctx, b.core.dev.def) }
+
+// ReadOn returns the buffer's contents after stream s's work completes. It
+// fails with ErrUnwritten when no executed work wrote the bytes.
+func (b *Buffer[T]) ReadOn(ctx context.Context, s *Stream) ([]T, error) {
+	out := make([]T, b.core.n)
+	if err := b.ReadInto(ctx, s, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadInto is ReadOn into a caller's slice of exactly Len elements.
+func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
+	c := b.core
+	if len(out) != c.n {
+		return fmt.Errorf("vkc: read of %d elements into a slice of %d", c.n, len(out))
+	}
+	if err := c.use(s); err != nil {
+		return err
+	}
+	return c.dev.rec.Read(ctx, s.id, c.claim, bytesOf(out))
+}
+
+// Close waits for the streams that used the buffer and frees it. Graphs
+// that recorded it keep its memory (and host staging) until they close.
+// Idempotent.
+func (b *Buffer[T]) Close() error {
+	c := b.core
+	c.dev.mu.Lock()
+	delete(c.dev.buffers, c)
+	c.dev.mu.Unlock()
+	return c.free()
+}
+
+func (c *bufferCore) free() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	slots := c.slots
+	c.mu.Unlock()
+	err := c.dev.rec.Quiesce(slots)
+	c.dev.rec.ReleaseStaging(c.staging)
+	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// release frees the buffer's host-side bookkeeping at device close.
+func (c *bufferCore) release() { _ = c.free() }
+
+// arg is one buffer bound to a launch.
+func (c *bufferCore) arg() *bufferCore { return c }
+
+func ptrOf[T Element](v *T) unsafe.Pointer { return unsafe.Pointer(v) }

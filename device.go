@@ -1,0 +1,230 @@
+package vkc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/vk"
+)
+
+var errNeverWritten = errors.New("vkc: buffer allocated and never written")
+
+// Option configures Open.
+type Option func(*config)
+
+type config struct {
+	device         string
+	deviceSet      bool
+	validation     bool
+	validationSet  bool
+	syncValidation bool
+	logger         *slog.Logger
+	rec            recorder.Options
+	wrap           func(recorder.Device) recorder.Device
+}
+
+// WithDevice picks the device by index or by a case-insensitive substring of
+// its name, overriding VKC_DEVICE. Empty picks the best: discrete >
+// integrated > virtual > CPU.
+func WithDevice(nameOrIndex string) Option {
+	return func(c *config) { c.device, c.deviceSet = nameOrIndex, true }
+}
+
+// WithValidation turns the Khronos validation layer on or off (default: on
+// when VKC_VALIDATION=1). Its messages are logged and counted
+// (Device.ValidationMessages).
+func WithValidation(on bool) Option {
+	return func(c *config) { c.validation, c.validationSet = on, true }
+}
+
+// WithSyncValidation also turns on the layer's synchronization validation,
+// which checks every barrier the recorder places (slow; for tests).
+func WithSyncValidation(on bool) Option {
+	return func(c *config) { c.syncValidation = on }
+}
+
+// WithLogger sends validation messages and warnings to l instead of slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithStreams sets the number of backend stream slots (default 4).
+// Logical streams share slots by id % n.
+func WithStreams(n int) Option { return func(c *config) { c.rec.Streams = n } }
+
+// WithBatchSize sets how many eager launches a command buffer takes before
+// it is submitted without waiting (default 1024).
+func WithBatchSize(n int) Option { return func(c *config) { c.rec.BatchSize = n } }
+
+// WithPageSize sets the suballocator's page size (default 64 MiB).
+func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize = bytes } }
+
+// Devices lists the Vulkan devices of this machine.
+func Devices() ([]DeviceInfo, error) {
+	in, err := vk.NewInstance(vk.InstanceOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return in.Devices()
+}
+
+// Device is an open Vulkan device with its memory, streams and kernels.
+// It is safe for concurrent use; each goroutine should drive its own Stream.
+type Device struct {
+	inst *vk.Instance
+	vdev *vk.Device
+	rec  *recorder.Recorder
+	info DeviceInfo
+
+	nextStream atomic.Uint64
+	def        *Stream
+
+	mu      sync.Mutex
+	closed  bool
+	kernels map[string]*Kernel       // catalogue pipelines, built on first use
+	buffers map[*bufferCore]struct{} // live buffers, freed at Close
+	graphs  map[*Graph]struct{}      // live graphs, closed at Close
+	user    map[*Kernel]struct{}     // user kernels, destroyed at Close
+}
+
+// Open opens a device: WithDevice or VKC_DEVICE chooses it, else the best.
+// With no loader or no driver the error says which package to install.
+func Open(opts ...Option) (*Device, error) {
+	c := config{}
+	for _, o := range opts {
+		o(&c)
+	}
+	if !c.deviceSet {
+		c.device = os.Getenv("VKC_DEVICE")
+	}
+	if !c.validationSet {
+		c.validation = os.Getenv("VKC_VALIDATION") == "1"
+	}
+	in, err := vk.NewInstance(vk.InstanceOptions{Validation: c.validation || c.syncValidation, SyncValidation: c.syncValidation, Logger: c.logger})
+	if err != nil {
+		return nil, err
+	}
+	infos, err := in.Devices()
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	idx, err := vk.Select(infos, c.device)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	vdev, err := in.OpenDevice(idx)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	var rdev recorder.Device = vdev
+	if c.wrap != nil {
+		rdev = c.wrap(vdev)
+	}
+	rec, err := recorder.New(rdev, c.rec)
+	if err != nil {
+		vdev.Close()
+		in.Close()
+		return nil, err
+	}
+	d := &Device{inst: in, vdev: vdev, rec: rec, info: vdev.Info(),
+		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{}, user: map[*Kernel]struct{}{}}
+	d.def = &Stream{dev: d, id: 0}
+	d.nextStream.Store(1)
+	return d, nil
+}
+
+// Info describes the device.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+// Stream returns the default stream (id 0).
+func (d *Device) Stream() *Stream { return d.def }
+
+// NewStream returns a new logical stream with the next unused id, so
+// successive streams land on distinct slots until the slots run out.
+func (d *Device) NewStream() *Stream { return &Stream{dev: d, id: d.nextStream.Add(1) - 1} }
+
+// StreamWithID returns the logical stream id: ids equal modulo the slot
+// count share a backend slot (and so a capture window).
+func (d *Device) StreamWithID(id uint64) *Stream { return &Stream{dev: d, id: id} }
+
+// Slots is the number of backend stream slots.
+func (d *Device) Slots() int { return d.rec.Streams() }
+
+// MemoryStats reports the suballocator's statistics.
+func (d *Device) MemoryStats() MemoryStats { return d.rec.Stats() }
+
+// ValidationMessages returns how many errors and warnings the validation
+// layer reported (0, 0 when it is off) and the most recent messages.
+func (d *Device) ValidationMessages() (errs, warnings int64, recent []string) {
+	e, w := d.inst.ValidationCounts()
+	return e, w, d.inst.RecentMessages()
+}
+
+// Validating reports whether the validation layer is active.
+func (d *Device) Validating() bool { return d.inst.Validating() }
+
+// LiveObjects counts Vulkan objects alive on the device by kind; after
+// Close every count is zero.
+func (d *Device) LiveObjects() map[string]int64 { return d.vdev.Live() }
+
+// LiveStaging counts host staging claims still held by buffers or graphs.
+func (d *Device) LiveStaging() int { return d.rec.LiveStaging() }
+
+func (d *Device) isClosed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
+// Close closes every graph, kernel and buffer still open, waits for the
+// device and destroys it. It is idempotent, and after device loss it still
+// frees what the host holds.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	graphs, bufs, user := d.graphs, d.buffers, d.user
+	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
+	d.mu.Unlock()
+	var errs []error
+	for g := range graphs {
+		if err := g.close(); err != nil && !errors.Is(err, ErrDeviceLost) {
+			errs = append(errs, err)
+		}
+	}
+	for b := range bufs {
+		b.release()
+	}
+	if err := d.rec.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	for k := range user {
+		k.pipe.Destroy()
+	}
+	for _, k := range d.kernels {
+		k.pipe.Destroy()
+	}
+	d.vdev.Close()
+	d.inst.Close()
+	if len(errs) > 0 {
+		return fmt.Errorf("vkc: closing device: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// withDeviceWrapper wraps the device the recorder drives: tests inject
+// faults (a failing allocation, map, submit, fence wait or command-buffer
+// end) on the real device through it.
+func withDeviceWrapper(w func(recorder.Device) recorder.Device) Option {
+	return func(c *config) { c.wrap = w }
+}

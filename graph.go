@@ -1,0 +1,33 @@
+package vkc
+
+import "github.com/vkcompute/vkc/recorder"
+
+// Graph is a sealed capture: Replay resubmits every recorded launch, or
+// none, for the cost of one submit.
+type Graph struct {
+	g   *recorder.Graph
+	dev *Device
+}
+
+// Replay enqueues the recorded work once, after the capturing stream's
+// pending work; consecutive replays need no host wait and run in order. If
+// the submit fails every output of the graph reads as ErrUnwritten
+// (unwrapping to the error) until a replay succeeds.
+func (g *Graph) Replay() error {
+	if g.dev.isClosed() {
+		return ErrClosed
+	}
+	return g.g.Replay()
+}
+
+// Close waits for the last replay and releases the graph's command buffer,
+// guards, pinned descriptor sets and host staging. Idempotent; Replay after
+// Close returns ErrClosed.
+func (g *Graph) Close() error {
+	g.dev.mu.Lock()
+	delete(g.dev.graphs, g)
+	g.dev.mu.Unlock()
+	return g.close()
+}
+
+func (g *Graph) close() error { return g.g.Close() }

@@ -1,0 +1,281 @@
+package vkc
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/vkcompute/vkc/alloc"
+)
+
+// groups1D spreads ceil(n/local) workgroups over x and, past the device's x
+// limit, y (the kernels fold y back into the element index).
+func (d *Device) groups1D(n int, local uint32) [3]uint32 {
+	g := (uint64(n) + uint64(local) - 1) / uint64(local)
+	maxX := uint64(d.info.Limits.MaxComputeWorkGroupCount[0])
+	if g <= maxX {
+		return [3]uint32{uint32(g), 1, 1}
+	}
+	gy := (g + maxX - 1) / maxX
+	gx := (g + gy - 1) / gy
+	return [3]uint32{uint32(gx), uint32(gy), 1}
+}
+
+// pushWords packs 32-bit push-constant words into buf.
+func pushWords(buf *[16]byte, words ...uint32) []byte {
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(buf[4*i:], w)
+	}
+	return buf[:4*len(words)]
+}
+
+func sameLen(op string, want int, bufs ...*bufferCore) error {
+	for _, b := range bufs {
+		if b.n != want {
+			return fmt.Errorf("vkc: %s: buffer of %d elements, want %d", op, b.n, want)
+		}
+	}
+	return nil
+}
+
+// run launches catalogue kernel name on s over bufs with a 1-D geometry of n.
+func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	k, err := s.dev.builtin(name)
+	if err != nil {
+		return err
+	}
+	return k.launch(s, s.dev.groups1D(n, k.local[0]), push, bufs)
+}
+
+// Fill sets every element of buf to v.
+func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
+	var p [16]byte
+	bits := *(*uint32)(ptrOf(&v))
+	return run1D(s, "fill", buf.core.n, pushWords(&p, bits, uint32(buf.core.n)), buf.core)
+}
+
+// Copy copies src into dst (same length).
+func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
+	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
+		return err
+	}
+	var p [16]byte
+	return run1D(s, "copy", src.core.n, pushWords(&p, uint32(src.core.n)), src.core, dst.core)
+}
+
+// Axpy computes y = a*x + y.
+func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
+	if err := sameLen("Axpy", x.core.n, y.core); err != nil {
+		return err
+	}
+	var p [16]byte
+	return run1D(s, "axpy", x.core.n, pushWords(&p, math.Float32bits(a), uint32(x.core.n)), x.core, y.core)
+}
+
+// Scale computes y = a*x.
+func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
+	if err := sameLen("Scale", x.core.n, y.core); err != nil {
+		return err
+	}
+	var p [16]byte
+	return run1D(s, "scale", x.core.n, pushWords(&p, math.Float32bits(a), uint32(x.core.n)), x.core, y.core)
+}
+
+func binary3(s *Stream, name string, x, y, z *Buffer[float32]) error {
+	if err := sameLen(name, x.core.n, y.core, z.core); err != nil {
+		return err
+	}
+	var p [16]byte
+	return run1D(s, name, x.core.n, pushWords(&p, uint32(x.core.n)), x.core, y.core, z.core)
+}
+
+// Add computes z = x + y elementwise.
+func Add(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "add", x, y, z) }
+
+// Sub computes z = x - y elementwise.
+func Sub(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "sub", x, y, z) }
+
+// Mul computes z = x * y elementwise.
+func Mul(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "mul", x, y, z) }
+
+// Div computes z = x / y elementwise (IEEE: x/0 is ±Inf or NaN).
+func Div(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "div", x, y, z) }
+
+// sumKernel picks the subgroup reduction where the device has it.
+func (d *Device) sumKernel() string {
+	sg := d.info.Subgroup
+	if sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0 {
+		return "sum_subgroup"
+	}
+	return "sum"
+}
+
+// temp allocates scratch that the launch about to be recorded writes.
+func (d *Device) temp(n int) (*bufferCore, error) {
+	c, err := d.rec.Alloc(alloc.DeviceLocal, uint64(n)*elemSize)
+	if err != nil {
+		return nil, err
+	}
+	return &bufferCore{dev: d, claim: c, n: n}, nil
+}
+
+// reduce sums n values of src into out[0], through partials as needed.
+func reduce(s *Stream, src *bufferCore, n int, out *bufferCore) error {
+	d := s.dev
+	name := d.sumKernel()
+	k, err := d.builtin(name)
+	if err != nil {
+		return err
+	}
+	w := int(k.local[0])
+	var prev *bufferCore
+	defer func() {
+		if prev != nil {
+			_ = d.rec.Drop(s.id, prev.claim)
+		}
+	}()
+	for {
+		var p [16]byte
+		push := pushWords(&p, uint32(n))
+		if n <= w {
+			return k.launch(s, [3]uint32{1, 1, 1}, push, []*bufferCore{src, out})
+		}
+		parts := (n + w - 1) / w
+		t, err := d.temp(parts)
+		if err != nil {
+			return err
+		}
+		if err := k.launch(s, d.groups1D(n, uint32(w)), push, []*bufferCore{src, t}); err != nil {
+			_ = d.rec.Drop(s.id, t.claim)
+			return err
+		}
+		if prev != nil {
+			_ = d.rec.Drop(s.id, prev.claim)
+		}
+		prev, src, n = t, t, parts
+	}
+}
+
+// Sum writes the sum of x's elements into out, a one-element buffer.
+func Sum(s *Stream, x, out *Buffer[float32]) error {
+	if err := sameLen("Sum", 1, out.core); err != nil {
+		return err
+	}
+	if err := s.usable(); err != nil {
+		return err
+	}
+	return reduce(s, x.core, x.core.n, out.core)
+}
+
+// Dot writes the dot product of x and y into out, a one-element buffer.
+func Dot(s *Stream, x, y, out *Buffer[float32]) error {
+	if err := sameLen("Dot", x.core.n, y.core); err != nil {
+		return err
+	}
+	if err := sameLen("Dot", 1, out.core); err != nil {
+		return err
+	}
+	if err := s.usable(); err != nil {
+		return err
+	}
+	d := s.dev
+	k, err := d.builtin("dot")
+	if err != nil {
+		return err
+	}
+	n, w := x.core.n, int(k.local[0])
+	var p [16]byte
+	push := pushWords(&p, uint32(n))
+	if n <= w {
+		return k.launch(s, [3]uint32{1, 1, 1}, push, []*bufferCore{x.core, y.core, out.core})
+	}
+	parts := (n + w - 1) / w
+	t, err := d.temp(parts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.rec.Drop(s.id, t.claim) }()
+	if err := k.launch(s, d.groups1D(n, uint32(w)), push, []*bufferCore{x.core, y.core, t}); err != nil {
+		return err
+	}
+	return reduce(s, t, parts, out.core)
+}
+
+func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }
+
+func check2D(d *Device, op string, gx, gy uint32) error {
+	lim := d.info.Limits.MaxComputeWorkGroupCount
+	if gx > lim[0] || gy > lim[1] {
+		return fmt.Errorf("vkc: %s: %d x %d workgroups exceed the device limit %v", op, gx, gy, lim)
+	}
+	return nil
+}
+
+// Matmul computes C[m x n] = A[m x k] · B[k x n], row-major.
+func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
+	if m <= 0 || n <= 0 || k <= 0 {
+		return fmt.Errorf("vkc: Matmul: shape %dx%dx%d must be positive", m, n, k)
+	}
+	if a.core.n != m*k || b.core.n != k*n || c.core.n != m*n {
+		return fmt.Errorf("vkc: Matmul: buffers of %d, %d, %d elements do not fit A %dx%d, B %dx%d, C %dx%d",
+			a.core.n, b.core.n, c.core.n, m, k, k, n, m, n)
+	}
+	if err := s.usable(); err != nil {
+		return err
+	}
+	kern, err := s.dev.builtin("matmul")
+	if err != nil {
+		return err
+	}
+	gx, gy := ceilDiv(n, int(kern.tile[0])), ceilDiv(m, int(kern.tile[1]))
+	if err := check2D(s.dev, "Matmul", gx, gy); err != nil {
+		return err
+	}
+	var p [16]byte
+	return kern.launch(s, [3]uint32{gx, gy, 1}, pushWords(&p, uint32(m), uint32(n), uint32(k)), []*bufferCore{a.core, b.core, c.core})
+}
+
+// Transpose writes dst[cols x rows] = src[rows x cols]ᵀ, row-major.
+func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
+	if rows <= 0 || cols <= 0 {
+		return fmt.Errorf("vkc: Transpose: shape %dx%d must be positive", rows, cols)
+	}
+	if err := sameLen("Transpose", rows*cols, src.core, dst.core); err != nil {
+		return err
+	}
+	if err := s.usable(); err != nil {
+		return err
+	}
+	kern, err := s.dev.builtin("transpose")
+	if err != nil {
+		return err
+	}
+	gx, gy := ceilDiv(cols, int(kern.tile[0])), ceilDiv(rows, int(kern.tile[1]))
+	if err := check2D(s.dev, "Transpose", gx, gy); err != nil {
+		return err
+	}
+	var p [16]byte
+	return kern.launch(s, [3]uint32{gx, gy, 1}, pushWords(&p, uint32(rows), uint32(cols)), []*bufferCore{src.core, dst.core})
+}
+
+// Softmax writes the row-wise softmax of src (rows x cols) into dst.
+func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
+	if rows <= 0 || cols <= 0 {
+		return fmt.Errorf("vkc: Softmax: shape %dx%d must be positive", rows, cols)
+	}
+	if err := sameLen("Softmax", rows*cols, src.core, dst.core); err != nil {
+		return err
+	}
+	if err := s.usable(); err != nil {
+		return err
+	}
+	kern, err := s.dev.builtin("softmax")
+	if err != nil {
+		return err
+	}
+	var p [16]byte
+	return kern.launch(s, s.dev.groups1D(rows, 1), pushWords(&p, uint32(rows), uint32(cols)), []*bufferCore{src.core, dst.core})
+}

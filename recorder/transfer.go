@@ -1,0 +1,237 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/vk"
+)
+
+// Staging is a buffer's persistent host staging: the host-visible claim
+// recorded copies read on every replay. The buffer holds one reference and
+// every graph that recorded a copy from it holds one; the claim returns to
+// the pool only when the last is released.
+type Staging struct {
+	Claim alloc.Claim
+	refs  int
+}
+
+// Write copies data (len == dst.Size or less) into dst on stream s.
+//
+//   - Eagerly on a unified-memory device it waits for the slot's pending
+//     work, then writes through the mapping; elsewhere it fills temporary
+//     upload staging and records a copy (the staging is dropped when the
+//     copy's submission completes).
+//   - While the slot's window is prepared (the warmup) the buffer gets its
+//     persistent staging, so the recorded run needs no new page.
+//   - Inside the owner's recording window the bytes go into the persistent
+//     staging and a copy from it is recorded: every replay copies what the
+//     staging holds then. A buffer with persistent staging keeps it fresh on
+//     every eager write too, so feeding a graph is a plain write.
+//
+// *st is the buffer's staging (nil before its first capture); Write may set it.
+func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) error {
+	if uint64(len(data)) > dst.Size {
+		return fmt.Errorf("vkc: write of %d bytes into %d", len(data), dst.Size)
+	}
+	b := r.backendOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	dstSet := []alloc.Claim{dst}
+	if err := b.refuseNeighbour(s, "write"); err != nil {
+		r.ledger.Taint(dstSet, err)
+		return err
+	}
+	if b.win.IsActive() && *st == nil {
+		c, err := r.mem.Alloc(alloc.Upload, dst.Size)
+		if err != nil {
+			b.win.Fail(err)
+			return err
+		}
+		*st = &Staging{Claim: c, refs: 1}
+		r.stagingMu.Lock()
+		r.staging[c] = *st
+		r.stagingMu.Unlock()
+	}
+	if b.win.IsRecording() {
+		return r.recordWrite(b, dst, *st, data)
+	}
+	if err := b.drain(context.Background()); err != nil {
+		return err
+	}
+	if *st != nil {
+		copy(r.Mapped((*st).Claim), data)
+		if err := r.Block((*st).Claim).FlushRange((*st).Claim.Offset, uint64(len(data))); err != nil {
+			return err
+		}
+	}
+	if m := r.Mapped(dst); m != nil {
+		copy(m, data)
+		if err := r.Block(dst).FlushRange(dst.Offset, uint64(len(data))); err != nil {
+			return err
+		}
+		r.ledger.Written(dstSet)
+		return nil
+	}
+	src, temp := alloc.Claim{}, false
+	if *st != nil {
+		src = (*st).Claim
+	} else {
+		c, err := r.mem.Alloc(alloc.Upload, dst.Size)
+		if err != nil {
+			return err
+		}
+		src, temp = c, true
+		copy(r.Mapped(c), data)
+		if err := r.Block(c).FlushRange(c.Offset, uint64(len(data))); err != nil {
+			_ = r.mem.Free(c)
+			return err
+		}
+	}
+	if err := b.ensureOpen(); err != nil {
+		if temp {
+			_ = r.mem.Free(src)
+		}
+		return err
+	}
+	if temp {
+		b.open.drops = append(b.open.drops, src)
+	}
+	b.recordCopy(b.open.cb, &b.haz, src, dst, uint64(len(data)))
+	r.ledger.Written(dstSet)
+	b.open.writes = append(b.open.writes, dst)
+	return nil
+}
+
+// recordCopy records src -> dst with a barrier where the open buffer has a hazard.
+func (b *backend) recordCopy(cb *vk.CommandBuffer, h *hazards, src, dst alloc.Claim, size uint64) {
+	args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
+	if h.needBarrier(args[:]) {
+		b.r.dev.CmdBarrier(cb, vk.BarrierAll)
+		h.reset()
+	}
+	h.add(args[:])
+	b.r.dev.CmdCopy(cb, b.r.Block(src), src.Offset, b.r.Block(dst), dst.Offset, size)
+}
+
+func (r *Recorder) recordWrite(b *backend, dst alloc.Claim, st *Staging, data []byte) error {
+	copy(r.Mapped(st.Claim), data)
+	if err := r.Block(st.Claim).FlushRange(st.Claim.Offset, uint64(len(data))); err != nil {
+		b.win.Fail(err)
+		return err
+	}
+	b.recordCopy(b.capCB, &b.capHaz, st.Claim, dst, uint64(len(data)))
+	args := [2]capture.Binding{{Claim: st.Claim}, {Claim: dst, Write: true}}
+	b.win.Record(args[:]...)
+	b.touch(args[:])
+	b.win.RetainHost(st.Claim)
+	return nil
+}
+
+// ReleaseStaging drops the buffer's reference to its staging.
+func (r *Recorder) ReleaseStaging(st *Staging) {
+	if st == nil {
+		return
+	}
+	r.unrefStaging(st)
+}
+
+func (r *Recorder) unrefStaging(st *Staging) {
+	r.stagingMu.Lock()
+	st.refs--
+	last := st.refs == 0
+	if last {
+		delete(r.staging, st.Claim)
+	}
+	r.stagingMu.Unlock()
+	if last {
+		_ = r.mem.Free(st.Claim)
+	}
+}
+
+func (r *Recorder) refStaging(st *Staging) {
+	r.stagingMu.Lock()
+	st.refs++
+	r.stagingMu.Unlock()
+}
+
+// Read copies src into out (len(out) <= src.Size) on stream s after all of
+// the slot's work has completed, failing with an error that is
+// alloc.ErrUnwritten when no executed work wrote those bytes.
+func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []byte) error {
+	if uint64(len(out)) > src.Size {
+		return fmt.Errorf("vkc: read of %d bytes from %d", len(out), src.Size)
+	}
+	b := r.backendOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if err := b.checkWait(s, "read"); err != nil {
+		return err
+	}
+	srcSet := []alloc.Claim{src}
+	if m := r.Mapped(src); m != nil {
+		if err := b.drain(ctx); err != nil {
+			if cerr := r.ledger.Check(srcSet); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		if err := r.ledger.Check(srcSet); err != nil {
+			return err
+		}
+		if err := r.Block(src).InvalidateRange(src.Offset, uint64(len(out))); err != nil {
+			return err
+		}
+		copy(out, m)
+		return nil
+	}
+	if err := r.ledger.Check(srcSet); err != nil {
+		return err
+	}
+	rb, err := r.mem.Alloc(alloc.Readback, src.Size)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = r.mem.Free(rb) }()
+	if err := b.ensureOpen(); err != nil {
+		return err
+	}
+	b.recordCopy(b.open.cb, &b.haz, src, rb, uint64(len(out)))
+	if err := b.drain(ctx); err != nil {
+		if cerr := r.ledger.Check(srcSet); cerr != nil {
+			return cerr
+		}
+		return err
+	}
+	if err := r.ledger.Check(srcSet); err != nil {
+		return err
+	}
+	if err := r.Block(rb).InvalidateRange(rb.Offset, uint64(len(out))); err != nil {
+		return err
+	}
+	copy(out, r.Mapped(rb))
+	return nil
+}
+
+func (r *Recorder) stagingOf(c alloc.Claim) *Staging {
+	r.stagingMu.Lock()
+	defer r.stagingMu.Unlock()
+	return r.staging[c]
+}
+
+// LiveStaging counts host staging claims still referenced (by buffers or
+// graphs), for tests that check the staging is released exactly when the
+// buffer and every graph copying from it are closed.
+func (r *Recorder) LiveStaging() int {
+	r.stagingMu.Lock()
+	defer r.stagingMu.Unlock()
+	return len(r.staging)
+}
