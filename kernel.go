@@ -222,4 +222,3 @@ func (k *Kernel) Close() error {
 	k.dev.mu.Unlock()
 	return k.dev.rec.DestroyPipeline(k.pipe)
 }
-
