@@ -57,13 +57,19 @@ func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
 	return run1D(s, "fill", buf.core.n, pushWords(&p, bits, uint32(buf.core.n)), buf.core)
 }
 
-// Copy copies src into dst (same length).
+// Copy copies src into dst (same length) with a transfer command, at
+// memory speed.
 func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
 		return err
 	}
-	var p [16]byte
-	return run1D(s, "copy", src.core.n, pushWords(&p, uint32(src.core.n)), src.core, dst.core)
+	if err := src.core.use(s); err != nil {
+		return err
+	}
+	if err := dst.core.use(s); err != nil {
+		return err
+	}
+	return s.dev.rec.Copy(s.id, src.core.claim, dst.core.claim, uint64(src.core.n)*elemSize)
 }
 
 // Axpy computes y = a*x + y.

@@ -235,3 +235,47 @@ func (r *Recorder) LiveStaging() int {
 	defer r.stagingMu.Unlock()
 	return len(r.staging)
 }
+
+// Copy records a device-to-device copy of size bytes from src to dst on
+// stream s with vkCmdCopyBuffer (a transfer, at memory speed). It follows
+// Launch's rules: refused for a neighbour of a capturing stream, skipped
+// when src is tainted, recorded into the graph inside the owner's window.
+func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) error {
+	if size > src.Size || size > dst.Size {
+		return fmt.Errorf("vkc: copy of %d bytes between claims of %d and %d", size, src.Size, dst.Size)
+	}
+	b := r.backendOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	dstSet := []alloc.Claim{dst}
+	if err := b.refuseNeighbour(s, "copy"); err != nil {
+		r.ledger.Taint(dstSet, err)
+		return err
+	}
+	if b.win.IsRecording() {
+		b.recordCopy(b.capCB, &b.capHaz, src, dst, size)
+		args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
+		b.win.Record(args[:]...)
+		b.touch(args[:])
+		return nil
+	}
+	if id, bad := r.ledger.Failure([]alloc.Claim{src}); bad {
+		r.ledger.Inherit(dstSet, id)
+		return nil
+	}
+	if err := b.ensureOpen(); err != nil {
+		r.ledger.Taint(dstSet, err)
+		return err
+	}
+	b.recordCopy(b.open.cb, &b.haz, src, dst, size)
+	r.ledger.Written(dstSet)
+	b.open.writes = append(b.open.writes, dst)
+	b.open.launches++
+	if b.open.launches >= r.opts.BatchSize {
+		return b.submitOpen()
+	}
+	return nil
+}
