@@ -3,7 +3,6 @@ package recorder
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
@@ -122,6 +121,9 @@ func (r *Recorder) EndCapture(s StreamID) (*Graph, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.win.IsRecording() {
+		if owner, ok := b.win.Owner(); ok && owner != s {
+			return nil, fmt.Errorf("%w: stream %d cannot end the window stream %d prepared", capture.ErrCaptureState, s, owner)
+		}
 		_, err := b.win.End(s)
 		if err == nil {
 			err = fmt.Errorf("%w: nothing recording", capture.ErrCaptureState)
@@ -179,7 +181,6 @@ type Graph struct {
 	pins   []*setEntry
 	host   []*Staging
 
-	mu         sync.Mutex
 	lastSerial uint64
 	closed     bool
 }

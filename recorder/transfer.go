@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -61,7 +62,9 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 	if b.win.IsRecording() {
 		return r.recordWrite(b, dst, *st, data)
 	}
-	if err := b.drain(context.Background()); err != nil {
+	// A failed earlier submission was already tainted and reported by the
+	// wait that saw it; only a lost device stops a write.
+	if err := b.drain(context.Background()); err != nil && errors.Is(err, vk.ErrDeviceLost) {
 		return err
 	}
 	if *st != nil {
@@ -178,10 +181,7 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	}
 	srcSet := []alloc.Claim{src}
 	if m := r.Mapped(src); m != nil {
-		if err := b.drain(ctx); err != nil {
-			if cerr := r.ledger.Check(srcSet); cerr != nil {
-				return cerr
-			}
+		if err := drainForRead(ctx, b); err != nil {
 			return err
 		}
 		if err := r.ledger.Check(srcSet); err != nil {
@@ -205,10 +205,7 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 		return err
 	}
 	b.recordCopy(b.open.cb, &b.haz, src, rb, uint64(len(out)))
-	if err := b.drain(ctx); err != nil {
-		if cerr := r.ledger.Check(srcSet); cerr != nil {
-			return cerr
-		}
+	if err := drainForRead(ctx, b); err != nil {
 		return err
 	}
 	if err := r.ledger.Check(srcSet); err != nil {
@@ -276,6 +273,21 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) error {
 	b.open.launches++
 	if b.open.launches >= r.opts.BatchSize {
 		return b.submitOpen()
+	}
+	return nil
+}
+
+// drainForRead waits for the slot before a read. A failure of other work
+// was tainted where it happened and does not fail this read (the ledger
+// decides whether these bytes were written); a cancelled context or a lost
+// device does.
+func drainForRead(ctx context.Context, b *backend) error {
+	err := b.drain(ctx)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil || errors.Is(err, vk.ErrDeviceLost) {
+		return err
 	}
 	return nil
 }
