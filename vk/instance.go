@@ -103,11 +103,17 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 	}
 	var inst C.VkInstance
 	var msgr C.VkDebugUtilsMessengerEXT
-	if err := check("vkCreateInstance", Result(C.vkc_create_instance(gipa, &opts, &inst, &msgr))); err != nil {
+	created := Result(C.vkc_create_instance(gipa, &opts, &inst, &msgr))
+	if err := check("vkCreateInstance", created); err != nil {
 		if inst != nil {
 			C.vkc_destroy_instance(gipa, inst, msgr)
 		}
 		in.self.Delete()
+		if created == Result(C.VK_ERROR_INCOMPATIBLE_DRIVER) {
+			// The loader found no driver manifest (no ICD installed, or
+			// VK_ICD_FILENAMES names none): say which package to install.
+			return nil, fmt.Errorf("%w: %w", ErrNoDevice, err)
+		}
 		return nil, err
 	}
 	in.handle, in.messenger, in.validating = inst, msgr, want
