@@ -1,0 +1,248 @@
+package vkc
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The capture-window scenarios of DESIGN.md §4, on lavapipe with the
+// validation layer (openTest fails a test on any message or leaked object).
+// Values are small integers so every float32 result is exact and the
+// expected numbers come from a host model of the same arithmetic.
+
+// capRamp returns n values start, start+step, ... .
+func capRamp(n int, start, step float32) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = start + float32(i)*step
+	}
+	return out
+}
+
+// capAxpy is the host model of Axpy: a*x + y.
+func capAxpy(a float32, x, y []float32) []float32 {
+	out := make([]float32, len(y))
+	for i := range y {
+		out[i] = a*x[i] + y[i]
+	}
+	return out
+}
+
+// capBuffer is FromSlice that fails the test on error.
+func capBuffer(t testing.TB, dev *Device, xs []float32) *Buffer[float32] {
+	t.Helper()
+	b, err := FromSlice(dev, xs)
+	require.NoError(t, err)
+	return b
+}
+
+// capReadOn reads b on stream s, failing the test on error.
+func capReadOn(t testing.TB, s *Stream, b *Buffer[float32]) []float32 {
+	t.Helper()
+	out, err := b.ReadOn(context.Background(), s)
+	require.NoError(t, err)
+	return out
+}
+
+// capRequireUnwritten checks that reading b fails with ErrUnwritten
+// unwrapping to cause.
+func capRequireUnwritten(t testing.TB, s *Stream, b *Buffer[float32], cause error) {
+	t.Helper()
+	_, err := b.ReadOn(context.Background(), s)
+	require.ErrorIs(t, err, ErrUnwritten)
+	require.ErrorIs(t, err, cause)
+}
+
+// capSlotWorks checks that stream s still runs eager work: y = x + y.
+func capSlotWorks(t testing.TB, s *Stream) {
+	t.Helper()
+	dev := s.Device()
+	x := capBuffer(t, dev, capRamp(8, 1, 1))
+	y := capBuffer(t, dev, capRamp(8, 10, 10))
+	require.NoError(t, Axpy(s, 1, x, y))
+	assert.Equal(t, capAxpy(1, capRamp(8, 1, 1), capRamp(8, 10, 10)), capReadOn(t, s, y))
+	require.NoError(t, x.Close())
+	require.NoError(t, y.Close())
+}
+
+// Scenario 1: the warmup executes once, the recorded run executes nothing,
+// and each replay advances the outputs exactly once.
+func TestCaptureReplayAdvancesOncePerReplay(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	xs, ys := capRamp(64, 1, 1), capRamp(64, 100, 3)
+	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+	require.NoError(t, s.Sync(context.Background()))
+
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, Axpy(s, 2, x, y))
+	require.NoError(t, s.Sync(context.Background()))
+	require.NoError(t, s.BeginCapture())
+	require.NoError(t, Axpy(s, 2, x, y))
+	g, err := s.EndCapture()
+	require.NoError(t, err)
+
+	want := capAxpy(2, xs, ys)
+	require.Equal(t, want, capReadOn(t, s, y), "the warmup runs once and the recorded run runs nothing")
+	for replay := 1; replay <= 2; replay++ {
+		require.NoError(t, g.Replay())
+		want = capAxpy(2, xs, want)
+		require.Equal(t, want, capReadOn(t, s, y), "after replay %d", replay)
+	}
+	require.Equal(t, xs, capReadOn(t, s, x), "the input is never written")
+	require.NoError(t, g.Close())
+}
+
+// Scenario 2: a 150-launch dependent chain; warmup plus N replays equal
+// N+1 passes of the chain.
+func TestCaptureLongChainEqualsPasses(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	const n, pairs, replays = 32, 75, 4
+	as, cs := capRamp(n, 0, 1), capRamp(n, 1, 0)
+	a := capBuffer(t, dev, as)
+	b, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	c := capBuffer(t, dev, cs)
+	g, err := s.Capture(func(s *Stream) error {
+		for range pairs { // b = a + c; a = b + c: every launch reads the previous one's output
+			if err := Add(s, a, c, b); err != nil {
+				return err
+			}
+			if err := Add(s, b, c, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for range replays {
+		require.NoError(t, g.Replay())
+	}
+	wantA, wantB := append([]float32(nil), as...), make([]float32, n)
+	for range (replays + 1) * pairs {
+		for i := range wantA {
+			wantB[i] = wantA[i] + cs[i]
+			wantA[i] = wantB[i] + cs[i]
+		}
+	}
+	require.Equal(t, wantA, capReadOn(t, s, a))
+	require.Equal(t, wantB, capReadOn(t, s, b))
+	require.NoError(t, g.Close())
+}
+
+// Scenario 3: an input rewritten in place between replays (a plain WriteOn
+// outside the window) feeds the next replay.
+func TestCaptureInputRewrittenBetweenReplays(t *testing.T) {
+	dev := openTest(t, WithSyncValidation(syncValidation()))
+	s := dev.NewStream()
+	const n = 48
+	ws := capRamp(n, 5, 2)
+	x, w := capBuffer(t, dev, capRamp(n, 1, 1)), capBuffer(t, dev, ws)
+	z, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error { return Add(s, x, w, z) })
+	require.NoError(t, err)
+	for round := range 3 {
+		xs := capRamp(n, float32(10*round), float32(round+1))
+		require.NoError(t, x.WriteOn(s, xs))
+		require.NoError(t, g.Replay())
+		require.Equal(t, capAxpy(1, xs, ws), capReadOn(t, s, z), "round %d", round)
+	}
+	require.NoError(t, g.Close())
+}
+
+// Scenario 4: an intermediate freed inside the captured function keeps its
+// range for the graph; buffers allocated and filled after the seal are never
+// clobbered by a replay.
+func TestCaptureFreedIntermediateNotClobbered(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	const n = 64
+	xs, ws := capRamp(n, 1, 1), capRamp(n, 3, 0)
+	x, w := capBuffer(t, dev, xs), capBuffer(t, dev, ws)
+	out, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error {
+		tmp, err := NewBuffer[float32](dev, n)
+		if err != nil {
+			return err
+		}
+		if err := Scale(s, 2, x, tmp); err != nil {
+			return err
+		}
+		if err := Add(s, tmp, w, out); err != nil {
+			return err
+		}
+		return tmp.Close()
+	})
+	require.NoError(t, err)
+	require.NotZero(t, dev.MemoryStats().Guarded, "the intermediate freed in the window stays guarded")
+
+	fresh := make([]*Buffer[float32], 8)
+	for i := range fresh {
+		fresh[i] = capBuffer(t, dev, capRamp(n, float32(1000*(i+1)), 1))
+	}
+	want := capAxpy(2, xs, ws)
+	for replay := range 3 {
+		require.NoError(t, g.Replay())
+		require.Equal(t, want, capReadOn(t, s, out), "replay %d", replay)
+		for i, f := range fresh {
+			require.Equal(t, capRamp(n, float32(1000*(i+1)), 1), capReadOn(t, s, f), "buffer %d after replay %d", i, replay)
+		}
+	}
+	require.NoError(t, g.Close())
+	require.Zero(t, dev.MemoryStats().Guarded, "closing the graph releases the guarded intermediate")
+}
+
+// Scenario 5: an allocation inside the window that needs a new page fails
+// with ErrAllocInCapture and dooms the window; the stream can prepare again.
+func TestCaptureAllocNeedingPageFails(t *testing.T) {
+	const page = 64 << 10
+	dev := openTest(t, WithPageSize(page))
+	s := dev.NewStream()
+	x, y := capBuffer(t, dev, capRamp(16, 1, 1)), capBuffer(t, dev, capRamp(16, 0, 0))
+	pages := dev.MemoryStats().Pages
+
+	t.Run("manual window", func(t *testing.T) {
+		require.NoError(t, s.PrepareCapture())
+		require.NoError(t, Axpy(s, 1, x, y))
+		require.NoError(t, s.Sync(context.Background()))
+		require.NoError(t, s.BeginCapture())
+		require.NoError(t, Axpy(s, 1, x, y))
+		_, err := NewBuffer[float32](dev, page/elemSize) // a whole page: never fits the free rest
+		require.ErrorIs(t, err, ErrAllocInCapture)
+		g, err := s.EndCapture()
+		require.ErrorIs(t, err, ErrAllocInCapture)
+		require.Nil(t, g)
+		capRequireUnwritten(t, s, y, ErrAllocInCapture)
+		require.Equal(t, pages, dev.MemoryStats().Pages, "no page was created inside the window")
+	})
+
+	t.Run("Capture", func(t *testing.T) {
+		calls := 0
+		g, err := s.Capture(func(s *Stream) error {
+			calls++
+			if calls == 2 { // only the recorded run asks for a new page
+				if _, err := NewBuffer[float32](dev, page/elemSize); err != nil {
+					return err
+				}
+			}
+			return Fill(s, y, 7)
+		})
+		require.ErrorIs(t, err, ErrAllocInCapture)
+		require.Nil(t, g)
+	})
+
+	t.Run("prepare again", func(t *testing.T) {
+		require.NoError(t, y.WriteOn(s, capRamp(16, 0, 0)))
+		g, err := s.Capture(func(s *Stream) error { return Axpy(s, 1, x, y) })
+		require.NoError(t, err)
+		require.NoError(t, g.Replay())
+		require.Equal(t, capAxpy(2, capRamp(16, 1, 1), capRamp(16, 0, 0)), capReadOn(t, s, y))
+		require.NoError(t, g.Close())
+	})
+}
