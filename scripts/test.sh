@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (what CI runs): installs what is missing, then
 # checks formatting, vets, runs every test with the race detector and the
-# Khronos validation layer on, and gives each fuzz target of alloc/ and
-# capture/ a short run. Aims to finish in under 10 minutes on 2 cores.
+# Khronos validation layer on, and gives each fuzz target of alloc/,
+# capture/, recorder/ and shaders/ a short run. Aims to finish in under 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -33,7 +33,7 @@ go test -race -count=1 ./...
 
 # -fuzz takes one target at a time, so each is run on its own.
 fuzz_time=${VKC_FUZZTIME:-10s}
-for pkg in alloc capture; do
+for pkg in alloc capture recorder shaders; do
     [ -d "$pkg" ] || continue
     targets=$(grep -hoE '^func Fuzz[A-Za-z0-9_]*\(' "$pkg"/*_test.go 2>/dev/null |
         sed -e 's/^func //' -e 's/($//' | sort -u || true)
