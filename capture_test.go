@@ -2,6 +2,7 @@ package vkc
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -245,4 +246,233 @@ func TestCaptureAllocNeedingPageFails(t *testing.T) {
 		require.Equal(t, capAxpy(2, capRamp(16, 1, 1), capRamp(16, 0, 0)), capReadOn(t, s, y))
 		require.NoError(t, g.Close())
 	})
+}
+
+// capWarmAndBegin prepares s's window, runs fn as the warmup, syncs and
+// begins recording.
+func capWarmAndBegin(t testing.TB, s *Stream, fn func(*Stream) error) {
+	t.Helper()
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, fn(s))
+	require.NoError(t, s.Sync(context.Background()))
+	require.NoError(t, s.BeginCapture())
+}
+
+// Scenario 6: the owner's read or sync inside its window fails with
+// ErrSyncInCapture and dooms it: nothing seals and the recorded outputs
+// read as ErrUnwritten.
+func TestCaptureOwnerReadDoomsWindow(t *testing.T) {
+	for _, wait := range []string{"read", "sync"} {
+		t.Run(wait, func(t *testing.T) {
+			dev := openTest(t)
+			s := dev.NewStream()
+			x, y := capBuffer(t, dev, capRamp(16, 1, 1)), capBuffer(t, dev, capRamp(16, 2, 2))
+			step := func(s *Stream) error { return Axpy(s, 1, x, y) }
+			capWarmAndBegin(t, s, step)
+			require.NoError(t, step(s))
+			var err error
+			if wait == "read" {
+				_, err = y.ReadOn(context.Background(), s)
+			} else {
+				err = s.Sync(context.Background())
+			}
+			require.ErrorIs(t, err, ErrSyncInCapture)
+			require.NoError(t, step(s), "the doomed window still accepts launches until it ends")
+			g, err := s.EndCapture()
+			require.ErrorIs(t, err, ErrSyncInCapture)
+			require.Nil(t, g)
+			capRequireUnwritten(t, s, y, ErrSyncInCapture)
+			require.Equal(t, capRamp(16, 1, 1), capReadOn(t, s, x), "what the window only read stays readable")
+			capSlotWorks(t, s)
+		})
+	}
+}
+
+// Scenario 7: a neighbour on the owner's slot is refused with
+// ErrStreamCapturing for launches, reads and syncs, without dooming the
+// owner's window; its refused outputs read as ErrUnwritten.
+func TestCaptureNeighbourRefused(t *testing.T) {
+	dev := openTest(t)
+	owner := dev.NewStream()
+	neighbour := dev.StreamWithID(owner.ID() + uint64(dev.Slots()))
+	xs, ys := capRamp(16, 1, 1), capRamp(16, 0, 5)
+	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+	a, b := capBuffer(t, dev, capRamp(16, 3, 0)), capBuffer(t, dev, capRamp(16, 4, 0))
+	step := func(s *Stream) error { return Axpy(s, 1, x, y) }
+	capWarmAndBegin(t, owner, step)
+	require.NoError(t, step(owner))
+
+	require.ErrorIs(t, Axpy(neighbour, 1, a, b), ErrStreamCapturing)
+	_, err := a.ReadOn(context.Background(), neighbour)
+	require.ErrorIs(t, err, ErrStreamCapturing)
+	require.ErrorIs(t, neighbour.Sync(context.Background()), ErrStreamCapturing)
+
+	g, err := owner.EndCapture()
+	require.NoError(t, err, "the neighbour's refusals do not doom the owner's window")
+	require.NoError(t, g.Replay())
+	require.Equal(t, capAxpy(2, xs, ys), capReadOn(t, owner, y))
+	capRequireUnwritten(t, neighbour, b, ErrStreamCapturing)
+	require.Equal(t, capRamp(16, 3, 0), capReadOn(t, neighbour, a), "the refused launch only read a")
+	require.NoError(t, g.Close())
+	capSlotWorks(t, neighbour)
+}
+
+// Scenario 8: a stream on another slot runs eager work during the window,
+// unaffected, and the window still seals.
+func TestCaptureOtherSlotUnaffected(t *testing.T) {
+	dev := openTest(t)
+	owner := dev.NewStream()
+	other := dev.NewStream()
+	require.NotEqual(t, owner.ID()%uint64(dev.Slots()), other.ID()%uint64(dev.Slots()))
+	xs, ys := capRamp(16, 1, 1), capRamp(16, 0, 5)
+	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+	ps, qs := capRamp(32, 2, 1), capRamp(32, 7, 0)
+	p, q := capBuffer(t, dev, ps), capBuffer(t, dev, qs)
+	step := func(s *Stream) error { return Axpy(s, 1, x, y) }
+	capWarmAndBegin(t, owner, step)
+	require.NoError(t, step(owner))
+
+	want := qs
+	for i := range 3 {
+		require.NoError(t, Axpy(other, 3, p, q))
+		want = capAxpy(3, ps, want)
+		require.Equal(t, want, capReadOn(t, other, q), "eager step %d", i)
+	}
+	require.NoError(t, other.Sync(context.Background()))
+
+	g, err := owner.EndCapture()
+	require.NoError(t, err)
+	require.NoError(t, g.Replay())
+	require.Equal(t, capAxpy(2, xs, ys), capReadOn(t, owner, y))
+	require.NoError(t, g.Close())
+}
+
+// Scenario 9: an end from a non-owner closes the window with an error
+// naming both streams; the owner's later end finds nothing recording and
+// the slot is usable again.
+func TestCaptureEndFromNonOwner(t *testing.T) {
+	dev := openTest(t)
+	owner := dev.NewStream()
+	intruder := dev.StreamWithID(owner.ID() + uint64(dev.Slots()))
+	x, y := capBuffer(t, dev, capRamp(16, 1, 1)), capBuffer(t, dev, capRamp(16, 0, 5))
+	step := func(s *Stream) error { return Axpy(s, 1, x, y) }
+	capWarmAndBegin(t, owner, step)
+	require.NoError(t, step(owner))
+
+	g, err := intruder.EndCapture()
+	require.ErrorIs(t, err, ErrCaptureState)
+	require.Nil(t, g)
+	require.Contains(t, err.Error(), fmt.Sprintf("stream %d", owner.ID()))
+	require.Contains(t, err.Error(), fmt.Sprintf("stream %d", intruder.ID()))
+	capRequireUnwritten(t, owner, y, ErrCaptureState)
+
+	g, err = owner.EndCapture()
+	require.ErrorIs(t, err, ErrCaptureState)
+	require.Nil(t, g)
+
+	capSlotWorks(t, owner)
+	capSlotWorks(t, intruder)
+	require.NoError(t, y.WriteOn(owner, capRamp(16, 0, 5)))
+	g, err = owner.Capture(step)
+	require.NoError(t, err)
+	require.NoError(t, g.Replay())
+	require.Equal(t, capAxpy(2, capRamp(16, 1, 1), capRamp(16, 0, 5)), capReadOn(t, owner, y))
+	require.NoError(t, g.Close())
+}
+
+// Scenario 10: every wrong transition fails with ErrCaptureState and leaves
+// the window as it was; the slot works normally after each.
+func TestCaptureWrongTransitionsChangeNothing(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	neighbour := dev.StreamWithID(s.ID() + uint64(dev.Slots()))
+	xs, ys := capRamp(16, 1, 1), capRamp(16, 0, 5)
+	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+	step := func(s *Stream) error { return Axpy(s, 1, x, y) }
+
+	// sealsAfter finishes a window left Recording and checks the graph it
+	// seals replays exactly the recorded step.
+	sealsAfter := func(t *testing.T) {
+		t.Helper()
+		require.NoError(t, step(s))
+		g, err := s.EndCapture()
+		require.NoError(t, err, "the misuse left the window intact")
+		before := capReadOn(t, s, y)
+		require.NoError(t, g.Replay())
+		require.Equal(t, capAxpy(1, xs, before), capReadOn(t, s, y))
+		require.NoError(t, g.Close())
+	}
+
+	t.Run("from Idle", func(t *testing.T) {
+		require.ErrorIs(t, s.BeginCapture(), ErrCaptureState)
+		g, err := s.EndCapture()
+		require.ErrorIs(t, err, ErrCaptureState)
+		require.Nil(t, g)
+		require.ErrorIs(t, s.AbortCapture(), ErrCaptureState)
+		capSlotWorks(t, s)
+		capSlotWorks(t, neighbour)
+	})
+
+	t.Run("from Prepared", func(t *testing.T) {
+		require.NoError(t, s.PrepareCapture())
+		require.ErrorIs(t, s.PrepareCapture(), ErrCaptureState)
+		require.ErrorIs(t, neighbour.PrepareCapture(), ErrCaptureState)
+		require.ErrorIs(t, neighbour.BeginCapture(), ErrCaptureState)
+		require.ErrorIs(t, neighbour.AbortCapture(), ErrCaptureState)
+		capSlotWorks(t, s) // the warmup executes
+		require.NoError(t, s.BeginCapture(), "still Prepared for its owner")
+		sealsAfter(t)
+		capSlotWorks(t, s)
+	})
+
+	t.Run("from Recording", func(t *testing.T) {
+		capWarmAndBegin(t, s, step)
+		require.ErrorIs(t, s.BeginCapture(), ErrCaptureState)
+		require.ErrorIs(t, s.PrepareCapture(), ErrCaptureState)
+		require.ErrorIs(t, neighbour.PrepareCapture(), ErrCaptureState)
+		require.ErrorIs(t, neighbour.BeginCapture(), ErrCaptureState)
+		require.ErrorIs(t, neighbour.AbortCapture(), ErrCaptureState)
+		sealsAfter(t)
+		capSlotWorks(t, s)
+		capSlotWorks(t, neighbour)
+	})
+
+	t.Run("End from Prepared aborts", func(t *testing.T) {
+		require.NoError(t, s.PrepareCapture())
+		g, err := s.EndCapture()
+		require.ErrorIs(t, err, ErrCaptureState)
+		require.Nil(t, g)
+		require.ErrorIs(t, s.BeginCapture(), ErrCaptureState, "the failed warmup's window is gone")
+		capSlotWorks(t, neighbour)
+	})
+}
+
+// Scenario 11: AbortCapture after PrepareCapture frees the stream, and
+// nothing the warmup grew leaks.
+func TestCaptureAbortAfterPrepare(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	neighbour := dev.StreamWithID(s.ID() + uint64(dev.Slots()))
+	baseline := dev.MemoryStats().LiveClaims
+	x, y := capBuffer(t, dev, capRamp(16, 1, 1)), capBuffer(t, dev, capRamp(16, 0, 5))
+
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, x.WriteOn(s, capRamp(16, 2, 2)))
+	require.Equal(t, 1, dev.LiveStaging(), "a warmup write gives x its host staging")
+	require.NoError(t, Axpy(s, 1, x, y))
+	require.NoError(t, s.Sync(context.Background()))
+	require.NoError(t, s.AbortCapture())
+	require.Equal(t, capAxpy(1, capRamp(16, 2, 2), capRamp(16, 0, 5)), capReadOn(t, s, y), "the warmup's work is real")
+
+	capSlotWorks(t, neighbour)
+	capSlotWorks(t, s)
+	require.NoError(t, s.PrepareCapture(), "the stream can prepare again")
+	require.NoError(t, s.AbortCapture())
+
+	require.Equal(t, 1, dev.LiveStaging(), "x keeps its staging for its lifetime")
+	require.NoError(t, x.Close())
+	require.NoError(t, y.Close())
+	require.Zero(t, dev.LiveStaging())
+	require.Equal(t, baseline, dev.MemoryStats().LiveClaims)
+	require.Zero(t, dev.MemoryStats().Guarded)
 }
