@@ -205,8 +205,8 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 		}
 		binds[i] = capture.Binding{Claim: c.claim, Write: k.access[i].Writes()}
 	}
-	l := recorder.Launch{Pipeline: k.pipe, Args: binds[:len(cores)], Groups: groups, Push: push}
-	return k.dev.rec.Launch(s.id, &l)
+	l := recorder.Launch{Args: binds[:len(cores)], Groups: groups, Push: push}
+	return k.dev.rec.Launch(s.id, k.pipe, &l)
 }
 
 // Close destroys a user kernel after the work using it; graphs that

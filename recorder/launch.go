@@ -9,14 +9,17 @@ import (
 	"github.com/vkcompute/vkc/vk"
 )
 
-// Launch is one kernel launch: the pipeline, the memory bound at bindings
+// Launch is one kernel launch's arguments: the memory bound at bindings
 // 0..len(Args)-1 (and whether each is written), the group counts and the
-// push-constant bytes. Nothing is retained after Launch returns.
+// push-constant bytes. Nothing is retained after Recorder.Launch returns, so
+// a caller may keep Args and Push on its stack. The pipeline is a separate
+// parameter of Recorder.Launch because the recorder keeps it: Go's escape
+// analysis does not tell one field from another, so a retained pointer
+// field would move every launch's Args and Push to the heap.
 type Launch struct {
-	Pipeline *vk.Pipeline
-	Args     []capture.Binding
-	Groups   [3]uint32
-	Push     []byte
+	Args   []capture.Binding
+	Groups [3]uint32
+	Push   []byte
 }
 
 // splitArgs fills the backend's scratch read and write sets.
@@ -31,13 +34,13 @@ func (b *backend) splitArgs(args []capture.Binding) {
 	}
 }
 
-// Launch records l on stream s. Eagerly, it is appended to the open command
+// Launch records pipeline pipe with arguments l on stream s. Eagerly, it is appended to the open command
 // buffer (submitted at the batch size, on Sync or on a read); a launch whose
 // input is tainted is skipped and its outputs inherit that failure. Inside
 // the owner's recording window it is recorded into the graph instead and
 // runs only on replay. A neighbour of a capturing stream is refused and its
 // outputs tainted.
-func (r *Recorder) Launch(s StreamID, l *Launch) error {
+func (r *Recorder) Launch(s StreamID, pipe *vk.Pipeline, l *Launch) error {
 	if len(l.Args) > vk.MaxBindings {
 		return fmt.Errorf("vkc: %d bindings (at most %d)", len(l.Args), vk.MaxBindings)
 	}
@@ -75,7 +78,7 @@ func (r *Recorder) Launch(s StreamID, l *Launch) error {
 		cb = b.open.cb
 	}
 	var key setKey
-	key.pipe, key.n = l.Pipeline, len(l.Args)
+	key.pipe, key.n = pipe, len(l.Args)
 	for i, a := range l.Args {
 		key.claims[i] = a.Claim
 	}
@@ -88,7 +91,8 @@ func (r *Recorder) Launch(s StreamID, l *Launch) error {
 		return err
 	}
 	x := &b.disp
-	x.Pipeline, x.Set, x.Groups, x.Push = l.Pipeline, e.set, l.Groups, l.Push
+	x.Pipeline, x.Set, x.Groups = pipe, e.set, l.Groups
+	x.Push = b.push[:copy(b.push[:], l.Push)]
 	x.BarrierFirst = haz.needBarrier(l.Args)
 	x.Before = vk.BarrierAll
 	if x.BarrierFirst {
