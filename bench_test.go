@@ -1,0 +1,111 @@
+package vkc
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// benchN is the vector length of the dispatch benchmarks: small enough that
+// the kernel's own work is negligible and the launch path is what is timed.
+const benchN = 256
+
+// benchAxpyPair opens a device and returns x and y of benchN elements, both
+// written, so that launches on them are never skipped as unwritten.
+func benchAxpyPair(b *testing.B) (*Device, *Buffer[float32], *Buffer[float32]) {
+	b.Helper()
+	dev := openTest(b)
+	xs := make([]float32, benchN)
+	for i := range xs {
+		xs[i] = float32(i % 7)
+	}
+	x, err := FromSlice(dev, xs)
+	require.NoError(b, err)
+	y, err := FromSlice(dev, make([]float32, benchN))
+	require.NoError(b, err)
+	require.NoError(b, dev.Stream().Sync(context.Background()))
+	return dev, x, y
+}
+
+// BenchmarkLaunch times recording one axpy launch in steady state: the
+// recorder's per-launch host cost, which must not allocate (allocs/op 0).
+// Batches submit on their own every WithBatchSize launches; the Sync at the
+// end is outside the timer.
+func BenchmarkLaunch(b *testing.B) {
+	dev, x, y := benchAxpyPair(b)
+	s := dev.Stream()
+	ctx := context.Background()
+	for range 2 * 1024 {
+		require.NoError(b, Axpy(s, 1, x, y))
+	}
+	require.NoError(b, s.Sync(ctx))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := Axpy(s, 1, x, y); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.NoError(b, s.Sync(ctx))
+}
+
+// eagerChainK is the length of the dependent chain in BenchmarkEagerChain.
+const eagerChainK = 1000
+
+// BenchmarkEagerChain times K dependent axpy launches and one Sync per
+// iteration: the batched eager path, reported per launch.
+func BenchmarkEagerChain(b *testing.B) {
+	dev, x, y := benchAxpyPair(b)
+	s := dev.Stream()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for range eagerChainK {
+			if err := Axpy(s, 1, x, y); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Sync(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*eagerChainK), "ns/launch")
+}
+
+// BenchmarkEagerOneSubmit times one launch followed by a Sync: the latency
+// of a single submit-and-wait round trip through the recorder.
+func BenchmarkEagerOneSubmit(b *testing.B) {
+	dev, x, y := benchAxpyPair(b)
+	s := dev.Stream()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Axpy(s, 1, x, y); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Sync(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAllocFree times NewBuffer and Close of a 1 KiB buffer: the
+// suballocator's round trip with the device's bookkeeping around it.
+func BenchmarkAllocFree(b *testing.B) {
+	dev := openTest(b)
+	warm, err := NewBuffer[float32](dev, 256)
+	require.NoError(b, err)
+	defer func() { require.NoError(b, warm.Close()) }()
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, err := NewBuffer[float32](dev, 256)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := buf.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
