@@ -1,0 +1,362 @@
+package vkc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// opLengths are the vector lengths every elementwise kernel is checked at:
+// one element, a length that is not a multiple of the 256-wide workgroup,
+// and a million (4096 workgroups).
+var opLengths = []int{1, 1000, 1 << 20}
+
+// f32eps is float32's machine epsilon (the gap between 1 and the next float).
+const f32eps = 1.0 / (1 << 23)
+
+// rng returns a generator seeded by the test's shape, so every run sees the
+// same data and a failure reproduces.
+func rng(seed ...int) *rand.Rand {
+	var a, b uint64 = 0x9e3779b97f4a7c15, 0
+	for _, s := range seed {
+		b = b*1000003 + uint64(s)
+	}
+	return rand.New(rand.NewPCG(a, b))
+}
+
+// randFloats returns n values uniform in [lo, hi).
+func randFloats(r *rand.Rand, n int, lo, hi float32) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = lo + (hi-lo)*r.Float32()
+	}
+	return xs
+}
+
+// upload puts xs on dev and closes the buffer when the test ends.
+func upload[T Element](t testing.TB, dev *Device, xs []T) *Buffer[T] {
+	t.Helper()
+	b, err := FromSlice(dev, xs)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return b
+}
+
+// scratch allocates an unwritten buffer of n elements, closed when the test ends.
+func scratch[T Element](t testing.TB, dev *Device, n int) *Buffer[T] {
+	t.Helper()
+	b, err := NewBuffer[T](dev, n)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return b
+}
+
+// requireClose fails unless every got[i] is within tol[i] of want[i]
+// (want computed in float64); it reports the first offender only, so a
+// million-element mismatch stays readable.
+func requireClose(t testing.TB, want []float64, got []float32, tol func(i int) float64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol(i)) {
+			require.Failf(t, "value out of tolerance", "element %d of %d: got %g, want %g (|diff| %g > tol %g)",
+				i, len(want), got[i], want[i], d, tol(i))
+		}
+	}
+}
+
+// ulps is a tolerance of k float32 rounding steps relative to the magnitude m.
+func ulps(k, m float64) float64 { return k * f32eps * m }
+
+func TestFillAndCopyAllTypes(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	for _, n := range opLengths {
+		t.Run(fmt.Sprint("float32/", n), func(t *testing.T) {
+			r := rng(1, n)
+			checkFillCopy(t, dev, s, randFloats(r, n, -1e6, 1e6), float32(r.NormFloat64()))
+		})
+		t.Run(fmt.Sprint("int32/", n), func(t *testing.T) {
+			r := rng(2, n)
+			xs := make([]int32, n)
+			for i := range xs {
+				xs[i] = r.Int32() - 1<<30
+			}
+			checkFillCopy(t, dev, s, xs, -r.Int32())
+		})
+		t.Run(fmt.Sprint("uint32/", n), func(t *testing.T) {
+			r := rng(3, n)
+			xs := make([]uint32, n)
+			for i := range xs {
+				xs[i] = r.Uint32()
+			}
+			checkFillCopy(t, dev, s, xs, r.Uint32()|1<<31)
+		})
+	}
+}
+
+// checkFillCopy fills one buffer with v and copies src into another; both
+// must match bit for bit, since neither kernel does arithmetic.
+func checkFillCopy[T Element](t *testing.T, dev *Device, s *Stream, src []T, v T) {
+	filled := scratch[T](t, dev, len(src))
+	require.NoError(t, Fill(s, filled, v))
+	want := make([]T, len(src))
+	for i := range want {
+		want[i] = v
+	}
+	require.Equal(t, want, readAll(t, filled))
+
+	in := upload(t, dev, src)
+	out := scratch[T](t, dev, len(src))
+	require.NoError(t, Copy(s, in, out))
+	require.Equal(t, src, readAll(t, out))
+}
+
+func TestElementwiseAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	for _, n := range opLengths {
+		r := rng(4, n)
+		xs := randFloats(r, n, -100, 100)
+		ys := randFloats(r, n, -100, 100)
+		// Keep divisors away from zero: the quotient's tolerance is
+		// relative, and IEEE x/0 is covered by the Div doc, not by data.
+		ds := randFloats(r, n, 0.5, 50)
+		for i := range ds {
+			if r.IntN(2) == 0 {
+				ds[i] = -ds[i]
+			}
+		}
+		a := float32(r.Float64()*4 - 2)
+		x, y, d := upload(t, dev, xs), upload(t, dev, ys), upload(t, dev, ds)
+		want := make([]float64, n)
+
+		t.Run(fmt.Sprint("Axpy/", n), func(t *testing.T) {
+			yy := upload(t, dev, ys)
+			require.NoError(t, Axpy(s, a, x, yy))
+			for i := range want {
+				want[i] = float64(a)*float64(xs[i]) + float64(ys[i])
+			}
+			// a*x is rounded once unless the driver fuses it into an FMA.
+			requireClose(t, want, readAll(t, yy), func(i int) float64 {
+				return ulps(2, math.Abs(float64(a*xs[i]))+math.Abs(float64(ys[i])))
+			})
+		})
+		t.Run(fmt.Sprint("Scale/", n), func(t *testing.T) {
+			out := scratch[float32](t, dev, n)
+			require.NoError(t, Scale(s, a, x, out))
+			for i := range want {
+				want[i] = float64(a) * float64(xs[i])
+			}
+			requireClose(t, want, readAll(t, out), func(i int) float64 { return ulps(1, math.Abs(want[i])) })
+		})
+		binaries := []struct {
+			name string
+			op   func(s *Stream, x, y, z *Buffer[float32]) error
+			rhs  []float32
+			ref  func(p, q float64) float64
+			ulp  float64
+		}{
+			{"Add", Add, ys, func(p, q float64) float64 { return p + q }, 1},
+			{"Sub", Sub, ys, func(p, q float64) float64 { return p - q }, 1},
+			{"Mul", Mul, ys, func(p, q float64) float64 { return p * q }, 1},
+			// Vulkan allows 2.5 ULP for division.
+			{"Div", Div, ds, func(p, q float64) float64 { return p / q }, 3},
+		}
+		for _, bc := range binaries {
+			t.Run(fmt.Sprint(bc.name, "/", n), func(t *testing.T) {
+				rhs := y
+				if bc.name == "Div" {
+					rhs = d
+				}
+				out := scratch[float32](t, dev, n)
+				require.NoError(t, bc.op(s, x, rhs, out))
+				for i := range want {
+					want[i] = bc.ref(float64(xs[i]), float64(bc.rhs[i]))
+				}
+				requireClose(t, want, readAll(t, out), func(i int) float64 {
+					// Sums and differences are rounded relative to their
+					// operands (cancellation), products and quotients to
+					// the result.
+					m := math.Abs(want[i])
+					if bc.name == "Add" || bc.name == "Sub" {
+						m = math.Max(math.Abs(float64(xs[i])), math.Abs(float64(bc.rhs[i])))
+					}
+					return ulps(bc.ulp, m)
+				})
+			})
+		}
+	}
+}
+
+func TestReductionsAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	for _, n := range append(opLengths, 256, 257, 65536+3) {
+		r := rng(5, n)
+		xs := randFloats(r, n, -1, 1)
+		ys := randFloats(r, n, -1, 1)
+		x, y := upload(t, dev, xs), upload(t, dev, ys)
+		// A tree (or any ordered) float32 sum of n terms is off by at most
+		// about log2(n)+1 roundings of the sum of magnitudes; allow 4x that.
+		depth := math.Ceil(math.Log2(float64(n))) + 1
+
+		t.Run(fmt.Sprint("Sum/", n), func(t *testing.T) {
+			out := scratch[float32](t, dev, 1)
+			require.NoError(t, Sum(s, x, out))
+			var want, mag float64
+			for _, v := range xs {
+				want += float64(v)
+				mag += math.Abs(float64(v))
+			}
+			requireClose(t, []float64{want}, readAll(t, out), func(int) float64 { return ulps(4*depth, mag) })
+		})
+		t.Run(fmt.Sprint("Dot/", n), func(t *testing.T) {
+			out := scratch[float32](t, dev, 1)
+			require.NoError(t, Dot(s, x, y, out))
+			var want, mag float64
+			for i := range xs {
+				p := float64(xs[i]) * float64(ys[i])
+				want += p
+				mag += math.Abs(p)
+			}
+			requireClose(t, []float64{want}, readAll(t, out), func(int) float64 { return ulps(4*(depth+1), mag) })
+		})
+	}
+}
+
+func TestMatmulAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	// A 1024x1024 output costs a billion multiply-adds, seconds on lavapipe;
+	// the 1x1024x1024 case covers the long rows and the full-width output.
+	for _, sh := range [][3]int{{1, 1, 1}, {37, 53, 29}, {64, 64, 64}, {256, 256, 256}, {1, 1024, 1024}, {3, 5, 1000}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		t.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(t *testing.T) {
+			r := rng(6, m, n, k)
+			as, bs := randFloats(r, m*k, -1, 1), randFloats(r, k*n, -1, 1)
+			a, b := upload(t, dev, as), upload(t, dev, bs)
+			c := scratch[float32](t, dev, m*n)
+			require.NoError(t, Matmul(s, a, b, c, m, n, k))
+			want, mag := make([]float64, m*n), make([]float64, m*n)
+			for i := range m {
+				for p := range k {
+					av := float64(as[i*k+p])
+					for j := range n {
+						want[i*n+j] += av * float64(bs[p*n+j])
+						mag[i*n+j] += math.Abs(av * float64(bs[p*n+j]))
+					}
+				}
+			}
+			// Sequential accumulation over k: up to k+1 roundings.
+			requireClose(t, want, readAll(t, c), func(i int) float64 { return ulps(float64(k+1), mag[i]) + 1e-30 })
+		})
+	}
+}
+
+func TestTransposeAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	for _, sh := range [][2]int{{1, 1}, {37, 53}, {1024, 1024}, {1, 1000}, {1000, 1}} {
+		rows, cols := sh[0], sh[1]
+		t.Run(fmt.Sprintf("%dx%d", rows, cols), func(t *testing.T) {
+			xs := randFloats(rng(7, rows, cols), rows*cols, -1e3, 1e3)
+			src := upload(t, dev, xs)
+			dst := scratch[float32](t, dev, rows*cols)
+			require.NoError(t, Transpose(s, src, dst, rows, cols))
+			want := make([]float32, rows*cols)
+			for i := range rows {
+				for j := range cols {
+					want[j*rows+i] = xs[i*cols+j]
+				}
+			}
+			require.Equal(t, want, readAll(t, dst))
+		})
+	}
+}
+
+func TestSoftmaxAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	for _, sh := range [][2]int{{1, 1}, {37, 53}, {3, 100000}, {2, 257}} {
+		rows, cols := sh[0], sh[1]
+		t.Run(fmt.Sprintf("%dx%d", rows, cols), func(t *testing.T) {
+			r := rng(8, rows, cols)
+			xs := randFloats(r, rows*cols, -8, 8)
+			// A large offset on one row shows the kernel subtracts the row
+			// maximum: exp(90) overflows float32.
+			for j := range cols {
+				xs[j] += 90
+			}
+			src := upload(t, dev, xs)
+			dst := scratch[float32](t, dev, rows*cols)
+			require.NoError(t, Softmax(s, src, dst, rows, cols))
+			want := make([]float64, rows*cols)
+			for i := range rows {
+				row := xs[i*cols : (i+1)*cols]
+				m := math.Inf(-1)
+				for _, v := range row {
+					m = math.Max(m, float64(v))
+				}
+				var sum float64
+				for j, v := range row {
+					want[i*cols+j] = math.Exp(float64(v) - m)
+					sum += want[i*cols+j]
+				}
+				for j := range row {
+					want[i*cols+j] /= sum
+				}
+			}
+			got := readAll(t, dst)
+			// exp is allowed 3+2|x| ULP in Vulkan; |x| <= 16 here, plus the
+			// row sum's roundings.
+			requireClose(t, want, got, func(i int) float64 { return ulps(64, want[i]) + 1e-12 })
+			for i := range rows {
+				var sum float64
+				for _, v := range got[i*cols : (i+1)*cols] {
+					sum += float64(v)
+				}
+				require.InDelta(t, 1, sum, 1e-4, "row %d sums to %g", i, sum)
+			}
+		})
+	}
+}
+
+func TestOpsRejectMismatchedShapes(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	a := upload(t, dev, make([]float32, 6))
+	b := upload(t, dev, make([]float32, 4))
+	one := upload(t, dev, make([]float32, 1))
+	calls := map[string]func() error{
+		"Copy":              func() error { return Copy(s, a, b) },
+		"Axpy":              func() error { return Axpy(s, 1, a, b) },
+		"Scale":             func() error { return Scale(s, 1, a, b) },
+		"Add":               func() error { return Add(s, a, a, b) },
+		"Sub":               func() error { return Sub(s, a, b, a) },
+		"Mul":               func() error { return Mul(s, b, a, a) },
+		"Div":               func() error { return Div(s, a, a, b) },
+		"Sum out of 4":      func() error { return Sum(s, a, b) },
+		"Dot lengths":       func() error { return Dot(s, a, b, one) },
+		"Dot out of 6":      func() error { return Dot(s, a, a, a) },
+		"Matmul shape":      func() error { return Matmul(s, a, b, one, 2, 2, 3) },
+		"Matmul zero":       func() error { return Matmul(s, a, a, a, 0, 2, 3) },
+		"Matmul negative":   func() error { return Matmul(s, a, a, a, -2, -3, 1) },
+		"Transpose shape":   func() error { return Transpose(s, a, a, 4, 2) },
+		"Transpose dst":     func() error { return Transpose(s, a, b, 2, 3) },
+		"Transpose zero":    func() error { return Transpose(s, a, a, 0, 6) },
+		"Softmax shape":     func() error { return Softmax(s, a, a, 3, 3) },
+		"Softmax negative":  func() error { return Softmax(s, a, a, -2, -3) },
+		"Softmax dst short": func() error { return Softmax(s, a, b, 2, 3) },
+	}
+	for name, call := range calls {
+		require.Error(t, call(), name)
+	}
+	// None of the refused calls wrote anything: b still holds its zeros.
+	require.Equal(t, make([]float32, 4), readAll(t, b))
+	require.NoError(t, s.Sync(context.Background()))
+}
