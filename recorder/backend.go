@@ -39,9 +39,10 @@ type backend struct {
 	inflight    []*batch
 	spareEager  []*batch
 	spareReplay []*batch
-	failed      []*batch // fence wait failed: may still be pending, kept until Close
-	serial      uint64 // last submitted
-	done        uint64 // highest serial known complete
+	failed      []*batch            // fence wait failed: may still be pending, kept until Close
+	orphans     []*vk.CommandBuffer // closed graphs' buffers a failed batch may still use
+	serial      uint64              // last submitted
+	done        uint64              // highest serial known complete
 	haz         hazards
 	cache       *setCache
 	disp        vk.Dispatch // scratch for CmdDispatch, so no launch allocates
@@ -345,6 +346,10 @@ func (b *backend) destroy() {
 		b.recycle(x)
 	}
 	b.inflight, b.failed = nil, nil
+	for _, cb := range b.orphans {
+		cb.Free()
+	}
+	b.orphans = nil
 	if b.capCB != nil {
 		b.capCB.Free()
 		b.capCB = nil

@@ -47,7 +47,7 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 		_ = b.win.Abort()
 		return err
 	}
-	if err := r.dev.Begin(cb, vk.SimultaneousUse); err != nil {
+	if err := r.observe(r.dev.Begin(cb, vk.SimultaneousUse)); err != nil {
 		cb.Free()
 		_ = b.win.Abort()
 		return err
@@ -134,7 +134,7 @@ func (r *Recorder) EndCapture(s StreamID) (*Graph, error) {
 	sealed, err := b.win.Seal(s)
 	if err == nil {
 		r.dev.CmdBarrier(b.capCB, vk.BarrierToHost)
-		err = r.dev.End(b.capCB)
+		err = r.observe(r.dev.End(b.capCB))
 	}
 	if err != nil {
 		r.refuse(b, sealed, err)
@@ -218,7 +218,7 @@ func (g *Graph) Replay() error {
 		return err
 	}
 	x.cb = g.cb
-	if err := r.dev.Submit(g.cb, x.fence); err != nil {
+	if err := r.observe(r.dev.Submit(g.cb, x.fence)); err != nil {
 		r.ledger.Taint(g.writes, err)
 		b.recycle(x)
 		return err
@@ -251,7 +251,11 @@ func (g *Graph) Close() error {
 			err = werr
 		}
 	}
-	if !g.r.closed.Load() {
+	switch {
+	case g.r.closed.Load():
+	case b.mayBePending(g.cb):
+		b.orphans = append(b.orphans, g.cb)
+	default:
 		g.cb.Free()
 	}
 	for _, e := range g.pins {

@@ -49,11 +49,15 @@ type Recorder struct {
 	staging   map[alloc.ClaimKey]*Staging
 	recording atomic.Int32 // windows recording now, for Free's fast path
 	closed    atomic.Bool
+	lost      atomic.Bool // the device reported VK_ERROR_DEVICE_LOST to the recorder
 	closeMu   sync.Mutex
 }
 
 // blockSource adapts the device to alloc's consumer-side BlockSource.
-type blockSource struct{ dev Device }
+type blockSource struct {
+	dev Device
+	r   *Recorder
+}
 
 func (s blockSource) NewBlock(kind alloc.Kind, size uint64) (*vk.Block, error) {
 	use := vk.UseDeviceLocal
@@ -65,10 +69,10 @@ func (s blockSource) NewBlock(kind alloc.Kind, size uint64) (*vk.Block, error) {
 	}
 	b, err := s.dev.AllocateBlock(use, size)
 	if err != nil {
-		return nil, err
+		return nil, s.r.observe(err)
 	}
 	if b.HostVisible() {
-		if err := s.dev.MapBlock(b); err != nil {
+		if err := s.r.observe(s.dev.MapBlock(b)); err != nil {
 			b.Release()
 			return nil, err
 		}
@@ -81,7 +85,8 @@ func New(dev Device, o Options) (*Recorder, error) {
 	o = o.withDefaults()
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
-	mem, err := alloc.New[*vk.Block](blockSource{dev}, alloc.Config{
+	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(), staging: map[alloc.ClaimKey]*Staging{}}
+	mem, err := alloc.New[*vk.Block](blockSource{dev: dev, r: r}, alloc.Config{
 		PageSize:  o.PageSize,
 		Alignment: align,
 		MaxClaim:  uint64(info.Limits.MaxStorageBufferRange),
@@ -89,7 +94,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{dev: dev, info: info, opts: o, mem: mem, ledger: alloc.NewLedger(), staging: map[alloc.ClaimKey]*Staging{}}
+	r.mem = mem
 	for i := 0; i < o.Streams; i++ {
 		b, err := newBackend(r, i)
 		if err != nil {
@@ -122,10 +127,27 @@ func (r *Recorder) usable() error {
 	if r.closed.Load() {
 		return vk.ErrClosed
 	}
-	if r.dev.Lost() {
+	return r.lostErr()
+}
+
+// lostErr is vk.ErrDeviceLost once the device is lost, else nil.
+func (r *Recorder) lostErr() error {
+	if r.lost.Load() || r.dev.Lost() {
 		return vk.ErrDeviceLost
 	}
 	return nil
+}
+
+// observe latches device loss from any error a device call returned and
+// passes the error on. The recorder trusts what it is told rather than
+// only Device.Lost: a loss is unrecoverable in Vulkan, so one result that
+// says so makes every later call fail with vk.ErrDeviceLost (and no more
+// work reach the queue), whichever layer reported it.
+func (r *Recorder) observe(err error) error {
+	if err != nil && errors.Is(err, vk.ErrDeviceLost) {
+		r.lost.Store(true)
+	}
+	return err
 }
 
 // Alloc reserves size bytes of the given kind. Inside a recording window a
