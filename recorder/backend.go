@@ -39,10 +39,8 @@ type backend struct {
 	inflight    []*batch
 	spareEager  []*batch
 	spareReplay []*batch
-	failed      []*batch            // fence wait failed: may still be pending, kept until Close
-	orphans     []*vk.CommandBuffer // closed graphs' buffers a failed batch may still use
-	serial      uint64              // last submitted
-	done        uint64              // highest serial known complete
+	serial      uint64 // last submitted
+	done        uint64 // highest serial known complete
 	haz         hazards
 	cache       *setCache
 	disp        vk.Dispatch // scratch for CmdDispatch, so no launch allocates
@@ -144,13 +142,10 @@ func (b *backend) submitOpen() error {
 	}
 	b.open = nil
 	d := b.r.dev
-	err := b.r.lostErr()
+	d.CmdBarrier(x.cb, vk.BarrierToHost)
+	err := d.End(x.cb)
 	if err == nil {
-		d.CmdBarrier(x.cb, vk.BarrierToHost)
-		err = b.r.observe(d.End(x.cb))
-	}
-	if err == nil {
-		err = b.r.observe(d.Submit(x.cb, x.fence))
+		err = d.Submit(x.cb, x.fence)
 	}
 	if err != nil {
 		if len(x.writes) > 0 {
@@ -195,13 +190,10 @@ func (b *backend) waitFence(ctx context.Context, f *vk.Fence) error {
 }
 
 // waitOldest retires the oldest in-flight submission. A fence that reports
-// an error (device loss) taints that submission's writes. Its command
-// buffer, fence and staging are not recycled: after a wait that failed
-// without a loss the work may still be pending, so they stay in b.failed
-// until Close has waited for the device.
+// an error (device loss) taints that submission's writes.
 func (b *backend) waitOldest(ctx context.Context) error {
 	x := b.inflight[0]
-	if err := b.r.observe(b.waitFence(ctx, x.fence)); err != nil {
+	if err := b.waitFence(ctx, x.fence); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
@@ -209,7 +201,7 @@ func (b *backend) waitOldest(ctx context.Context) error {
 			b.r.ledger.Taint(x.writes, err)
 		}
 		b.inflight = b.inflight[1:]
-		b.failed = append(b.failed, x)
+		b.releaseDrops(x)
 		return err
 	}
 	b.inflight = b.inflight[1:]
@@ -238,17 +230,6 @@ func (b *backend) drain(ctx context.Context) error {
 		}
 	}
 	return err
-}
-
-// mayBePending reports whether cb belongs to a submission whose fence wait
-// failed, so it must not be freed before Close waits for the device.
-func (b *backend) mayBePending(cb *vk.CommandBuffer) bool {
-	for _, x := range b.failed {
-		if x.cb == cb {
-			return true
-		}
-	}
-	return false
 }
 
 // refuseNeighbour fails a call from stream s when another stream owns this
@@ -341,15 +322,11 @@ func (b *backend) destroy() {
 		b.recycle(b.open)
 		b.open = nil
 	}
-	for _, x := range append(b.inflight, b.failed...) {
+	for _, x := range b.inflight {
 		b.releaseDrops(x)
 		b.recycle(x)
 	}
-	b.inflight, b.failed = nil, nil
-	for _, cb := range b.orphans {
-		cb.Free()
-	}
-	b.orphans = nil
+	b.inflight = nil
 	if b.capCB != nil {
 		b.capCB.Free()
 		b.capCB = nil
