@@ -39,8 +39,10 @@ type backend struct {
 	inflight    []*batch
 	spareEager  []*batch
 	spareReplay []*batch
-	serial      uint64 // last submitted
-	done        uint64 // highest serial known complete
+	failed      []*batch            // fence wait failed: may still be pending, kept until Close
+	orphans     []*vk.CommandBuffer // closed graphs' buffers a failed batch may still use
+	serial      uint64              // last submitted
+	done        uint64              // highest serial known complete
 	haz         hazards
 	cache       *setCache
 	disp        vk.Dispatch // scratch for CmdDispatch, so no launch allocates
@@ -142,10 +144,13 @@ func (b *backend) submitOpen() error {
 	}
 	b.open = nil
 	d := b.r.dev
-	d.CmdBarrier(x.cb, vk.BarrierToHost)
-	err := d.End(x.cb)
+	err := b.r.lostErr()
 	if err == nil {
-		err = d.Submit(x.cb, x.fence)
+		d.CmdBarrier(x.cb, vk.BarrierToHost)
+		err = b.r.observe(d.End(x.cb))
+	}
+	if err == nil {
+		err = b.r.observe(d.Submit(x.cb, x.fence))
 	}
 	if err != nil {
 		if len(x.writes) > 0 {
@@ -190,10 +195,13 @@ func (b *backend) waitFence(ctx context.Context, f *vk.Fence) error {
 }
 
 // waitOldest retires the oldest in-flight submission. A fence that reports
-// an error (device loss) taints that submission's writes.
+// an error (device loss) taints that submission's writes. Its command
+// buffer, fence and staging are not recycled: after a wait that failed
+// without a loss the work may still be pending, so they stay in b.failed
+// until Close has waited for the device.
 func (b *backend) waitOldest(ctx context.Context) error {
 	x := b.inflight[0]
-	if err := b.waitFence(ctx, x.fence); err != nil {
+	if err := b.r.observe(b.waitFence(ctx, x.fence)); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
@@ -201,7 +209,7 @@ func (b *backend) waitOldest(ctx context.Context) error {
 			b.r.ledger.Taint(x.writes, err)
 		}
 		b.inflight = b.inflight[1:]
-		b.releaseDrops(x)
+		b.failed = append(b.failed, x)
 		return err
 	}
 	b.inflight = b.inflight[1:]
@@ -230,6 +238,17 @@ func (b *backend) drain(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// mayBePending reports whether cb belongs to a submission whose fence wait
+// failed, so it must not be freed before Close waits for the device.
+func (b *backend) mayBePending(cb *vk.CommandBuffer) bool {
+	for _, x := range b.failed {
+		if x.cb == cb {
+			return true
+		}
+	}
+	return false
 }
 
 // refuseNeighbour fails a call from stream s when another stream owns this
@@ -322,11 +341,15 @@ func (b *backend) destroy() {
 		b.recycle(b.open)
 		b.open = nil
 	}
-	for _, x := range b.inflight {
+	for _, x := range append(b.inflight, b.failed...) {
 		b.releaseDrops(x)
 		b.recycle(x)
 	}
-	b.inflight = nil
+	b.inflight, b.failed = nil, nil
+	for _, cb := range b.orphans {
+		cb.Free()
+	}
+	b.orphans = nil
 	if b.capCB != nil {
 		b.capCB.Free()
 		b.capCB = nil
