@@ -196,6 +196,7 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 		}
 	}
 	var binds [vk.MaxBindings]capture.Binding
+	var readWrite uint32
 	for i, c := range cores {
 		if err := c.use(s); err != nil {
 			if errors.Is(err, ErrClosed) {
@@ -204,8 +205,11 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 			return err
 		}
 		binds[i] = capture.Binding{Claim: c.claim, Write: k.access[i].Writes()}
+		if k.access[i].Reads() && k.access[i].Writes() {
+			readWrite |= 1 << uint(i)
+		}
 	}
-	l := recorder.Launch{Args: binds[:len(cores)], Groups: groups, Push: push}
+	l := recorder.Launch{Args: binds[:len(cores)], Groups: groups, Push: push, ReadWrite: readWrite}
 	return k.dev.rec.Launch(s.id, k.pipe, &l)
 }
 

@@ -20,15 +20,21 @@ type Launch struct {
 	Args   []capture.Binding
 	Groups [3]uint32
 	Push   []byte
+	// ReadWrite has bit i set when Args[i] is written and also read (its
+	// old contents feed the result, like Axpy's y): a tainted one is an
+	// input, so it skips the launch instead of being cleared by it.
+	ReadWrite uint32
 }
 
-// splitArgs fills the backend's scratch read and write sets.
-func (b *backend) splitArgs(args []capture.Binding) {
+// splitArgs fills the backend's scratch sets: b.writes, and b.reads, the
+// inputs whose taint skips the launch (read-only and read-write bindings).
+func (b *backend) splitArgs(args []capture.Binding, readWrite uint32) {
 	b.reads, b.writes = b.reads[:0], b.writes[:0]
-	for _, a := range args {
+	for i, a := range args {
 		if a.Write {
 			b.writes = append(b.writes, a.Claim)
-		} else {
+		}
+		if !a.Write || readWrite&(1<<uint(i)) != 0 {
 			b.reads = append(b.reads, a.Claim)
 		}
 	}
@@ -50,7 +56,7 @@ func (r *Recorder) Launch(s StreamID, pipe *vk.Pipeline, l *Launch) error {
 	if err := r.usable(); err != nil {
 		return err
 	}
-	b.splitArgs(l.Args)
+	b.splitArgs(l.Args, l.ReadWrite)
 	if err := b.refuseNeighbour(s, "launch"); err != nil {
 		if len(b.writes) > 0 {
 			r.ledger.Taint(b.writes, err)
