@@ -476,3 +476,287 @@ func TestCaptureAbortAfterPrepare(t *testing.T) {
 	require.Equal(t, baseline, dev.MemoryStats().LiveClaims)
 	require.Zero(t, dev.MemoryStats().Guarded)
 }
+
+// Scenario 12: a host write inside the window is recorded as a copy from
+// the buffer's own host staging. Every replay copies what the staging holds;
+// a WriteOn between replays refreshes it (no re-capture); the staging lives
+// until the buffer and every graph copying from it are closed.
+func TestCaptureHostWriteUsesRetainedStaging(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	const n = 32
+	x, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	y, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	first, zero := capRamp(n, 1, 1), capRamp(n, 0, 0)
+	g, err := s.Capture(func(s *Stream) error {
+		if err := x.WriteOn(s, first); err != nil {
+			return err
+		}
+		return Scale(s, 2, x, y)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 1, dev.LiveStaging(), "x's staging, shared by x and the graph")
+	require.Equal(t, capAxpy(2, first, zero), capReadOn(t, s, y))
+
+	second := capRamp(n, 50, -1)
+	require.NoError(t, x.WriteOn(s, second))
+	require.NoError(t, g.Replay())
+	require.Equal(t, capAxpy(2, second, zero), capReadOn(t, s, y), "the write between replays fed the replay")
+
+	require.NoError(t, Fill(s, x, 100)) // device copy only: the staging still holds second
+	require.Equal(t, capRamp(n, 100, 0), capReadOn(t, s, x))
+	require.NoError(t, g.Replay())
+	require.Equal(t, second, capReadOn(t, s, x), "the replay copied what the staging holds")
+	require.Equal(t, capAxpy(2, second, zero), capReadOn(t, s, y))
+	require.Equal(t, 1, dev.LiveStaging())
+
+	t.Run("buffer closed first", func(t *testing.T) {
+		require.NoError(t, x.Close())
+		require.Equal(t, 1, dev.LiveStaging(), "the graph still copies from it")
+		require.NoError(t, Fill(s, y, 0))
+		require.NoError(t, g.Replay())
+		require.Equal(t, capAxpy(2, second, zero), capReadOn(t, s, y))
+		require.NoError(t, g.Close())
+		require.Zero(t, dev.LiveStaging())
+	})
+
+	t.Run("graph closed first", func(t *testing.T) {
+		u, err := NewBuffer[float32](dev, n)
+		require.NoError(t, err)
+		g2, err := s.Capture(func(s *Stream) error { return u.WriteOn(s, first) })
+		require.NoError(t, err)
+		require.Equal(t, 1, dev.LiveStaging())
+		require.NoError(t, g2.Close())
+		require.Equal(t, 1, dev.LiveStaging(), "the buffer keeps its staging for its lifetime")
+		require.NoError(t, u.Close())
+		require.Zero(t, dev.LiveStaging())
+	})
+}
+
+// Scenario 15: Close while a replay is in flight waits for it and keeps its
+// results; a second Close is harmless; Replay after Close is ErrClosed.
+func TestCaptureCloseWaitsForReplay(t *testing.T) {
+	dev := openTest(t, WithSyncValidation(syncValidation()))
+	s := dev.NewStream()
+	const n = 1 << 12
+	xs, ys := capRamp(n, 1, 0), capRamp(n, 0, 1)
+	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+	g, err := s.Capture(func(s *Stream) error {
+		for range 8 {
+			if err := Axpy(s, 1, x, y); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+
+	replays := make(chan int)
+	go func() {
+		count := 0
+		for g.Replay() == nil {
+			count++
+		}
+		replays <- count
+	}()
+	for range 3 {
+		require.NoError(t, g.Replay())
+	}
+	require.NoError(t, g.Close())
+	total := 3 + <-replays
+	require.NoError(t, g.Close(), "a second Close is harmless")
+	require.ErrorIs(t, g.Replay(), ErrClosed)
+
+	want := ys
+	for range (1 + total) * 8 {
+		want = capAxpy(1, xs, want)
+	}
+	require.Equal(t, want, capReadOn(t, s, y), "every replay enqueued before Close completed")
+}
+
+// Scenario 16: two graphs sharing buffers; closing one keeps the other's
+// guards, so its buffers survive reuse and it still replays.
+func TestCaptureTwoGraphsShareBuffers(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	const n = 64
+	xs, ys := capRamp(n, 1, 1), capRamp(n, 0, 2)
+	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+	g1, err := s.Capture(func(s *Stream) error { return Axpy(s, 1, x, y) })
+	require.NoError(t, err)
+	g2, err := s.Capture(func(s *Stream) error { return Axpy(s, 2, x, y) })
+	require.NoError(t, err)
+	want := capAxpy(3, xs, ys)
+	require.NoError(t, g1.Replay())
+	require.NoError(t, g2.Replay())
+	want = capAxpy(3, xs, want)
+	require.Equal(t, want, capReadOn(t, s, y))
+
+	require.NoError(t, g1.Close())
+	require.NoError(t, x.Close()) // g2 still guards x's range
+	require.NotZero(t, dev.MemoryStats().Guarded)
+	fresh := make([]*Buffer[float32], 8)
+	for i := range fresh {
+		fresh[i] = capBuffer(t, dev, capRamp(n, float32(-100*(i+1)), 0))
+	}
+	for range 2 {
+		require.NoError(t, g2.Replay())
+		want = capAxpy(2, xs, want)
+	}
+	require.Equal(t, want, capReadOn(t, s, y))
+	for i, f := range fresh {
+		require.Equal(t, capRamp(n, float32(-100*(i+1)), 0), capReadOn(t, s, f), "buffer %d", i)
+	}
+	require.NoError(t, g2.Close())
+	require.Zero(t, dev.MemoryStats().Guarded)
+}
+
+// Scenario 17: eager work between replays that cycles far more distinct
+// descriptor sets through the graph's slot than its cache holds (512) never
+// invalidates the graph's pinned sets. Small batches let submissions
+// complete, so the cache really evicts (and frees and rewrites sets) while
+// the graph lives.
+func TestCaptureSurvivesDescriptorCacheChurn(t *testing.T) {
+	const cacheSize = 512
+	dev := openTest(t, WithBatchSize(16))
+	s := dev.Stream() // the churn below runs on the graph's own slot
+	const n, pool = 8, 24
+	xs, ys := capRamp(n, 1, 1), capRamp(n, 0, 0)
+	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+	g, err := s.Capture(func(s *Stream) error { return Axpy(s, 1, x, y) })
+	require.NoError(t, err)
+
+	ones := []*Buffer[float32]{capBuffer(t, dev, capRamp(n, 1, 0)), capBuffer(t, dev, capRamp(n, 1, 0))}
+	bufs := make([]*Buffer[float32], pool)
+	model := make([]float32, pool) // every buffer holds one value in all its elements
+	for i := range bufs {
+		model[i] = float32(i)
+		bufs[i] = capBuffer(t, dev, capRamp(n, model[i], 0))
+	}
+	want := capAxpy(1, xs, ys)
+	sets := 0
+	for round, one := range ones {
+		for j := range pool { // bufs[j] = bufs[i] + one for every ordered pair: 552 distinct sets a round
+			for i := range pool {
+				if i == j {
+					continue
+				}
+				require.NoError(t, Add(s, bufs[i], one, bufs[j]))
+				model[j] = model[i] + 1
+				sets++
+			}
+		}
+		require.Greater(t, sets, (round+1)*cacheSize)
+		require.NoError(t, g.Replay())
+		want = capAxpy(1, xs, want)
+		require.Equal(t, want, capReadOn(t, s, y), "round %d", round)
+		for i, b := range bufs {
+			require.Equal(t, capRamp(n, model[i], 0), capReadOn(t, s, b), "round %d buffer %d", round, i)
+		}
+	}
+	require.Less(t, dev.LiveObjects()["descriptor-set"], int64(sets),
+		"the cache evicted: %d distinct sets went through the slot", sets)
+	require.NoError(t, g.Close())
+}
+
+// Scenario 18: back-to-back replays with no host wait run in order: 20
+// replays of a dependent two-step chain then one read equal 20 passes.
+func TestCaptureBackToBackReplaysOrdered(t *testing.T) {
+	dev := openTest(t, WithSyncValidation(syncValidation()))
+	s := dev.NewStream()
+	const n, replays = 16, 20
+	xs, ys, zs := capRamp(n, 1, 1), capRamp(n, 0, 1), capRamp(n, 5, 0)
+	x, y, z := capBuffer(t, dev, xs), capBuffer(t, dev, ys), capBuffer(t, dev, zs)
+	g, err := s.Capture(func(s *Stream) error {
+		if err := Axpy(s, 1, x, y); err != nil { // y += x
+			return err
+		}
+		return Axpy(s, 1, y, z) // z += y, reading this pass's y
+	})
+	require.NoError(t, err)
+	wantY, wantZ := capAxpy(1, xs, ys), capAxpy(1, capAxpy(1, xs, ys), zs)
+	require.Equal(t, wantZ, capReadOn(t, s, z))
+	for range replays {
+		require.NoError(t, g.Replay())
+		wantY = capAxpy(1, xs, wantY)
+		wantZ = capAxpy(1, wantY, wantZ)
+	}
+	require.Equal(t, wantZ, capReadOn(t, s, z))
+	require.Equal(t, wantY, capReadOn(t, s, y))
+	require.NoError(t, g.Close())
+}
+
+// Scenario 19: two adjacent buffers carved from one page, both written in
+// a window: a refusal taints exactly both (not their untouched sibling), and
+// a replay of a graph that writes them releases both.
+func TestCaptureSiblingClaimsOnOnePage(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	const n = 16
+	a, b, sibling := capBuffer(t, dev, capRamp(n, 0, 0)), capBuffer(t, dev, capRamp(n, 0, 0)), capBuffer(t, dev, capRamp(n, 9, 1))
+	require.Equal(t, a.core.claim.Page, b.core.claim.Page, "adjacent small buffers share the default page")
+	require.Equal(t, a.core.claim.Page, sibling.core.claim.Page)
+	require.NotEqual(t, a.core.claim, b.core.claim, "two claims even though adjacent")
+	fill := func(s *Stream) error {
+		if err := Fill(s, a, 1); err != nil {
+			return err
+		}
+		return Fill(s, b, 2)
+	}
+
+	capWarmAndBegin(t, s, fill)
+	require.NoError(t, fill(s))
+	require.ErrorIs(t, s.Sync(context.Background()), ErrSyncInCapture)
+	_, err := s.EndCapture()
+	require.ErrorIs(t, err, ErrSyncInCapture)
+	capRequireUnwritten(t, s, a, ErrSyncInCapture)
+	capRequireUnwritten(t, s, b, ErrSyncInCapture)
+	require.Equal(t, capRamp(n, 9, 1), capReadOn(t, s, sibling), "the taint stays on the exact claims")
+
+	// A window recorded without warmup (the pools already hold everything)
+	// executes nothing, so a and b stay tainted until the replay.
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, s.BeginCapture())
+	require.NoError(t, fill(s))
+	g, err := s.EndCapture()
+	require.NoError(t, err)
+	capRequireUnwritten(t, s, a, ErrSyncInCapture)
+	require.NoError(t, g.Replay())
+	require.Equal(t, capRamp(n, 1, 0), capReadOn(t, s, a))
+	require.Equal(t, capRamp(n, 2, 0), capReadOn(t, s, b))
+	require.Equal(t, capRamp(n, 9, 1), capReadOn(t, s, sibling))
+	require.NoError(t, g.Close())
+}
+
+// BenchmarkReplay measures one replay of a small captured chain: the cost
+// of one submit, with no Go allocation in steady state.
+func BenchmarkReplay(b *testing.B) {
+	dev := openTest(b)
+	s := dev.NewStream()
+	x, y := capBuffer(b, dev, capRamp(256, 1, 0)), capBuffer(b, dev, capRamp(256, 0, 0))
+	g, err := s.Capture(func(s *Stream) error {
+		for range 4 {
+			if err := Axpy(s, 1, x, y); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(b, err)
+	for range 64 { // fill the spare batches and in-flight slices once
+		require.NoError(b, g.Replay())
+	}
+	require.NoError(b, s.Sync(context.Background()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := g.Replay(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.NoError(b, s.Sync(context.Background()))
+	require.NoError(b, g.Close())
+}
