@@ -208,13 +208,23 @@ func (b *backend) waitOldest(ctx context.Context) error {
 		if len(x.writes) > 0 {
 			b.r.ledger.Taint(x.writes, err)
 		}
-		b.inflight = b.inflight[1:]
+		b.popOldest()
 		b.failed = append(b.failed, x)
 		return err
 	}
-	b.inflight = b.inflight[1:]
+	b.popOldest()
 	b.retire(x)
 	return nil
+}
+
+// popOldest drops inflight[0] by shifting the rest down in place: reslicing
+// from the front would walk the slice off its array and make every
+// maxInflight-th submission reallocate it, so replays would not be
+// allocation-free in steady state.
+func (b *backend) popOldest() {
+	n := copy(b.inflight, b.inflight[1:])
+	b.inflight[n] = nil
+	b.inflight = b.inflight[:n]
 }
 
 func (b *backend) retire(x *batch) {
