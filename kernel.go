@@ -156,7 +156,12 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 // Arg is a buffer bound to a kernel launch: any *Buffer[T].
 type Arg interface{ arg() *bufferCore }
 
-func (b *Buffer[T]) arg() *bufferCore { return b.core }
+func (b *Buffer[T]) arg() *bufferCore {
+	if b == nil {
+		return nil // a typed nil: Launch refuses it
+	}
+	return b.core
+}
 
 // Launch records the kernel on stream s with the given group counts, push
 // constants (exactly the described size) and buffers, in binding order.
@@ -172,10 +177,12 @@ func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) e
 	}
 	var cores [vk.MaxBindings]*bufferCore
 	for i, a := range args {
-		if a == nil {
+		if a != nil {
+			cores[i] = a.arg()
+		}
+		if cores[i] == nil {
 			return fmt.Errorf("vkc: kernel %q: buffer %d is nil", k.name, i)
 		}
-		cores[i] = a.arg()
 	}
 	return k.launch(s, groups, push, cores[:len(args)])
 }
