@@ -1,0 +1,275 @@
+package vkc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/shaders"
+)
+
+// testSPIRV reads a module built from testdata/*.comp by testdata/gen.sh.
+func testSPIRV(t testing.TB, name string) []byte {
+	t.Helper()
+	code, err := os.ReadFile("testdata/" + name + ".spv")
+	require.NoError(t, err)
+	return code
+}
+
+// affineSpec describes testdata/affine.comp: y = a*x + b over n elements.
+func affineSpec(t testing.TB) KernelSpec {
+	return KernelSpec{Name: "affine", SPIRV: testSPIRV(t, "affine"), Bindings: []Access{ReadOnly, WriteOnly}, PushSize: 12}
+}
+
+// affinePush packs affine's push constants: a, b float32, n uint32.
+func affinePush(a, b float32, n uint32) []byte {
+	p := make([]byte, 12)
+	binary.LittleEndian.PutUint32(p[0:], math.Float32bits(a))
+	binary.LittleEndian.PutUint32(p[4:], math.Float32bits(b))
+	binary.LittleEndian.PutUint32(p[8:], n)
+	return p
+}
+
+// loadAffine loads the affine kernel with the given local size (zero keeps
+// the module's 64) and closes it when the test ends.
+func loadAffine(t testing.TB, dev *Device, local [3]uint32) *Kernel {
+	t.Helper()
+	spec := affineSpec(t)
+	spec.LocalSize = local
+	k, err := dev.LoadKernel(spec)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, k.Close()) })
+	return k
+}
+
+func TestUserKernelAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	for _, local := range []uint32{0, 256} {
+		k := loadAffine(t, dev, [3]uint32{local, 0, 0})
+		require.Equal(t, "affine", k.Name())
+		width := max(local, 64)
+		for _, n := range opLengths {
+			t.Run(fmt.Sprintf("local%d/%d", width, n), func(t *testing.T) {
+				r := rng(9, n, int(local))
+				xs := randFloats(r, n, -10, 10)
+				a, b := float32(r.NormFloat64()), float32(r.NormFloat64())
+				x, y := upload(t, dev, xs), scratch[float32](t, dev, n)
+				groups := [3]uint32{ceilDiv(n, int(width)), 1, 1}
+				require.NoError(t, k.Launch(dev.Stream(), groups, affinePush(a, b, uint32(n)), x, y))
+				want := make([]float64, n)
+				for i, v := range xs {
+					want[i] = float64(a)*float64(v) + float64(b)
+				}
+				requireClose(t, want, readAll(t, y), func(i int) float64 {
+					return ulps(2, math.Abs(float64(a*xs[i]))+math.Abs(float64(b)))
+				})
+			})
+		}
+	}
+}
+
+func TestUserKernelFromCatalogue(t *testing.T) {
+	dev := openTest(t)
+	sk, err := shaders.Get("scale")
+	require.NoError(t, err)
+	access := make([]Access, len(sk.Bindings))
+	for i, b := range sk.Bindings {
+		access[i] = b.Access
+	}
+	k, err := dev.LoadKernel(KernelSpec{Name: "my-scale", SPIRV: sk.SPIRV, Bindings: access, PushSize: sk.PushSize, LocalSize: sk.LocalSize})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	xs := randFloats(rng(10), 1000, -5, 5)
+	x, y := upload(t, dev, xs), scratch[float32](t, dev, 1000)
+	var p [16]byte
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{ceilDiv(1000, int(sk.LocalSize[0])), 1, 1}, pushWords(&p, math.Float32bits(3), 1000), x, y))
+	want := make([]float64, len(xs))
+	for i, v := range xs {
+		want[i] = 3 * float64(v)
+	}
+	requireClose(t, want, readAll(t, y), func(i int) float64 { return ulps(1, math.Abs(want[i])) })
+}
+
+func TestUserKernelCapturedAndReplayed(t *testing.T) {
+	dev := openTest(t, WithSyncValidation(syncValidation()))
+	k := loadAffine(t, dev, [3]uint32{})
+	s := dev.NewStream()
+	x := upload(t, dev, []float32{1, 2, 3})
+	y := scratch[float32](t, dev, 3)
+	g, err := s.Capture(func(s *Stream) error {
+		return k.Launch(s, [3]uint32{1, 1, 1}, affinePush(2, 1, 3), x, y)
+	})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, g.Close()) }()
+	got, err := y.ReadOn(context.Background(), s)
+	require.NoError(t, err)
+	require.Equal(t, []float32{3, 5, 7}, got, "the warmup runs")
+	require.NoError(t, x.WriteOn(s, []float32{10, 20, 30}))
+	require.NoError(t, g.Replay())
+	got, err = y.ReadOn(context.Background(), s)
+	require.NoError(t, err)
+	require.Equal(t, []float32{21, 41, 61}, got, "the replay reads the rewritten input")
+}
+
+func TestLoadKernelRejectsMismatches(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	lim := dev.Info().Limits
+	live := dev.LiveObjects()
+	code := testSPIRV(t, "affine")
+	with := func(change func(*KernelSpec)) func() error {
+		return func() error {
+			spec := affineSpec(t)
+			change(&spec)
+			k, err := dev.LoadKernel(spec)
+			if err == nil {
+				_ = k.Close()
+			}
+			return err
+		}
+	}
+	notSPIRV := map[string][]byte{
+		"nil":               nil,
+		"empty":             {},
+		"text":              []byte("#version 450\nvoid main() {}\n"),
+		"not whole words":   code[:len(code)-1],
+		"wrong magic":       append([]byte{0, 0, 0, 0}, code[4:]...),
+		"byte-swapped":      swapWords(code),
+		"cut in a function": code[:len(code)-4],
+	}
+	for name, bad := range notSPIRV {
+		refuse(t, s, "SPIR-V "+name, with(func(k *KernelSpec) { k.SPIRV = bad }), ErrBadSPIRV)
+	}
+	mismatches := map[string]func(*KernelSpec){
+		"header only, no entry point": func(k *KernelSpec) { k.SPIRV = code[:20] },
+		"one binding too few":         func(k *KernelSpec) { k.Bindings = k.Bindings[:1] },
+		"one binding too many":        func(k *KernelSpec) { k.Bindings = append(k.Bindings, ReadWrite) },
+		"no bindings":                 func(k *KernelSpec) { k.Bindings = nil },
+		"written binding as read":     func(k *KernelSpec) { k.Bindings = []Access{ReadOnly, ReadOnly} },
+		"push smaller than module":    func(k *KernelSpec) { k.PushSize = 8 },
+		"push larger than module":     func(k *KernelSpec) { k.PushSize = 16 },
+		"no push":                     func(k *KernelSpec) { k.PushSize = 0 },
+		"local size x above limit":    func(k *KernelSpec) { k.LocalSize = [3]uint32{lim.MaxComputeWorkGroupSize[0] + 1, 1, 1} },
+		"local size z above limit":    func(k *KernelSpec) { k.LocalSize = [3]uint32{1, 1, lim.MaxComputeWorkGroupSize[2] + 1} },
+		"push above the device limit": func(k *KernelSpec) {
+			*k = KernelSpec{Name: "bigpush", SPIRV: testSPIRV(t, "bigpush"), Bindings: []Access{WriteOnly}, PushSize: 260}
+		},
+	}
+	if lim.MaxPushConstantsSize >= 260 {
+		delete(mismatches, "push above the device limit")
+		t.Logf("device allows %d bytes of push constants: bigpush fits", lim.MaxPushConstantsSize)
+	}
+	for name, change := range mismatches {
+		refuse(t, s, name, with(change))
+	}
+	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
+	// Reading more access than the module uses is allowed: y described as
+	// read-write still loads.
+	require.NoError(t, with(func(k *KernelSpec) { k.Bindings = []Access{ReadWrite, ReadWrite} })())
+}
+
+// swapWords returns code with every 32-bit word byte-reversed (a big-endian
+// module, which Vulkan does not take).
+func swapWords(code []byte) []byte {
+	out := make([]byte, len(code))
+	for i := 0; i+4 <= len(code); i += 4 {
+		binary.BigEndian.PutUint32(out[i:], binary.LittleEndian.Uint32(code[i:]))
+	}
+	return out
+}
+
+func TestLoadKernelRejectsEveryTruncation(t *testing.T) {
+	dev := openTest(t)
+	code := testSPIRV(t, "affine")
+	// Drivers do not validate SPIR-V: a module cut at an instruction
+	// boundary once crashed lavapipe. Every cut must be an error instead.
+	for n := 0; n < len(code); n++ {
+		spec := affineSpec(t)
+		spec.SPIRV = code[:n]
+		var err error
+		require.NotPanics(t, func() { _, err = dev.LoadKernel(spec) })
+		require.Error(t, err, "module cut at byte %d of %d loaded", n, len(code))
+	}
+}
+
+func TestLaunchRejectsBadArguments(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	k := loadAffine(t, dev, [3]uint32{})
+	lim := dev.Info().Limits.MaxComputeWorkGroupCount
+	st := dev.Stream()
+	x := upload(t, dev, []float32{1, 2, 3})
+	y := scratch[float32](t, dev, 3)
+	push := affinePush(1, 1, 3)
+	one := [3]uint32{1, 1, 1}
+	calls := map[string]func() error{
+		"groups x above limit": func() error { return k.Launch(st, [3]uint32{lim[0] + 1, 1, 1}, push, x, y) },
+		"groups y above limit": func() error { return k.Launch(st, [3]uint32{1, lim[1] + 1, 1}, push, x, y) },
+		"groups z above limit": func() error { return k.Launch(st, [3]uint32{1, 1, lim[2] + 1}, push, x, y) },
+		"groups at MaxUint32": func() error {
+			return k.Launch(st, [3]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32}, push, x, y)
+		},
+		"zero groups":   func() error { return k.Launch(st, [3]uint32{0, 1, 1}, push, x, y) },
+		"one buffer":    func() error { return k.Launch(st, one, push, x) },
+		"three buffers": func() error { return k.Launch(st, one, push, x, y, y) },
+		"no buffers":    func() error { return k.Launch(st, one, push) },
+		"many buffers": func() error {
+			return k.Launch(st, one, push, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y)
+		},
+		"nil buffer":       func() error { return k.Launch(st, one, push, x, nil) },
+		"nil typed buffer": func() error { return k.Launch(st, one, push, x, (*Buffer[float32])(nil)) },
+		"no push":          func() error { return k.Launch(st, one, nil, x, y) },
+		"push too short":   func() error { return k.Launch(st, one, push[:8], x, y) },
+		"push too long":    func() error { return k.Launch(st, one, append(push, 0, 0, 0, 0), x, y) },
+		"nil stream":       func() error { return k.Launch(nil, one, push, x, y) },
+	}
+	for name, call := range calls {
+		refuse(t, s, name, call)
+	}
+	_, err := y.Read(context.Background())
+	require.ErrorIs(t, err, ErrNeverWritten, "a refused launch wrote its output")
+	require.NoError(t, k.Launch(st, one, push, x, y))
+	require.Equal(t, []float32{2, 3, 4}, readAll(t, y))
+}
+
+func TestOpsRejectGroupsBeyondLimit(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	lim := dev.Info().Limits
+	// One row so long that its column groups (64 wide for matmul, 16 for
+	// transpose) exceed the x limit, in buffers small enough to allocate.
+	n := int(lim.MaxComputeWorkGroupCount[0])*64 + 1
+	if n*elemSize > int(lim.MaxStorageBufferRange) {
+		t.Skipf("a row of %d columns exceeds maxStorageBufferRange %d", n, lim.MaxStorageBufferRange)
+	}
+	a := upload(t, dev, []float32{1})
+	b, c := scratch[float32](t, dev, n), scratch[float32](t, dev, n)
+	refuse(t, s, "Matmul beyond the group limit", func() error { return Matmul(dev.Stream(), a, b, c, 1, n, 1) })
+	m := int(lim.MaxComputeWorkGroupCount[0])*16 + 1
+	src, dst := scratch[float32](t, dev, m), scratch[float32](t, dev, m)
+	refuse(t, s, "Transpose beyond the group limit", func() error { return Transpose(dev.Stream(), src, dst, 1, m) })
+	_, err := c.Read(context.Background())
+	require.ErrorIs(t, err, ErrNeverWritten, "a refused Matmul wrote its output")
+}
+
+func TestKernelCloseThenLaunch(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	spec := affineSpec(t)
+	k, err := dev.LoadKernel(spec)
+	require.NoError(t, err)
+	x := upload(t, dev, []float32{1})
+	y := scratch[float32](t, dev, 1)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, affinePush(2, 0, 1), x, y))
+	require.NoError(t, k.Close())
+	require.NoError(t, k.Close(), "Close twice")
+	refuse(t, s, "Launch after Close", func() error {
+		return k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, affinePush(2, 0, 1), x, y)
+	}, ErrClosed)
+	require.Equal(t, []float32{2}, readAll(t, y), "the launch before Close ran")
+}
