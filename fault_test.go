@@ -444,3 +444,95 @@ func TestFaultCaptureEnd(t *testing.T) {
 	assert.Equal(t, want, got, "the warmup and one replay ran; the recorded run did not")
 	require.NoError(t, g.Close())
 }
+
+// requireLost checks that err reports device loss.
+func requireLost(t *testing.T, err error, what string) {
+	t.Helper()
+	require.ErrorIs(t, err, ErrDeviceLost, what)
+}
+
+// Device loss reported by a fence wait. The real device is not lost (the
+// failure never reached the driver), so this checks the recorder's own
+// latch: one VK_ERROR_DEVICE_LOST seen by the recorder fails every later
+// call with ErrDeviceLost, and Close still frees everything.
+func TestFaultDeviceLossOnFenceWait(t *testing.T) {
+	dev, fd := openFaulty(t)
+	s, other := dev.Stream(), dev.NewStream()
+	const n = 64
+	x, err := FromSlice(dev, ramp(n, 1))
+	require.NoError(t, err)
+	y, err := FromSlice(dev, ramp(n, 20))
+	require.NoError(t, err)
+	z, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error { return Axpy(s, 2, x, y) })
+	require.NoError(t, err)
+
+	cause := deviceLoss()
+	require.NoError(t, Add(s, x, y, z))
+	fd.failAfter(callWaitFence, 0, cause)
+	require.ErrorIs(t, s.Sync(context.Background()), cause)
+	assert.False(t, fd.Device.Lost(), "the loss was injected above the real device")
+	taint := dev.rec.Ledger().Check([]alloc.Claim{z.core.claim})
+	require.ErrorIs(t, taint, ErrUnwritten, "the lost submission's writes carry the loss (reads now fail first)")
+	require.ErrorIs(t, taint, cause)
+
+	_, err = x.Read(context.Background())
+	requireLost(t, err, "read")
+	requireLost(t, x.Write(ramp(n, 5)), "write")
+	requireLost(t, s.Sync(context.Background()), "sync")
+	requireLost(t, other.Sync(context.Background()), "sync on another slot")
+	requireLost(t, s.Flush(), "flush")
+	requireLost(t, Add(other, x, y, z), "launch")
+	requireLost(t, Copy(s, x, y), "copy")
+	requireLost(t, g.Replay(), "replay")
+	_, err = NewBuffer[float32](dev, n)
+	requireLost(t, err, "new buffer")
+	_, err = FromSlice(dev, ramp(n, 0))
+	requireLost(t, err, "from slice")
+	_, err = s.Capture(func(s *Stream) error { return Axpy(s, 1, x, y) })
+	requireLost(t, err, "capture")
+	requireLost(t, Fill(s, z, 3), "a kernel not built before the loss")
+	require.Zero(t, fd.injectedCount(callSubmit))
+
+	require.NoError(t, g.Close())
+	require.NoError(t, x.Close())
+	closeAndCheck(t, dev)
+	assert.Zero(t, dev.LiveStaging())
+}
+
+// Device loss at the wait after a replay: the graph's outputs carry the
+// loss, and closing the graph leaves its command buffer (which the lost
+// submission may still hold) to Close, which frees it.
+func TestFaultDeviceLossAfterReplay(t *testing.T) {
+	dev, fd := openFaulty(t)
+	s := dev.StreamWithID(1)
+	const n = 64
+	x, err := FromSlice(dev, ramp(n, 1))
+	require.NoError(t, err)
+	y, err := FromSlice(dev, ramp(n, 20))
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error {
+		if err := y.WriteOn(s, ramp(n, 20)); err != nil {
+			return err
+		}
+		return Axpy(s, 2, x, y)
+	})
+	require.NoError(t, err)
+	require.NoError(t, g.Replay())
+
+	cause := deviceLoss()
+	fd.failAfter(callWaitFence, 0, cause)
+	_, err = y.ReadOn(context.Background(), s)
+	require.ErrorIs(t, err, cause)
+	requireLost(t, err, "read after a lost replay")
+	taint := dev.rec.Ledger().Check([]alloc.Claim{y.core.claim})
+	require.ErrorIs(t, taint, ErrUnwritten)
+	require.ErrorIs(t, taint, cause)
+	requireLost(t, g.Replay(), "replay")
+
+	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(), "closing twice is harmless")
+	closeAndCheck(t, dev)
+	assert.Zero(t, dev.LiveStaging())
+}
