@@ -553,19 +553,25 @@ func TestCaptureCloseWaitsForReplay(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	replays := make(chan int)
-	go func() {
-		count := 0
-		for g.Replay() == nil {
-			count++
+	type outcome struct {
+		replays int
+		last    error
+	}
+	racer := make(chan outcome)
+	go func() { // replays until the Close below lands between two of them
+		var o outcome
+		for o.last = g.Replay(); o.last == nil; o.last = g.Replay() {
+			o.replays++
 		}
-		replays <- count
+		racer <- o
 	}()
 	for range 3 {
 		require.NoError(t, g.Replay())
 	}
 	require.NoError(t, g.Close())
-	total := 3 + <-replays
+	raced := <-racer
+	require.ErrorIs(t, raced.last, ErrClosed)
+	total := 3 + raced.replays
 	require.NoError(t, g.Close(), "a second Close is harmless")
 	require.ErrorIs(t, g.Replay(), ErrClosed)
 
