@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/vkcompute/vkc"
+)
+
+// matmulShape is C[m x n] = A[m x k] · B[k x n].
+type matmulShape struct{ m, n, k int }
+
+// matmulShapes are the squares 256..2048 and one non-square shape whose
+// sides are not multiples of any tile.
+func matmulShapes(quick bool) []matmulShape {
+	if quick {
+		return []matmulShape{{64, 64, 64}}
+	}
+	return []matmulShape{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 3000, 500}}
+}
+
+// matmulTolerance is the relative error allowed against the float64
+// reference: float32 accumulation over k terms, with room to spare.
+const matmulTolerance = 1e-4
+
+// matmulSamples is how many entries of C are checked against the reference.
+const matmulSamples = 64
+
+// matmulInputs fills a and b with small integers, as the floor does, so that
+// float32 products and sums are exact and any difference is a real error.
+func matmulInputs(a, b []float32) {
+	for i := range a {
+		a[i] = float32((i*7)%13) - 6
+	}
+	for i := range b {
+		b[i] = float32((i*5)%11) - 5
+	}
+}
+
+// checkMatmul compares about 64 entries of c, spread over rows and columns,
+// with a float64 reference.
+func checkMatmul(sh matmulShape, a, b, c []float32) error {
+	for s := range matmulSamples {
+		row := (s * 97) % sh.m
+		col := (s*389 + 13) % sh.n
+		var want, scale float64
+		for q := range sh.k {
+			p := float64(a[row*sh.k+q]) * float64(b[q*sh.n+col])
+			want += p
+			scale += math.Abs(p)
+		}
+		got := float64(c[row*sh.n+col])
+		if math.Abs(got-want) > matmulTolerance*max(scale, 1) {
+			return fmt.Errorf("%w: matmul %dx%dx%d: C[%d,%d] = %g, want %g", ErrMismatch, sh.m, sh.n, sh.k, row, col, got, want)
+		}
+	}
+	return nil
+}
+
+// runMatmul measures vkc.Matmul in GFLOP/s (2·m·n·k per product), checking
+// every shape's result against a float64 reference.
+func runMatmul(cfg settings) (*suiteResult, error) {
+	dev, err := openDevice(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	res := &suiteResult{Device: describeDevice(dev.Info())}
+	env := lavapipeEnv(dev.Info())
+	for _, sh := range matmulShapes(cfg.quick) {
+		if err := matmulShapeRun(cfg, dev, sh, env, res); err != nil {
+			return nil, fmt.Errorf("matmul %dx%dx%d: %w", sh.m, sh.n, sh.k, err)
+		}
+	}
+	if err := validationFailures(dev); err != nil {
+		res.fail(err)
+	}
+	return res, nil
+}
+
+func matmulShapeRun(cfg settings, dev *vkc.Device, sh matmulShape, env map[string]string, res *suiteResult) error {
+	cfg.progress.Printf("matmul: %dx%dx%d", sh.m, sh.n, sh.k)
+	as := make([]float32, sh.m*sh.k)
+	bs := make([]float32, sh.k*sh.n)
+	matmulInputs(as, bs)
+	a, err := vkc.FromSlice(dev, as)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := vkc.FromSlice(dev, bs)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	c, err := vkc.NewBuffer[float32](dev, sh.m*sh.n)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s := dev.Stream()
+	ctx := context.Background()
+	cs := make([]float32, sh.m*sh.n)
+	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k)
+	perFlop, err := measure(cfg, measureSpec{
+		op: func() (float64, error) {
+			if err := vkc.Matmul(s, a, b, c, sh.m, sh.n, sh.k); err != nil {
+				return 0, err
+			}
+			return flops, s.Sync(ctx)
+		},
+		check: func() error {
+			if err := c.ReadInto(ctx, s, cs); err != nil {
+				return err
+			}
+			return checkMatmul(sh, as, bs, cs)
+		},
+	})
+	if err != nil {
+		res.fail(err)
+		return nil
+	}
+	res.Figures = append(res.Figures, Figure{
+		Suite: "matmul", Name: "matmul",
+		Params: map[string]int64{"m": int64(sh.m), "n": int64(sh.n), "k": int64(sh.k)},
+		Value:  1 / perFlop / 1e9, Unit: "GFLOP/s", Samples: cfg.count, Env: env,
+	})
+	return nil
+}

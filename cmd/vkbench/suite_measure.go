@@ -1,0 +1,168 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vkcompute/vkc"
+)
+
+// ErrMismatch means a suite's result check failed: the figure measured wrong
+// work, so vkbench reports what differed and exits non-zero.
+var ErrMismatch = errors.New("vkbench: result mismatch")
+
+// settings are what every suite needs from the command line.
+type settings struct {
+	// count is the number of timed runs per figure; the figure is their median.
+	count int
+	// minTime is how long one timed run repeats the operation at least.
+	minTime time.Duration
+	// quick shrinks every size so that a test can run each suite in moments.
+	quick bool
+	// device picks the device by index or name substring ("" is the best).
+	device string
+	// validate turns on the Khronos validation layer.
+	validate bool
+	// progress shows which figure is being measured, on a terminal only.
+	progress *progress
+}
+
+// suiteResult is what one suite measured, and what a child process prints
+// to its parent as JSON.
+type suiteResult struct {
+	Device  DeviceDesc `json:"device"`
+	Figures []Figure   `json:"figures"`
+	Notes   []string   `json:"notes,omitempty"`
+	// Failures lists every correctness check that failed, with what differed.
+	Failures []string `json:"failures,omitempty"`
+}
+
+// fail records a failed check; the suite carries on so that one wrong
+// figure does not hide the others.
+func (r *suiteResult) fail(err error) {
+	r.Failures = append(r.Failures, err.Error())
+}
+
+// measureSpec describes one timed figure: op does the work once and reports
+// how many units (launches, bytes, operations) it did; reset runs before
+// each timed run, outside the clock, and check after it, also outside.
+type measureSpec struct {
+	op    func() (units float64, err error)
+	reset func() error
+	check func() error
+	// maxReps caps the repetitions of op per run (0: no cap), for work whose
+	// result check only holds up to some number of repetitions.
+	maxReps int
+}
+
+// measure times spec.op: count runs, each repeating op until minTime has
+// passed, and returns the median of the runs' seconds per unit. One
+// untimed op first warms caches, pipelines and memory pools.
+func measure(cfg settings, spec measureSpec) (secondsPerUnit float64, err error) {
+	if spec.reset != nil {
+		if err := spec.reset(); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := spec.op(); err != nil {
+		return 0, err
+	}
+	samples := make([]float64, 0, cfg.count)
+	for range cfg.count {
+		if spec.reset != nil {
+			if err := spec.reset(); err != nil {
+				return 0, err
+			}
+		}
+		var units float64
+		reps := 0
+		start := time.Now()
+		for {
+			u, err := spec.op()
+			if err != nil {
+				return 0, err
+			}
+			units += u
+			reps++
+			if time.Since(start) >= cfg.minTime || (spec.maxReps > 0 && reps >= spec.maxReps) {
+				break
+			}
+		}
+		elapsed := time.Since(start).Seconds()
+		if spec.check != nil {
+			if err := spec.check(); err != nil {
+				return 0, err
+			}
+		}
+		samples = append(samples, elapsed/units)
+	}
+	return median(samples), nil
+}
+
+// median is the middle of xs (the mean of the two middle values for an even
+// count); it does not reorder xs.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// openDevice opens the device the settings name; with none named, vkc's
+// own choice (VKC_DEVICE, else the best) stands.
+func openDevice(cfg settings) (*vkc.Device, error) {
+	opts := []vkc.Option{vkc.WithValidation(cfg.validate)}
+	if cfg.device != "" {
+		opts = append(opts, vkc.WithDevice(cfg.device))
+	}
+	return vkc.Open(opts...)
+}
+
+// describeDevice turns the device's information into the report's header.
+func describeDevice(info vkc.DeviceInfo) DeviceDesc {
+	return DeviceDesc{
+		Name:        info.Name,
+		Type:        info.Type.String(),
+		Driver:      info.DriverVersion,
+		API:         info.APIVersion,
+		MemoryBytes: info.DeviceLocalBytes(),
+	}
+}
+
+// lavapipeEnv is the environment a figure depends on: on lavapipe, whether
+// LP_NUM_THREADS was set (and to what) changes per-dispatch costs several
+// times over; other drivers ignore it, so nothing is recorded for them.
+func lavapipeEnv(info vkc.DeviceInfo) map[string]string {
+	if !isLavapipe(info.Name) {
+		return nil
+	}
+	if v, ok := os.LookupEnv("LP_NUM_THREADS"); ok {
+		return map[string]string{"LP_NUM_THREADS": v}
+	}
+	return map[string]string{"LP_NUM_THREADS": "default"}
+}
+
+// isLavapipe reports whether a device name is Mesa's CPU driver.
+func isLavapipe(name string) bool {
+	return strings.Contains(strings.ToLower(name), "llvmpipe")
+}
+
+// validationFailures turns validation messages into failures when the layer
+// is on: a figure measured while the layer complains is not trustworthy.
+func validationFailures(dev *vkc.Device) error {
+	errs, warns, recent := dev.ValidationMessages()
+	if errs+warns == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d validation errors and %d warnings: %q", ErrMismatch, errs, warns, recent)
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vkcompute/vkc"
+)
+
+// transferSizes are the byte counts measured: powers of 4 from 1 MiB to
+// 256 MiB, cut at the largest buffer the device lets a kernel bind.
+func transferSizes(quick bool, maxRange uint64) (sizes []int64, capped bool) {
+	if quick {
+		return []int64{1 << 20}, false
+	}
+	for size := int64(1 << 20); size <= 256<<20; size *= 4 {
+		if uint64(size) > maxRange {
+			return sizes, true
+		}
+		sizes = append(sizes, size)
+	}
+	return sizes, false
+}
+
+// transferPattern fills xs with values that differ from one element to the
+// next and from a zeroed buffer.
+func transferPattern(xs []uint32, seed uint32) {
+	for i := range xs {
+		xs[i] = uint32(i)*2654435761 ^ seed
+	}
+}
+
+// sampleDiff compares want and got at about 64 spread indices and the last
+// one, and describes the first difference.
+func sampleDiff(what string, want, got []uint32) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("%w: %s: %d elements, want %d", ErrMismatch, what, len(got), len(want))
+	}
+	step := max(len(want)/64, 1)
+	for i := 0; i < len(want); i += step {
+		if want[i] != got[i] {
+			return fmt.Errorf("%w: %s: element %d = %#x, want %#x", ErrMismatch, what, i, got[i], want[i])
+		}
+	}
+	if last := len(want) - 1; last >= 0 && want[last] != got[last] {
+		return fmt.Errorf("%w: %s: element %d = %#x, want %#x", ErrMismatch, what, last, got[last], want[last])
+	}
+	return nil
+}
+
+// runTransfer measures upload (Write), download (ReadInto a preallocated
+// slice) and device-to-device copy (vkc.Copy) in GB/s, beside Go's copy of
+// two pre-faulted host slices of the same size ("memcpy").
+func runTransfer(cfg settings) (*suiteResult, error) {
+	dev, err := openDevice(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	info := dev.Info()
+	res := &suiteResult{Device: describeDevice(info)}
+	env := lavapipeEnv(info)
+	sizes, capped := transferSizes(cfg.quick, uint64(info.Limits.MaxStorageBufferRange))
+	if capped {
+		res.Notes = append(res.Notes, fmt.Sprintf("transfer: sizes stop at %s, the device's maxStorageBufferRange (%d bytes)",
+			formatBytes(sizes[len(sizes)-1]), info.Limits.MaxStorageBufferRange))
+	}
+	s := dev.Stream()
+	ctx := context.Background()
+	for _, size := range sizes {
+		if err := transferSize(cfg, dev, s, ctx, size, env, res); err != nil {
+			return nil, fmt.Errorf("transfer of %s: %w", formatBytes(size), err)
+		}
+	}
+	if err := validationFailures(dev); err != nil {
+		res.fail(err)
+	}
+	return res, nil
+}
+
+// transferSize measures the four figures at one size.
+func transferSize(cfg settings, dev *vkc.Device, s *vkc.Stream, ctx context.Context, size int64, env map[string]string, res *suiteResult) error {
+	n := int(size / 4)
+	src := make([]uint32, n)
+	transferPattern(src, 0x5eed)
+	out := make([]uint32, n) // written by the first download: pre-faulted
+	a, err := vkc.NewBuffer[uint32](dev, n)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := vkc.NewBuffer[uint32](dev, n)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	params := map[string]int64{"bytes": size}
+	add := func(name string, secondsPerByte float64) {
+		res.Figures = append(res.Figures, Figure{
+			Suite: "transfer", Name: name, Params: params,
+			Value: 1 / secondsPerByte / 1e9, Unit: "GB/s", Samples: cfg.count, Env: env,
+		})
+	}
+
+	cfg.progress.Printf("transfer: upload %s", formatBytes(size))
+	perByte, err := measure(cfg, measureSpec{
+		op: func() (float64, error) {
+			if err := a.Write(src); err != nil {
+				return 0, err
+			}
+			return float64(size), s.Sync(ctx)
+		},
+		check: func() error {
+			if err := a.ReadInto(ctx, s, out); err != nil {
+				return err
+			}
+			return sampleDiff("upload", src, out)
+		},
+	})
+	if err != nil {
+		res.fail(err)
+	} else {
+		add("upload", perByte)
+	}
+
+	cfg.progress.Printf("transfer: download %s", formatBytes(size))
+	perByte, err = measure(cfg, measureSpec{
+		op: func() (float64, error) {
+			return float64(size), a.ReadInto(ctx, s, out)
+		},
+		check: func() error { return sampleDiff("download", src, out) },
+	})
+	if err != nil {
+		res.fail(err)
+	} else {
+		add("download", perByte)
+	}
+
+	cfg.progress.Printf("transfer: copy %s", formatBytes(size))
+	perByte, err = measure(cfg, measureSpec{
+		op: func() (float64, error) {
+			if err := vkc.Copy(s, a, b); err != nil {
+				return 0, err
+			}
+			return float64(size), s.Sync(ctx)
+		},
+		check: func() error {
+			clear(out)
+			if err := b.ReadInto(ctx, s, out); err != nil {
+				return err
+			}
+			return sampleDiff("copy", src, out)
+		},
+	})
+	if err != nil {
+		res.fail(err)
+	} else {
+		add("copy", perByte)
+	}
+
+	cfg.progress.Printf("transfer: memcpy %s", formatBytes(size))
+	hostSrc := make([]byte, size)
+	hostDst := make([]byte, size)
+	for i := range hostSrc {
+		hostSrc[i] = byte(i)
+	}
+	copy(hostDst, hostSrc) // fault in every page of the destination
+	perByte, err = measure(cfg, measureSpec{
+		op: func() (float64, error) {
+			copy(hostDst, hostSrc)
+			return float64(size), nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	add("memcpy", perByte)
+	return nil
+}
