@@ -24,6 +24,7 @@ const (
 	callSubmit                     // Submit: an eager batch or a replay (vkQueueSubmit)
 	callWaitFence                  // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
 	callEnd                        // End: vkEndCommandBuffer, eager or a graph's
+	callBegin                      // Begin: vkBeginCommandBuffer, eager or a graph's
 	numFaultCalls
 )
 
@@ -125,6 +126,13 @@ func (f *faultyDevice) End(cb *vk.CommandBuffer) error {
 	return f.Device.End(cb)
 }
 
+func (f *faultyDevice) Begin(cb *vk.CommandBuffer, flags uint32) error {
+	if err := f.fault(callBegin); err != nil {
+		return err
+	}
+	return f.Device.Begin(cb, flags)
+}
+
 // openFaulty opens the test device (validation on, leak-checked at
 // cleanup) behind a faultyDevice that injects nothing until told.
 func openFaulty(t *testing.T, opts ...Option) (*Device, *faultyDevice) {
@@ -155,6 +163,10 @@ func fenceFailure() error {
 
 func endFailure() error {
 	return &vk.Error{Call: "vkEndCommandBuffer", Result: vk.ErrorOutOfDevMemory}
+}
+
+func beginFailure() error {
+	return &vk.Error{Call: "vkBeginCommandBuffer", Result: vk.ErrorOutOfHostMemory}
 }
 
 func deviceLoss() error {
@@ -535,4 +547,49 @@ func TestFaultDeviceLossAfterReplay(t *testing.T) {
 	require.NoError(t, g.Close(), "closing twice is harmless")
 	closeAndCheck(t, dev)
 	assert.Zero(t, dev.LiveStaging())
+}
+
+// A driver that refuses to begin a command buffer: an eager launch or copy
+// returns the error and its outputs read as ErrUnwritten unwrapping to it;
+// BeginCapture returns it and leaves the slot Idle, so a new capture works.
+func TestFaultBegin(t *testing.T) {
+	dev, fd := openFaulty(t)
+	s := dev.Stream()
+	const n = 64
+	x, err := FromSlice(dev, ramp(n, 1))
+	require.NoError(t, err)
+	y, err := FromSlice(dev, ramp(n, 30))
+	require.NoError(t, err)
+	z, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+
+	cause := beginFailure()
+	fd.failNext(callBegin, 2, cause)
+	require.ErrorIs(t, Add(s, x, y, z), cause)
+	requireUnwrittenBy(t, z, cause)
+	require.ErrorIs(t, Copy(s, x, y), cause)
+	requireUnwrittenBy(t, y, cause)
+	assert.Equal(t, ramp(n, 1), readAll(t, x))
+	require.NoError(t, Copy(s, x, y))
+	assert.Equal(t, ramp(n, 1), readAll(t, y))
+
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, Axpy(s, 1, x, y))
+	require.NoError(t, s.Sync(context.Background()))
+	live := dev.LiveObjects()
+	fd.failNext(callBegin, 1, cause)
+	require.ErrorIs(t, s.BeginCapture(), cause)
+	_, err = s.EndCapture()
+	require.ErrorIs(t, err, ErrCaptureState, "the refused window went back to Idle")
+	assert.Equal(t, live, dev.LiveObjects(), "the graph's command buffer was freed")
+
+	g, err := s.Capture(func(s *Stream) error { return Axpy(s, 1, x, y) })
+	require.NoError(t, err)
+	require.NoError(t, g.Replay())
+	want := make([]float32, n)
+	for i := range want {
+		want[i] = 4 * float32(i+1) // the copy, two warmups and one replay
+	}
+	assert.Equal(t, want, readAll(t, y))
+	require.NoError(t, g.Close())
 }
