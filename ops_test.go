@@ -69,6 +69,22 @@ func requireClose(t testing.TB, want []float64, got []float32, tol func(i int) f
 	}
 }
 
+// requireSame fails unless got equals want element for element (bit for
+// bit for floats: NaN payloads included); it names the first difference
+// instead of diffing a million elements.
+func requireSame[T Element](t testing.TB, want, got []T) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		if bitsOf(want[i]) != bitsOf(got[i]) {
+			require.Failf(t, "values differ", "element %d of %d: got %v, want %v", i, len(want), got[i], want[i])
+		}
+	}
+}
+
+// bitsOf is an element's 32 bits, so that float comparisons are exact.
+func bitsOf[T Element](v T) uint32 { return *(*uint32)(ptrOf(&v)) }
+
 // ulps is a tolerance of k float32 rounding steps relative to the magnitude m.
 func ulps(k, m float64) float64 { return k * f32eps * m }
 
@@ -108,12 +124,12 @@ func checkFillCopy[T Element](t *testing.T, dev *Device, s *Stream, src []T, v T
 	for i := range want {
 		want[i] = v
 	}
-	require.Equal(t, want, readAll(t, filled))
+	requireSame(t, want, readAll(t, filled))
 
 	in := upload(t, dev, src)
 	out := scratch[T](t, dev, len(src))
 	require.NoError(t, Copy(s, in, out))
-	require.Equal(t, src, readAll(t, out))
+	requireSame(t, src, readAll(t, out))
 }
 
 func TestElementwiseAgainstReference(t *testing.T) {
@@ -274,7 +290,7 @@ func TestTransposeAgainstReference(t *testing.T) {
 					want[j*rows+i] = xs[i*cols+j]
 				}
 			}
-			require.Equal(t, want, readAll(t, dst))
+			requireSame(t, want, readAll(t, dst))
 		})
 	}
 }
