@@ -8,13 +8,18 @@ import (
 )
 
 // transferSizes are the byte counts measured: powers of 4 from 1 MiB to
-// 256 MiB, cut at the largest buffer the device lets a kernel bind.
+// 256 MiB, cut at the largest buffer the device lets a kernel bind; when
+// that cuts the list, the largest power of two within the limit ends it.
 func transferSizes(quick bool, maxRange uint64) (sizes []int64, capped bool) {
 	if quick {
 		return []int64{1 << 20}, false
 	}
 	for size := int64(1 << 20); size <= 256<<20; size *= 4 {
 		if uint64(size) > maxRange {
+			top := size / 2
+			if uint64(top) <= maxRange && (len(sizes) == 0 || top > sizes[len(sizes)-1]) {
+				sizes = append(sizes, top)
+			}
 			return sizes, true
 		}
 		sizes = append(sizes, size)

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// quickSettings are the smallest settings that still run every code path.
+func quickSettings() settings {
+	return settings{count: 1, minTime: 0, quick: true, validate: os.Getenv("VKC_VALIDATION") == "1"}
+}
+
+// requireFigures checks that res holds exactly the named figures of suite,
+// each positive and in unit.
+func requireFigures(t *testing.T, res *suiteResult, suite, unit string, names ...string) {
+	t.Helper()
+	require.Empty(t, res.Failures)
+	seen := map[string]bool{}
+	for _, f := range res.Figures {
+		assert.Equal(t, suite, f.Suite)
+		assert.Equal(t, unit, f.Unit, f.Name)
+		assert.Positive(t, f.Value, f.Name)
+		assert.Equal(t, 1, f.Samples)
+		seen[f.Name] = true
+	}
+	for _, n := range names {
+		assert.True(t, seen[n], "figure %s missing", n)
+	}
+	assert.Len(t, seen, len(names))
+	assert.NotEmpty(t, res.Device.Name)
+}
+
+func TestSuitesInProcess(t *testing.T) {
+	cfg := quickSettings()
+	t.Run("dispatch", func(t *testing.T) {
+		res, err := runDispatch(cfg)
+		require.NoError(t, err)
+		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched")
+		assert.Len(t, res.Figures, 5*len(dispatchKs(true)))
+	})
+	t.Run("transfer", func(t *testing.T) {
+		res, err := runTransfer(cfg)
+		require.NoError(t, err)
+		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy")
+	})
+	t.Run("matmul", func(t *testing.T) {
+		res, err := runMatmul(cfg)
+		require.NoError(t, err)
+		requireFigures(t, res, "matmul", "GFLOP/s", "matmul")
+	})
+	t.Run("alloc", func(t *testing.T) {
+		res, err := runAlloc(cfg)
+		require.NoError(t, err)
+		requireFigures(t, res, "alloc", "ops/s", "suballoc", "vkallocate")
+	})
+}
+
+func TestChecksCatchWrongResults(t *testing.T) {
+	xs := dispatchX()
+	ys := make([]float32, len(xs))
+	for i, x := range xs {
+		ys[i] = 3 * x
+	}
+	require.NoError(t, checkChain("eager", 3, xs, ys, 3))
+	ys[1]++
+	err := checkChain("eager", 3, xs, ys, 3)
+	require.ErrorIs(t, err, ErrMismatch)
+	assert.Contains(t, err.Error(), "y[1]")
+
+	sh := matmulShape{m: 3, n: 2, k: 4}
+	a, b := make([]float32, sh.m*sh.k), make([]float32, sh.k*sh.n)
+	matmulInputs(a, b)
+	c := make([]float32, sh.m*sh.n)
+	for r := range sh.m {
+		for col := range sh.n {
+			for q := range sh.k {
+				c[r*sh.n+col] += a[r*sh.k+q] * b[q*sh.n+col]
+			}
+		}
+	}
+	require.NoError(t, checkMatmul(sh, a, b, c))
+	c[0] += 1
+	require.ErrorIs(t, checkMatmul(sh, a, b, c), ErrMismatch)
+
+	want := make([]uint32, 1000)
+	transferPattern(want, 1)
+	got := append([]uint32(nil), want...)
+	require.NoError(t, sampleDiff("copy", want, got))
+	got[len(got)-1]++
+	require.ErrorIs(t, sampleDiff("copy", want, got), ErrMismatch)
+}
+
+func TestComputeRatios(t *testing.T) {
+	k := map[string]int64{"k": 1000}
+	big := map[string]int64{"bytes": 64 << 20}
+	small := map[string]int64{"bytes": 1 << 20}
+	sq := map[string]int64{"m": 512, "n": 512, "k": 512}
+	figs := []Figure{
+		{Suite: "dispatch", Name: "eager", Params: k, Value: 9000},
+		{Suite: "dispatch", Name: "eager-batched", Params: k, Value: 1200},
+		{Suite: "dispatch", Name: "replay", Params: k, Value: 1000},
+		{Suite: "dispatch", Name: "raw", Params: k, Value: 950},
+		{Suite: "dispatch", Name: "floor-eager", Params: k, Value: 8000},
+		{Suite: "dispatch", Name: "floor-batched", Params: k, Value: 1000},
+		{Suite: "dispatch", Name: "floor-replay", Params: k, Value: 900},
+		{Suite: "transfer", Name: "upload", Params: big, Value: 8},
+		{Suite: "transfer", Name: "download", Params: big, Value: 9},
+		{Suite: "transfer", Name: "copy", Params: big, Value: 6},
+		{Suite: "transfer", Name: "memcpy", Params: big, Value: 10},
+		{Suite: "transfer", Name: "upload", Params: small, Value: 1},
+		{Suite: "transfer", Name: "memcpy", Params: small, Value: 50},
+		{Suite: "matmul", Name: "matmul", Params: sq, Value: 30},
+		{Suite: "matmul", Name: "floor-naive", Params: sq, Value: 12},
+	}
+	value := func(suite, name string, p map[string]int64) float64 {
+		for _, f := range figs {
+			if f.Suite == suite && f.Name == name && figureKey(suite, name, f.Params) == figureKey(suite, name, p) {
+				return f.Value
+			}
+		}
+		t.Fatalf("no figure %s/%s", suite, name)
+		return 0
+	}
+	ratios, notes := computeRatios(figs, true)
+	assert.NotEmpty(t, notes)
+	got := map[string]Ratio{}
+	for _, r := range ratios {
+		got[r.Name] = r
+	}
+	cases := []struct {
+		name      string
+		suite     string
+		params    map[string]int64
+		num, den  string
+		wantLimit float64
+	}{
+		{"replay/eager", "dispatch", k, "replay", "eager", 1},
+		{"replay/raw", "dispatch", k, "replay", "raw", 1.15},
+		{"replay/floor-replay", "dispatch", k, "replay", "floor-replay", 1.15},
+		{"eager-batched/floor-batched", "dispatch", k, "eager-batched", "floor-batched", 1.5},
+		{"eager/floor-eager", "dispatch", k, "eager", "floor-eager", 1.3},
+		{"raw/floor-replay", "dispatch", k, "raw", "floor-replay", 1.1},
+		{"memcpy/upload", "transfer", big, "memcpy", "upload", 1.25},
+		{"memcpy/download", "transfer", big, "memcpy", "download", 1.25},
+		{"memcpy/copy", "transfer", big, "memcpy", "copy", 1 / 0.85},
+		{"floor-naive/matmul", "matmul", sq, "floor-naive", "matmul", 1.0 / 3},
+	}
+	for _, c := range cases {
+		r, ok := got[c.name]
+		if !assert.True(t, ok, "ratio %s missing", c.name) {
+			continue
+		}
+		want := value(c.suite, c.num, c.params) / value(c.suite, c.den, c.params)
+		assert.InDelta(t, want, r.Value, 1e-12, c.name)
+		assert.InDelta(t, c.wantLimit, r.Limit, 1e-12, c.name)
+		assert.Equal(t, want <= c.wantLimit, r.OK, c.name)
+	}
+	assert.Len(t, ratios, len(cases), "the 1 MiB transfer is not compared")
+
+	withoutFloor, _ := computeRatios(figs, false)
+	for _, r := range withoutFloor {
+		assert.NotContains(t, r.Name, "floor", "floor ratios without a floor run")
+	}
+	assert.Len(t, withoutFloor, 5)
+}
+
+func TestParseOptions(t *testing.T) {
+	o, err := parseOptions(nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, suiteOrder, o.suites)
+	assert.Equal(t, "table", o.format)
+	assert.Equal(t, 5, o.count)
+	assert.True(t, o.floor)
+
+	for _, bad := range [][]string{
+		{"-suite", "nope"}, {"-format", "xml"}, {"-count", "0"}, {"-time", "-1s"}, {"stray"}, {"-child", "nope"},
+	} {
+		_, err := parseOptions(bad, &bytes.Buffer{})
+		assert.ErrorIs(t, err, ErrUsage, "%q", bad)
+	}
+	var stderr bytes.Buffer
+	assert.Equal(t, 2, run(context.Background(), []string{"-format", "xml"}, &bytes.Buffer{}, &stderr))
+	assert.Contains(t, stderr.String(), "xml")
+}
+
+func TestTransferSizesStopAtTheDeviceLimit(t *testing.T) {
+	all, capped := transferSizes(false, 1<<31)
+	assert.False(t, capped)
+	assert.Equal(t, []int64{1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20}, all)
+	cut, capped := transferSizes(false, 128<<20)
+	assert.True(t, capped)
+	assert.Equal(t, []int64{1 << 20, 4 << 20, 16 << 20, 64 << 20, 128 << 20}, cut)
+	for _, size := range cut {
+		assert.LessOrEqual(t, size, int64(128<<20))
+	}
+}
+
+func TestSuiteEnvSetsThreadsForDispatchOnly(t *testing.T) {
+	t.Setenv("LP_NUM_THREADS", "")
+	require.NoError(t, os.Unsetenv("LP_NUM_THREADS"))
+	assert.Contains(t, suiteEnv("dispatch"), "LP_NUM_THREADS=0")
+	assert.NotContains(t, suiteEnv("matmul"), "LP_NUM_THREADS=0")
+	t.Setenv("LP_NUM_THREADS", "3")
+	assert.NotContains(t, suiteEnv("dispatch"), "LP_NUM_THREADS=0", "the user's setting wins")
+}
+
+// buildVkbench builds the command into a temporary directory, so the
+// child-process re-exec runs as it does for a user.
+func buildVkbench(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "vkbench")
+	out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return exe
+}
+
+func runVkbench(t *testing.T, exe string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(exe, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	require.NoError(t, err, "vkbench %q: %s", args, e.String())
+	return o.String(), e.String()
+}
+
+func TestBinaryEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
+	exe := buildVkbench(t)
+	quick := []string{"-quick", "-count", "1", "-time", "0s", "-floor=false"}
+
+	t.Run("json and plot", func(t *testing.T) {
+		plotPath := filepath.Join(t.TempDir(), "out.svg")
+		stdout, stderr := runVkbench(t, exe, append(quick, "-format", "json", "-plot", plotPath)...)
+		assert.Empty(t, stderr, "progress only on a terminal")
+		var rep Report
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&rep))
+		assert.NotEmpty(t, rep.Device.Name)
+		assert.False(t, rep.Started.IsZero())
+		suites := map[string]int{}
+		for _, f := range rep.Figures {
+			suites[f.Suite]++
+			assert.Positive(t, f.Value)
+			if isLavapipe(rep.Device.Name) {
+				want := "default"
+				if f.Suite == "dispatch" {
+					want = "0"
+				}
+				if v, set := os.LookupEnv("LP_NUM_THREADS"); set {
+					want = v
+				}
+				assert.Equal(t, want, f.Env["LP_NUM_THREADS"], "%s/%s", f.Suite, f.Name)
+			}
+		}
+		for _, s := range suiteOrder {
+			assert.Positive(t, suites[s], "suite %s has no figures", s)
+		}
+		assert.NotEmpty(t, rep.Ratios)
+		info, err := os.Stat(plotPath)
+		require.NoError(t, err)
+		assert.Positive(t, info.Size())
+	})
+
+	t.Run("bench", func(t *testing.T) {
+		stdout, _ := runVkbench(t, exe, append(quick, "-suite", "alloc", "-format", "bench")...)
+		line := regexp.MustCompile(`^Benchmark\S+ \d+ \S+ \S+$`)
+		n := 0
+		for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			if strings.HasPrefix(l, "Benchmark") {
+				assert.Regexp(t, line, l)
+				n++
+			}
+		}
+		assert.Equal(t, 2*len(allocSizes()), n)
+	})
+
+	t.Run("devices", func(t *testing.T) {
+		stdout, _ := runVkbench(t, exe, "-devices")
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		require.GreaterOrEqual(t, len(lines), 2)
+		assert.Contains(t, lines[0], "NAME")
+	})
+
+	t.Run("unknown device fails", func(t *testing.T) {
+		cmd := exec.Command(exe, append(quick, "-suite", "alloc", "-device", "no-such-device")...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.True(t, errors.As(err, &exit), "%s", out)
+		assert.Equal(t, 1, exit.ExitCode())
+	})
+}
+
+func TestFloorFiguresQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the C floor")
+	}
+	o := options{suites: []string{"dispatch"}, count: 1, quick: true}
+	figs, notes := floorFigures(context.Background(), o, DeviceDesc{Name: "llvmpipe"})
+	if len(figs) == 0 {
+		require.NotEmpty(t, notes, "a floor that cannot run must say why")
+		t.Skipf("floor unavailable: %v", notes)
+	}
+	names := map[string]bool{}
+	for _, f := range figs {
+		assert.Equal(t, "dispatch", f.Suite)
+		assert.Equal(t, int64(dispatchKs(true)[1]), f.Params["k"])
+		names[f.Name] = true
+	}
+	assert.True(t, names["floor-replay"] && names["floor-eager"] && names["floor-batched"])
+}
