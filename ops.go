@@ -29,6 +29,17 @@ func pushWords(buf *[16]byte, words ...uint32) []byte {
 	return buf[:4*len(words)]
 }
 
+// present refuses nil buffers (a nil *Buffer, or a zero Buffer), which
+// would otherwise panic on their first use.
+func present(op string, bufs ...Arg) error {
+	for i, b := range bufs {
+		if b == nil || b.arg() == nil {
+			return fmt.Errorf("vkc: %s: buffer %d is nil", op, i)
+		}
+	}
+	return nil
+}
+
 func sameLen(op string, want int, bufs ...*bufferCore) error {
 	for _, b := range bufs {
 		if b.n != want {
@@ -52,6 +63,9 @@ func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) erro
 
 // Fill sets every element of buf to v.
 func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
+	if err := present("Fill", buf); err != nil {
+		return err
+	}
 	var p [16]byte
 	bits := *(*uint32)(ptrOf(&v))
 	return run1D(s, "fill", buf.core.n, pushWords(&p, bits, uint32(buf.core.n)), buf.core)
@@ -60,6 +74,9 @@ func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
 // Copy copies src into dst (same length) with a transfer command, at
 // memory speed.
 func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
+	if err := present("Copy", src, dst); err != nil {
+		return err
+	}
 	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
 		return err
 	}
@@ -74,6 +91,9 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 
 // Axpy computes y = a*x + y.
 func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
+	if err := present("Axpy", x, y); err != nil {
+		return err
+	}
 	if err := sameLen("Axpy", x.core.n, y.core); err != nil {
 		return err
 	}
@@ -83,6 +103,9 @@ func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
 
 // Scale computes y = a*x.
 func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
+	if err := present("Scale", x, y); err != nil {
+		return err
+	}
 	if err := sameLen("Scale", x.core.n, y.core); err != nil {
 		return err
 	}
@@ -91,6 +114,9 @@ func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
 }
 
 func binary3(s *Stream, name string, x, y, z *Buffer[float32]) error {
+	if err := present(name, x, y, z); err != nil {
+		return err
+	}
 	if err := sameLen(name, x.core.n, y.core, z.core); err != nil {
 		return err
 	}
@@ -167,6 +193,9 @@ func reduce(s *Stream, src *bufferCore, n int, out *bufferCore) error {
 
 // Sum writes the sum of x's elements into out, a one-element buffer.
 func Sum(s *Stream, x, out *Buffer[float32]) error {
+	if err := present("Sum", x, out); err != nil {
+		return err
+	}
 	if err := sameLen("Sum", 1, out.core); err != nil {
 		return err
 	}
@@ -178,6 +207,9 @@ func Sum(s *Stream, x, out *Buffer[float32]) error {
 
 // Dot writes the dot product of x and y into out, a one-element buffer.
 func Dot(s *Stream, x, y, out *Buffer[float32]) error {
+	if err := present("Dot", x, y, out); err != nil {
+		return err
+	}
 	if err := sameLen("Dot", x.core.n, y.core); err != nil {
 		return err
 	}
@@ -222,6 +254,9 @@ func check2D(d *Device, op string, gx, gy uint32) error {
 
 // Matmul computes C[m x n] = A[m x k] · B[k x n], row-major.
 func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
+	if err := present("Matmul", a, b, c); err != nil {
+		return err
+	}
 	if m <= 0 || n <= 0 || k <= 0 {
 		return fmt.Errorf("vkc: Matmul: shape %dx%dx%d must be positive", m, n, k)
 	}
@@ -246,6 +281,9 @@ func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
 
 // Transpose writes dst[cols x rows] = src[rows x cols]ᵀ, row-major.
 func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
+	if err := present("Transpose", src, dst); err != nil {
+		return err
+	}
 	if rows <= 0 || cols <= 0 {
 		return fmt.Errorf("vkc: Transpose: shape %dx%d must be positive", rows, cols)
 	}
@@ -269,6 +307,9 @@ func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 
 // Softmax writes the row-wise softmax of src (rows x cols) into dst.
 func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
+	if err := present("Softmax", src, dst); err != nil {
+		return err
+	}
 	if rows <= 0 || cols <= 0 {
 		return fmt.Errorf("vkc: Softmax: shape %dx%d must be positive", rows, cols)
 	}
