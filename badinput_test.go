@@ -262,3 +262,37 @@ func TestNoLoaderMessage(t *testing.T) {
 	assert.Contains(t, ErrNoDevice.Error(), "mesa-vulkan-drivers")
 	assert.False(t, errors.Is(ErrNoLoader, ErrNoDevice))
 }
+
+func TestNilBuffers(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	st := dev.Stream()
+	x := upload(t, dev, []float32{1, 2, 3, 4})
+	one := scratch[float32](t, dev, 1)
+	var none *Buffer[float32]
+	zero := &Buffer[float32]{}
+	for _, bad := range []*Buffer[float32]{none, zero} {
+		calls := map[string]func() error{
+			"Fill":            func() error { return Fill(st, bad, 1) },
+			"Copy src":        func() error { return Copy(st, bad, x) },
+			"Copy dst":        func() error { return Copy(st, x, bad) },
+			"Axpy":            func() error { return Axpy(st, 1, x, bad) },
+			"Scale":           func() error { return Scale(st, 1, bad, x) },
+			"Add":             func() error { return Add(st, x, bad, x) },
+			"Sub":             func() error { return Sub(st, x, x, bad) },
+			"Mul":             func() error { return Mul(st, bad, x, x) },
+			"Div":             func() error { return Div(st, x, bad, x) },
+			"Sum":             func() error { return Sum(st, bad, one) },
+			"Sum out":         func() error { return Sum(st, x, bad) },
+			"Dot":             func() error { return Dot(st, x, bad, one) },
+			"Matmul":          func() error { return Matmul(st, x, x, bad, 2, 2, 2) },
+			"Transpose":       func() error { return Transpose(st, bad, x, 2, 2) },
+			"Softmax":         func() error { return Softmax(st, x, bad, 2, 2) },
+			"Axpy nil stream": func() error { return Axpy(nil, 1, x, x) },
+		}
+		for name, call := range calls {
+			refuse(t, s, name+" with a nil buffer", call)
+		}
+	}
+	require.Equal(t, []float32{1, 2, 3, 4}, readAll(t, x))
+}
