@@ -67,7 +67,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	suite := fs.String("suite", "all", "suite to run: dispatch, transfer, matmul, alloc or all")
 	fs.StringVar(&o.format, "format", "table", "output format: table, json or bench (Go benchmark lines for benchstat)")
-	fs.StringVar(&o.plotPath, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png)")
+	fs.StringVar(&o.plotPath, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png; several, comma-separated)")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring (default: VKC_DEVICE, else the best)")
 	fs.BoolVar(&o.devices, "devices", false, "list the Vulkan devices and exit")
 	fs.BoolVar(&o.validate, "validate", false, "run with the Khronos validation layer (slow; any message fails the run)")
@@ -142,8 +142,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if o.plotPath != "" {
-		if err := WritePlot(o.plotPath, rep); err != nil {
+	for path := range strings.SplitSeq(o.plotPath, ",") {
+		if path == "" {
+			continue
+		}
+		if err := WritePlot(path, rep); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}

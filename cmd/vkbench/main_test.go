@@ -243,8 +243,9 @@ func TestBinaryEndToEnd(t *testing.T) {
 	quick := []string{"-quick", "-count", "1", "-time", "0s", "-floor=false"}
 
 	t.Run("json and plot", func(t *testing.T) {
-		plotPath := filepath.Join(t.TempDir(), "out.svg")
-		stdout, stderr := runVkbench(t, exe, append(quick, "-format", "json", "-plot", plotPath)...)
+		dir := t.TempDir()
+		plotPaths := []string{filepath.Join(dir, "out.svg"), filepath.Join(dir, "out.png")}
+		stdout, stderr := runVkbench(t, exe, append(quick, "-format", "json", "-plot", strings.Join(plotPaths, ","))...)
 		assert.Empty(t, stderr, "progress only on a terminal")
 		var rep Report
 		dec := json.NewDecoder(strings.NewReader(stdout))
@@ -271,9 +272,11 @@ func TestBinaryEndToEnd(t *testing.T) {
 			assert.Positive(t, suites[s], "suite %s has no figures", s)
 		}
 		assert.NotEmpty(t, rep.Ratios)
-		info, err := os.Stat(plotPath)
-		require.NoError(t, err)
-		assert.Positive(t, info.Size())
+		for _, path := range plotPaths {
+			info, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Positive(t, info.Size(), path)
+		}
 	})
 
 	t.Run("bench", func(t *testing.T) {
