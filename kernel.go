@@ -106,12 +106,34 @@ func matchModule(spec KernelSpec, mod shaders.Module, lim vk.Limits) error {
 	if spec.PushSize > lim.MaxPushConstantsSize {
 		return fmt.Errorf("vkc: kernel %q: %d bytes of push constants exceed the device limit %d", spec.Name, spec.PushSize, lim.MaxPushConstantsSize)
 	}
-	for i, n := range spec.LocalSize {
+	local := effectiveLocalSize(spec.LocalSize, mod)
+	invocations := uint64(1)
+	for i, n := range local {
 		if n > lim.MaxComputeWorkGroupSize[i] {
-			return fmt.Errorf("vkc: kernel %q: local size %v exceeds the device limit %v", spec.Name, spec.LocalSize, lim.MaxComputeWorkGroupSize)
+			return fmt.Errorf("vkc: kernel %q: local size %v exceeds the device limit %v", spec.Name, local, lim.MaxComputeWorkGroupSize)
 		}
+		invocations *= uint64(n)
+	}
+	if invocations > uint64(lim.MaxComputeWorkGroupInvocations) {
+		return fmt.Errorf("vkc: kernel %q: local size %v is %d invocations, above the device limit %d", spec.Name, local, invocations, lim.MaxComputeWorkGroupInvocations)
 	}
 	return nil
+}
+
+// effectiveLocalSize is the workgroup size the pipeline will have: the
+// module's own, except in the dimensions it specializes (through constant
+// IDs 0, 1, 2), where a non-zero requested size applies as build passes it.
+func effectiveLocalSize(requested [3]uint32, mod shaders.Module) [3]uint32 {
+	local := mod.LocalSize
+	if requested == ([3]uint32{}) {
+		return local
+	}
+	for i, id := range mod.LocalSizeSpecIDs {
+		if id >= 0 && id < 3 {
+			local[i] = max(requested[id], 1)
+		}
+	}
+	return local
 }
 
 func (d *Device) build(name string, code []byte, access []Access, push uint32, local [3]uint32) (*Kernel, error) {
