@@ -155,7 +155,13 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 		"push larger than module":     func(k *KernelSpec) { k.PushSize = 16 },
 		"no push":                     func(k *KernelSpec) { k.PushSize = 0 },
 		"local size x above limit":    func(k *KernelSpec) { k.LocalSize = [3]uint32{lim.MaxComputeWorkGroupSize[0] + 1, 1, 1} },
-		"local size z above limit":    func(k *KernelSpec) { k.LocalSize = [3]uint32{1, 1, lim.MaxComputeWorkGroupSize[2] + 1} },
+		"local size y above limit": func(k *KernelSpec) {
+			*k = tile2dSpec(t, [3]uint32{1, lim.MaxComputeWorkGroupSize[1] + 1, 1})
+		},
+		"local size above the invocation limit": func(k *KernelSpec) {
+			side := uint32(math.Sqrt(float64(lim.MaxComputeWorkGroupInvocations))) + 1
+			*k = tile2dSpec(t, [3]uint32{side, side, 1})
+		},
 		"push above the device limit": func(k *KernelSpec) {
 			*k = KernelSpec{Name: "bigpush", SPIRV: testSPIRV(t, "bigpush"), Bindings: []Access{WriteOnly}, PushSize: 260}
 		},
@@ -171,6 +177,37 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 	// Reading more access than the module uses is allowed: y described as
 	// read-write still loads.
 	require.NoError(t, with(func(k *KernelSpec) { k.Bindings = []Access{ReadWrite, ReadWrite} })())
+}
+
+// tile2dSpec describes testdata/tile2d.comp, whose workgroup size is
+// specializable in x and y: out[r][c] = r*cols + c.
+func tile2dSpec(t testing.TB, local [3]uint32) KernelSpec {
+	return KernelSpec{Name: "tile2d", SPIRV: testSPIRV(t, "tile2d"), Bindings: []Access{WriteOnly}, PushSize: 8, LocalSize: local}
+}
+
+func TestUserKernelTwoDimensional(t *testing.T) {
+	dev := openTest(t)
+	const rows, cols = 37, 53
+	for _, local := range [][3]uint32{{}, {16, 4, 1}, {1, 32, 1}} {
+		t.Run(fmt.Sprint(local), func(t *testing.T) {
+			k, err := dev.LoadKernel(tile2dSpec(t, local))
+			require.NoError(t, err)
+			defer func() { require.NoError(t, k.Close()) }()
+			lx, ly := max(local[0], 1), max(local[1], 1)
+			if local == ([3]uint32{}) {
+				lx, ly = 8, 8 // the module's own size
+			}
+			out := scratch[uint32](t, dev, rows*cols)
+			var p [16]byte
+			groups := [3]uint32{ceilDiv(cols, int(lx)), ceilDiv(rows, int(ly)), 1}
+			require.NoError(t, k.Launch(dev.Stream(), groups, pushWords(&p, rows, cols), out))
+			want := make([]uint32, rows*cols)
+			for i := range want {
+				want[i] = uint32(i)
+			}
+			requireSame(t, want, readAll(t, out))
+		})
+	}
 }
 
 // swapWords returns code with every 32-bit word byte-reversed (a big-endian
