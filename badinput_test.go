@@ -296,3 +296,16 @@ func TestNilBuffers(t *testing.T) {
 	}
 	require.Equal(t, []float32{1, 2, 3, 4}, readAll(t, x))
 }
+
+func TestNilBufferMethodsReturnErrors(t *testing.T) {
+	var nilBuf *Buffer[float32]
+	zero := &Buffer[float32]{}
+	for _, b := range []*Buffer[float32]{nilBuf, zero} {
+		assert.Zero(t, b.Len())
+		assert.Nil(t, b.Device())
+		assert.Error(t, b.Write([]float32{1}))
+		_, err := b.Read(context.Background())
+		assert.Error(t, err)
+		assert.NoError(t, b.Close(), "closing nothing is harmless")
+	}
+}

@@ -87,10 +87,30 @@ func FromSlice[T Element](d *Device, xs []T) (*Buffer[T], error) {
 }
 
 // Len is the number of elements.
-func (b *Buffer[T]) Len() int { return b.core.n }
+func (b *Buffer[T]) Len() int {
+	if b == nil || b.core == nil {
+		return 0
+	}
+	return b.core.n
+}
+
+// errNilBuffer is returned by methods of a nil or zero Buffer.
+var errNilBuffer = fmt.Errorf("vkc: nil buffer (use NewBuffer or FromSlice)")
+
+func (b *Buffer[T]) valid() error {
+	if b == nil || b.core == nil {
+		return errNilBuffer
+	}
+	return nil
+}
 
 // Device is the device the buffer lives on.
-func (b *Buffer[T]) Device() *Device { return b.core.dev }
+func (b *Buffer[T]) Device() *Device {
+	if b == nil || b.core == nil {
+		return nil
+	}
+	return b.core.dev
+}
 
 func bytesOf[T Element](xs []T) []byte {
 	if len(xs) == 0 {
@@ -118,13 +138,21 @@ func (c *bufferCore) use(s *Stream) error {
 }
 
 // Write copies xs (exactly Len elements) into the buffer on the default stream.
-func (b *Buffer[T]) Write(xs []T) error { return b.WriteOn(b.core.dev.def, xs) }
+func (b *Buffer[T]) Write(xs []T) error {
+	if err := b.valid(); err != nil {
+		return err
+	}
+	return b.WriteOn(b.core.dev.def, xs)
+}
 
 // WriteOn copies xs into the buffer on stream s. Inside s's capture window
 // the write is recorded: every replay copies what the buffer's host staging
 // holds then, and later writes outside the window refresh that staging, so
 // feeding new inputs to a graph is a plain WriteOn with no re-capture.
 func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
+	if err := b.valid(); err != nil {
+		return err
+	}
 	c := b.core
 	if len(xs) != c.n {
 		return fmt.Errorf("vkc: write of %d elements into a buffer of %d", len(xs), c.n)
@@ -141,11 +169,19 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 }
 
 // Read returns the buffer's contents after the default stream's work.
-func (b *Buffer[T]) Read(ctx context.Context) ([]T, error) { return b.ReadOn(ctx, b.core.dev.def) }
+func (b *Buffer[T]) Read(ctx context.Context) ([]T, error) {
+	if err := b.valid(); err != nil {
+		return nil, err
+	}
+	return b.ReadOn(ctx, b.core.dev.def)
+}
 
 // ReadOn returns the buffer's contents after stream s's work completes. It
 // fails with ErrUnwritten when no executed work wrote the bytes.
 func (b *Buffer[T]) ReadOn(ctx context.Context, s *Stream) ([]T, error) {
+	if err := b.valid(); err != nil {
+		return nil, err
+	}
 	out := make([]T, b.core.n)
 	if err := b.ReadInto(ctx, s, out); err != nil {
 		return nil, err
@@ -155,6 +191,9 @@ func (b *Buffer[T]) ReadOn(ctx context.Context, s *Stream) ([]T, error) {
 
 // ReadInto is ReadOn into a caller's slice of exactly Len elements.
 func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
+	if err := b.valid(); err != nil {
+		return err
+	}
 	c := b.core
 	if len(out) != c.n {
 		return fmt.Errorf("vkc: read of %d elements into a slice of %d", c.n, len(out))
@@ -169,6 +208,9 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 // that recorded it keep its memory (and host staging) until they close.
 // Idempotent.
 func (b *Buffer[T]) Close() error {
+	if b == nil || b.core == nil {
+		return nil
+	}
 	c := b.core
 	c.dev.mu.Lock()
 	delete(c.dev.buffers, c)

@@ -3,6 +3,7 @@ package vkc
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
@@ -43,7 +44,7 @@ type Kernel struct {
 	local  [3]uint32
 	tile   [2]uint32 // output elements per workgroup of 2-D catalogue kernels
 	user   bool
-	closed bool
+	closed atomic.Bool // Close may race a Launch on another goroutine
 }
 
 // Name is the kernel's name.
@@ -188,7 +189,7 @@ func (b *Buffer[T]) arg() *bufferCore {
 // Launch records the kernel on stream s with the given group counts, push
 // constants (exactly the described size) and buffers, in binding order.
 func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) error {
-	if k.closed {
+	if k.closed.Load() {
 		return ErrClosed
 	}
 	if uint32(len(push)) != k.push {
@@ -246,10 +247,9 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 // recorded it must be closed first. Idempotent; built-in kernels live
 // until the device closes.
 func (k *Kernel) Close() error {
-	if !k.user || k.closed {
+	if !k.user || k.closed.Swap(true) {
 		return nil
 	}
-	k.closed = true
 	k.dev.mu.Lock()
 	delete(k.dev.user, k)
 	k.dev.mu.Unlock()
