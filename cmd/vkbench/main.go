@@ -426,6 +426,15 @@ func computeRatios(figs []Figure, floorOK bool) ([]Ratio, []string) {
 		if _, ok := idx[figureKey("matmul", "floor-naive", map[string]int64{"m": 512, "n": 512, "k": 512})]; ok {
 			notes = append(notes, "matmul: floor-naive/matmul <= 0.333 means vkc's matmul is at least 3x the floor's naive sgemm at 512")
 		}
+		// The floor copies 64 MiB with glibc's memcpy and with
+		// vkCmdCopyBuffer (which lavapipe runs on glibc's memcpy); Go's copy,
+		// the "memcpy" figure, is often faster than both on large sizes.
+		p64 := map[string]int64{"bytes": 64 << 20}
+		add("transfer", "floor-memcpy/copy", p64, "floor-memcpy", "copy", 1/0.85)
+		add("transfer", "floor-copy-buffer/copy", p64, "floor-copy-buffer", "copy", 1.1)
+		if _, ok := idx[figureKey("transfer", "floor-memcpy", p64)]; ok {
+			notes = append(notes, "transfer: floor-memcpy/copy compares the device copy with the floor's C memcpy (glibc, which lavapipe's vkCmdCopyBuffer itself calls); floor-copy-buffer/copy with the floor's raw vkCmdCopyBuffer")
+		}
 	}
 	compared := false
 	for _, size := range sizes {

@@ -120,6 +120,8 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "transfer", Name: "memcpy", Params: big, Value: 10},
 		{Suite: "transfer", Name: "upload", Params: small, Value: 1},
 		{Suite: "transfer", Name: "memcpy", Params: small, Value: 50},
+		{Suite: "transfer", Name: "floor-memcpy", Params: big, Value: 7},
+		{Suite: "transfer", Name: "floor-copy-buffer", Params: big, Value: 6.5},
 		{Suite: "matmul", Name: "matmul", Params: sq, Value: 30},
 		{Suite: "matmul", Name: "floor-naive", Params: sq, Value: 12},
 	}
@@ -155,6 +157,8 @@ func TestComputeRatios(t *testing.T) {
 		{"memcpy/download", "transfer", big, "memcpy", "download", 1.25},
 		{"memcpy/copy", "transfer", big, "memcpy", "copy", 1 / 0.85},
 		{"floor-naive/matmul", "matmul", sq, "floor-naive", "matmul", 1.0 / 3},
+		{"floor-memcpy/copy", "transfer", big, "floor-memcpy", "copy", 1 / 0.85},
+		{"floor-copy-buffer/copy", "transfer", big, "floor-copy-buffer", "copy", 1.1},
 	}
 	for _, c := range cases {
 		r, ok := got[c.name]
