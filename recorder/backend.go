@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -259,6 +260,12 @@ func (b *backend) mayBePending(cb *vk.CommandBuffer) bool {
 		}
 	}
 	return false
+}
+
+// holds reports whether batch x is still in flight or failed its fence
+// wait, so memory its commands use must stay out of the pools for now.
+func (b *backend) holds(x *batch) bool {
+	return slices.Contains(b.inflight, x) || slices.Contains(b.failed, x)
 }
 
 // refuseNeighbour fails a call from stream s when another stream owns this

@@ -165,7 +165,8 @@ func (r *Recorder) refStaging(st *Staging) {
 
 // Read copies src into out (len(out) <= src.Size) on stream s after all of
 // the slot's work has completed, failing with an error that is
-// alloc.ErrUnwritten when no executed work wrote those bytes.
+// alloc.ErrUnwritten when no executed work wrote those bytes, or with the
+// driver's error when its own readback copy did not surely run.
 func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []byte) error {
 	if uint64(len(out)) > src.Size {
 		return fmt.Errorf("vkc: read of %d bytes from %d", len(out), src.Size)
@@ -200,12 +201,26 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	if err != nil {
 		return err
 	}
-	defer func() { _ = r.mem.Free(rb) }()
 	if err := b.ensureOpen(); err != nil {
+		_ = r.mem.Free(rb)
 		return err
 	}
-	b.recordCopy(b.open.cb, &b.haz, src, rb, uint64(len(out)))
-	if err := drainForRead(ctx, b); err != nil {
+	x, before := b.open, b.serial
+	b.recordCopy(x.cb, &b.haz, src, rb, uint64(len(out)))
+	err = b.drain(ctx)
+	switch {
+	case x.serial <= before:
+		// The copy was never submitted: rb holds nothing of src.
+		_ = r.mem.Free(rb)
+		return err
+	case b.holds(x):
+		// The context ended or the fence wait failed: the copy may still
+		// write rb, so rb goes back only with its batch.
+		x.drops = append(x.drops, rb)
+		return err
+	}
+	defer func() { _ = r.mem.Free(rb) }()
+	if err != nil && (ctx.Err() != nil || errors.Is(err, vk.ErrDeviceLost)) {
 		return err
 	}
 	if err := r.ledger.Check(srcSet); err != nil {
