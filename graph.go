@@ -11,8 +11,9 @@ type Graph struct {
 
 // Replay enqueues the recorded work once, after the capturing stream's
 // pending work; consecutive replays need no host wait and run in order. If
-// the submit fails every output of the graph reads as ErrUnwritten
-// (unwrapping to the error) until a replay succeeds.
+// it does not enqueue (the submit fails, or another stream records a
+// window on its slot: ErrStreamCapturing) every output of the graph reads
+// as ErrUnwritten (unwrapping to the error) until a replay succeeds.
 func (g *Graph) Replay() error {
 	if g.dev.isClosed() {
 		return ErrClosed

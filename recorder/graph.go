@@ -192,8 +192,9 @@ func (g *Graph) Writes() []alloc.Claim { return g.writes }
 func (g *Graph) Owner() StreamID { return g.owner }
 
 // Replay submits the graph once on its slot, after the slot's eager work.
-// All or none: a failed submit taints the whole write set with the error,
-// an enqueued one marks it written. Consecutive replays need no host wait.
+// All or none: a replay that does not enqueue (a failed submit, a slot
+// that is recording) taints the whole write set with the error, an
+// enqueued one marks it written. Consecutive replays need no host wait.
 func (g *Graph) Replay() error {
 	b := g.b
 	b.mu.Lock()
@@ -206,7 +207,9 @@ func (g *Graph) Replay() error {
 		return err
 	}
 	if b.win.IsRecording() {
-		return fmt.Errorf("%w: replay on slot %d while it records", ErrStreamCapturing, b.index)
+		err := fmt.Errorf("%w: replay on slot %d while it records", ErrStreamCapturing, b.index)
+		r.ledger.Taint(g.writes, err)
+		return err
 	}
 	if err := b.submitOpen(); err != nil {
 		r.ledger.Taint(g.writes, err)
