@@ -26,6 +26,8 @@ type bufferCore struct {
 	closed  bool
 	staging *recorder.Staging // persistent host staging, once captured
 	slots   uint64            // backend slots that used the buffer (bit mask)
+	users   int               // calls between use and done: Close waits for them
+	idle    sync.Cond         // broadcast when users drops to zero (L is mu, set by free)
 }
 
 // Buffer is n elements of device memory. Its contents are unwritten until
@@ -120,7 +122,10 @@ func bytesOf[T Element](xs []T) []byte {
 }
 
 // use checks that the buffer is open, on the stream's device, and marks
-// the stream's slot as a user of it (Close waits for those slots).
+// the stream's slot as a user of it (Close waits for those slots). A nil
+// error holds the buffer open until the caller's done: Close waits for the
+// call to reach the recorder, so a launch that passed this check cannot be
+// recorded on memory Close already freed.
 func (c *bufferCore) use(s *Stream) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -134,7 +139,18 @@ func (c *bufferCore) use(s *Stream) error {
 		return ErrClosed
 	}
 	c.slots |= 1 << uint(c.dev.rec.Slot(s.id)%64)
+	c.users++
 	return nil
+}
+
+// done ends a use.
+func (c *bufferCore) done() {
+	c.mu.Lock()
+	c.users--
+	if c.users == 0 {
+		c.idle.Broadcast()
+	}
+	c.mu.Unlock()
 }
 
 // Write copies xs (exactly Len elements) into the buffer on the default stream.
@@ -160,6 +176,7 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 	if err := c.use(s); err != nil {
 		return err
 	}
+	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -201,10 +218,12 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 	if err := c.use(s); err != nil {
 		return err
 	}
+	defer c.done()
 	return c.dev.rec.Read(ctx, s.id, c.claim, bytesOf(out))
 }
 
-// Close waits for the streams that used the buffer and frees it. Graphs
+// Close waits for calls using the buffer on other goroutines and for the
+// streams that used it, then frees it. Graphs
 // that recorded it keep its memory (and host staging) until they close.
 // Idempotent.
 func (b *Buffer[T]) Close() error {
@@ -225,6 +244,10 @@ func (c *bufferCore) free() error {
 		return nil
 	}
 	c.closed = true
+	c.idle.L = &c.mu
+	for c.users > 0 {
+		c.idle.Wait()
+	}
 	slots := c.slots
 	c.mu.Unlock()
 	err := c.dev.rec.Quiesce(slots)

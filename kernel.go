@@ -229,6 +229,9 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 	var readWrite uint32
 	for i, c := range cores {
 		if err := c.use(s); err != nil {
+			for _, u := range cores[:i] {
+				u.done()
+			}
 			if errors.Is(err, ErrClosed) {
 				return fmt.Errorf("vkc: kernel %q: buffer %d: %w", k.name, i, err)
 			}
@@ -240,7 +243,11 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 		}
 	}
 	l := recorder.Launch{Args: binds[:len(cores)], Groups: groups, Push: push, ReadWrite: readWrite}
-	return k.dev.rec.Launch(s.id, k.pipe, &l)
+	err := k.dev.rec.Launch(s.id, k.pipe, &l)
+	for _, c := range cores {
+		c.done()
+	}
+	return err
 }
 
 // Close destroys a user kernel after the work using it; graphs that

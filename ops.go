@@ -83,9 +83,11 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := src.core.use(s); err != nil {
 		return err
 	}
+	defer src.core.done()
 	if err := dst.core.use(s); err != nil {
 		return err
 	}
+	defer dst.core.done()
 	return s.dev.rec.Copy(s.id, src.core.claim, dst.core.claim, uint64(src.core.n)*elemSize)
 }
 

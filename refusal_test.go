@@ -38,3 +38,47 @@ func TestReplayRefusedWhileSlotRecordsTaintsOutputs(t *testing.T) {
 	assert.Equal(t, []float32{13, 26, 39}, readAll(t, y), "an enqueued replay writes its outputs again")
 	require.NoError(t, g.Close())
 }
+
+// Closing a buffer while another goroutine launches on it: every launch
+// either runs before the memory is freed or is refused with ErrClosed, so
+// a buffer that reuses the memory afterwards keeps exactly what it was
+// given. (A launch that had passed the buffer's checks used to be recorded
+// after Close freed its memory, and wrote into the next buffer there.)
+func TestBufferCloseWaitsForRacingLaunch(t *testing.T) {
+	dev := openTest(t)
+	const n = 64
+	for i := 0; i < 20; i++ {
+		s := dev.NewStream()
+		x, err := FromSlice(dev, ramp(n, 1))
+		require.NoError(t, err)
+		y, err := FromSlice(dev, ramp(n, 0))
+		require.NoError(t, err)
+		started := make(chan struct{})
+		stopped := make(chan error, 1)
+		go func() {
+			first := true
+			for {
+				err := Axpy(s, 1, x, y)
+				if first {
+					close(started)
+					first = false
+				}
+				if err != nil {
+					stopped <- err
+					return
+				}
+			}
+		}()
+		<-started
+		require.NoError(t, y.Close())
+		require.ErrorIs(t, <-stopped, ErrClosed)
+
+		want := ramp(n, 1000)
+		z, err := FromSlice(dev, want)
+		require.NoError(t, err)
+		require.NoError(t, s.Sync(context.Background()))
+		require.Equal(t, want, readAll(t, z), "round %d", i)
+		require.NoError(t, x.Close())
+		require.NoError(t, z.Close())
+	}
+}
