@@ -3,7 +3,7 @@ package vkc
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
@@ -44,7 +44,13 @@ type Kernel struct {
 	local  [3]uint32
 	tile   [2]uint32 // output elements per workgroup of 2-D catalogue kernels
 	user   bool
-	closed atomic.Bool // Close may race a Launch on another goroutine
+
+	// mu is held shared from Launch's closed check until the launch is
+	// recorded, and exclusively by Close to set closed: a launch racing
+	// Close on another goroutine is recorded before the pipeline is
+	// destroyed, or refused.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // Name is the kernel's name.
@@ -189,7 +195,12 @@ func (b *Buffer[T]) arg() *bufferCore {
 // Launch records the kernel on stream s with the given group counts, push
 // constants (exactly the described size) and buffers, in binding order.
 func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) error {
-	if k.closed.Load() {
+	if k == nil {
+		return fmt.Errorf("vkc: nil kernel")
+	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.closed {
 		return ErrClosed
 	}
 	if uint32(len(push)) != k.push {
@@ -254,7 +265,14 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 // recorded it must be closed first. Idempotent; built-in kernels live
 // until the device closes.
 func (k *Kernel) Close() error {
-	if !k.user || k.closed.Swap(true) {
+	if k == nil || !k.user {
+		return nil
+	}
+	k.mu.Lock()
+	closed := k.closed
+	k.closed = true
+	k.mu.Unlock()
+	if closed {
 		return nil
 	}
 	k.dev.mu.Lock()

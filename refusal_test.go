@@ -82,3 +82,44 @@ func TestBufferCloseWaitsForRacingLaunch(t *testing.T) {
 		require.NoError(t, z.Close())
 	}
 }
+
+// Closing a user kernel while another goroutine launches it: every launch
+// is recorded before the pipeline is destroyed or refused with ErrClosed,
+// never recorded with a destroyed pipeline (the validation layer checks).
+func TestKernelCloseWaitsForRacingLaunch(t *testing.T) {
+	dev := openTest(t)
+	const n = 64
+	x, err := FromSlice(dev, ramp(n, 1))
+	require.NoError(t, err)
+	y, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	spec := affineSpec(t)
+	push := affinePush(2, 1, n)
+	for i := 0; i < 10; i++ {
+		k, err := dev.LoadKernel(spec)
+		require.NoError(t, err)
+		s := dev.NewStream()
+		started := make(chan struct{})
+		stopped := make(chan error, 1)
+		go func() {
+			first := true
+			for {
+				err := k.Launch(s, [3]uint32{1, 1, 1}, push, x, y)
+				if first {
+					close(started)
+					first = false
+				}
+				if err != nil {
+					stopped <- err
+					return
+				}
+			}
+		}()
+		<-started
+		require.NoError(t, k.Close())
+		require.ErrorIs(t, <-stopped, ErrClosed)
+		require.NoError(t, s.Sync(context.Background()))
+	}
+	errs, warns, recent := dev.ValidationMessages()
+	require.Zero(t, errs+warns, "validation messages: %q", recent)
+}
