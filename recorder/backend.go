@@ -277,6 +277,16 @@ func (b *backend) refuseNeighbour(s StreamID, what string) error {
 	return nil
 }
 
+// refuseNeighbourWrite is refuseNeighbour for a call that would write
+// writes: a refused call taints them, so nobody reads what it never wrote.
+func (b *backend) refuseNeighbourWrite(s StreamID, what string, writes []alloc.Claim) error {
+	err := b.refuseNeighbour(s, what)
+	if err != nil && len(writes) > 0 {
+		b.r.ledger.Taint(writes, err)
+	}
+	return err
+}
+
 // checkWait is the gate of every host wait (sync, read): a neighbour is
 // refused; the owner of a recording window dooms it.
 func (b *backend) checkWait(s StreamID, what string) error {

@@ -57,10 +57,7 @@ func (r *Recorder) Launch(s StreamID, pipe *vk.Pipeline, l *Launch) error {
 		return err
 	}
 	b.splitArgs(l.Args, l.ReadWrite)
-	if err := b.refuseNeighbour(s, "launch"); err != nil {
-		if len(b.writes) > 0 {
-			r.ledger.Taint(b.writes, err)
-		}
+	if err := b.refuseNeighbourWrite(s, "launch", b.writes); err != nil {
 		return err
 	}
 	recording := b.win.IsRecording()

@@ -44,8 +44,7 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 		return err
 	}
 	dstSet := []alloc.Claim{dst}
-	if err := b.refuseNeighbour(s, "write"); err != nil {
-		r.ledger.Taint(dstSet, err)
+	if err := b.refuseNeighbourWrite(s, "write", dstSet); err != nil {
 		return err
 	}
 	if b.win.IsActive() && *st == nil {
@@ -263,8 +262,7 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) error {
 		return err
 	}
 	dstSet := []alloc.Claim{dst}
-	if err := b.refuseNeighbour(s, "copy"); err != nil {
-		r.ledger.Taint(dstSet, err)
+	if err := b.refuseNeighbourWrite(s, "copy", dstSet); err != nil {
 		return err
 	}
 	if b.win.IsRecording() {
