@@ -90,3 +90,19 @@ func TestStagedReadFenceFault(t *testing.T) {
 	require.ErrorIs(t, err, cause, "read returned %v", out)
 	assert.Equal(t, []float32{1, 2, 3}, readAll(t, x))
 }
+
+// A staged write whose copy cannot be recorded fails and leaves the
+// destination unwritten: its old bytes are not what the caller wrote.
+func TestStagedWriteFailureTaintsDestination(t *testing.T) {
+	dev, fd := openStagedFaulty(t)
+	x, err := FromSlice(dev, []float32{1, 2, 3})
+	require.NoError(t, err)
+	require.NoError(t, dev.Stream().Sync(context.Background()))
+	cause := &vk.Error{Call: "vkBeginCommandBuffer", Result: vk.ErrorOutOfDevMemory}
+	fd.failNext(callBegin, 1, cause)
+	err = x.Write([]float32{4, 5, 6})
+	require.ErrorIs(t, err, cause)
+	requireUnwrittenBy(t, x, cause)
+	require.NoError(t, x.Write([]float32{7, 8, 9}))
+	assert.Equal(t, []float32{7, 8, 9}, readAll(t, x))
+}

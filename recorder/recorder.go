@@ -211,6 +211,13 @@ func (r *Recorder) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
+	// Every call checks closed under its slot's lock: taking each lock once
+	// waits out a call already past that check, so nothing is submitted
+	// after the device goes idle below.
+	for _, b := range r.backends {
+		b.mu.Lock()
+		b.mu.Unlock()
+	}
 	err := r.dev.WaitIdle()
 	for _, b := range r.backends {
 		b.destroy()

@@ -33,6 +33,9 @@ type Staging struct {
 //     every eager write too, so feeding a graph is a plain write.
 //
 // *st is the buffer's staging (nil before its first capture); Write may set it.
+//
+// A write that fails after the checks taints dst: its old bytes are not what
+// the caller meant to be there.
 func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) error {
 	if uint64(len(data)) > dst.Size {
 		return fmt.Errorf("vkc: write of %d bytes into %d", len(data), dst.Size)
@@ -47,6 +50,16 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 	if err := b.refuseNeighbourWrite(s, "write", dstSet); err != nil {
 		return err
 	}
+	if err := r.write(b, dst, st, data); err != nil {
+		r.ledger.Taint(dstSet, err)
+		return err
+	}
+	return nil
+}
+
+// write is Write past its checks, under the slot's lock.
+func (r *Recorder) write(b *backend, dst alloc.Claim, st **Staging, data []byte) error {
+	dstSet := []alloc.Claim{dst}
 	if b.win.IsActive() && *st == nil {
 		c, err := r.mem.Alloc(alloc.Upload, dst.Size)
 		if err != nil {
@@ -135,25 +148,29 @@ func (r *Recorder) recordWrite(b *backend, dst alloc.Claim, st *Staging, data []
 	return nil
 }
 
-// ReleaseStaging drops the buffer's reference to its staging.
+// ReleaseStaging drops the buffer's reference to its staging. The last
+// reference frees it through Free, so a window recording on another slot
+// that copied from it keeps its range guarded.
 func (r *Recorder) ReleaseStaging(st *Staging) {
 	if st == nil {
 		return
 	}
-	r.unrefStaging(st)
+	if r.unrefStaging(st) {
+		_ = r.Free(st.Claim)
+	}
 }
 
-func (r *Recorder) unrefStaging(st *Staging) {
+// unrefStaging drops one reference and reports whether it was the last;
+// the caller then frees the claim, outside any slot lock (Free takes them).
+func (r *Recorder) unrefStaging(st *Staging) bool {
 	r.stagingMu.Lock()
+	defer r.stagingMu.Unlock()
 	st.refs--
-	last := st.refs == 0
-	if last {
+	if st.refs == 0 {
 		delete(r.staging, st.Claim)
+		return true
 	}
-	r.stagingMu.Unlock()
-	if last {
-		_ = r.mem.Free(st.Claim)
-	}
+	return false
 }
 
 func (r *Recorder) refStaging(st *Staging) {
