@@ -243,8 +243,8 @@ func (g *Graph) Replay() error {
 func (g *Graph) Close() error {
 	b := g.b
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if g.closed {
+		b.mu.Unlock()
 		return nil
 	}
 	g.closed = true
@@ -257,7 +257,10 @@ func (g *Graph) Close() error {
 	switch {
 	case g.r.closed.Load():
 	case b.mayBePending(g.cb):
+		// A failed wait left the buffer possibly pending: it and the sets it
+		// names stay until Close has waited for the device.
 		b.orphans = append(b.orphans, g.cb)
+		g.pins = nil
 	default:
 		g.cb.Free()
 	}
@@ -265,9 +268,13 @@ func (g *Graph) Close() error {
 		e.pins--
 	}
 	g.r.mem.Unguard(g.guards)
-	for _, st := range g.host {
-		g.r.unrefStaging(st)
-	}
+	host := g.host
 	g.pins, g.guards, g.host = nil, nil, nil
+	b.mu.Unlock()
+	for _, st := range host {
+		if g.r.unrefStaging(st) {
+			_ = g.r.Free(st.Claim)
+		}
+	}
 	return err
 }
