@@ -59,6 +59,7 @@ type blockSource struct {
 	r   *Recorder
 }
 
+// NewBlock allocates a page's block and maps it when it is host-visible.
 func (s blockSource) NewBlock(kind alloc.Kind, size uint64) (*vk.Block, error) {
 	use := vk.UseDeviceLocal
 	switch kind {

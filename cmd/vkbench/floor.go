@@ -401,6 +401,7 @@ type tailBuffer struct {
 	buf   []byte
 }
 
+// Write keeps the last limit bytes of what was written so far.
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.limit; over > 0 {
@@ -409,4 +410,5 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String returns the kept tail.
 func (t *tailBuffer) String() string { return string(t.buf) }

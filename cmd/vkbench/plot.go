@@ -114,6 +114,7 @@ type pngCanvas struct {
 	png vgimg.PngCanvas
 }
 
+// WriteTo encodes the canvas as PNG.
 func (c pngCanvas) WriteTo(w io.Writer) (int64, error) { return c.png.WriteTo(w) }
 
 // buildPanel makes one panel from the figures of spec's suite and unit that
