@@ -432,6 +432,8 @@ func computeRatios(figs []Figure, floorOK bool) ([]Ratio, []string) {
 		p64 := map[string]int64{"bytes": 64 << 20}
 		add("transfer", "floor-memcpy/copy", p64, "floor-memcpy", "copy", 1/0.85)
 		add("transfer", "floor-copy-buffer/copy", p64, "floor-copy-buffer", "copy", 1.1)
+		add("transfer", "floor-memcpy/upload", p64, "floor-memcpy", "upload", 1.25)
+		add("transfer", "floor-memcpy/download", p64, "floor-memcpy", "download", 1.25)
 		if _, ok := idx[figureKey("transfer", "floor-memcpy", p64)]; ok {
 			notes = append(notes, "transfer: floor-memcpy/copy compares the device copy with the floor's C memcpy (glibc, which lavapipe's vkCmdCopyBuffer itself calls); floor-copy-buffer/copy with the floor's raw vkCmdCopyBuffer")
 		}

@@ -159,6 +159,8 @@ func TestComputeRatios(t *testing.T) {
 		{"floor-naive/matmul", "matmul", sq, "floor-naive", "matmul", 1.0 / 3},
 		{"floor-memcpy/copy", "transfer", big, "floor-memcpy", "copy", 1 / 0.85},
 		{"floor-copy-buffer/copy", "transfer", big, "floor-copy-buffer", "copy", 1.1},
+		{"floor-memcpy/upload", "transfer", big, "floor-memcpy", "upload", 1.25},
+		{"floor-memcpy/download", "transfer", big, "floor-memcpy", "download", 1.25},
 	}
 	for _, c := range cases {
 		r, ok := got[c.name]
