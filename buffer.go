@@ -27,7 +27,14 @@ type bufferCore struct {
 	staging *recorder.Staging // persistent host staging, once captured
 	slots   uint64            // backend slots that used the buffer (bit mask)
 	users   int               // calls between use and done: Close waits for them
-	idle    sync.Cond         // broadcast when users drops to zero (L is mu, set by free)
+	idle    sync.Cond         // broadcast when users drops to zero; L is &mu
+}
+
+// newBufferCore wraps claim c of n elements.
+func newBufferCore(d *Device, c alloc.Claim, n int) *bufferCore {
+	b := &bufferCore{dev: d, claim: c, n: n}
+	b.idle.L = &b.mu
+	return b
 }
 
 // Buffer is n elements of device memory. Its contents are unwritten until
@@ -54,7 +61,7 @@ func newCore(d *Device, n int) (*bufferCore, error) {
 		return nil, err
 	}
 	d.rec.Ledger().Taint([]alloc.Claim{c}, errNeverWritten)
-	b := &bufferCore{dev: d, claim: c, n: n}
+	b := newBufferCore(d, c, n)
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -244,7 +251,6 @@ func (c *bufferCore) free() error {
 		return nil
 	}
 	c.closed = true
-	c.idle.L = &c.mu
 	for c.users > 0 {
 		c.idle.Wait()
 	}

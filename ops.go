@@ -153,7 +153,7 @@ func (d *Device) temp(n int) (*bufferCore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bufferCore{dev: d, claim: c, n: n}, nil
+	return newBufferCore(d, c, n), nil
 }
 
 // reduce sums n values of src into out[0], through partials as needed.
