@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"sort"
 )
 
@@ -360,16 +362,54 @@ func variableAccess(vd, bd *decorations, block spirvType) Access {
 }
 
 // typeSize is the byte size of a push-constant type: scalars, vectors,
-// matrices, arrays with an ArrayStride and structs with member Offsets.
+// matrices, arrays with an ArrayStride and structs with member Offsets. A
+// size above 4 GiB is an error rather than a wrapped-around uint32 that
+// could match a small description.
 func typeSize(id uint32, types map[uint32]spirvType, constants map[uint32]uint32, decos map[uint32]*decorations) (uint32, error) {
-	return typeSizeDepth(id, types, constants, decos, 0)
+	s := typeSizer{types: types, constants: constants, decos: decos, sized: map[uint32]uint64{}}
+	size, err := s.size(id, 0)
+	return uint32(size), err
 }
 
-func typeSizeDepth(id uint32, types map[uint32]spirvType, constants map[uint32]uint32, decos map[uint32]*decorations, depth int) (uint32, error) {
+// typeSizer sizes types once each: a type used by many members of many
+// structs would otherwise be walked once per path to it, exponentially
+// many in the nesting depth.
+type typeSizer struct {
+	types     map[uint32]spirvType
+	constants map[uint32]uint32
+	decos     map[uint32]*decorations
+	sized     map[uint32]uint64
+}
+
+// maxTypeSize bounds every size so that products of sizes and counts fit
+// in 64 bits; no push-constant block comes near it.
+const maxTypeSize = math.MaxUint32
+
+// product is a*b, or an error for type id when it exceeds maxTypeSize.
+func product(id uint32, a, b uint64) (uint64, error) {
+	if hi, lo := bits.Mul64(a, b); hi != 0 || lo > maxTypeSize {
+		return 0, fmt.Errorf("%w: push-constant type %%%d is larger than 4 GiB", ErrInvalidSPIRV, id)
+	}
+	return a * b, nil
+}
+
+func (s *typeSizer) size(id uint32, depth int) (uint64, error) {
+	if size, ok := s.sized[id]; ok {
+		return size, nil
+	}
+	size, err := s.measure(id, depth)
+	if err != nil {
+		return 0, err
+	}
+	s.sized[id] = size
+	return size, nil
+}
+
+func (s *typeSizer) measure(id uint32, depth int) (uint64, error) {
 	if depth > 32 {
 		return 0, fmt.Errorf("%w: push-constant type nested too deeply", ErrInvalidSPIRV)
 	}
-	t, ok := types[id]
+	t, ok := s.types[id]
 	if !ok {
 		return 0, fmt.Errorf("%w: push-constant member type %%%d is not a type this reader sizes", ErrInvalidSPIRV, id)
 	}
@@ -382,7 +422,7 @@ func typeSizeDepth(id uint32, types map[uint32]spirvType, constants map[uint32]u
 	switch t.op {
 	case opTypeInt, opTypeFloat:
 		width, err := operand(0)
-		return width / 8, err
+		return uint64(width / 8), err
 	case opTypeVector:
 		comp, err := operand(0)
 		if err != nil {
@@ -392,8 +432,11 @@ func typeSizeDepth(id uint32, types map[uint32]spirvType, constants map[uint32]u
 		if err != nil {
 			return 0, err
 		}
-		size, err := typeSizeDepth(comp, types, constants, decos, depth+1)
-		return size * n, err
+		size, err := s.size(comp, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		return product(id, size, uint64(n))
 	case opTypeArray:
 		elem, err := operand(0)
 		if err != nil {
@@ -403,15 +446,15 @@ func typeSizeDepth(id uint32, types map[uint32]spirvType, constants map[uint32]u
 		if err != nil {
 			return 0, err
 		}
-		length, ok := constants[lengthID]
-		d := decos[id]
+		length, ok := s.constants[lengthID]
+		d := s.decos[id]
 		if !ok || d == nil || d.arrayStride == 0 {
 			return 0, fmt.Errorf("%w: push-constant array %%%d without constant length or ArrayStride", ErrInvalidSPIRV, id)
 		}
-		if _, err := typeSizeDepth(elem, types, constants, decos, depth+1); err != nil {
+		if _, err := s.size(elem, depth+1); err != nil {
 			return 0, err
 		}
-		return length * d.arrayStride, nil
+		return product(id, uint64(length), uint64(d.arrayStride))
 	case opTypeMatrix:
 		cols, err := operand(1)
 		if err != nil {
@@ -421,23 +464,28 @@ func typeSizeDepth(id uint32, types map[uint32]spirvType, constants map[uint32]u
 		if err != nil {
 			return 0, err
 		}
-		colSize, err := typeSizeDepth(colType, types, constants, decos, depth+1)
-		return cols * colSize, err
+		colSize, err := s.size(colType, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		return product(id, uint64(cols), colSize)
 	case opTypeStruct:
-		d := decos[id]
-		var size uint32
+		d := s.decos[id]
+		var size uint64
 		for m, member := range t.words {
-			var offset uint32
+			var offset uint64
 			if d != nil {
-				offset = d.memberOffset[uint32(m)]
+				offset = uint64(d.memberOffset[uint32(m)])
 			}
-			ms, err := typeSizeDepth(member, types, constants, decos, depth+1)
+			ms, err := s.size(member, depth+1)
 			if err != nil {
 				return 0, err
 			}
-			if end := offset + ms; end > size {
-				size = end
+			end, err := product(id, offset+ms, 1)
+			if err != nil {
+				return 0, err
 			}
+			size = max(size, end)
 		}
 		return size, nil
 	default:

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -232,4 +233,72 @@ func FuzzInspect(f *testing.F) {
 			assert.True(t, prev.Set < cur.Set || (prev.Set == cur.Set && prev.Binding < cur.Binding), "bindings sorted and distinct")
 		}
 	})
+}
+
+// pushModule assembles a module with no entry point whose only content is
+// a push-constant block typed by the instructions given (result ids from
+// 10 up are the caller's; %1 is uint32, the block struct is %blockID).
+func pushModule(blockID uint32, instructions ...[]uint32) []byte {
+	words := []uint32{spirvMagic, 0x00010300, 0, 100, 0,
+		4<<16 | opTypeInt, 1, 32, 0}
+	for _, in := range instructions {
+		words = append(words, uint32(len(in))<<16|in[0])
+		words = append(words, in[1:]...)
+	}
+	words = append(words,
+		4<<16|opTypePointer, 2, storageClassPushConstant, blockID,
+		4<<16|opVariable, 2, 3, storageClassPushConstant)
+	code := make([]byte, 0, 4*len(words))
+	for _, w := range words {
+		code = binary.LittleEndian.AppendUint32(code, w)
+	}
+	return code
+}
+
+func TestInspectRefusesAPushBlockWhoseSizeOverflows(t *testing.T) {
+	// uint32 pc[0x40000001] with ArrayStride 4 is 4 GiB + 4 bytes: its
+	// size must not wrap around to 4 and match a 4-byte description.
+	code := pushModule(12,
+		[]uint32{opConstant, 1, 10, 0x40000001},
+		[]uint32{opTypeArray, 11, 1, 10},
+		[]uint32{opDecorate, 11, decorationArrayStride, 4},
+		[]uint32{opTypeStruct, 12, 11},
+		[]uint32{opMemberDecorate, 12, 0, decorationOffset, 0},
+	)
+	mod, err := Inspect(code)
+	require.ErrorIs(t, err, ErrInvalidSPIRV, "push size read as %d", mod.PushSize)
+}
+
+func TestInspectSizesASharedPushTypeOnce(t *testing.T) {
+	// Thirty struct levels, each of sixteen members (all at offset 0) of
+	// the level below: a reader that sizes every use of a type again walks
+	// 16^30 paths. The block is one uint32.
+	const levels, members = 30, 16
+	var ins [][]uint32
+	prev := uint32(1)
+	for l := uint32(0); l < levels; l++ {
+		id := 10 + l
+		st := []uint32{opTypeStruct, id}
+		for m := 0; m < members; m++ {
+			st = append(st, prev)
+		}
+		ins = append(ins, st)
+		prev = id
+	}
+	type result struct {
+		mod Module
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		mod, err := Inspect(pushModule(prev, ins...))
+		done <- result{mod, err}
+	}()
+	select {
+	case res := <-done:
+		require.NoError(t, res.err)
+		assert.Equal(t, uint32(4), res.mod.PushSize)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Inspect did not return: it sizes each use of a shared type again")
+	}
 }
