@@ -15,8 +15,11 @@ import (
 // CommandPool allocates command buffers that can be reset one by one.
 // A pool and its buffers belong to one backend stream (external sync).
 type CommandPool struct {
-	dev       *Device
-	pool      vulkan.CommandPool
+	dev  *Device
+	pool vulkan.CommandPool
+	// allocated counts buffers not yet freed: destroying the pool frees
+	// them with it, so Destroy settles their live count.
+	allocated int
 	destroyed bool
 }
 
@@ -51,6 +54,9 @@ func (p *CommandPool) Allocate() (*CommandBuffer, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
+	if p.destroyed {
+		return nil, ErrClosed
+	}
 	ai := vulkan.CommandBufferAllocateInfo{SType: vulkan.StructureTypeCommandBufferAllocateInfo,
 		CommandPool: p.pool, Level: vulkan.CommandBufferLevelPrimary, CommandBufferCount: 1}
 	cbs := make([]vulkan.CommandBuffer, 1)
@@ -58,33 +64,39 @@ func (p *CommandPool) Allocate() (*CommandBuffer, error) {
 		return nil, err
 	}
 	d.live[ObjCommandBuffer].Add(1)
+	p.allocated++
 	st := (*C.vkc_cmd)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_cmd{}))))
 	st.cb = *(*C.VkCommandBuffer)(unsafe.Pointer(&cbs[0]))
 	return &CommandBuffer{pool: p, cb: cbs[0], state: st}, nil
 }
 
 // Free returns the buffer to its pool; idempotent. The caller guarantees
-// it is not pending execution.
+// it is not pending execution. After the pool's Destroy, which freed the
+// buffer with it, only the host-side state is left to free.
 func (c *CommandBuffer) Free() {
 	if c == nil || c.state == nil {
 		return
 	}
-	d := c.pool.dev
-	cbs := []vulkan.CommandBuffer{c.cb}
-	vulkan.FreeCommandBuffers(d.handle, c.pool.pool, 1, cbs)
-	d.live[ObjCommandBuffer].Add(-1)
+	if p := c.pool; !p.destroyed {
+		cbs := []vulkan.CommandBuffer{c.cb}
+		vulkan.FreeCommandBuffers(p.dev.handle, p.pool, 1, cbs)
+		p.dev.live[ObjCommandBuffer].Add(-1)
+		p.allocated--
+	}
 	C.free(unsafe.Pointer(c.state))
 	c.state = nil
 }
 
-// Destroy destroys the pool (and implicitly its buffers); idempotent.
-// Buffers should be freed first so the live counts stay exact.
+// Destroy destroys the pool and the buffers still allocated from it;
+// idempotent. Those buffers' Free then only releases their host state.
 func (p *CommandPool) Destroy() {
 	if p == nil || p.destroyed {
 		return
 	}
 	p.destroyed = true
 	vulkan.DestroyCommandPool(p.dev.handle, p.pool, nil)
+	p.dev.live[ObjCommandBuffer].Add(-int64(p.allocated))
+	p.allocated = 0
 	p.dev.live[ObjCommandPool].Add(-1)
 }
 

@@ -234,3 +234,18 @@ func BenchmarkRecordDispatch(b *testing.B) {
 	}
 	require.NoError(b, d.End(r.cb))
 }
+
+func TestCommandPoolDestroyAccountsForItsBuffers(t *testing.T) {
+	d := fixture(t)
+	pool, err := d.NewCommandPool()
+	require.NoError(t, err)
+	cb, err := pool.Allocate()
+	require.NoError(t, err)
+	pool.Destroy()
+	assert.Zero(t, d.LiveCount(ObjCommandBuffer), "destroying the pool frees its buffers")
+	cb.Free() // after the pool: only the host state is left to free
+	cb.Free()
+	assert.Zero(t, d.LiveCount(ObjCommandBuffer))
+	_, err = pool.Allocate()
+	assert.ErrorIs(t, err, ErrClosed)
+}
