@@ -7,6 +7,7 @@ package vk
 import "C"
 
 import (
+	"fmt"
 	"unsafe"
 
 	vulkan "github.com/vulkan-go/vulkan"
@@ -141,10 +142,14 @@ type QueryPool struct {
 	destroyed bool
 }
 
-// NewTimestampPool creates count timestamp queries.
+// NewTimestampPool creates count timestamp queries (at least one: Vulkan
+// has no empty query pool).
 func (d *Device) NewTimestampPool(count uint32) (*QueryPool, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
+	}
+	if count == 0 {
+		return nil, fmt.Errorf("vkc: timestamp pool of zero queries")
 	}
 	ci := vulkan.QueryPoolCreateInfo{SType: vulkan.StructureTypeQueryPoolCreateInfo, QueryType: vulkan.QueryTypeTimestamp, QueryCount: count}
 	var qp vulkan.QueryPool
@@ -158,8 +163,12 @@ func (d *Device) NewTimestampPool(count uint32) (*QueryPool, error) {
 func (q *QueryPool) c() C.VkQueryPool { return *(*C.VkQueryPool)(unsafe.Pointer(&q.pool)) }
 
 // Results waits for and returns count timestamps starting at first, in ticks
-// (multiply by Limits.TimestampPeriod for nanoseconds).
+// (multiply by Limits.TimestampPeriod for nanoseconds). Queries past the
+// pool's end are an error: the driver would read outside the pool.
 func (q *QueryPool) Results(first, count uint32) ([]uint64, error) {
+	if uint64(first)+uint64(count) > uint64(q.count) {
+		return nil, fmt.Errorf("vkc: timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count)
+	}
 	out := make([]uint64, count)
 	if count == 0 {
 		return out, nil

@@ -249,3 +249,16 @@ func TestCommandPoolDestroyAccountsForItsBuffers(t *testing.T) {
 	_, err = pool.Allocate()
 	assert.ErrorIs(t, err, ErrClosed)
 }
+
+func TestTimestampPoolRefusesQueriesItDoesNotHave(t *testing.T) {
+	d := fixture(t)
+	_, err := d.NewTimestampPool(0)
+	assert.Error(t, err)
+	q, err := d.NewTimestampPool(2)
+	require.NoError(t, err)
+	defer q.Destroy()
+	_, err = q.Results(1, 2)
+	assert.Error(t, err)
+	_, err = q.Results(math.MaxUint32, 2)
+	assert.Error(t, err)
+}
