@@ -182,7 +182,7 @@ func (c *setCache) trim(done uint64) {
 
 func (c *setCache) destroy() {
 	for _, pool := range c.pools {
-		pool.Destroy(c.outstand[pool])
+		pool.Destroy()
 	}
 	c.pools, c.m, c.head, c.tail, c.last = nil, nil, nil, nil, nil
 }

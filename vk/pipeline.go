@@ -213,6 +213,7 @@ func (p *Pipeline) Destroy() {
 type DescriptorPool struct {
 	dev       *Device
 	pool      vulkan.DescriptorPool
+	allocated int // sets allocated and not freed, settled in the live count by Destroy
 	destroyed bool
 }
 
@@ -246,26 +247,31 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 		return DescriptorSet{}, err
 	}
 	d.live[ObjDescriptorSet].Add(1)
+	dp.allocated++
 	return DescriptorSet{set: set}, nil
 }
 
 // Free returns a set to the pool. The caller guarantees no pending command
-// buffer references it.
+// buffer references it. After Destroy it is a no-op (the pool freed it).
 func (dp *DescriptorPool) Free(s DescriptorSet) {
+	if dp.destroyed {
+		return
+	}
+	dp.allocated--
 	set := s.set
 	vulkan.FreeDescriptorSets(dp.dev.handle, dp.pool, 1, &set)
 	dp.dev.live[ObjDescriptorSet].Add(-1)
 }
 
 // Destroy frees the pool and every set still allocated from it; idempotent.
-// outstanding is the number of sets not yet freed, for the live count.
-func (dp *DescriptorPool) Destroy(outstanding int) {
+func (dp *DescriptorPool) Destroy() {
 	if dp == nil || dp.destroyed {
 		return
 	}
 	dp.destroyed = true
 	vulkan.DestroyDescriptorPool(dp.dev.handle, dp.pool, nil)
-	dp.dev.live[ObjDescriptorSet].Add(-int64(outstanding))
+	dp.dev.live[ObjDescriptorSet].Add(-int64(dp.allocated))
+	dp.allocated = 0
 	dp.dev.live[ObjDescriptorPool].Add(-1)
 }
 

@@ -119,7 +119,7 @@ func (r *axpyRig) close() {
 	r.cb.Free()
 	r.cp.Destroy()
 	r.pool.Free(r.set)
-	r.pool.Destroy(0)
+	r.pool.Destroy()
 	r.pipe.Destroy()
 	r.x.Release()
 	r.y.Release()
@@ -261,4 +261,26 @@ func TestTimestampPoolRefusesQueriesItDoesNotHave(t *testing.T) {
 	assert.Error(t, err)
 	_, err = q.Results(math.MaxUint32, 2)
 	assert.Error(t, err)
+}
+
+func TestDescriptorPoolCountsItsSets(t *testing.T) {
+	d := fixture(t)
+	code, err := os.ReadFile("testdata/axpy.spv")
+	require.NoError(t, err)
+	p, err := d.NewPipeline(code, PipelineDesc{Bindings: 2, PushSize: 8})
+	require.NoError(t, err)
+	defer p.Destroy()
+	pool, err := d.NewDescriptorPool(4)
+	require.NoError(t, err)
+	a, err := pool.Allocate(p)
+	require.NoError(t, err)
+	_, err = pool.Allocate(p)
+	require.NoError(t, err)
+	pool.Free(a)
+	assert.Equal(t, int64(1), d.LiveCount(ObjDescriptorSet))
+	pool.Destroy()
+	assert.Zero(t, d.LiveCount(ObjDescriptorSet), "Destroy settles the sets still allocated")
+	pool.Free(a) // after Destroy: harmless, no double count
+	pool.Destroy()
+	assert.Zero(t, d.LiveCount(ObjDescriptorSet))
 }

@@ -94,7 +94,6 @@ type rawAxpy struct {
 	pipe   *vk.Pipeline
 	pool   *vk.DescriptorPool
 	set    vk.DescriptorSet
-	sets   int // sets allocated from pool, for its live count
 	cmds   *vk.CommandPool
 	replay *vk.CommandBuffer // recorded once, resubmitted
 	batch  *vk.CommandBuffer // re-recorded every run
@@ -143,7 +142,6 @@ func newRawAxpy(raw *rawDevice, xs []float32, k int) (_ *rawAxpy, err error) {
 	if a.set, err = a.pool.Allocate(a.pipe); err != nil {
 		return nil, err
 	}
-	a.sets = 1
 	d.UpdateSet(a.set, []vk.BufferRange{{Block: a.x, Offset: 0, Range: size}, {Block: a.y, Offset: 0, Range: size}})
 	if a.cmds, err = d.NewCommandPool(); err != nil {
 		return nil, err
@@ -241,7 +239,7 @@ func (a *rawAxpy) Close() {
 		a.cmds.Destroy()
 	}
 	if a.pool != nil {
-		a.pool.Destroy(a.sets)
+		a.pool.Destroy()
 	}
 	if a.pipe != nil {
 		a.pipe.Destroy()
