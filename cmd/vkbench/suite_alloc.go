@@ -14,13 +14,11 @@ func allocSizes() []int64 { return []int64{4 << 10, 1 << 20} }
 // (NewBuffer then Close) against one vkAllocateMemory + vkCreateBuffer per
 // buffer (vk.Device.AllocateBlock then Release) on the raw path.
 func runAlloc(cfg settings) (*suiteResult, error) {
-	dev, err := openDevice(cfg)
+	dev, res, env, err := openSuite(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer dev.Close()
-	res := &suiteResult{Device: describeDevice(dev.Info())}
-	env := lavapipeEnv(dev.Info())
 	raw, err := openRaw(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("raw path: %w", err)

@@ -57,13 +57,11 @@ func checkChain(what string, k int, xs, ys []float32, launches int) error {
 // vkc (one submit per launch, batched, captured and replayed) and two on
 // the raw vk/ path (replay, re-recorded batch), in ns per launch.
 func runDispatch(cfg settings) (*suiteResult, error) {
-	dev, err := openDevice(cfg)
+	dev, res, env, err := openSuite(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer dev.Close()
-	res := &suiteResult{Device: describeDevice(dev.Info())}
-	env := lavapipeEnv(dev.Info())
 	xs := dispatchX()
 	x, err := vkc.FromSlice(dev, xs)
 	if err != nil {

@@ -61,13 +61,11 @@ func checkMatmul(sh matmulShape, a, b, c []float32) error {
 // runMatmul measures vkc.Matmul in GFLOP/s (2·m·n·k per product), checking
 // every shape's result against a float64 reference.
 func runMatmul(cfg settings) (*suiteResult, error) {
-	dev, err := openDevice(cfg)
+	dev, res, env, err := openSuite(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer dev.Close()
-	res := &suiteResult{Device: describeDevice(dev.Info())}
-	env := lavapipeEnv(dev.Info())
 	for _, sh := range matmulShapes(cfg.quick) {
 		if err := matmulShapeRun(cfg, dev, sh, env, res); err != nil {
 			return nil, fmt.Errorf("matmul %dx%dx%d: %w", sh.m, sh.n, sh.k, err)

@@ -128,6 +128,16 @@ func openDevice(cfg settings) (*vkc.Device, error) {
 	return vkc.Open(opts...)
 }
 
+// openSuite opens the device a suite measures and starts its result with
+// the device header and the environment its figures ran under.
+func openSuite(cfg settings) (*vkc.Device, *suiteResult, map[string]string, error) {
+	dev, err := openDevice(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return dev, &suiteResult{Device: describeDevice(dev.Info())}, lavapipeEnv(dev.Info()), nil
+}
+
 // describeDevice turns the device's information into the report's header.
 func describeDevice(info vkc.DeviceInfo) DeviceDesc {
 	return DeviceDesc{

@@ -57,14 +57,12 @@ func sampleDiff(what string, want, got []uint32) error {
 // slice) and device-to-device copy (vkc.Copy) in GB/s, beside Go's copy of
 // two pre-faulted host slices of the same size ("memcpy").
 func runTransfer(cfg settings) (*suiteResult, error) {
-	dev, err := openDevice(cfg)
+	dev, res, env, err := openSuite(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer dev.Close()
 	info := dev.Info()
-	res := &suiteResult{Device: describeDevice(info)}
-	env := lavapipeEnv(info)
 	sizes, capped := transferSizes(cfg.quick, uint64(info.Limits.MaxStorageBufferRange))
 	if capped {
 		res.Notes = append(res.Notes, fmt.Sprintf("transfer: sizes stop at %s, the device's maxStorageBufferRange (%d bytes)",
