@@ -127,15 +127,20 @@ int vkc_load_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice de
 }
 
 VkResult vkc_cmd_begin(const vkc_fns *f, vkc_cmd *c, VkCommandBufferUsageFlags flags) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	c->bound_pipeline = VK_NULL_HANDLE;
 	c->bound_set = VK_NULL_HANDLE;
 	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = flags };
 	return f->begin(c->cb, &bi);
 }
 
-VkResult vkc_cmd_end(const vkc_fns *f, vkc_cmd *c) { return f->end(c->cb); }
+VkResult vkc_cmd_end(const vkc_fns *f, vkc_cmd *c) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
+	return f->end(c->cb);
+}
 
 VkResult vkc_cmd_reset(const vkc_fns *f, vkc_cmd *c) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	c->bound_pipeline = VK_NULL_HANDLE;
 	c->bound_set = VK_NULL_HANDLE;
 	return f->reset(c->cb, 0);
@@ -143,11 +148,13 @@ VkResult vkc_cmd_reset(const vkc_fns *f, vkc_cmd *c) {
 
 void vkc_cmd_barrier(const vkc_fns *f, vkc_cmd *c, VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage,
 		VkAccessFlags src_access, VkAccessFlags dst_access) {
+	if (!f) return; // the device was closed
 	VkMemoryBarrier mb = { .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access };
 	f->barrier(c->cb, src_stage, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 void vkc_cmd_dispatch(const vkc_fns *f, vkc_cmd *c) {
+	if (!f) return; // the device was closed
 	if (c->barrier) vkc_cmd_barrier(f, c, c->src_stage, c->dst_stage, c->src_access, c->dst_access);
 	if (c->bound_pipeline != c->pipeline) {
 		f->bindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipeline);
@@ -163,36 +170,52 @@ void vkc_cmd_dispatch(const vkc_fns *f, vkc_cmd *c) {
 }
 
 void vkc_cmd_copy(const vkc_fns *f, vkc_cmd *c, VkBuffer src, VkBuffer dst, VkDeviceSize src_off, VkDeviceSize dst_off, VkDeviceSize size) {
+	if (!f) return; // the device was closed
 	VkBufferCopy r = { .srcOffset = src_off, .dstOffset = dst_off, .size = size };
 	f->copyBuffer(c->cb, src, dst, 1, &r);
 }
 
 void vkc_cmd_fill(const vkc_fns *f, vkc_cmd *c, VkBuffer dst, VkDeviceSize off, VkDeviceSize size, uint32_t word) {
+	if (!f) return; // the device was closed
 	f->fillBuffer(c->cb, dst, off, size, word);
 }
 
 void vkc_cmd_timestamp(const vkc_fns *f, vkc_cmd *c, VkQueryPool pool, uint32_t query) {
+	if (!f) return; // the device was closed
 	f->writeTimestamp(c->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, query);
 }
 
 void vkc_cmd_reset_queries(const vkc_fns *f, vkc_cmd *c, VkQueryPool pool, uint32_t first, uint32_t count) {
+	if (!f) return; // the device was closed
 	f->resetQueryPool(c->cb, pool, first, count);
 }
 
 VkResult vkc_submit(const vkc_fns *f, VkCommandBuffer cb, VkFence fence) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	VkSubmitInfo si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = cb ? 1 : 0, .pCommandBuffers = &cb };
 	return f->submit(f->queue, 1, &si, fence);
 }
 
 VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t timeout_ns) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	return f->waitFences(f->dev, 1, &fence, VK_TRUE, timeout_ns);
 }
 
-VkResult vkc_reset_fence(const vkc_fns *f, VkFence fence) { return f->resetFences(f->dev, 1, &fence); }
-VkResult vkc_fence_status(const vkc_fns *f, VkFence fence) { return f->fenceStatus(f->dev, fence); }
-VkResult vkc_queue_wait_idle(const vkc_fns *f) { return f->queueWaitIdle(f->queue); }
+VkResult vkc_reset_fence(const vkc_fns *f, VkFence fence) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
+	return f->resetFences(f->dev, 1, &fence);
+}
+VkResult vkc_fence_status(const vkc_fns *f, VkFence fence) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
+	return f->fenceStatus(f->dev, fence);
+}
+VkResult vkc_queue_wait_idle(const vkc_fns *f) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
+	return f->queueWaitIdle(f->queue);
+}
 
 void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, const vkc_ranges *r) {
+	if (!f) return; // the device was closed
 	VkDescriptorBufferInfo bi[VKC_MAX_BINDINGS];
 	VkWriteDescriptorSet w[VKC_MAX_BINDINGS];
 	uint32_t n = r->count > VKC_MAX_BINDINGS ? VKC_MAX_BINDINGS : r->count;
@@ -205,16 +228,19 @@ void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, const vkc_ranges *r) 
 }
 
 VkResult vkc_query_results(const vkc_fns *f, VkQueryPool pool, uint32_t first, uint32_t count, uint64_t *out) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	return f->queryResults(f->dev, pool, first, count, sizeof(uint64_t) * count, out, sizeof(uint64_t),
 		VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
 }
 
 VkResult vkc_flush(const vkc_fns *f, VkDeviceMemory mem, VkDeviceSize off, VkDeviceSize size) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	VkMappedMemoryRange r = { .sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = mem, .offset = off, .size = size };
 	return f->flush(f->dev, 1, &r);
 }
 
 VkResult vkc_invalidate(const vkc_fns *f, VkDeviceMemory mem, VkDeviceSize off, VkDeviceSize size) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	VkMappedMemoryRange r = { .sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = mem, .offset = off, .size = size };
 	return f->invalidate(f->dev, 1, &r);
 }

@@ -161,6 +161,9 @@ func (d *Device) check(call string, r Result) error {
 	if r == ErrorDeviceLostCode {
 		d.lost.Store(true)
 	}
+	if r == ErrorInitFailed && d.closed.Load() {
+		return fmt.Errorf("%s: %w", call, ErrClosed) // cvk.c refuses calls once the device is closed
+	}
 	return &Error{Call: call, Result: r}
 }
 

@@ -76,16 +76,25 @@ type Dispatch struct {
 
 // Begin starts recording with the given usage flags.
 func (d *Device) Begin(cb *CommandBuffer, flags uint32) error {
+	if cb.state == nil {
+		return ErrClosed
+	}
 	return d.check("vkBeginCommandBuffer", Result(C.vkc_cmd_begin(d.fns, cb.state, C.VkCommandBufferUsageFlags(flags))))
 }
 
 // End finishes recording.
 func (d *Device) End(cb *CommandBuffer) error {
+	if cb.state == nil {
+		return ErrClosed
+	}
 	return d.check("vkEndCommandBuffer", Result(C.vkc_cmd_end(d.fns, cb.state)))
 }
 
 // Reset returns a command buffer to the initial state.
 func (d *Device) Reset(cb *CommandBuffer) error {
+	if cb.state == nil {
+		return ErrClosed
+	}
 	return d.check("vkResetCommandBuffer", Result(C.vkc_cmd_reset(d.fns, cb.state)))
 }
 
@@ -93,6 +102,9 @@ func (d *Device) Reset(cb *CommandBuffer) error {
 // (and the barrier first when asked) in one cgo call. It allocates nothing:
 // the fields are written into the command buffer's C scratch.
 func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
+	if cb.state == nil {
+		return // a freed command buffer records nothing
+	}
 	st := cb.state
 	st.pipeline = *(*C.VkPipeline)(unsafe.Pointer(&x.Pipeline.pipeline))
 	st.layout = *(*C.VkPipelineLayout)(unsafe.Pointer(&x.Pipeline.layout))
@@ -112,27 +124,42 @@ func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
 
 // CmdBarrier records one global memory barrier.
 func (d *Device) CmdBarrier(cb *CommandBuffer, b Barrier) {
+	if cb.state == nil {
+		return // a freed command buffer records nothing
+	}
 	C.vkc_cmd_barrier(d.fns, cb.state, C.VkPipelineStageFlags(b.SrcStage), C.VkPipelineStageFlags(b.DstStage),
 		C.VkAccessFlags(b.SrcAccess), C.VkAccessFlags(b.DstAccess))
 }
 
 // CmdCopy records a buffer-to-buffer copy between blocks.
 func (d *Device) CmdCopy(cb *CommandBuffer, src *Block, srcOff uint64, dst *Block, dstOff, size uint64) {
+	if cb.state == nil {
+		return // a freed command buffer records nothing
+	}
 	C.vkc_cmd_copy(d.fns, cb.state, src.cBuffer(), dst.cBuffer(), C.VkDeviceSize(srcOff), C.VkDeviceSize(dstOff), C.VkDeviceSize(size))
 }
 
 // CmdFill records a fill of size bytes (a multiple of 4) with a 32-bit word.
 func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word uint32) {
+	if cb.state == nil {
+		return // a freed command buffer records nothing
+	}
 	C.vkc_cmd_fill(d.fns, cb.state, dst.cBuffer(), C.VkDeviceSize(off), C.VkDeviceSize(size), C.uint32_t(word))
 }
 
 // CmdResetQueries records a reset of count queries from first.
 func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count uint32) {
+	if cb.state == nil {
+		return // a freed command buffer records nothing
+	}
 	C.vkc_cmd_reset_queries(d.fns, cb.state, q.c(), C.uint32_t(first), C.uint32_t(count))
 }
 
 // CmdTimestamp records a bottom-of-pipe timestamp into query.
 func (d *Device) CmdTimestamp(cb *CommandBuffer, q *QueryPool, query uint32) {
+	if cb.state == nil {
+		return // a freed command buffer records nothing
+	}
 	C.vkc_cmd_timestamp(d.fns, cb.state, q.c(), C.uint32_t(query))
 }
 

@@ -284,3 +284,33 @@ func TestDescriptorPoolCountsItsSets(t *testing.T) {
 	pool.Destroy()
 	assert.Zero(t, d.LiveCount(ObjDescriptorSet))
 }
+
+// Calls on a closed device, or with a freed command buffer, fail or do
+// nothing instead of crashing in C.
+func TestCallsAfterCloseDoNotCrash(t *testing.T) {
+	in, err := NewInstance(InstanceOptions{})
+	require.NoError(t, err)
+	defer in.Close()
+	d, err := in.OpenDevice(0)
+	require.NoError(t, err)
+	r := newAxpyRig(t, d, 64)
+	kept, err := d.NewFence() // outlives the device on purpose: only its Go handle is used below
+	require.NoError(t, err)
+	freed, err := r.cp.Allocate()
+	require.NoError(t, err)
+	freed.Free()
+	require.ErrorIs(t, d.Begin(freed, OneTimeSubmit), ErrClosed)
+	d.CmdBarrier(freed, BarrierAll)
+	r.close()
+	d.Close()
+	assert.ErrorIs(t, d.Begin(r.cb, OneTimeSubmit), ErrClosed, "the command buffer was freed with the rig")
+	assert.ErrorIs(t, d.Submit(nil, nil), ErrClosed)
+	_, err = d.WaitFence(r.f, 0)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, d.WaitIdle(), ErrClosed)
+	assert.ErrorIs(t, d.ResetFence(kept), ErrClosed)
+	_, err = d.FenceSignaled(kept)
+	assert.ErrorIs(t, err, ErrClosed)
+	_, err = d.AllocateBlock(UseUpload, 64)
+	assert.ErrorIs(t, err, ErrClosed)
+}
