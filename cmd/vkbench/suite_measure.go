@@ -63,44 +63,74 @@ type measureSpec struct {
 // passed, and returns the median of the runs' seconds per unit. One
 // untimed op first warms caches, pipelines and memory pools.
 func measure(cfg settings, spec measureSpec) (secondsPerUnit float64, err error) {
+	per, errs := measureInterleaved(cfg, []measureSpec{spec})
+	return per[0], errs[0]
+}
+
+// measureInterleaved times several figures round-robin: each of the count
+// rounds takes one run of every spec in turn, so figures that are compared
+// with each other (a copy and memcpy) see the same machine conditions
+// rather than whatever a shared host was doing seconds apart. A spec that
+// fails drops out with its error; the others go on.
+func measureInterleaved(cfg settings, specs []measureSpec) (secondsPerUnit []float64, errs []error) {
+	errs = make([]error, len(specs))
+	samples := make([][]float64, len(specs))
+	for i, spec := range specs {
+		if spec.reset != nil {
+			errs[i] = spec.reset()
+		}
+		if errs[i] == nil {
+			_, errs[i] = spec.op()
+		}
+	}
+	for range cfg.count {
+		for i, spec := range specs {
+			if errs[i] != nil {
+				continue
+			}
+			var per float64
+			per, errs[i] = sampleRun(cfg, spec)
+			samples[i] = append(samples[i], per)
+		}
+	}
+	secondsPerUnit = make([]float64, len(specs))
+	for i := range specs {
+		if errs[i] == nil {
+			secondsPerUnit[i] = median(samples[i])
+		}
+	}
+	return secondsPerUnit, errs
+}
+
+// sampleRun is one timed run of spec: reset, op repeated until minTime (or
+// maxReps), then check; it returns seconds per unit.
+func sampleRun(cfg settings, spec measureSpec) (float64, error) {
 	if spec.reset != nil {
 		if err := spec.reset(); err != nil {
 			return 0, err
 		}
 	}
-	if _, err := spec.op(); err != nil {
-		return 0, err
+	var units float64
+	reps := 0
+	start := time.Now()
+	for {
+		u, err := spec.op()
+		if err != nil {
+			return 0, err
+		}
+		units += u
+		reps++
+		if time.Since(start) >= cfg.minTime || (spec.maxReps > 0 && reps >= spec.maxReps) {
+			break
+		}
 	}
-	samples := make([]float64, 0, cfg.count)
-	for range cfg.count {
-		if spec.reset != nil {
-			if err := spec.reset(); err != nil {
-				return 0, err
-			}
+	elapsed := time.Since(start).Seconds()
+	if spec.check != nil {
+		if err := spec.check(); err != nil {
+			return 0, err
 		}
-		var units float64
-		reps := 0
-		start := time.Now()
-		for {
-			u, err := spec.op()
-			if err != nil {
-				return 0, err
-			}
-			units += u
-			reps++
-			if time.Since(start) >= cfg.minTime || (spec.maxReps > 0 && reps >= spec.maxReps) {
-				break
-			}
-		}
-		elapsed := time.Since(start).Seconds()
-		if spec.check != nil {
-			if err := spec.check(); err != nil {
-				return 0, err
-			}
-		}
-		samples = append(samples, elapsed/units)
 	}
-	return median(samples), nil
+	return elapsed / units, nil
 }
 
 // median is the middle of xs (the mean of the two middle values for an even

@@ -105,8 +105,18 @@ func transferSize(cfg settings, dev *vkc.Device, s *vkc.Stream, ctx context.Cont
 		})
 	}
 
-	cfg.progress.Printf("transfer: upload %s", formatBytes(size))
-	perByte, err := measure(cfg, measureSpec{
+	hostSrc := make([]byte, size)
+	hostDst := make([]byte, size)
+	for i := range hostSrc {
+		hostSrc[i] = byte(i)
+	}
+	copy(hostDst, hostSrc) // fault in every page of the destination
+
+	// The four figures are measured round-robin (measureInterleaved), so
+	// each ratio compares runs taken under the same conditions.
+	cfg.progress.Printf("transfer: upload, download, copy, memcpy %s", formatBytes(size))
+	names := []string{"upload", "download", "copy", "memcpy"}
+	perByte, errs := measureInterleaved(cfg, []measureSpec{{
 		op: func() (float64, error) {
 			if err := a.Write(src); err != nil {
 				return 0, err
@@ -119,28 +129,12 @@ func transferSize(cfg settings, dev *vkc.Device, s *vkc.Stream, ctx context.Cont
 			}
 			return sampleDiff("upload", src, out)
 		},
-	})
-	if err != nil {
-		res.fail(err)
-	} else {
-		add("upload", perByte)
-	}
-
-	cfg.progress.Printf("transfer: download %s", formatBytes(size))
-	perByte, err = measure(cfg, measureSpec{
+	}, {
 		op: func() (float64, error) {
 			return float64(size), a.ReadInto(ctx, s, out)
 		},
 		check: func() error { return sampleDiff("download", src, out) },
-	})
-	if err != nil {
-		res.fail(err)
-	} else {
-		add("download", perByte)
-	}
-
-	cfg.progress.Printf("transfer: copy %s", formatBytes(size))
-	perByte, err = measure(cfg, measureSpec{
+	}, {
 		op: func() (float64, error) {
 			if err := vkc.Copy(s, a, b); err != nil {
 				return 0, err
@@ -154,29 +148,18 @@ func transferSize(cfg settings, dev *vkc.Device, s *vkc.Stream, ctx context.Cont
 			}
 			return sampleDiff("copy", src, out)
 		},
-	})
-	if err != nil {
-		res.fail(err)
-	} else {
-		add("copy", perByte)
-	}
-
-	cfg.progress.Printf("transfer: memcpy %s", formatBytes(size))
-	hostSrc := make([]byte, size)
-	hostDst := make([]byte, size)
-	for i := range hostSrc {
-		hostSrc[i] = byte(i)
-	}
-	copy(hostDst, hostSrc) // fault in every page of the destination
-	perByte, err = measure(cfg, measureSpec{
+	}, {
 		op: func() (float64, error) {
 			copy(hostDst, hostSrc)
 			return float64(size), nil
 		},
-	})
-	if err != nil {
-		return err
+	}})
+	for i, name := range names {
+		if errs[i] != nil {
+			res.fail(errs[i])
+			continue
+		}
+		add(name, perByte[i])
 	}
-	add("memcpy", perByte)
 	return nil
 }
