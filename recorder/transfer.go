@@ -117,9 +117,7 @@ func (r *Recorder) write(b *backend, dst alloc.Claim, st **Staging, data []byte)
 	if temp {
 		b.open.drops = append(b.open.drops, src)
 	}
-	b.recordCopy(b.open.cb, &b.haz, src, dst, uint64(len(data)))
-	r.ledger.Written(dstSet)
-	b.open.writes = append(b.open.writes, dst)
+	b.enqueueCopy(src, dst, uint64(len(data)))
 	return nil
 }
 
@@ -134,16 +132,30 @@ func (b *backend) recordCopy(cb *vk.CommandBuffer, h *hazards, src, dst alloc.Cl
 	b.r.dev.CmdCopy(cb, b.r.Block(src), src.Offset, b.r.Block(dst), dst.Offset, size)
 }
 
+// captureCopy records src -> dst into the recording window's buffer and
+// remembers both claims, as every launch recorded in a window does.
+func (b *backend) captureCopy(src, dst alloc.Claim, size uint64) {
+	b.recordCopy(b.capCB, &b.capHaz, src, dst, size)
+	args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
+	b.win.Record(args[:]...)
+	b.touch(args[:])
+}
+
+// enqueueCopy records src -> dst into the open eager buffer; dst counts as
+// written from here, and is tainted with the batch if its submit fails.
+func (b *backend) enqueueCopy(src, dst alloc.Claim, size uint64) {
+	b.recordCopy(b.open.cb, &b.haz, src, dst, size)
+	b.r.ledger.Written([]alloc.Claim{dst})
+	b.open.writes = append(b.open.writes, dst)
+}
+
 func (r *Recorder) recordWrite(b *backend, dst alloc.Claim, st *Staging, data []byte) error {
 	copy(r.Mapped(st.Claim), data)
 	if err := r.Block(st.Claim).FlushRange(st.Claim.Offset, uint64(len(data))); err != nil {
 		b.win.Fail(err)
 		return err
 	}
-	b.recordCopy(b.capCB, &b.capHaz, st.Claim, dst, uint64(len(data)))
-	args := [2]capture.Binding{{Claim: st.Claim}, {Claim: dst, Write: true}}
-	b.win.Record(args[:]...)
-	b.touch(args[:])
+	b.captureCopy(st.Claim, dst, uint64(len(data)))
 	b.win.RetainHost(st.Claim)
 	return nil
 }
@@ -283,10 +295,7 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) error {
 		return err
 	}
 	if b.win.IsRecording() {
-		b.recordCopy(b.capCB, &b.capHaz, src, dst, size)
-		args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
-		b.win.Record(args[:]...)
-		b.touch(args[:])
+		b.captureCopy(src, dst, size)
 		return nil
 	}
 	if id, bad := r.ledger.Failure([]alloc.Claim{src}); bad {
@@ -297,9 +306,7 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) error {
 		r.ledger.Taint(dstSet, err)
 		return err
 	}
-	b.recordCopy(b.open.cb, &b.haz, src, dst, size)
-	r.ledger.Written(dstSet)
-	b.open.writes = append(b.open.writes, dst)
+	b.enqueueCopy(src, dst, size)
 	b.open.launches++
 	if b.open.launches >= r.opts.BatchSize {
 		return b.submitOpen()
