@@ -72,7 +72,14 @@ func (m CacheMode) String() string {
 type Binding struct {
 	Claim alloc.Claim
 	Write bool
+	// Read, on a written binding, says the launch also reads the old
+	// contents (like Axpy's y): the binding is then an input too. A binding
+	// that is not written is always read.
+	Read bool
 }
+
+// Reads reports whether the launch reads the binding's old contents.
+func (b Binding) Reads() bool { return !b.Write || b.Read }
 
 // CaptureEnd reports who owned the window that End closed. Only an end whose
 // caller was the owner may seal: a window closed from another stream is
@@ -98,6 +105,12 @@ type StreamCapture struct {
 	recorded   []Binding
 	recordedAt map[alloc.ClaimKey]int
 
+	// steps is every Record call in order, flat: the number of claims read,
+	// the number written, then their indexes into recorded. inputs marks
+	// the claims whose first access was a read.
+	steps  []int32
+	inputs []bool
+
 	host   []alloc.Claim
 	hostAt map[alloc.ClaimKey]struct{}
 
@@ -117,6 +130,8 @@ func (c *StreamCapture) stateError(call string) error {
 func (c *StreamCapture) drop() {
 	c.recorded = c.recorded[:0]
 	clear(c.recordedAt)
+	c.steps = c.steps[:0]
+	c.inputs = c.inputs[:0]
 	c.host = c.host[:0]
 	clear(c.hostAt)
 	c.failure = nil
@@ -199,11 +214,14 @@ func (c *StreamCapture) Abort() error {
 	return nil
 }
 
-// Record remembers the memory one recorded launch was given. Each claim is
-// kept once, in first-seen order, with Write set if any occurrence writes it.
-// Outside Recording it does nothing, so the recorder may call it on every
-// launch without checking the state. It allocates nothing once the window's
-// claims have been seen by an earlier window on this stream.
+// Record remembers the memory one recorded launch (or copy) was given, as
+// one step of the recording. Each claim is kept once, in first-seen order,
+// with Write set if any occurrence writes it; the step keeps which claims it
+// read and which it wrote, so a replay can tell which outputs depend on an
+// input that is unwritten at replay time. Outside Recording it does
+// nothing, so the recorder may call it on every launch without checking the
+// state. It allocates nothing once the window's claims and steps have been
+// seen by an earlier window on this stream.
 func (c *StreamCapture) Record(bindings ...Binding) {
 	if c.state != Recording {
 		return
@@ -211,15 +229,42 @@ func (c *StreamCapture) Record(bindings ...Binding) {
 	if c.recordedAt == nil {
 		c.recordedAt = make(map[alloc.ClaimKey]int, len(bindings))
 	}
-	for _, b := range bindings {
-		key := b.Claim.Key()
-		if i, seen := c.recordedAt[key]; seen {
-			c.recorded[i].Write = c.recorded[i].Write || b.Write
-			continue
-		}
-		c.recordedAt[key] = len(c.recorded)
-		c.recorded = append(c.recorded, b)
+	seen := int32(len(c.recorded)) // claims from here on are new in this step
+	for _, b := range bindings {   // claims are numbered in binding order
+		c.index(b)
 	}
+	head := len(c.steps)
+	c.steps = append(c.steps, 0, 0)
+	for _, b := range bindings { // reads first: a step reads before it writes
+		if b.Reads() {
+			i := c.index(b)
+			if i >= seen {
+				c.inputs[i] = true
+			}
+			c.steps = append(c.steps, i)
+			c.steps[head]++
+		}
+	}
+	for _, b := range bindings {
+		if b.Write {
+			c.steps = append(c.steps, c.index(b))
+			c.steps[head+1]++
+		}
+	}
+}
+
+// index returns b's claim's index in recorded, adding it on first sight.
+func (c *StreamCapture) index(b Binding) int32 {
+	key := b.Claim.Key()
+	if i, ok := c.recordedAt[key]; ok {
+		c.recorded[i].Write = c.recorded[i].Write || b.Write
+		return int32(i)
+	}
+	i := len(c.recorded)
+	c.recordedAt[key] = i
+	c.recorded = append(c.recorded, Binding{Claim: b.Claim, Write: b.Write})
+	c.inputs = append(c.inputs, false)
+	return int32(i)
 }
 
 // TakeRecorded returns what the closed window's launches were given, each
@@ -234,6 +279,8 @@ func (c *StreamCapture) TakeRecorded() []Binding {
 	taken := append([]Binding(nil), c.recorded...)
 	c.recorded = c.recorded[:0]
 	clear(c.recordedAt)
+	c.steps = c.steps[:0]
+	c.inputs = c.inputs[:0]
 	return taken
 }
 

@@ -314,12 +314,14 @@ func TestSeal(t *testing.T) {
 	wantTouched := []alloc.Claim{claimA, claimB}
 	wantWrites := []alloc.Claim{claimB}
 	wantHost := []alloc.Claim{stagingA}
+	wantInputs := []alloc.Claim{claimA}
+	wantSteps := []Step{{Reads: []int32{0}, Writes: []int32{1}}}
 
 	t.Run("Owned", func(t *testing.T) {
 		c := startRecording(t)
 		sealed, err := c.Seal(ownerStream)
 		require.NoError(t, err)
-		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost}, sealed)
+		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs, Steps: wantSteps}, sealed)
 		assertIdle(t, c)
 		assertEmpty(t, c)
 	})
@@ -328,7 +330,7 @@ func TestSeal(t *testing.T) {
 		sealed, err := c.Seal(neighbourStrm)
 		require.ErrorIs(t, err, ErrCaptureState)
 		assert.Contains(t, err.Error(), fmt.Sprintf("stream %d ended a capture owned by stream %d", neighbourStrm, ownerStream))
-		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost}, sealed)
+		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs, Steps: wantSteps}, sealed)
 		assertIdle(t, c)
 		assertEmpty(t, c)
 	})
@@ -338,7 +340,7 @@ func TestSeal(t *testing.T) {
 		sealed, err := c.Seal(ownerStream)
 		require.ErrorIs(t, err, errDoomedA)
 		assert.NotErrorIs(t, err, ErrCaptureState)
-		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost}, sealed)
+		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs, Steps: wantSteps}, sealed)
 		assertIdle(t, c)
 		assertEmpty(t, c)
 	})

@@ -15,12 +15,13 @@ type lifecycleModel struct {
 	state    State
 	owner    uint64
 	recorded []Binding
+	steps    [][]Binding // each Record call's bindings, as given
 	host     []alloc.Claim
 	failure  error
 }
 
 func (m *lifecycleModel) drop() {
-	m.recorded, m.host, m.failure = nil, nil, nil
+	m.recorded, m.steps, m.host, m.failure = nil, nil, nil, nil
 }
 
 func (m *lifecycleModel) close() {
@@ -72,6 +73,7 @@ func (m *lifecycleModel) record(bindings []Binding) {
 	if m.state != Recording {
 		return
 	}
+	m.steps = append(m.steps, append([]Binding(nil), bindings...))
 next:
 	for _, b := range bindings {
 		for i := range m.recorded {
@@ -80,7 +82,7 @@ next:
 				continue next
 			}
 		}
-		m.recorded = append(m.recorded, b)
+		m.recorded = append(m.recorded, Binding{Claim: b.Claim, Write: b.Write})
 	}
 }
 
@@ -107,8 +109,54 @@ func (m *lifecycleModel) takeRecorded() []Binding {
 		return nil
 	}
 	taken := m.recorded
-	m.recorded = nil
+	m.recorded, m.steps = nil, nil
 	return taken
+}
+
+// takeSteps derives Sealed's Steps and Inputs from the raw Record calls by
+// definition: indexes into recorded (binding order of first sight); a step
+// reads its unwritten and read-write bindings before writing; an input is
+// a claim whose first step reads it.
+func (m *lifecycleModel) takeSteps(recorded []Binding) ([]Step, []alloc.Claim) {
+	at := func(c alloc.Claim) int32 {
+		for i, b := range recorded {
+			if b.Claim == c {
+				return int32(i)
+			}
+		}
+		panic("claim not recorded")
+	}
+	var steps []Step
+	first := map[alloc.Claim]bool{} // claim -> its first step reads it
+	for _, bs := range m.steps {
+		st := Step{Reads: []int32{}, Writes: []int32{}}
+		reads := map[alloc.Claim]bool{}
+		for _, b := range bs {
+			if !b.Write || b.Read {
+				st.Reads = append(st.Reads, at(b.Claim))
+				reads[b.Claim] = true
+			}
+		}
+		for _, b := range bs {
+			if b.Write {
+				st.Writes = append(st.Writes, at(b.Claim))
+			}
+		}
+		for _, b := range bs {
+			if _, seen := first[b.Claim]; !seen {
+				first[b.Claim] = reads[b.Claim]
+			}
+		}
+		steps = append(steps, st)
+	}
+	m.steps = nil
+	var inputs []alloc.Claim
+	for _, b := range recorded {
+		if first[b.Claim] {
+			inputs = append(inputs, b.Claim)
+		}
+	}
+	return steps, inputs
 }
 
 func (m *lifecycleModel) takeHost() []alloc.Claim {
@@ -147,10 +195,10 @@ func (f *fuzzBytes) claim() alloc.Claim {
 	return claimFromByte(f.next())
 }
 
-// binding is a claim from the pool plus a write bit from the same byte.
+// binding is a claim from the pool plus write and read bits from the same byte.
 func (f *fuzzBytes) binding() Binding {
 	b := f.next()
-	return Binding{Claim: claimFromByte(b), Write: b&8 != 0}
+	return Binding{Claim: claimFromByte(b), Write: b&8 != 0, Read: b&16 != 0}
 }
 
 func claimFromByte(b byte) alloc.Claim {
@@ -257,12 +305,16 @@ func checkSeal(t *testing.T, step int, m *lifecycleModel, c *StreamCapture, call
 		return
 	}
 	want := Sealed{Owner: end.Owner, Host: m.takeHost()}
-	for _, b := range m.takeRecorded() {
+	steps := m.steps
+	recorded := m.takeRecorded()
+	m.steps = steps
+	for _, b := range recorded {
 		want.Touched = append(want.Touched, b.Claim)
 		if b.Write {
 			want.Writes = append(want.Writes, b.Claim)
 		}
 	}
+	want.Steps, want.Inputs = m.takeSteps(recorded)
 	require.Equal(t, want, sealed, "step %d: Seal(%d)", step, caller)
 	failure := m.takeFailure()
 	switch {

@@ -21,6 +21,20 @@ type Sealed struct {
 	// Host is the host staging recorded copies read, which the graph keeps
 	// alive until it closes.
 	Host []alloc.Claim
+	// Inputs is the part of Touched whose first recorded access reads it:
+	// what the recording consumes from before the replay, in Touched order.
+	Inputs []alloc.Claim
+	// Steps is every recorded launch or copy in order, naming what it read
+	// and wrote by index into Touched. A replay whose inputs hold unwritten
+	// bytes walks them to taint exactly the outputs that depend on those
+	// bytes, as the same launches done one by one would.
+	Steps []Step
+}
+
+// Step is one recorded launch or copy: indexes into Sealed.Touched of the
+// claims it read and of those it wrote.
+type Step struct {
+	Reads, Writes []int32
 }
 
 // Seal closes the window on behalf of caller and turns what it recorded into
@@ -67,16 +81,38 @@ func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
 // Sealed for owner.
 func (c *StreamCapture) drainSealed(owner uint64) Sealed {
 	sealed := Sealed{Owner: owner, Host: c.TakeRetainedHost()}
+	sealed.Steps = decodeSteps(c.steps)
+	inputs := append([]bool(nil), c.inputs...)
 	recorded := c.TakeRecorded()
 	if len(recorded) == 0 {
 		return sealed
 	}
 	sealed.Touched = make([]alloc.Claim, 0, len(recorded))
-	for _, b := range recorded {
+	for i, b := range recorded {
 		sealed.Touched = append(sealed.Touched, b.Claim)
 		if b.Write {
 			sealed.Writes = append(sealed.Writes, b.Claim)
 		}
+		if inputs[i] {
+			sealed.Inputs = append(sealed.Inputs, b.Claim)
+		}
 	}
 	return sealed
+}
+
+// decodeSteps turns the flat step encoding (reads, writes, indexes...) into
+// Steps whose index slices share one array.
+func decodeSteps(flat []int32) []Step {
+	if len(flat) == 0 {
+		return nil
+	}
+	data := append([]int32(nil), flat...)
+	var steps []Step
+	for i := 0; i < len(data); {
+		r, w := int(data[i]), int(data[i+1])
+		i += 2
+		steps = append(steps, Step{Reads: data[i : i+r : i+r], Writes: data[i+r : i+r+w : i+r+w]})
+		i += r + w
+	}
+	return steps
 }
