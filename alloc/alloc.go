@@ -134,6 +134,7 @@ type Allocator[B Block] struct {
 
 	emptyShared [numKinds]uint64 // bytes of empty non-dedicated pages kept
 	growthLocks int
+	keepLocks   int
 	closed      bool
 
 	reserved, used, peak, guarded uint64
@@ -167,6 +168,19 @@ func (a *Allocator[B]) Config() Config { return a.cfg }
 // While growth is locked a request that needs a new page fails with
 // ErrAllocInCapture. A failure leaves the allocator untouched.
 func (a *Allocator[B]) Alloc(kind Kind, size uint64) (Claim, error) {
+	return a.alloc(kind, size, false)
+}
+
+// AllocOutsideWindow is Alloc for work the caller knows belongs to no
+// recording window (a stream whose slot is not capturing): it may create a
+// page even while growth is locked, since no recording will name it. Like
+// CUDA's thread-local capture mode, a window then restricts only its own
+// work.
+func (a *Allocator[B]) AllocOutsideWindow(kind Kind, size uint64) (Claim, error) {
+	return a.alloc(kind, size, true)
+}
+
+func (a *Allocator[B]) alloc(kind Kind, size uint64, mayGrow bool) (Claim, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -186,7 +200,7 @@ func (a *Allocator[B]) Alloc(kind Kind, size uint64) (Claim, error) {
 	n := a.free[kind].find(a.nodes, reserve)
 	if n == nilNode {
 		var err error
-		if n, err = a.grow(kind, reserve); err != nil {
+		if n, err = a.grow(kind, reserve, mayGrow); err != nil {
 			return Claim{}, err
 		}
 	}
@@ -194,8 +208,8 @@ func (a *Allocator[B]) Alloc(kind Kind, size uint64) (Claim, error) {
 }
 
 // grow creates a page able to hold reserve bytes and returns its free node.
-func (a *Allocator[B]) grow(kind Kind, reserve uint64) (int32, error) {
-	if a.growthLocks > 0 {
+func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, error) {
+	if a.growthLocks > 0 && !mayGrow {
 		return nilNode, fmt.Errorf("%w: %d bytes of %s", ErrAllocInCapture, reserve, kind)
 	}
 	if len(a.pages) >= math.MaxUint32 {
@@ -353,7 +367,7 @@ func (a *Allocator[B]) pageEmptied(id PageID) {
 	if !pg.dedicated {
 		a.emptyShared[pg.kind] += pg.size
 	}
-	if a.growthLocks > 0 {
+	if a.growthLocks > 0 || a.keepLocks > 0 {
 		return
 	}
 	if pg.dedicated || a.emptyShared[pg.kind] > a.cfg.KeepEmpty {
@@ -447,9 +461,10 @@ func (a *Allocator[B]) LockGrowth() {
 	a.growthLocks++
 }
 
-// UnlockGrowth drops one growth lock. At zero, empty pages kept during the
-// lock are released: every dedicated one, and shared ones beyond KeepEmpty
-// (the lowest page IDs are kept). An unbalanced call is ignored.
+// UnlockGrowth drops one growth lock. When no growth or keep lock is left,
+// empty pages kept meanwhile are released: every dedicated one, and shared
+// ones beyond KeepEmpty (the lowest page IDs are kept). An unbalanced call
+// is ignored.
 func (a *Allocator[B]) UnlockGrowth() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -457,7 +472,35 @@ func (a *Allocator[B]) UnlockGrowth() {
 		return
 	}
 	a.growthLocks--
-	if a.growthLocks > 0 || a.closed {
+	a.trimEmpty()
+}
+
+// KeepPages keeps every page that empties from now on, until the matching
+// UnkeepPages: a capture window's warmup holds them so that the recorded run
+// finds every range the warmup used, however large a temporary it freed.
+// Locks count.
+func (a *Allocator[B]) KeepPages() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.keepLocks++
+}
+
+// UnkeepPages drops one keep lock, releasing what LockGrowth's end would.
+// An unbalanced call is ignored.
+func (a *Allocator[B]) UnkeepPages() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.keepLocks == 0 {
+		return
+	}
+	a.keepLocks--
+	a.trimEmpty()
+}
+
+// trimEmpty releases the empty pages beyond what is kept, once no lock
+// holds them.
+func (a *Allocator[B]) trimEmpty() {
+	if a.growthLocks > 0 || a.keepLocks > 0 || a.closed {
 		return
 	}
 	for kind := range a.livePages {

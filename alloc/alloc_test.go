@@ -242,6 +242,41 @@ func TestGrowthLockIsCounted(t *testing.T) {
 	a.UnlockGrowth()
 }
 
+func TestAllocOutsideWindowGrowsWhileLocked(t *testing.T) {
+	a, src := newTestAllocator(t, Config{})
+	a.LockGrowth()
+	_, err := a.Alloc(Upload, 64)
+	require.ErrorIs(t, err, ErrAllocInCapture, "the window's own work may not grow")
+	c, err := a.AllocOutsideWindow(Upload, 64)
+	require.NoError(t, err, "work outside any window may")
+	assert.Len(t, src.made, 1)
+	again, err := a.Alloc(Upload, 64)
+	require.NoError(t, err, "the page it made serves the window too")
+	assert.Equal(t, c.Page, again.Page)
+	require.NoError(t, a.Free(c))
+	require.NoError(t, a.Free(again))
+	assert.Empty(t, src.released, "an emptied page is kept while growth is locked")
+	a.UnlockGrowth()
+}
+
+func TestKeepPagesHoldsEmptiedPages(t *testing.T) {
+	a, src := newTestAllocator(t, Config{})
+	a.KeepPages()
+	big := mustAlloc(t, a, DeviceLocal, 3*testPage) // a dedicated page
+	require.NoError(t, a.Free(big))
+	assert.Empty(t, src.released, "kept while the keep lock holds")
+	again := mustAlloc(t, a, DeviceLocal, 3*testPage)
+	assert.Equal(t, big, again, "the kept page serves the same request again")
+	require.NoError(t, a.Free(again))
+	a.LockGrowth()
+	a.UnkeepPages()
+	assert.Empty(t, src.released, "a growth lock still holds it")
+	a.UnkeepPages() // unbalanced: ignored
+	a.UnlockGrowth()
+	assert.Len(t, src.released, 1, "released once no lock holds it")
+	assert.Zero(t, a.Stats().Pages)
+}
+
 func TestNoReleaseWhileGrowthLocked(t *testing.T) {
 	a, src := newTestAllocator(t, Config{KeepEmpty: testPage})
 	shared1 := mustAlloc(t, a, DeviceLocal, testPage/4)

@@ -50,6 +50,7 @@ type allocModel struct {
 	guards      map[Claim]int
 	guardSets   [][]Claim
 	locks       int
+	keeps       int
 	peak        uint64
 }
 
@@ -121,8 +122,15 @@ func (m *allocModel) alloc(in *fuzzInput) {
 	}
 	reserve := reserveOf(size)
 	made := len(m.src.made)
-	c, err := m.a.Alloc(kind, size)
-	twin, twinErr := m.twin.Alloc(kind, size)
+	outside := in.byte()%4 == 0
+	allocate := (*Allocator[*fakeBlock]).Alloc
+	if outside {
+		allocate = (*Allocator[*fakeBlock]).AllocOutsideWindow
+	}
+	m.src.growing = outside
+	c, err := allocate(m.a, kind, size)
+	m.src.growing = false
+	twin, twinErr := allocate(m.twin, kind, size)
 	m.same(c, err, twin, twinErr)
 	switch {
 	case kind >= numKinds:
@@ -135,7 +143,7 @@ func (m *allocModel) alloc(in *fuzzInput) {
 		require.NoError(m.t, err)
 		require.Len(m.t, m.src.made, made, "a new page although one had room")
 		require.Equal(m.t, kind, m.pages[c.Page].kind)
-	case m.locks > 0:
+	case m.locks > 0 && !outside:
 		require.ErrorIs(m.t, err, ErrAllocInCapture)
 	case m.src.fail != nil:
 		require.ErrorIs(m.t, err, errFuzzSource)
@@ -267,6 +275,20 @@ func (m *allocModel) toggleLock(in *fuzzInput) {
 	m.src.frozen = m.locks > 0
 }
 
+func (m *allocModel) toggleKeep(in *fuzzInput) {
+	if in.byte()%2 == 0 && m.keeps < 3 {
+		m.a.KeepPages()
+		m.twin.KeepPages()
+		m.keeps++
+	} else if m.keeps > 0 {
+		m.keeps--
+		m.src.kept = m.keeps > 0
+		m.a.UnkeepPages()
+		m.twin.UnkeepPages()
+	}
+	m.src.kept = m.keeps > 0
+}
+
 func (m *allocModel) toggleFailure() {
 	if m.src.fail == nil {
 		m.src.fail, m.twinSr.fail = errFuzzSource, errFuzzSource
@@ -299,7 +321,7 @@ func (m *allocModel) check(releasedBefore int) {
 		for _, g := range m.gaps(id, extents[id]) {
 			want.LargestFree = max(want.LargestFree, g)
 		}
-		if len(extents[id]) == 0 && m.locks == 0 {
+		if len(extents[id]) == 0 && m.locks == 0 && m.keeps == 0 {
 			require.False(t, p.dedicated, "empty dedicated page %d kept", id)
 			emptyShared[p.kind] += p.block.size
 		}
@@ -336,7 +358,7 @@ func FuzzAllocator(f *testing.F) {
 		in := &fuzzInput{data: data}
 		for step := 0; in.more() && step < 256; step++ {
 			released := len(m.src.released)
-			switch in.byte() % 9 {
+			switch in.byte() % 10 {
 			case 0, 1, 2:
 				m.alloc(in)
 			case 3:
@@ -351,10 +373,12 @@ func FuzzAllocator(f *testing.F) {
 				m.toggleLock(in)
 			case 8:
 				m.toggleFailure()
+			case 9:
+				m.toggleKeep(in)
 			}
 			m.check(released)
 		}
-		m.src.frozen = false
+		m.src.frozen, m.src.kept = false, false
 		m.a.Close()
 		m.twin.Close()
 		for _, b := range m.src.made {

@@ -17,8 +17,8 @@ type fakeBlock struct {
 func (b *fakeBlock) Release() {
 	b.releases++
 	b.src.released = append(b.src.released, b)
-	if b.src.frozen {
-		b.src.violations = append(b.src.violations, fmt.Sprintf("block %d released while growth is locked", b.serial))
+	if b.src.frozen || b.src.kept {
+		b.src.violations = append(b.src.violations, fmt.Sprintf("block %d released while growth is locked or pages kept", b.serial))
 	}
 }
 
@@ -29,11 +29,13 @@ type fakeSource struct {
 	released   []*fakeBlock
 	fail       error
 	frozen     bool // the test locked growth: no NewBlock, no Release
+	growing    bool // ...but the current request may grow (AllocOutsideWindow)
+	kept       bool // the test keeps pages: no Release
 	violations []string
 }
 
 func (s *fakeSource) NewBlock(kind Kind, size uint64) (*fakeBlock, error) {
-	if s.frozen {
+	if s.frozen && !s.growing {
 		s.violations = append(s.violations, fmt.Sprintf("NewBlock(%s, %d) while growth is locked", kind, size))
 	}
 	if s.fail != nil {
