@@ -64,9 +64,6 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if d.isClosed() {
 		return nil, ErrClosed
 	}
-	if err := vk.CheckSPIRV(spec.SPIRV); err != nil {
-		return nil, err
-	}
 	mod, err := shaders.Inspect(spec.SPIRV)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSPIRV, err)
