@@ -42,6 +42,15 @@ const (
 // specialization constants 0, 1, 2 to the axes the module makes
 // specializable (GLSL local_size_x_id = 0 and so on), and is ignored on the
 // others.
+//
+// To write the kernel in GLSL, compile it with glslc from go generate and
+// embed the module, so that building the program needs no compiler
+// (examples/userkernel does this and checks that the module is fresh):
+//
+//	//go:generate glslc --target-env=vulkan1.1 -O -o saxpy.spv saxpy.comp
+//
+//	//go:embed saxpy.spv
+//	var saxpySPIRV []byte
 type KernelSpec struct {
 	// Name labels the kernel in errors and in Kernel.Spec.
 	Name string
