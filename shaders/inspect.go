@@ -46,9 +46,10 @@ type ModuleBinding struct {
 	Access       Access
 }
 
-// Module is what Inspect reads from a SPIR-V module: enough to check a
-// kernel description (bindings, push-constant size, workgroup size) against
-// the code before building a pipeline from it.
+// Module is what Inspect reads from a SPIR-V module: enough to derive a
+// kernel description (bindings, push-constant size, workgroup size) from
+// the code, or to check a hand-written one against it, before building a
+// pipeline from it.
 type Module struct {
 	// EntryPoints are the names of the GLCompute entry points.
 	EntryPoints []string
