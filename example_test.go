@@ -138,6 +138,48 @@ func ExampleDevice_LoadKernel() {
 	// vkc: kernel "affine": description has 1 bindings, module has 2
 }
 
+// A user kernel from its SPIR-V alone: LoadKernel reads the bindings, how
+// the module uses each (GLSL readonly, writeonly, or neither), the
+// push-constant size and the workgroup size from the module, and Spec
+// reports what it derived.
+func ExampleDevice_LoadKernel_derived() {
+	dev, err := vkc.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+
+	code, err := os.ReadFile("testdata/affine.spv") // y = a*x + b
+	if err != nil {
+		log.Fatal(err)
+	}
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "affine", SPIRV: code})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer k.Close()
+	spec := k.Spec()
+	fmt.Println(spec)
+
+	x, _ := vkc.FromSlice(dev, []float32{0, 1, 2, 3})
+	y, _ := vkc.NewBuffer[float32](dev, 4)
+	push := binary.LittleEndian.AppendUint32(nil, math.Float32bits(3))   // a
+	push = binary.LittleEndian.AppendUint32(push, math.Float32bits(0.5)) // b
+	push = binary.LittleEndian.AppendUint32(push, 4)                     // n
+	groups := (uint32(x.Len()) + spec.LocalSize[0] - 1) / spec.LocalSize[0]
+	if err := k.Launch(dev.Stream(), [3]uint32{groups, 1, 1}, push, x, y); err != nil {
+		log.Fatal(err)
+	}
+	out, err := y.Read(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out)
+	// Output:
+	// affine: bindings [read write], 12 bytes of push constants, local size [64 1 1]
+	// [0.5 3.5 6.5 9.5]
+}
+
 // Memory no executed work wrote never reads as stale bytes: the read fails
 // with ErrUnwritten, which unwraps to the cause.
 func ExampleBuffer_Read_unwritten() {

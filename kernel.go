@@ -22,16 +22,64 @@ const (
 	ReadWrite = shaders.ReadWrite
 )
 
-// KernelSpec describes a user kernel: SPIR-V (entry point "main", storage
-// buffers at set 0 bindings 0..n-1), how each binding is used, and the
-// push-constant size. LocalSize, when non-zero, is applied through
-// specialization constants 0, 1, 2.
+// KernelSpec describes a user kernel. SPIRV is the module: entry point
+// "main", storage buffers at set 0 bindings 0..n-1 (the order Launch takes
+// them in), push constants in one block.
+//
+// The description (Bindings and PushSize) is optional. Leave Bindings nil
+// and PushSize 0 and LoadKernel derives both from the module: one binding
+// per storage buffer, read-only if the module declares it NonWritable (GLSL
+// readonly), write-only if NonReadable (GLSL writeonly) — on the variable or
+// on every member of its block — and read-write otherwise; PushSize is the
+// size of the push-constant block. Set either and the description is taken
+// as written and checked against the module: a different number of
+// bindings, a binding the module writes described as read-only, or a
+// different push size is refused at load. Describing more access than the
+// module uses (read-write for a read-only buffer) is allowed.
+//
+// LocalSize is a request, not part of the description: zero keeps the
+// module's own workgroup size; a non-zero size applies through
+// specialization constants 0, 1, 2 to the axes the module makes
+// specializable (GLSL local_size_x_id = 0 and so on), and is ignored on the
+// others.
+//
+// To write the kernel in GLSL, compile it with glslc from go generate and
+// embed the module, so that building the program needs no compiler
+// (examples/userkernel does this and checks that the module is fresh):
+//
+//	//go:generate glslc --target-env=vulkan1.1 -O -o saxpy.spv saxpy.comp
+//
+//	//go:embed saxpy.spv
+//	var saxpySPIRV []byte
 type KernelSpec struct {
-	Name      string
-	SPIRV     []byte
-	Bindings  []Access
-	PushSize  uint32
+	// Name labels the kernel in errors and in Kernel.Spec.
+	Name string
+	// SPIRV is the module, as glslc writes it (little-endian words).
+	SPIRV []byte
+	// Bindings is how the kernel uses each buffer, in binding order; nil
+	// (with PushSize 0) derives it from the module.
+	Bindings []Access
+	// PushSize is the push-constant block's size in bytes, which Launch
+	// requires of its push argument.
+	PushSize uint32
+	// LocalSize requests a workgroup size; see KernelSpec.
 	LocalSize [3]uint32
+}
+
+// derivesDescription reports whether spec leaves its description to the
+// module: no bindings and no push constants given.
+func (spec KernelSpec) derivesDescription() bool {
+	return spec.Bindings == nil && spec.PushSize == 0
+}
+
+// String describes a spec without its bytes, so that what LoadKernel derived
+// (Kernel.Spec) can be printed: name, bindings, push size, local size.
+func (spec KernelSpec) String() string {
+	name := spec.Name
+	if name == "" {
+		name = "unnamed kernel"
+	}
+	return fmt.Sprintf("%s: bindings %v, %d bytes of push constants, local size %v", name, spec.Bindings, spec.PushSize, spec.LocalSize)
 }
 
 // Kernel is a compute pipeline ready to launch.
@@ -41,7 +89,7 @@ type Kernel struct {
 	pipe   *vk.Pipeline
 	access []Access
 	push   uint32
-	local  [3]uint32
+	local  [3]uint32 // the workgroup size the pipeline runs with
 	tile   [2]uint32 // output elements per workgroup of 2-D catalogue kernels
 	user   bool
 
@@ -56,28 +104,55 @@ type Kernel struct {
 // Name is the kernel's name.
 func (k *Kernel) Name() string { return k.name }
 
-// LoadKernel checks a user kernel against its description and builds it.
-// Bytes that are not SPIR-V, bindings or push constants that do not match
-// the module, or push constants above the device limit are errors here,
-// never a crash at launch.
+// Spec is the description the kernel runs with, whether LoadKernel derived
+// it from the module or checked the one given, so that a caller can print
+// it or copy it into code: Name, Bindings (a copy), PushSize, and as
+// LocalSize the workgroup size the pipeline has (the module's own, or the
+// size requested through specialization) — one group covers that many
+// invocations. SPIRV is nil: the kernel does not keep the module's bytes.
+// Passing the result with the module's bytes back to LoadKernel builds the
+// same kernel.
+func (k *Kernel) Spec() KernelSpec {
+	if k == nil {
+		return KernelSpec{}
+	}
+	return KernelSpec{Name: k.name, Bindings: append([]Access(nil), k.access...), PushSize: k.push, LocalSize: k.local}
+}
+
+// LoadKernel builds a user kernel from its SPIR-V, deriving its description
+// from the module or checking the one given (see KernelSpec). Bytes that
+// are not a whole SPIR-V module (ErrBadSPIRV), a description that does not
+// match the module, bindings other than storage buffers at set 0 bindings
+// 0..n-1, or push constants or a workgroup size above the device's limits
+// are errors here, never a crash at launch. Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if d.isClosed() {
 		return nil, ErrClosed
-	}
-	if err := vk.CheckSPIRV(spec.SPIRV); err != nil {
-		return nil, err
 	}
 	mod, err := shaders.Inspect(spec.SPIRV)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSPIRV, err)
 	}
-	if err := matchModule(spec, mod, d.info.Limits); err != nil {
+	derived := spec.derivesDescription()
+	if derived {
+		spec.Bindings = make([]Access, len(mod.Bindings))
+		for i, b := range mod.Bindings {
+			spec.Bindings[i] = b.Access
+		}
+		spec.PushSize = mod.PushSize
+	}
+	local, err := matchModule(spec, mod, d.info.Limits)
+	if err != nil {
+		if derived {
+			return nil, fmt.Errorf("%w (description derived from the module)", err)
+		}
 		return nil, err
 	}
 	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, spec.PushSize, spec.LocalSize)
 	if err != nil {
 		return nil, err
 	}
+	k.local = local
 	k.user = true
 	d.mu.Lock()
 	d.user[k] = struct{}{}
@@ -85,46 +160,52 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	return k, nil
 }
 
-func matchModule(spec KernelSpec, mod shaders.Module, lim vk.Limits) error {
+// matchModule checks a description against the module it describes and
+// the device's limits, and returns the workgroup size the kernel will have.
+func matchModule(spec KernelSpec, mod shaders.Module, lim vk.Limits) ([3]uint32, error) {
+	local := effectiveLocalSize(spec.LocalSize, mod)
 	hasMain := false
 	for _, e := range mod.EntryPoints {
 		hasMain = hasMain || e == "main"
 	}
 	if !hasMain {
-		return fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
+		return local, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
 	}
 	if len(mod.Bindings) != len(spec.Bindings) {
-		return fmt.Errorf("vkc: kernel %q: description has %d bindings, module has %d", spec.Name, len(spec.Bindings), len(mod.Bindings))
+		hint := ""
+		if spec.Bindings == nil {
+			hint = " (leave PushSize 0 too to derive the description from the module)"
+		}
+		return local, fmt.Errorf("vkc: kernel %q: description has %d bindings, module has %d%s", spec.Name, len(spec.Bindings), len(mod.Bindings), hint)
 	}
 	for i, b := range mod.Bindings {
 		if b.Set != 0 || b.Binding != uint32(i) || b.Kind != shaders.StorageBuffer {
-			return fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
+			return local, fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
 		}
 		if b.Access == shaders.ReadOnly && spec.Bindings[i].Writes() {
 			continue // declaring more access than the module uses is safe
 		}
 		if b.Access.Writes() && !spec.Bindings[i].Writes() {
-			return fmt.Errorf("vkc: kernel %q: binding %d is written by the module but described as %v", spec.Name, i, spec.Bindings[i])
+			return local, fmt.Errorf("vkc: kernel %q: binding %d is written by the module but described as %v", spec.Name, i, spec.Bindings[i])
 		}
 	}
 	if mod.PushSize != spec.PushSize {
-		return fmt.Errorf("vkc: kernel %q: description has %d bytes of push constants, module has %d", spec.Name, spec.PushSize, mod.PushSize)
+		return local, fmt.Errorf("vkc: kernel %q: description has %d bytes of push constants, module has %d", spec.Name, spec.PushSize, mod.PushSize)
 	}
 	if spec.PushSize > lim.MaxPushConstantsSize {
-		return fmt.Errorf("vkc: kernel %q: %d bytes of push constants exceed the device limit %d", spec.Name, spec.PushSize, lim.MaxPushConstantsSize)
+		return local, fmt.Errorf("vkc: kernel %q: %d bytes of push constants exceed the device limit %d", spec.Name, spec.PushSize, lim.MaxPushConstantsSize)
 	}
-	local := effectiveLocalSize(spec.LocalSize, mod)
 	invocations := uint64(1)
 	for i, n := range local {
 		if n > lim.MaxComputeWorkGroupSize[i] {
-			return fmt.Errorf("vkc: kernel %q: local size %v exceeds the device limit %v", spec.Name, local, lim.MaxComputeWorkGroupSize)
+			return local, fmt.Errorf("vkc: kernel %q: local size %v exceeds the device limit %v", spec.Name, local, lim.MaxComputeWorkGroupSize)
 		}
 		invocations *= uint64(n)
 	}
 	if invocations > uint64(lim.MaxComputeWorkGroupInvocations) {
-		return fmt.Errorf("vkc: kernel %q: local size %v is %d invocations, above the device limit %d", spec.Name, local, invocations, lim.MaxComputeWorkGroupInvocations)
+		return local, fmt.Errorf("vkc: kernel %q: local size %v is %d invocations, above the device limit %d", spec.Name, local, invocations, lim.MaxComputeWorkGroupInvocations)
 	}
-	return nil
+	return local, nil
 }
 
 // effectiveLocalSize is the workgroup size the pipeline will have: the

@@ -73,6 +73,97 @@ func TestUserKernelAgainstReference(t *testing.T) {
 	}
 }
 
+func TestUserKernelFromSPIRVAlone(t *testing.T) {
+	dev := openTest(t)
+	code := testSPIRV(t, "affine")
+	k, err := dev.LoadKernel(KernelSpec{SPIRV: code})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	spec := k.Spec()
+	t.Logf("derived: %v", spec)
+	assert.Equal(t, KernelSpec{Bindings: []Access{ReadOnly, WriteOnly}, PushSize: 12, LocalSize: [3]uint32{64, 1, 1}}, spec)
+	assert.Equal(t, "unnamed kernel: bindings [read write], 12 bytes of push constants, local size [64 1 1]", spec.String())
+
+	const n = 1000
+	r := rng(11, n)
+	xs := randFloats(r, n, -10, 10)
+	a, b := float32(r.NormFloat64()), float32(r.NormFloat64())
+	x, y := upload(t, dev, xs), scratch[float32](t, dev, n)
+	groups := [3]uint32{ceilDiv(n, int(spec.LocalSize[0])), 1, 1}
+	require.NoError(t, k.Launch(dev.Stream(), groups, affinePush(a, b, n), x, y))
+	want := make([]float64, n)
+	for i, v := range xs {
+		want[i] = float64(a)*float64(v) + float64(b)
+	}
+	requireClose(t, want, readAll(t, y), func(i int) float64 {
+		return ulps(2, math.Abs(float64(a*xs[i]))+math.Abs(float64(b)))
+	})
+
+	// The derived description, given back with the module, is accepted as
+	// a hand-written one and builds the same kernel.
+	spec.Name, spec.SPIRV = "affine", code
+	again, err := dev.LoadKernel(spec)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, again.Close()) }()
+	spec.SPIRV = nil
+	assert.Equal(t, spec, again.Spec())
+}
+
+func TestLoadKernelDerivesTheCatalogue(t *testing.T) {
+	dev := openTest(t)
+	for _, sk := range shaders.All() {
+		if sk.Needs != shaders.FeatureNone {
+			continue // needs a device feature; its interface is checked in shaders/
+		}
+		t.Run(sk.Name, func(t *testing.T) {
+			k, err := dev.LoadKernel(KernelSpec{Name: sk.Name, SPIRV: sk.SPIRV})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, k.Close()) }()
+			want := KernelSpec{Name: sk.Name, PushSize: sk.PushSize, LocalSize: sk.LocalSize}
+			for _, b := range sk.Bindings {
+				want.Bindings = append(want.Bindings, b.Access)
+			}
+			assert.Equal(t, want, k.Spec())
+		})
+	}
+	// axpy's y is read and written: derived as read-write, so the launch
+	// reads what the previous write left.
+	sk, err := shaders.Get("axpy")
+	require.NoError(t, err)
+	k, err := dev.LoadKernel(KernelSpec{SPIRV: sk.SPIRV})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	require.Equal(t, []Access{ReadOnly, ReadWrite}, k.Spec().Bindings)
+	x, y := upload(t, dev, []float32{1, 2, 3}), upload(t, dev, []float32{10, 20, 30})
+	var p [16]byte
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, pushWords(&p, math.Float32bits(2), 3), x, y))
+	require.Equal(t, []float32{12, 24, 36}, readAll(t, y))
+}
+
+func TestDerivedSpecReportsTheWorkgroupSize(t *testing.T) {
+	dev := openTest(t)
+	code := testSPIRV(t, "tile2d")
+	for _, c := range []struct{ request, want [3]uint32 }{
+		{[3]uint32{}, [3]uint32{8, 8, 1}},          // the module's own
+		{[3]uint32{16, 4, 1}, [3]uint32{16, 4, 1}}, // specialized in x and y
+		{[3]uint32{16, 4, 7}, [3]uint32{16, 4, 1}}, // z is not specializable
+	} {
+		k, err := dev.LoadKernel(KernelSpec{SPIRV: code, LocalSize: c.request})
+		require.NoError(t, err)
+		spec := k.Spec()
+		require.NoError(t, k.Close())
+		assert.Equal(t, c.want, spec.LocalSize, "requested %v", c.request)
+		assert.Equal(t, []Access{WriteOnly}, spec.Bindings)
+		assert.Equal(t, uint32(8), spec.PushSize)
+	}
+	// A partial description is not derived: bindings without push constants
+	// are checked, and refused, as written.
+	_, err := dev.LoadKernel(KernelSpec{SPIRV: code, Bindings: []Access{WriteOnly}})
+	require.ErrorContains(t, err, "description has 0 bytes of push constants, module has 8")
+	_, err = dev.LoadKernel(KernelSpec{SPIRV: code, PushSize: 8})
+	require.ErrorContains(t, err, "description has 0 bindings, module has 1")
+}
+
 func TestUserKernelFromCatalogue(t *testing.T) {
 	dev := openTest(t)
 	sk, err := shaders.Get("scale")

@@ -1,10 +1,16 @@
-// Package shaders holds vkc's built-in compute kernels: GLSL sources under
-// glsl/, the SPIR-V glslc builds from them under spv/ (committed and
-// embedded, so building vkc needs no shader compiler), and the catalogue that
-// tells a launcher everything the module itself does not: which buffer sits
-// at which binding and whether the kernel reads or writes it, the
-// push-constant layout, the default workgroup size and how many workgroups a
-// problem needs.
+// Package shaders is what vkc knows about compute kernels in SPIR-V.
+//
+// The built-in kernels: GLSL sources under glsl/, the SPIR-V glslc builds
+// from them under spv/ (committed and embedded, so building vkc needs no
+// shader compiler), and the catalogue that tells a launcher what a module
+// does not say: what each buffer is, the push-constant layout, the default
+// workgroup size and how many workgroups a problem needs.
+//
+// The reader, for any module: Inspect checks that the bytes are a whole
+// SPIR-V module (the one check a user's bytes pass before a driver sees
+// them) and reads its interface: the buffer bindings and whether the kernel
+// reads or writes each, the push-constant size, the workgroup size and the
+// specialization constants that set it.
 //
 // Conventions shared by every kernel: storage buffers only, in descriptor
 // set 0 at bindings 0..n-1 in the order of Kernel.Bindings; push constants

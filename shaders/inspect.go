@@ -1,19 +1,16 @@
 package shaders
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
-	"sort"
 )
 
-// ErrInvalidSPIRV reports bytes that are not a SPIR-V module Inspect can
-// read: too short, wrong magic number, a truncated instruction, or a
-// push-constant member of a type whose size it cannot work out. Loading a
-// user kernel checks this before handing the bytes to the driver, so bad
-// input is an error at load rather than a crash in the driver.
+// ErrInvalidSPIRV reports bytes that are not a whole SPIR-V module Inspect
+// can read: too short, wrong magic number, a truncated instruction, a
+// function left open, an entry point without a body, or a push-constant
+// member of a type whose size it cannot work out. Loading a user kernel
+// checks this before handing the bytes to the driver, so bad input is an
+// error at load rather than a crash in the driver.
 var ErrInvalidSPIRV = errors.New("shaders: invalid SPIR-V")
 
 // DescriptorKind says which kind of buffer descriptor a module's binding
@@ -49,9 +46,10 @@ type ModuleBinding struct {
 	Access       Access
 }
 
-// Module is what Inspect reads from a SPIR-V module: enough to check a
-// kernel description (bindings, push-constant size, workgroup size) against
-// the code before building a pipeline from it.
+// Module is what Inspect reads from a SPIR-V module: enough to derive a
+// kernel description (bindings, push-constant size, workgroup size) from
+// the code, or to check a hand-written one against it, before building a
+// pipeline from it.
 type Module struct {
 	// EntryPoints are the names of the GLCompute entry points.
 	EntryPoints []string
@@ -67,10 +65,8 @@ type Module struct {
 	LocalSizeSpecIDs [3]int64
 }
 
-// SPIR-V opcodes, decorations and enumerants Inspect reads.
+// SPIR-V opcodes, decorations and enumerants the reader interprets.
 const (
-	spirvMagic = 0x07230203
-
 	opEntryPoint              = 15
 	opExecutionMode           = 16
 	opTypeInt                 = 21
@@ -84,9 +80,12 @@ const (
 	opConstantComposite       = 44
 	opSpecConstant            = 50
 	opSpecConstantComposite   = 51
+	opFunction                = 54
+	opFunctionEnd             = 56
 	opVariable                = 59
 	opDecorate                = 71
 	opMemberDecorate          = 72
+	opLabel                   = 248
 	execModelGLCompute        = 5
 	execModeLocalSize         = 17
 	decorationSpecID          = 1
@@ -104,11 +103,46 @@ const (
 	storageClassStorageBuffer = 12
 )
 
-type spirvType struct {
-	op    uint32
-	words []uint32 // operands after the result id
+// Inspect reads a SPIR-V module's interface: entry points, buffer bindings
+// with their access, push-constant block size and default workgroup size.
+// It first checks that the module is whole (see decode), so a module it
+// accepts can be handed to a driver. It never panics on malformed input; it
+// returns an error wrapping ErrInvalidSPIRV instead.
+func Inspect(code []byte) (Module, error) {
+	insts, err := decode(code)
+	if err != nil {
+		return Module{}, err
+	}
+	decl, err := collect(insts)
+	if err != nil {
+		return Module{}, err
+	}
+	return decl.resolve()
 }
 
+// declarations are what a module's instructions say about its interface,
+// indexed by result id; resolving them into a Module follows the ids.
+type declarations struct {
+	entryPoints   []string
+	modeLocalSize *[3]uint32
+	types         map[uint32]spirvType
+	constants     map[uint32]uint32   // scalar constants: their first word
+	composites    map[uint32][]uint32 // composite constants: their parts
+	decorations   map[uint32]*decorations
+	variables     []variable
+}
+
+// spirvType is a type declaration: its opcode and the operands after its
+// result id (at least minOperands-1 of them).
+type spirvType struct {
+	op    uint32
+	words []uint32
+}
+
+// variable is an OpVariable: its id, its pointer type and storage class.
+type variable struct{ id, pointer, class uint32 }
+
+// decorations are those of one id the reader uses.
 type decorations struct {
 	set, binding         *uint32
 	specID               *uint32
@@ -122,375 +156,114 @@ type decorations struct {
 	memberOffset         map[uint32]uint32
 }
 
-// Inspect reads a SPIR-V module's interface: entry points, buffer bindings
-// with their access, push-constant block size and default workgroup size.
-// It never panics on malformed input; it returns an error wrapping
-// ErrInvalidSPIRV instead.
-func Inspect(code []byte) (Module, error) {
-	if len(code) < 20 || len(code)%4 != 0 {
-		return Module{}, fmt.Errorf("%w: %d bytes is not a whole module (header is 20 bytes, size a multiple of 4)", ErrInvalidSPIRV, len(code))
+// collect indexes the declarations among a decoded module's instructions.
+func collect(insts []instruction) (*declarations, error) {
+	d := &declarations{
+		types:       map[uint32]spirvType{},
+		constants:   map[uint32]uint32{},
+		composites:  map[uint32][]uint32{},
+		decorations: map[uint32]*decorations{},
 	}
-	words := make([]uint32, len(code)/4)
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint32(code[4*i:])
-	}
-	if words[0] != spirvMagic {
-		return Module{}, fmt.Errorf("%w: magic number %#08x, want %#08x (little-endian)", ErrInvalidSPIRV, words[0], spirvMagic)
-	}
-
-	var mod Module
-	mod.LocalSizeSpecIDs = [3]int64{-1, -1, -1}
-	types := map[uint32]spirvType{}
-	constants := map[uint32]uint32{}
-	composites := map[uint32][]uint32{}
-	decos := map[uint32]*decorations{}
-	deco := func(id uint32) *decorations {
-		d := decos[id]
-		if d == nil {
-			d = &decorations{memberNonWritable: map[uint32]bool{}, memberNonReadable: map[uint32]bool{}, memberOffset: map[uint32]uint32{}}
-			decos[id] = d
-		}
-		return d
-	}
-	type variable struct{ id, pointer, class uint32 }
-	var variables []variable
-	var modeLocalSize *[3]uint32
-
-	for pos := 5; pos < len(words); {
-		count := int(words[pos] >> 16)
-		op := words[pos] & 0xffff
-		if count == 0 || pos+count > len(words) {
-			return Module{}, fmt.Errorf("%w: instruction at word %d (opcode %d) has length %d past the end", ErrInvalidSPIRV, pos, op, count)
-		}
-		ops := words[pos+1 : pos+count]
-		pos += count
-		need := func(n int) error {
-			if len(ops) < n {
-				return fmt.Errorf("%w: opcode %d with %d operands, want at least %d", ErrInvalidSPIRV, op, len(ops), n)
-			}
-			return nil
-		}
-		switch op {
-		case opEntryPoint:
-			if err := need(3); err != nil {
-				return Module{}, err
-			}
-			if ops[0] == execModelGLCompute {
-				mod.EntryPoints = append(mod.EntryPoints, literalString(ops[2:]))
-			}
-		case opExecutionMode:
-			if err := need(2); err != nil {
-				return Module{}, err
-			}
-			if ops[1] == execModeLocalSize {
-				if err := need(5); err != nil {
-					return Module{}, err
-				}
-				modeLocalSize = &[3]uint32{ops[2], ops[3], ops[4]}
-			}
-		case opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeStruct, opTypePointer:
-			if err := need(1); err != nil {
-				return Module{}, err
-			}
-			types[ops[0]] = spirvType{op: op, words: ops[1:]}
-		case opConstant, opSpecConstant:
-			if err := need(3); err != nil {
-				return Module{}, err
-			}
-			constants[ops[1]] = ops[2]
-		case opConstantComposite, opSpecConstantComposite:
-			if err := need(2); err != nil {
-				return Module{}, err
-			}
-			composites[ops[1]] = ops[2:]
-		case opVariable:
-			if err := need(3); err != nil {
-				return Module{}, err
-			}
-			variables = append(variables, variable{id: ops[1], pointer: ops[0], class: ops[2]})
-		case opDecorate:
-			if err := need(2); err != nil {
-				return Module{}, err
-			}
-			d := deco(ops[0])
-			arg := func() (uint32, error) {
-				if err := need(3); err != nil {
-					return 0, err
-				}
-				return ops[2], nil
-			}
-			switch ops[1] {
-			case decorationSpecID, decorationBinding, decorationDescriptorSet, decorationArrayStride, decorationBuiltIn:
-				v, err := arg()
-				if err != nil {
-					return Module{}, err
-				}
-				switch ops[1] {
-				case decorationSpecID:
-					d.specID = &v
-				case decorationBinding:
-					d.binding = &v
-				case decorationDescriptorSet:
-					d.set = &v
-				case decorationArrayStride:
-					d.arrayStride = v
-				case decorationBuiltIn:
-					d.workgroupSizeBuiltIn = v == builtInWorkgroupSize
-				}
-			case decorationBufferBlock:
-				d.bufferBlock = true
-			case decorationNonWritable:
-				d.nonWritable = true
-			case decorationNonReadable:
-				d.nonReadable = true
-			}
-		case opMemberDecorate:
-			if err := need(3); err != nil {
-				return Module{}, err
-			}
-			d := deco(ops[0])
-			switch ops[2] {
-			case decorationNonWritable:
-				d.memberNonWritable[ops[1]] = true
-			case decorationNonReadable:
-				d.memberNonReadable[ops[1]] = true
-			case decorationOffset:
-				if err := need(4); err != nil {
-					return Module{}, err
-				}
-				d.memberOffset[ops[1]] = ops[3]
-			}
+	for _, in := range insts {
+		if err := d.add(in); err != nil {
+			return nil, err
 		}
 	}
-
-	// Workgroup size: the WorkgroupSize built-in wins over the execution mode.
-	if modeLocalSize != nil {
-		mod.LocalSize = *modeLocalSize
-	}
-	for id, d := range decos {
-		if !d.workgroupSizeBuiltIn {
-			continue
-		}
-		parts, ok := composites[id]
-		if !ok || len(parts) != 3 {
-			return Module{}, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", ErrInvalidSPIRV, id)
-		}
-		for axis, part := range parts {
-			v, ok := constants[part]
-			if !ok {
-				return Module{}, fmt.Errorf("%w: WorkgroupSize component %d is not a constant", ErrInvalidSPIRV, axis)
-			}
-			mod.LocalSize[axis] = v
-			if pd := decos[part]; pd != nil && pd.specID != nil {
-				mod.LocalSizeSpecIDs[axis] = int64(*pd.specID)
-			}
-		}
-	}
-
-	slots := map[[2]uint32]*ModuleBinding{}
-	for _, v := range variables {
-		ptr, ok := types[v.pointer]
-		if !ok || ptr.op != opTypePointer || len(ptr.words) < 2 {
-			return Module{}, fmt.Errorf("%w: variable %%%d has no pointer type", ErrInvalidSPIRV, v.id)
-		}
-		blockID := ptr.words[1]
-		blockDeco := decos[blockID]
-		switch v.class {
-		case storageClassPushConstant:
-			size, err := typeSize(blockID, types, constants, decos)
-			if err != nil {
-				return Module{}, err
-			}
-			mod.PushSize = size
-		case storageClassStorageBuffer, storageClassUniform:
-			vd := decos[v.id]
-			if vd == nil || vd.binding == nil {
-				continue
-			}
-			var set uint32
-			if vd.set != nil {
-				set = *vd.set
-			}
-			kind := StorageBuffer
-			if v.class == storageClassUniform && (blockDeco == nil || !blockDeco.bufferBlock) {
-				kind = UniformBuffer
-			}
-			access := variableAccess(vd, blockDeco, types[blockID])
-			key := [2]uint32{set, *vd.binding}
-			if prev := slots[key]; prev != nil {
-				if prev.Access != access {
-					prev.Access = ReadWrite
-				}
-				continue
-			}
-			slots[key] = &ModuleBinding{Set: set, Binding: *vd.binding, Kind: kind, Access: access}
-		}
-	}
-	for _, b := range slots {
-		mod.Bindings = append(mod.Bindings, *b)
-	}
-	sort.Slice(mod.Bindings, func(i, j int) bool {
-		if mod.Bindings[i].Set != mod.Bindings[j].Set {
-			return mod.Bindings[i].Set < mod.Bindings[j].Set
-		}
-		return mod.Bindings[i].Binding < mod.Bindings[j].Binding
-	})
-	return mod, nil
+	return d, nil
 }
 
-// variableAccess: readonly/writeonly appear on the variable or on every
-// member of its block (glslang puts them on the members).
-func variableAccess(vd, bd *decorations, block spirvType) Access {
-	nonWritable, nonReadable := vd.nonWritable, vd.nonReadable
-	if bd != nil && block.op == opTypeStruct && len(block.words) > 0 {
-		allNW, allNR := true, true
-		for m := range block.words {
-			allNW = allNW && bd.memberNonWritable[uint32(m)]
-			allNR = allNR && bd.memberNonReadable[uint32(m)]
+// add records one instruction; decode has checked its minimum operands.
+func (d *declarations) add(in instruction) error {
+	ops := in.operands
+	switch in.op {
+	case opEntryPoint:
+		if ops[0] == execModelGLCompute {
+			d.entryPoints = append(d.entryPoints, literalString(ops[2:]))
 		}
-		nonWritable = nonWritable || allNW
-		nonReadable = nonReadable || allNR
+	case opExecutionMode:
+		if ops[1] == execModeLocalSize {
+			if err := in.need(5); err != nil {
+				return err
+			}
+			d.modeLocalSize = &[3]uint32{ops[2], ops[3], ops[4]}
+		}
+	case opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeStruct, opTypePointer:
+		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}
+	case opConstant, opSpecConstant:
+		d.constants[ops[1]] = ops[2]
+	case opConstantComposite, opSpecConstantComposite:
+		d.composites[ops[1]] = ops[2:]
+	case opVariable:
+		d.variables = append(d.variables, variable{id: ops[1], pointer: ops[0], class: ops[2]})
+	case opDecorate:
+		return d.decorate(in)
+	case opMemberDecorate:
+		return d.decorateMember(in)
 	}
-	switch {
-	case nonWritable && !nonReadable:
-		return ReadOnly
-	case nonReadable && !nonWritable:
-		return WriteOnly
+	return nil
+}
+
+// of returns the decorations of id, creating them on first use.
+func (d *declarations) of(id uint32) *decorations {
+	deco := d.decorations[id]
+	if deco == nil {
+		deco = &decorations{memberNonWritable: map[uint32]bool{}, memberNonReadable: map[uint32]bool{}, memberOffset: map[uint32]uint32{}}
+		d.decorations[id] = deco
+	}
+	return deco
+}
+
+// decorate records an OpDecorate the reader uses.
+func (d *declarations) decorate(in instruction) error {
+	target, kind := in.operands[0], in.operands[1]
+	switch kind {
+	case decorationBufferBlock:
+		d.of(target).bufferBlock = true
+		return nil
+	case decorationNonWritable:
+		d.of(target).nonWritable = true
+		return nil
+	case decorationNonReadable:
+		d.of(target).nonReadable = true
+		return nil
+	case decorationSpecID, decorationBinding, decorationDescriptorSet, decorationArrayStride, decorationBuiltIn:
 	default:
-		return ReadWrite
+		return nil
 	}
+	if err := in.need(3); err != nil {
+		return err
+	}
+	deco, literal := d.of(target), in.operands[2]
+	switch kind {
+	case decorationSpecID:
+		deco.specID = &literal
+	case decorationBinding:
+		deco.binding = &literal
+	case decorationDescriptorSet:
+		deco.set = &literal
+	case decorationArrayStride:
+		deco.arrayStride = literal
+	case decorationBuiltIn:
+		deco.workgroupSizeBuiltIn = literal == builtInWorkgroupSize
+	}
+	return nil
 }
 
-// typeSize is the byte size of a push-constant type: scalars, vectors,
-// matrices, arrays with an ArrayStride and structs with member Offsets. A
-// size above 4 GiB is an error rather than a wrapped-around uint32 that
-// could match a small description.
-func typeSize(id uint32, types map[uint32]spirvType, constants map[uint32]uint32, decos map[uint32]*decorations) (uint32, error) {
-	s := typeSizer{types: types, constants: constants, decos: decos, sized: map[uint32]uint64{}}
-	size, err := s.size(id, 0)
-	return uint32(size), err
-}
-
-// typeSizer sizes types once each: a type used by many members of many
-// structs would otherwise be walked once per path to it, exponentially
-// many in the nesting depth.
-type typeSizer struct {
-	types     map[uint32]spirvType
-	constants map[uint32]uint32
-	decos     map[uint32]*decorations
-	sized     map[uint32]uint64
-}
-
-// maxTypeSize bounds every size so that products of sizes and counts fit
-// in 64 bits; no push-constant block comes near it.
-const maxTypeSize = math.MaxUint32
-
-// product is a*b, or an error for type id when it exceeds maxTypeSize.
-func product(id uint32, a, b uint64) (uint64, error) {
-	if hi, lo := bits.Mul64(a, b); hi != 0 || lo > maxTypeSize {
-		return 0, fmt.Errorf("%w: push-constant type %%%d is larger than 4 GiB", ErrInvalidSPIRV, id)
+// decorateMember records an OpMemberDecorate the reader uses.
+func (d *declarations) decorateMember(in instruction) error {
+	ops := in.operands
+	switch ops[2] {
+	case decorationNonWritable:
+		d.of(ops[0]).memberNonWritable[ops[1]] = true
+	case decorationNonReadable:
+		d.of(ops[0]).memberNonReadable[ops[1]] = true
+	case decorationOffset:
+		if err := in.need(4); err != nil {
+			return err
+		}
+		d.of(ops[0]).memberOffset[ops[1]] = ops[3]
 	}
-	return a * b, nil
-}
-
-func (s *typeSizer) size(id uint32, depth int) (uint64, error) {
-	if size, ok := s.sized[id]; ok {
-		return size, nil
-	}
-	size, err := s.measure(id, depth)
-	if err != nil {
-		return 0, err
-	}
-	s.sized[id] = size
-	return size, nil
-}
-
-func (s *typeSizer) measure(id uint32, depth int) (uint64, error) {
-	if depth > 32 {
-		return 0, fmt.Errorf("%w: push-constant type nested too deeply", ErrInvalidSPIRV)
-	}
-	t, ok := s.types[id]
-	if !ok {
-		return 0, fmt.Errorf("%w: push-constant member type %%%d is not a type this reader sizes", ErrInvalidSPIRV, id)
-	}
-	operand := func(i int) (uint32, error) {
-		if i >= len(t.words) {
-			return 0, fmt.Errorf("%w: type %%%d lacks operand %d", ErrInvalidSPIRV, id, i)
-		}
-		return t.words[i], nil
-	}
-	switch t.op {
-	case opTypeInt, opTypeFloat:
-		width, err := operand(0)
-		return uint64(width / 8), err
-	case opTypeVector:
-		comp, err := operand(0)
-		if err != nil {
-			return 0, err
-		}
-		n, err := operand(1)
-		if err != nil {
-			return 0, err
-		}
-		size, err := s.size(comp, depth+1)
-		if err != nil {
-			return 0, err
-		}
-		return product(id, size, uint64(n))
-	case opTypeArray:
-		elem, err := operand(0)
-		if err != nil {
-			return 0, err
-		}
-		lengthID, err := operand(1)
-		if err != nil {
-			return 0, err
-		}
-		length, ok := s.constants[lengthID]
-		d := s.decos[id]
-		if !ok || d == nil || d.arrayStride == 0 {
-			return 0, fmt.Errorf("%w: push-constant array %%%d without constant length or ArrayStride", ErrInvalidSPIRV, id)
-		}
-		if _, err := s.size(elem, depth+1); err != nil {
-			return 0, err
-		}
-		return product(id, uint64(length), uint64(d.arrayStride))
-	case opTypeMatrix:
-		cols, err := operand(1)
-		if err != nil {
-			return 0, err
-		}
-		colType, err := operand(0)
-		if err != nil {
-			return 0, err
-		}
-		colSize, err := s.size(colType, depth+1)
-		if err != nil {
-			return 0, err
-		}
-		return product(id, uint64(cols), colSize)
-	case opTypeStruct:
-		d := s.decos[id]
-		var size uint64
-		for m, member := range t.words {
-			var offset uint64
-			if d != nil {
-				offset = uint64(d.memberOffset[uint32(m)])
-			}
-			ms, err := s.size(member, depth+1)
-			if err != nil {
-				return 0, err
-			}
-			end, err := product(id, offset+ms, 1)
-			if err != nil {
-				return 0, err
-			}
-			size = max(size, end)
-		}
-		return size, nil
-	default:
-		return 0, fmt.Errorf("%w: push-constant member type %%%d (opcode %d) is not sized by this reader", ErrInvalidSPIRV, id, t.op)
-	}
+	return nil
 }
 
 // literalString decodes a SPIR-V literal string (UTF-8, NUL-terminated,

@@ -184,8 +184,9 @@ func TestInspectRejectsMalformedModules(t *testing.T) {
 	overrun = binary.LittleEndian.AppendUint32(overrun, 100<<16|opDecorate)
 	// An instruction that claims zero words, which would never advance.
 	zeroLength := binary.LittleEndian.AppendUint32(append([]byte(nil), valid.SPIRV[:20]...), 0)
-	// OpDecorate Binding with its literal missing.
-	shortDecorate := binary.LittleEndian.AppendUint32(append([]byte(nil), valid.SPIRV[:20]...), 3<<16|opDecorate)
+	// OpDecorate Binding with its literal missing, in an otherwise whole
+	// module.
+	shortDecorate := binary.LittleEndian.AppendUint32(append([]byte(nil), valid.SPIRV...), 3<<16|opDecorate)
 	shortDecorate = binary.LittleEndian.AppendUint32(shortDecorate, 1)
 	shortDecorate = binary.LittleEndian.AppendUint32(shortDecorate, decorationBinding)
 
@@ -235,24 +236,26 @@ func FuzzInspect(f *testing.F) {
 	})
 }
 
-// pushModule assembles a module with no entry point whose only content is
-// a push-constant block typed by the instructions given (result ids from
-// 10 up are the caller's; %1 is uint32, the block struct is %blockID).
+// pushModule assembles a module whose only content besides an empty entry
+// point is a push-constant block typed by the instructions given (result
+// ids 10 to 89 are the caller's; %1 is uint32, the block struct is
+// %blockID).
 func pushModule(blockID uint32, instructions ...[]uint32) []byte {
-	words := []uint32{spirvMagic, 0x00010300, 0, 100, 0,
-		4<<16 | opTypeInt, 1, 32, 0}
-	for _, in := range instructions {
-		words = append(words, uint32(len(in))<<16|in[0])
-		words = append(words, in[1:]...)
+	all := [][]uint32{
+		append([]uint32{opEntryPoint, execModelGLCompute, 92}, mainName...),
+		{opTypeInt, 1, 32, 0},
 	}
-	words = append(words,
-		4<<16|opTypePointer, 2, storageClassPushConstant, blockID,
-		4<<16|opVariable, 2, 3, storageClassPushConstant)
-	code := make([]byte, 0, 4*len(words))
-	for _, w := range words {
-		code = binary.LittleEndian.AppendUint32(code, w)
-	}
-	return code
+	all = append(all, instructions...)
+	return assemble(append(all,
+		[]uint32{opTypePointer, 2, storageClassPushConstant, blockID},
+		[]uint32{opVariable, 2, 3, storageClassPushConstant},
+		[]uint32{19, 90},                    // OpTypeVoid %90
+		[]uint32{33, 91, 90},                // OpTypeFunction %91 = void()
+		[]uint32{opFunction, 90, 92, 0, 91}, // main
+		[]uint32{opLabel, 93},
+		[]uint32{253}, // OpReturn
+		[]uint32{opFunctionEnd},
+	)...)
 }
 
 func TestInspectRefusesAPushBlockWhoseSizeOverflows(t *testing.T) {
@@ -267,6 +270,7 @@ func TestInspectRefusesAPushBlockWhoseSizeOverflows(t *testing.T) {
 	)
 	mod, err := Inspect(code)
 	require.ErrorIs(t, err, ErrInvalidSPIRV, "push size read as %d", mod.PushSize)
+	assert.Contains(t, err.Error(), "larger than 4 GiB")
 }
 
 func TestInspectSizesASharedPushTypeOnce(t *testing.T) {

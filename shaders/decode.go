@@ -1,0 +1,167 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+)
+
+// A SPIR-V module is little-endian 32-bit words: a header of five (magic
+// number, version, generator, id bound, schema), then instructions, each a
+// first word holding its length in words (high half) and its opcode (low
+// half), followed by its operands.
+const (
+	spirvMagic  = 0x07230203
+	headerWords = 5
+)
+
+// instruction is one decoded instruction. operands holds at least the
+// minimum the SPIR-V specification gives its opcode when the reader
+// interprets that opcode (minOperands), so later stages index it freely.
+type instruction struct {
+	op       uint32
+	operands []uint32
+	at       int // word offset in the module, for error messages
+}
+
+// need refuses an instruction with fewer than n operands; it is for the
+// operands an instruction has only in some of its forms (a decoration's
+// literal, LocalSize's three sizes).
+func (in instruction) need(n int) error {
+	if len(in.operands) < n {
+		return fmt.Errorf("%w: opcode %d at word %d has %d operands, want at least %d", ErrInvalidSPIRV, in.op, in.at, len(in.operands), n)
+	}
+	return nil
+}
+
+// minOperands is, for every opcode the reader interprets, the fewest
+// operands the specification allows it.
+var minOperands = map[uint32]int{
+	opEntryPoint:            3, // execution model, function, name
+	opExecutionMode:         2, // entry point, mode
+	opTypeInt:               3, // result, width, signedness
+	opTypeFloat:             2, // result, width
+	opTypeVector:            3, // result, component type, count
+	opTypeMatrix:            3, // result, column type, column count
+	opTypeArray:             3, // result, element type, length constant
+	opTypeStruct:            1, // result
+	opTypePointer:           3, // result, storage class, pointee
+	opConstant:              3, // result type, result, value
+	opSpecConstant:          3, // result type, result, value
+	opConstantComposite:     2, // result type, result
+	opSpecConstantComposite: 2, // result type, result
+	opFunction:              4, // result type, result, control, function type
+	opVariable:              3, // result type, result, storage class
+	opDecorate:              2, // target, decoration
+	opMemberDecorate:        3, // structure, member, decoration
+	opLabel:                 1, // result
+}
+
+// decode splits a SPIR-V module into its instructions and checks that it
+// is whole: whole little-endian words, the magic number, a complete header,
+// instructions that fit in the module and carry the operands their opcodes
+// require, functions that open and close in turn, at least one entry point
+// (Vulkan builds pipelines only from entry points) and every entry point a
+// function with a body. Drivers do not validate SPIR-V (lavapipe crashed on
+// a module cut at an instruction boundary), so this is what stands between
+// a user's bytes and the driver; meaning is left to the validation layer.
+// Every error wraps ErrInvalidSPIRV.
+func decode(code []byte) ([]instruction, error) {
+	words, err := moduleWords(code)
+	if err != nil {
+		return nil, err
+	}
+	var insts []instruction
+	functions := functionShape{entryBodies: map[uint32]bool{}}
+	for pos := headerWords; pos < len(words); {
+		count, op := int(words[pos]>>16), words[pos]&0xffff
+		if count == 0 || count > len(words)-pos {
+			return nil, fmt.Errorf("%w: instruction at word %d (opcode %d) of %d words runs past the end of the module (%d words)", ErrInvalidSPIRV, pos, op, count, len(words))
+		}
+		in := instruction{op: op, operands: words[pos+1 : pos+count : pos+count], at: pos}
+		if err := in.need(minOperands[op]); err != nil {
+			return nil, err
+		}
+		if err := functions.see(in); err != nil {
+			return nil, err
+		}
+		insts = append(insts, in)
+		pos += count
+	}
+	if err := functions.finish(); err != nil {
+		return nil, err
+	}
+	return insts, nil
+}
+
+// moduleWords checks the header and returns the module as words.
+func moduleWords(code []byte) ([]uint32, error) {
+	if len(code) < 4*headerWords || len(code)%4 != 0 {
+		return nil, fmt.Errorf("%w: %d bytes is not a whole module (header is %d bytes, size a multiple of 4)", ErrInvalidSPIRV, len(code), 4*headerWords)
+	}
+	words := make([]uint32, len(code)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(code[4*i:])
+	}
+	switch words[0] {
+	case spirvMagic:
+		return words, nil
+	case bits.ReverseBytes32(spirvMagic):
+		return nil, fmt.Errorf("%w: big-endian module; Vulkan takes SPIR-V in little-endian words", ErrInvalidSPIRV)
+	default:
+		return nil, fmt.Errorf("%w: magic number %#08x, want %#08x (little-endian)", ErrInvalidSPIRV, words[0], spirvMagic)
+	}
+}
+
+// functionShape follows function boundaries through a module to see that
+// it is not cut short: a module truncated at an instruction boundary
+// otherwise reads as valid words.
+type functionShape struct {
+	entryBodies map[uint32]bool // entry point function id -> a body was seen
+	open        uint32          // the function being read
+	inFunction  bool
+}
+
+func (s *functionShape) see(in instruction) error {
+	switch in.op {
+	case opEntryPoint:
+		if _, ok := s.entryBodies[in.operands[1]]; !ok {
+			s.entryBodies[in.operands[1]] = false
+		}
+	case opFunction:
+		if s.inFunction {
+			return fmt.Errorf("%w: function %%%d at word %d opens inside function %%%d", ErrInvalidSPIRV, in.operands[1], in.at, s.open)
+		}
+		s.open, s.inFunction = in.operands[1], true
+	case opFunctionEnd:
+		if !s.inFunction {
+			return fmt.Errorf("%w: OpFunctionEnd at word %d outside a function", ErrInvalidSPIRV, in.at)
+		}
+		s.inFunction = false
+	case opLabel:
+		if _, entry := s.entryBodies[s.open]; entry && s.inFunction {
+			s.entryBodies[s.open] = true
+		}
+	}
+	return nil
+}
+
+// finish checks what only the end of the module shows.
+func (s *functionShape) finish() error {
+	if s.inFunction {
+		return fmt.Errorf("%w: function %%%d not closed (module truncated?)", ErrInvalidSPIRV, s.open)
+	}
+	if len(s.entryBodies) == 0 {
+		return fmt.Errorf("%w: no entry point (module truncated?)", ErrInvalidSPIRV)
+	}
+	missing, found := uint32(0), false
+	for id, body := range s.entryBodies {
+		if !body && (!found || id < missing) {
+			missing, found = id, true // the lowest, so the message is stable
+		}
+	}
+	if found {
+		return fmt.Errorf("%w: entry point %%%d has no function body (module truncated?)", ErrInvalidSPIRV, missing)
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// assemble builds a module from a header and the instructions given, each
+// as its opcode followed by its operands.
+func assemble(instructions ...[]uint32) []byte {
+	words := []uint32{spirvMagic, 0x00010300, 0, 100, 0}
+	for _, in := range instructions {
+		words = append(words, uint32(len(in))<<16|in[0])
+		words = append(words, in[1:]...)
+	}
+	code := make([]byte, 0, 4*len(words))
+	for _, w := range words {
+		code = binary.LittleEndian.AppendUint32(code, w)
+	}
+	return code
+}
+
+// Instructions of a minimal compute module: entry point %5 named "main"
+// ("main" is one word plus a NUL word), a void function type %3 of void %2.
+var (
+	mainName      = []uint32{0x6e69616d, 0}
+	entryMain     = append([]uint32{opEntryPoint, execModelGLCompute, 5}, mainName...)
+	typeVoid      = []uint32{19, 2}
+	typeVoidFn    = []uint32{33, 3, 2}
+	function5     = []uint32{opFunction, 2, 5, 0, 3}
+	function6     = []uint32{opFunction, 2, 6, 0, 3}
+	label         = []uint32{opLabel, 7}
+	returnVoid    = []uint32{253}
+	functionEnd   = []uint32{opFunctionEnd}
+	wholeFunction = [][]uint32{function5, label, returnVoid, functionEnd}
+)
+
+func TestDecodeAcceptsAWholeModule(t *testing.T) {
+	code := assemble(append([][]uint32{entryMain, typeVoid, typeVoidFn}, wholeFunction...)...)
+	insts, err := decode(code)
+	require.NoError(t, err)
+	require.Len(t, insts, 7)
+	assert.Equal(t, uint32(opEntryPoint), insts[0].op)
+	assert.Equal(t, headerWords, insts[0].at)
+	mod, err := Inspect(code)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"main"}, mod.EntryPoints)
+	assert.Empty(t, mod.Bindings)
+	assert.Zero(t, mod.PushSize)
+}
+
+func TestDecodeRefusesBrokenStructure(t *testing.T) {
+	cases := map[string][]byte{
+		"function opened inside another":  assemble(entryMain, typeVoid, typeVoidFn, function5, label, function6, label, returnVoid, functionEnd, returnVoid, functionEnd),
+		"function end outside a function": assemble(entryMain, typeVoid, typeVoidFn, function5, label, returnVoid, functionEnd, functionEnd),
+		"function never closed":           assemble(entryMain, typeVoid, typeVoidFn, function5, label, returnVoid),
+		"entry point without function":    assemble(entryMain, typeVoid, typeVoidFn),
+		"entry point without a body":      assemble(entryMain, typeVoid, typeVoidFn, function5, functionEnd),
+		"entry point without a name":      assemble([]uint32{opEntryPoint, execModelGLCompute, 5}, typeVoid, typeVoidFn, function5, label, returnVoid, functionEnd),
+		"function without its type":       assemble(entryMain, typeVoid, typeVoidFn, []uint32{opFunction, 2, 5, 0}, label, returnVoid, functionEnd),
+		"short pointer type":              assemble([]uint32{opTypePointer, 9, storageClassStorageBuffer}),
+	}
+	for name, code := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := decode(code)
+			require.ErrorIs(t, err, ErrInvalidSPIRV)
+			_, err = Inspect(code)
+			require.ErrorIs(t, err, ErrInvalidSPIRV)
+		})
+	}
+}
+
+func TestDecodeNamesABigEndianModule(t *testing.T) {
+	k, err := Get("copy")
+	require.NoError(t, err)
+	swapped := make([]byte, len(k.SPIRV))
+	for i := 0; i < len(swapped); i += 4 {
+		binary.BigEndian.PutUint32(swapped[i:], binary.LittleEndian.Uint32(k.SPIRV[i:]))
+	}
+	_, err = Inspect(swapped)
+	require.ErrorIs(t, err, ErrInvalidSPIRV)
+	assert.Contains(t, err.Error(), "big-endian")
+}
+
+// Drivers do not validate SPIR-V, and lavapipe crashed on a module cut at
+// an instruction boundary: every cut of every catalogue module, at every
+// byte, must be refused.
+func TestInspectRefusesEveryTruncation(t *testing.T) {
+	for _, k := range All() {
+		for n := range len(k.SPIRV) {
+			_, err := Inspect(k.SPIRV[:n])
+			if !errors.Is(err, ErrInvalidSPIRV) {
+				t.Fatalf("%s cut at byte %d of %d: %v", k.Name, n, len(k.SPIRV), err)
+			}
+		}
+	}
+}
+
+// reassemble writes decoded instructions back as a module's words.
+func reassemble(header []byte, insts []instruction) []byte {
+	out := append([]byte(nil), header...)
+	for _, in := range insts {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(in.operands)+1)<<16|in.op)
+		for _, w := range in.operands {
+			out = binary.LittleEndian.AppendUint32(out, w)
+		}
+	}
+	return out
+}
+
+// FuzzDecode: decode never panics, refuses only with ErrInvalidSPIRV, and
+// splits what it accepts exactly (the instructions, written back, are the
+// module); Inspect refuses whatever decode refuses.
+func FuzzDecode(f *testing.F) {
+	for _, k := range All() {
+		f.Add(k.SPIRV)
+	}
+	f.Add(assemble(append([][]uint32{entryMain, typeVoid, typeVoidFn}, wholeFunction...)...))
+	f.Fuzz(func(t *testing.T, code []byte) {
+		insts, err := decode(code)
+		if err != nil {
+			require.ErrorIs(t, err, ErrInvalidSPIRV)
+			_, err = Inspect(code)
+			require.ErrorIs(t, err, ErrInvalidSPIRV, "Inspect accepted what decode refused")
+			return
+		}
+		require.Equal(t, code, reassemble(code[:4*headerWords], insts), "decoded instructions do not cover the module exactly")
+		if _, err := Inspect(code); err != nil {
+			require.ErrorIs(t, err, ErrInvalidSPIRV)
+		}
+	})
+}

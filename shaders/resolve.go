@@ -1,0 +1,256 @@
+package shaders
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+)
+
+// resolve builds the Module description from the collected declarations.
+func (d *declarations) resolve() (Module, error) {
+	mod := Module{EntryPoints: d.entryPoints}
+	var err error
+	if mod.LocalSize, mod.LocalSizeSpecIDs, err = d.localSize(); err != nil {
+		return Module{}, err
+	}
+	for _, v := range d.variables {
+		if ptr, ok := d.types[v.pointer]; !ok || ptr.op != opTypePointer {
+			return Module{}, fmt.Errorf("%w: variable %%%d has no pointer type", ErrInvalidSPIRV, v.id)
+		}
+	}
+	if mod.Bindings, err = d.bindings(); err != nil {
+		return Module{}, err
+	}
+	if mod.PushSize, err = d.pushSize(); err != nil {
+		return Module{}, err
+	}
+	return mod, nil
+}
+
+// pointee is the type a variable points to; resolve has checked that the
+// variable's type is a pointer.
+func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].words[1] }
+
+// localSize is the default workgroup size and, per axis, the
+// specialization-constant ID that sets it (-1 if none). The WorkgroupSize
+// built-in wins over the LocalSize execution mode, as in Vulkan.
+func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error) {
+	specIDs = [3]int64{-1, -1, -1}
+	if d.modeLocalSize != nil {
+		size = *d.modeLocalSize
+	}
+	for id, deco := range d.decorations {
+		if !deco.workgroupSizeBuiltIn {
+			continue
+		}
+		parts, ok := d.composites[id]
+		if !ok || len(parts) != 3 {
+			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", ErrInvalidSPIRV, id)
+		}
+		for axis, part := range parts {
+			v, ok := d.constants[part]
+			if !ok {
+				return size, specIDs, fmt.Errorf("%w: WorkgroupSize component %d is not a constant", ErrInvalidSPIRV, axis)
+			}
+			size[axis] = v
+			if pd := d.decorations[part]; pd != nil && pd.specID != nil {
+				specIDs[axis] = int64(*pd.specID)
+			}
+		}
+	}
+	return size, specIDs, nil
+}
+
+// bindings lists the buffer slots, sorted by set then binding. Variables
+// that alias one slot are merged: the slot is read-only or write-only only
+// if every alias is.
+func (d *declarations) bindings() ([]ModuleBinding, error) {
+	slots := map[[2]uint32]*ModuleBinding{}
+	for _, v := range d.variables {
+		if v.class != storageClassStorageBuffer && v.class != storageClassUniform {
+			continue
+		}
+		vd := d.decorations[v.id]
+		if vd == nil || vd.binding == nil {
+			continue
+		}
+		var set uint32
+		if vd.set != nil {
+			set = *vd.set
+		}
+		blockID := d.pointee(v)
+		blockDeco := d.decorations[blockID]
+		kind := StorageBuffer
+		if v.class == storageClassUniform && (blockDeco == nil || !blockDeco.bufferBlock) {
+			kind = UniformBuffer
+		}
+		access := variableAccess(vd, blockDeco, d.types[blockID])
+		key := [2]uint32{set, *vd.binding}
+		if prev := slots[key]; prev != nil {
+			if prev.Access != access {
+				prev.Access = ReadWrite
+			}
+			continue
+		}
+		slots[key] = &ModuleBinding{Set: set, Binding: *vd.binding, Kind: kind, Access: access}
+	}
+	bindings := make([]ModuleBinding, 0, len(slots))
+	for _, b := range slots {
+		bindings = append(bindings, *b)
+	}
+	sort.Slice(bindings, func(i, j int) bool {
+		if bindings[i].Set != bindings[j].Set {
+			return bindings[i].Set < bindings[j].Set
+		}
+		return bindings[i].Binding < bindings[j].Binding
+	})
+	if len(bindings) == 0 {
+		return nil, nil
+	}
+	return bindings, nil
+}
+
+// variableAccess: readonly/writeonly appear on the variable or on every
+// member of its block (glslang puts them on the members).
+func variableAccess(vd, bd *decorations, block spirvType) Access {
+	nonWritable, nonReadable := vd.nonWritable, vd.nonReadable
+	if bd != nil && block.op == opTypeStruct && len(block.words) > 0 {
+		allNW, allNR := true, true
+		for m := range block.words {
+			allNW = allNW && bd.memberNonWritable[uint32(m)]
+			allNR = allNR && bd.memberNonReadable[uint32(m)]
+		}
+		nonWritable = nonWritable || allNW
+		nonReadable = nonReadable || allNR
+	}
+	switch {
+	case nonWritable && !nonReadable:
+		return ReadOnly
+	case nonReadable && !nonWritable:
+		return WriteOnly
+	default:
+		return ReadWrite
+	}
+}
+
+// pushSize is the byte size of the push-constant block, 0 if none.
+func (d *declarations) pushSize() (uint32, error) {
+	var size uint32
+	sizer := typeSizer{declarations: d, sized: map[uint32]uint64{}}
+	for _, v := range d.variables {
+		if v.class != storageClassPushConstant {
+			continue
+		}
+		s, err := sizer.size(d.pointee(v), 0)
+		if err != nil {
+			return 0, err
+		}
+		size = uint32(s) // at most maxTypeSize
+	}
+	return size, nil
+}
+
+// typeSizer sizes push-constant types (scalars, vectors, matrices, arrays
+// with an ArrayStride and structs with member Offsets) once each: a type
+// used by many members of many structs would otherwise be walked once per
+// path to it, exponentially many in the nesting depth.
+type typeSizer struct {
+	*declarations
+	sized map[uint32]uint64
+}
+
+// maxTypeSize bounds every size so that products of sizes and counts fit
+// in 64 bits, and so that a size above 4 GiB is an error rather than a
+// wrapped-around uint32 that could match a small description; no
+// push-constant block comes near it.
+const maxTypeSize = math.MaxUint32
+
+// maxTypeDepth bounds the nesting the sizer follows.
+const maxTypeDepth = 32
+
+// product is a*b, or an error for type id when it exceeds maxTypeSize.
+func product(id uint32, a, b uint64) (uint64, error) {
+	if hi, lo := bits.Mul64(a, b); hi != 0 || lo > maxTypeSize {
+		return 0, fmt.Errorf("%w: push-constant type %%%d is larger than 4 GiB", ErrInvalidSPIRV, id)
+	}
+	return a * b, nil
+}
+
+func (s *typeSizer) size(id uint32, depth int) (uint64, error) {
+	if size, ok := s.sized[id]; ok {
+		return size, nil
+	}
+	if depth > maxTypeDepth {
+		return 0, fmt.Errorf("%w: push-constant type nested too deeply", ErrInvalidSPIRV)
+	}
+	t, ok := s.types[id]
+	if !ok {
+		return 0, fmt.Errorf("%w: push-constant member type %%%d is not a type this reader sizes", ErrInvalidSPIRV, id)
+	}
+	var size uint64
+	var err error
+	switch t.op {
+	case opTypeInt, opTypeFloat:
+		size = uint64(t.words[0] / 8)
+	case opTypeVector, opTypeMatrix: // component (column) type, count
+		size, err = s.repeated(id, t.words[0], uint64(t.words[1]), depth)
+	case opTypeArray:
+		size, err = s.array(id, t, depth)
+	case opTypeStruct:
+		size, err = s.structure(id, t, depth)
+	default:
+		err = fmt.Errorf("%w: push-constant member type %%%d (opcode %d) is not sized by this reader", ErrInvalidSPIRV, id, t.op)
+	}
+	if err != nil {
+		return 0, err
+	}
+	s.sized[id] = size
+	return size, nil
+}
+
+// repeated is the size of count tightly packed elements of type elem.
+func (s *typeSizer) repeated(id, elem uint32, count uint64, depth int) (uint64, error) {
+	size, err := s.size(elem, depth+1)
+	if err != nil {
+		return 0, err
+	}
+	return product(id, size, count)
+}
+
+// array is the size of an array type: its constant length times its
+// ArrayStride decoration.
+func (s *typeSizer) array(id uint32, t spirvType, depth int) (uint64, error) {
+	length, ok := s.constants[t.words[1]]
+	deco := s.decorations[id]
+	if !ok || deco == nil || deco.arrayStride == 0 {
+		return 0, fmt.Errorf("%w: push-constant array %%%d without constant length or ArrayStride", ErrInvalidSPIRV, id)
+	}
+	if _, err := s.size(t.words[0], depth+1); err != nil {
+		return 0, err
+	}
+	return product(id, uint64(length), uint64(deco.arrayStride))
+}
+
+// structure is the size of a struct type: the furthest end of a member,
+// placed at its Offset decoration.
+func (s *typeSizer) structure(id uint32, t spirvType, depth int) (uint64, error) {
+	deco := s.decorations[id]
+	var size uint64
+	for m, member := range t.words {
+		var offset uint64
+		if deco != nil {
+			offset = uint64(deco.memberOffset[uint32(m)])
+		}
+		ms, err := s.size(member, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		end, err := product(id, offset+ms, 1)
+		if err != nil {
+			return 0, err
+		}
+		size = max(size, end)
+	}
+	return size, nil
+}
