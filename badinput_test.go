@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/recorder"
-	"github.com/vkcompute/vkc/vk"
 )
 
 // sentinel is a buffer written before any bad call: after each bad call it
@@ -89,11 +89,11 @@ type oomDevice struct {
 	limit uint64
 }
 
-func (d oomDevice) AllocateBlock(use vk.MemoryUse, size uint64) (*vk.Block, error) {
+func (d oomDevice) AllocateMemory(kind alloc.Kind, size uint64) (recorder.Memory, error) {
 	if size > d.limit {
-		return nil, &vk.Error{Call: "vkAllocateMemory", Result: vk.ErrorOutOfDevMemory}
+		return 0, injected("vkAllocateMemory", ErrOutOfDeviceMemory)
 	}
-	return d.Device.AllocateBlock(use, size)
+	return d.Device.AllocateMemory(kind, size)
 }
 
 func TestLengthBeyondDeviceMemory(t *testing.T) {

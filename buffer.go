@@ -60,7 +60,7 @@ func newCore(d *Device, n int) (*bufferCore, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.rec.Ledger().Taint([]alloc.Claim{c}, errNeverWritten)
+	d.rec.Taint([]alloc.Claim{c}, errNeverWritten)
 	b := newBufferCore(d, c, n)
 	d.mu.Lock()
 	if d.closed {

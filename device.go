@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/recorder"
-	"github.com/vkcompute/vkc/vk"
 )
 
 var errNeverWritten = errors.New("vkc: buffer allocated and never written")
@@ -26,6 +25,7 @@ type config struct {
 	logger         *slog.Logger
 	rec            recorder.Options
 	wrap           func(recorder.Device) recorder.Device
+	open           func() (recorder.Device, error) // nil: the Vulkan device chosen above
 }
 
 // WithDevice picks the device by index or by a case-insensitive substring of
@@ -53,7 +53,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 
 // WithStreams sets the number of backend stream slots (default 4).
 // Logical streams share slots by id % n.
-func WithStreams(n int) Option { return func(c *config) { c.rec.Streams = n } }
+func WithStreams(n int) Option { return func(c *config) { c.rec.Slots = n } }
 
 // WithBatchSize sets how many eager launches a command buffer takes before
 // it is submitted without waiting (default 1024).
@@ -64,19 +64,20 @@ func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize
 
 // Devices lists the Vulkan devices of this machine.
 func Devices() ([]DeviceInfo, error) {
-	in, err := vk.NewInstance(vk.InstanceOptions{})
+	infos, err := recorder.VulkanDevices()
 	if err != nil {
 		return nil, err
 	}
-	defer in.Close()
-	return in.Devices()
+	out := make([]DeviceInfo, len(infos))
+	for i, info := range infos {
+		out[i] = deviceInfoOf(info)
+	}
+	return out, nil
 }
 
 // Device is an open Vulkan device with its memory, streams and kernels.
 // It is safe for concurrent use; each goroutine should drive its own Stream.
 type Device struct {
-	inst *vk.Instance
-	vdev *vk.Device
 	rec  *recorder.Recorder
 	info DeviceInfo
 
@@ -104,36 +105,25 @@ func Open(opts ...Option) (*Device, error) {
 	if !c.validationSet {
 		c.validation = os.Getenv("VKC_VALIDATION") == "1"
 	}
-	in, err := vk.NewInstance(vk.InstanceOptions{Validation: c.validation || c.syncValidation, SyncValidation: c.syncValidation, Logger: c.logger})
+	open := c.open
+	if open == nil {
+		open = func() (recorder.Device, error) {
+			return recorder.OpenVulkan(recorder.VulkanOptions{Device: c.device, Validation: c.validation,
+				SyncValidation: c.syncValidation, Logger: c.logger})
+		}
+	}
+	rdev, err := open()
 	if err != nil {
 		return nil, err
 	}
-	infos, err := in.Devices()
-	if err != nil {
-		in.Close()
-		return nil, err
-	}
-	idx, err := vk.Select(infos, c.device)
-	if err != nil {
-		in.Close()
-		return nil, err
-	}
-	vdev, err := in.OpenDevice(idx)
-	if err != nil {
-		in.Close()
-		return nil, err
-	}
-	var rdev recorder.Device = vdev
 	if c.wrap != nil {
-		rdev = c.wrap(vdev)
+		rdev = c.wrap(rdev)
 	}
 	rec, err := recorder.New(rdev, c.rec)
 	if err != nil {
-		vdev.Close()
-		in.Close()
 		return nil, err
 	}
-	d := &Device{inst: in, vdev: vdev, rec: rec, info: vdev.Info(),
+	d := &Device{rec: rec, info: deviceInfoOf(rec.Info()),
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{}, user: map[*Kernel]struct{}{}}
 	d.def = &Stream{dev: d, id: 0}
 	d.nextStream.Store(1)
@@ -155,24 +145,24 @@ func (d *Device) NewStream() *Stream { return &Stream{dev: d, id: d.nextStream.A
 func (d *Device) StreamWithID(id uint64) *Stream { return &Stream{dev: d, id: id} }
 
 // Slots is the number of backend stream slots.
-func (d *Device) Slots() int { return d.rec.Streams() }
+func (d *Device) Slots() int { return d.rec.Slots() }
 
 // MemoryStats reports the suballocator's statistics.
-func (d *Device) MemoryStats() MemoryStats { return d.rec.Stats() }
+func (d *Device) MemoryStats() MemoryStats { return MemoryStats(d.rec.Stats()) }
 
 // ValidationMessages returns how many errors and warnings the validation
 // layer reported (0, 0 when it is off) and the most recent messages.
 func (d *Device) ValidationMessages() (errs, warnings int64, recent []string) {
-	e, w := d.inst.ValidationCounts()
-	return e, w, d.inst.RecentMessages()
+	diag := d.rec.Diagnostics()
+	return diag.Errors, diag.Warnings, diag.Recent
 }
 
 // Validating reports whether the validation layer is active.
-func (d *Device) Validating() bool { return d.inst.Validating() }
+func (d *Device) Validating() bool { return d.rec.Diagnostics().Checking }
 
 // LiveObjects counts Vulkan objects alive on the device by kind; after
 // Close every count is zero.
-func (d *Device) LiveObjects() map[string]int64 { return d.vdev.Live() }
+func (d *Device) LiveObjects() map[string]int64 { return d.rec.Live() }
 
 // LiveStaging counts host staging claims still held by buffers or graphs.
 func (d *Device) LiveStaging() int { return d.rec.LiveStaging() }
@@ -205,21 +195,24 @@ func (d *Device) Close() error {
 	for b := range bufs {
 		b.release()
 	}
+	for k := range user {
+		k.mu.Lock()
+		k.closed = true // the recorder's Close destroys its pipeline
+		k.mu.Unlock()
+	}
 	if err := d.rec.Close(); err != nil {
 		errs = append(errs, err)
 	}
-	for k := range user {
-		k.pipe.Destroy()
-	}
-	for _, k := range d.kernels {
-		k.pipe.Destroy()
-	}
-	d.vdev.Close()
-	d.inst.Close()
 	if len(errs) > 0 {
 		return fmt.Errorf("vkc: closing device: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// withRecorderDevice opens the recorder on a device of the caller's
+// instead of Vulkan: tests run the public API on the host device.
+func withRecorderDevice(open func() (recorder.Device, error)) Option {
+	return func(c *config) { c.open = open }
 }
 
 // withDeviceWrapper wraps the device the recorder drives: tests inject

@@ -12,15 +12,14 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/recorder"
-	"github.com/vkcompute/vkc/vk"
 )
 
 // faultCall names a device call that faultyDevice can make fail.
 type faultCall int
 
 const (
-	callAllocate  faultCall = iota // AllocateBlock: a new page (vkAllocateMemory)
-	callMap                        // MapBlock: mapping a host-visible page (vkMapMemory)
+	callAllocate  faultCall = iota // AllocateMemory: a new page (vkAllocateMemory)
+	callMap                        // MapMemory: mapping a host-visible page (vkMapMemory)
 	callSubmit                     // Submit: an eager batch or a replay (vkQueueSubmit)
 	callWaitFence                  // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
 	callEnd                        // End: vkEndCommandBuffer, eager or a graph's
@@ -91,46 +90,46 @@ func (f *faultyDevice) fault(c faultCall) error {
 	return r.err
 }
 
-func (f *faultyDevice) AllocateBlock(use vk.MemoryUse, size uint64) (*vk.Block, error) {
+func (f *faultyDevice) AllocateMemory(kind alloc.Kind, size uint64) (recorder.Memory, error) {
 	if err := f.fault(callAllocate); err != nil {
+		return 0, err
+	}
+	return f.Device.AllocateMemory(kind, size)
+}
+
+func (f *faultyDevice) MapMemory(m recorder.Memory) ([]byte, error) {
+	if err := f.fault(callMap); err != nil {
 		return nil, err
 	}
-	return f.Device.AllocateBlock(use, size)
+	return f.Device.MapMemory(m)
 }
 
-func (f *faultyDevice) MapBlock(b *vk.Block) error {
-	if err := f.fault(callMap); err != nil {
-		return err
-	}
-	return f.Device.MapBlock(b)
-}
-
-func (f *faultyDevice) Submit(cb *vk.CommandBuffer, fence *vk.Fence) error {
+func (f *faultyDevice) Submit(cb recorder.CommandBuffer, fence recorder.Fence) error {
 	if err := f.fault(callSubmit); err != nil {
 		return err
 	}
 	return f.Device.Submit(cb, fence)
 }
 
-func (f *faultyDevice) WaitFence(fence *vk.Fence, timeout time.Duration) (bool, error) {
+func (f *faultyDevice) WaitFence(fence recorder.Fence, timeout time.Duration) (bool, error) {
 	if err := f.fault(callWaitFence); err != nil {
 		return false, err
 	}
 	return f.Device.WaitFence(fence, timeout)
 }
 
-func (f *faultyDevice) End(cb *vk.CommandBuffer) error {
+func (f *faultyDevice) End(cb recorder.CommandBuffer) error {
 	if err := f.fault(callEnd); err != nil {
 		return err
 	}
 	return f.Device.End(cb)
 }
 
-func (f *faultyDevice) Begin(cb *vk.CommandBuffer, flags uint32) error {
+func (f *faultyDevice) Begin(cb recorder.CommandBuffer, r recorder.Recording) error {
 	if err := f.fault(callBegin); err != nil {
 		return err
 	}
-	return f.Device.Begin(cb, flags)
+	return f.Device.Begin(cb, r)
 }
 
 // openFaulty opens the test device (validation on, leak-checked at
@@ -147,31 +146,32 @@ func openFaulty(t *testing.T, opts ...Option) (*Device, *faultyDevice) {
 
 // Injected driver failures, each a distinct value so a test can check that
 // exactly this failure is the cause an error unwraps to.
-func outOfDeviceMemory() error {
-	return &vk.Error{Call: "vkAllocateMemory", Result: vk.ErrorOutOfDevMemory}
+func outOfDeviceMemory() error { return injected("vkAllocateMemory", ErrOutOfDeviceMemory) }
+
+func mapFailure() error { return injected("vkMapMemory", ErrOutOfDeviceMemory) }
+
+func submitFailure() error { return injected("vkQueueSubmit", ErrOutOfDeviceMemory) }
+
+func fenceFailure() error { return injected("vkWaitForFences", ErrOutOfDeviceMemory) }
+
+func endFailure() error { return injected("vkEndCommandBuffer", ErrOutOfDeviceMemory) }
+
+func beginFailure() error { return injected("vkBeginCommandBuffer", ErrOutOfDeviceMemory) }
+
+func deviceLoss() error { return injected("vkWaitForFences", ErrDeviceLost) }
+
+// injectedError is a driver failure a test injects: a distinct value per
+// call, so a test can check that exactly it is the cause an error unwraps
+// to, which matches the sentinel a driver's result would map onto.
+type injectedError struct {
+	call     string
+	sentinel error
 }
 
-func mapFailure() error { return &vk.Error{Call: "vkMapMemory", Result: vk.ErrorOutOfHostMemory} }
+func injected(call string, sentinel error) error { return &injectedError{call: call, sentinel: sentinel} }
 
-func submitFailure() error {
-	return &vk.Error{Call: "vkQueueSubmit", Result: vk.ErrorOutOfDevMemory}
-}
-
-func fenceFailure() error {
-	return &vk.Error{Call: "vkWaitForFences", Result: vk.ErrorOutOfHostMemory}
-}
-
-func endFailure() error {
-	return &vk.Error{Call: "vkEndCommandBuffer", Result: vk.ErrorOutOfDevMemory}
-}
-
-func beginFailure() error {
-	return &vk.Error{Call: "vkBeginCommandBuffer", Result: vk.ErrorOutOfHostMemory}
-}
-
-func deviceLoss() error {
-	return &vk.Error{Call: "vkWaitForFences", Result: vk.ErrorDeviceLostCode}
-}
+func (e *injectedError) Error() string { return e.call + " (injected): " + e.sentinel.Error() }
+func (e *injectedError) Unwrap() error { return e.sentinel }
 
 // ramp returns n distinct values start, start+1, ...
 func ramp(n int, start float32) []float32 {
@@ -485,7 +485,7 @@ func TestFaultDeviceLossOnFenceWait(t *testing.T) {
 	fd.failAfter(callWaitFence, 0, cause)
 	require.ErrorIs(t, s.Sync(context.Background()), cause)
 	assert.False(t, fd.Device.Lost(), "the loss was injected above the real device")
-	taint := dev.rec.Ledger().Check([]alloc.Claim{z.core.claim})
+	taint := dev.rec.Check([]alloc.Claim{z.core.claim})
 	require.ErrorIs(t, taint, ErrUnwritten, "the lost submission's writes carry the loss (reads now fail first)")
 	require.ErrorIs(t, taint, cause)
 
@@ -538,7 +538,7 @@ func TestFaultDeviceLossAfterReplay(t *testing.T) {
 	_, err = y.ReadOn(context.Background(), s)
 	require.ErrorIs(t, err, cause)
 	requireLost(t, err, "read after a lost replay")
-	taint := dev.rec.Ledger().Check([]alloc.Claim{y.core.claim})
+	taint := dev.rec.Check([]alloc.Claim{y.core.claim})
 	require.ErrorIs(t, taint, ErrUnwritten)
 	require.ErrorIs(t, taint, cause)
 	requireLost(t, g.Replay(), "replay")

@@ -8,19 +8,55 @@ import (
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/shaders"
-	"github.com/vkcompute/vkc/vk"
 )
 
-// Access says how a kernel uses a bound buffer: the recorder orders
-// launches by it and marks a launch's write set with it.
-type Access = shaders.Access
+// Access says how a kernel uses a bound buffer: launches are ordered by it
+// (a read after a write needs a barrier, two reads do not) and a launch's
+// writes are what the taint ledger marks.
+type Access uint8
 
 // Buffer access modes for KernelSpec.
 const (
-	ReadOnly  = shaders.ReadOnly
-	WriteOnly = shaders.WriteOnly
-	ReadWrite = shaders.ReadWrite
+	// ReadOnly buffers are only read (GLSL readonly).
+	ReadOnly Access = iota + 1
+	// WriteOnly buffers are only written (GLSL writeonly); their previous
+	// contents do not matter to the kernel.
+	WriteOnly
+	// ReadWrite buffers are read and written in place (Axpy's y).
+	ReadWrite
 )
+
+// String names the access for error messages and printed specs.
+func (a Access) String() string {
+	switch a {
+	case ReadOnly:
+		return "read"
+	case WriteOnly:
+		return "write"
+	case ReadWrite:
+		return "read-write"
+	}
+	return fmt.Sprintf("Access(%d)", uint8(a))
+}
+
+// Reads reports whether the kernel reads the buffer's old contents.
+func (a Access) Reads() bool { return a == ReadOnly || a == ReadWrite }
+
+// Writes reports whether the kernel writes the buffer.
+func (a Access) Writes() bool { return a == WriteOnly || a == ReadWrite }
+
+// accessOf is the public form of a module's or catalogue's access.
+func accessOf(a shaders.Access) Access {
+	switch a {
+	case shaders.ReadOnly:
+		return ReadOnly
+	case shaders.WriteOnly:
+		return WriteOnly
+	case shaders.ReadWrite:
+		return ReadWrite
+	}
+	return Access(0)
+}
 
 // KernelSpec describes a user kernel. SPIRV is the module: entry point
 // "main", storage buffers at set 0 bindings 0..n-1 (the order Launch takes
@@ -86,7 +122,7 @@ func (spec KernelSpec) String() string {
 type Kernel struct {
 	dev    *Device
 	name   string
-	pipe   *vk.Pipeline
+	rk     *recorder.Kernel
 	access []Access
 	push   uint32
 	local  [3]uint32 // the workgroup size the pipeline runs with
@@ -137,7 +173,7 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if derived {
 		spec.Bindings = make([]Access, len(mod.Bindings))
 		for i, b := range mod.Bindings {
-			spec.Bindings[i] = b.Access
+			spec.Bindings[i] = accessOf(b.Access)
 		}
 		spec.PushSize = mod.PushSize
 	}
@@ -162,7 +198,7 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 
 // matchModule checks a description against the module it describes and
 // the device's limits, and returns the workgroup size the kernel will have.
-func matchModule(spec KernelSpec, mod shaders.Module, lim vk.Limits) ([3]uint32, error) {
+func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, error) {
 	local := effectiveLocalSize(spec.LocalSize, mod)
 	hasMain := false
 	for _, e := range mod.EntryPoints {
@@ -229,11 +265,17 @@ func (d *Device) build(name string, code []byte, access []Access, push uint32, l
 	if local != ([3]uint32{}) {
 		spec = []uint32{max(local[0], 1), max(local[1], 1), max(local[2], 1)}
 	}
-	pipe, err := d.rec.NewPipeline(code, vk.PipelineDesc{Bindings: len(access), PushSize: push, Spec: spec})
+	var writes uint32
+	for i, a := range access {
+		if a.Writes() {
+			writes |= 1 << uint(i)
+		}
+	}
+	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, PushSize: push, Spec: spec})
 	if err != nil {
 		return nil, err
 	}
-	return &Kernel{dev: d, name: name, pipe: pipe, access: append([]Access(nil), access...), push: push, local: local}, nil
+	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push, local: local}, nil
 }
 
 // builtin returns the catalogue kernel name, building it on first use.
@@ -252,7 +294,7 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	}
 	access := make([]Access, len(sk.Bindings))
 	for i, b := range sk.Bindings {
-		access[i] = b.Access
+		access[i] = accessOf(b.Access)
 	}
 	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, sk.LocalSize)
 	if err != nil {
@@ -290,7 +332,10 @@ func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) e
 	if len(args) != len(k.access) {
 		return fmt.Errorf("vkc: kernel %q: %d buffers, want %d", k.name, len(args), len(k.access))
 	}
-	var cores [vk.MaxBindings]*bufferCore
+	if len(args) > recorder.MaxBindings {
+		return fmt.Errorf("vkc: kernel %q: %d buffers (at most %d)", k.name, len(args), recorder.MaxBindings)
+	}
+	var cores [recorder.MaxBindings]*bufferCore
 	for i, a := range args {
 		if a != nil {
 			cores[i] = a.arg()
@@ -317,8 +362,7 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 			return fmt.Errorf("vkc: kernel %q: group counts %v outside 1..%v", k.name, groups, lim)
 		}
 	}
-	var binds [vk.MaxBindings]capture.Binding
-	var readWrite uint32
+	var binds [recorder.MaxBindings]capture.Binding
 	for i, c := range cores {
 		if err := c.use(s); err != nil {
 			for _, u := range cores[:i] {
@@ -329,22 +373,20 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 			}
 			return err
 		}
-		binds[i] = capture.Binding{Claim: c.claim, Write: k.access[i].Writes()}
-		if k.access[i].Reads() && k.access[i].Writes() {
-			readWrite |= 1 << uint(i)
-		}
+		binds[i] = capture.Binding{Claim: c.claim, Write: k.access[i].Writes(), Read: k.access[i].Reads()}
 	}
-	l := recorder.Launch{Args: binds[:len(cores)], Groups: groups, Push: push, ReadWrite: readWrite}
-	err := k.dev.rec.Launch(s.id, k.pipe, &l)
+	l := recorder.Launch{Args: binds[:len(cores)], Groups: groups, Push: push}
+	err := k.dev.rec.Launch(s.id, k.rk, &l)
 	for _, c := range cores {
 		c.done()
 	}
 	return err
 }
 
-// Close destroys a user kernel after the work using it; graphs that
-// recorded it must be closed first. Idempotent; built-in kernels live
-// until the device closes.
+// Close releases a user kernel: later launches fail with ErrClosed. It is
+// destroyed after the work using it — or, when a live graph recorded it,
+// when the last such graph closes, so the graph keeps replaying.
+// Idempotent; built-in kernels live until the device closes.
 func (k *Kernel) Close() error {
 	if k == nil || !k.user {
 		return nil
@@ -359,5 +401,5 @@ func (k *Kernel) Close() error {
 	k.dev.mu.Lock()
 	delete(k.dev.user, k)
 	k.dev.mu.Unlock()
-	return k.dev.rec.DestroyPipeline(k.pipe)
+	return k.rk.Release()
 }

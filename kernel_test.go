@@ -121,7 +121,7 @@ func TestLoadKernelDerivesTheCatalogue(t *testing.T) {
 			defer func() { require.NoError(t, k.Close()) }()
 			want := KernelSpec{Name: sk.Name, PushSize: sk.PushSize, LocalSize: sk.LocalSize}
 			for _, b := range sk.Bindings {
-				want.Bindings = append(want.Bindings, b.Access)
+				want.Bindings = append(want.Bindings, accessOf(b.Access))
 			}
 			assert.Equal(t, want, k.Spec())
 		})
@@ -170,7 +170,7 @@ func TestUserKernelFromCatalogue(t *testing.T) {
 	require.NoError(t, err)
 	access := make([]Access, len(sk.Bindings))
 	for i, b := range sk.Bindings {
-		access[i] = b.Access
+		access[i] = accessOf(b.Access)
 	}
 	k, err := dev.LoadKernel(KernelSpec{Name: "my-scale", SPIRV: sk.SPIRV, Bindings: access, PushSize: sk.PushSize, LocalSize: sk.LocalSize})
 	require.NoError(t, err)

@@ -147,9 +147,9 @@ func (d *Device) sumKernel() string {
 	return "sum"
 }
 
-// temp allocates scratch that the launch about to be recorded writes.
-func (d *Device) temp(n int) (*bufferCore, error) {
-	c, err := d.rec.Alloc(alloc.DeviceLocal, uint64(n)*elemSize)
+// temp allocates scratch that a launch about to be recorded on s writes.
+func (d *Device) temp(s *Stream, n int) (*bufferCore, error) {
+	c, err := d.rec.AllocOn(s.id, alloc.DeviceLocal, uint64(n)*elemSize)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func reduce(s *Stream, src *bufferCore, n int, out *bufferCore) error {
 			return k.launch(s, [3]uint32{1, 1, 1}, push, []*bufferCore{src, out})
 		}
 		parts := (n + w - 1) / w
-		t, err := d.temp(parts)
+		t, err := d.temp(s, parts)
 		if err != nil {
 			return err
 		}
@@ -233,7 +233,7 @@ func Dot(s *Stream, x, y, out *Buffer[float32]) error {
 		return k.launch(s, [3]uint32{1, 1, 1}, push, []*bufferCore{x.core, y.core, out.core})
 	}
 	parts := (n + w - 1) / w
-	t, err := d.temp(parts)
+	t, err := d.temp(s, parts)
 	if err != nil {
 		return err
 	}

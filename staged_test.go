@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/recorder"
-	"github.com/vkcompute/vkc/vk"
 )
 
 // stagedDevice leaves device-local pages unmapped, as on a discrete GPU
@@ -17,11 +16,10 @@ import (
 // memory would otherwise never take.
 type stagedDevice struct{ recorder.Device }
 
-func (d stagedDevice) MapBlock(b *vk.Block) error {
-	if b.Use() == vk.UseDeviceLocal {
-		return nil
-	}
-	return d.Device.MapBlock(b)
+func (d stagedDevice) Info() recorder.DeviceInfo {
+	info := d.Device.Info()
+	info.UnifiedMemory = false
+	return info
 }
 
 // openStagedFaulty opens the test device behind a faultyDevice over a
@@ -98,7 +96,7 @@ func TestStagedWriteFailureTaintsDestination(t *testing.T) {
 	x, err := FromSlice(dev, []float32{1, 2, 3})
 	require.NoError(t, err)
 	require.NoError(t, dev.Stream().Sync(context.Background()))
-	cause := &vk.Error{Call: "vkBeginCommandBuffer", Result: vk.ErrorOutOfDevMemory}
+	cause := injected("vkBeginCommandBuffer", ErrOutOfDeviceMemory)
 	fd.failNext(callBegin, 1, cause)
 	err = x.Write([]float32{4, 5, 6})
 	require.ErrorIs(t, err, cause)

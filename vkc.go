@@ -24,10 +24,11 @@
 package vkc
 
 import (
+	"fmt"
+
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
-	"github.com/vkcompute/vkc/vk"
 )
 
 // Sentinel errors; match them with errors.Is.
@@ -46,27 +47,132 @@ var (
 	// page; warm up first so the pools already hold the working set.
 	ErrAllocInCapture = alloc.ErrAllocInCapture
 	// ErrOutOfDeviceMemory: the device (or host) ran out of memory.
-	ErrOutOfDeviceMemory = vk.ErrOutOfDeviceMemory
+	ErrOutOfDeviceMemory = recorder.ErrOutOfDeviceMemory
 	// ErrDeviceLost: the device was lost; every later call fails with it.
-	ErrDeviceLost = vk.ErrDeviceLost
+	ErrDeviceLost = recorder.ErrDeviceLost
 	// ErrClosed: use of a closed device, buffer, stream, kernel or graph.
-	ErrClosed = vk.ErrClosed
+	ErrClosed = recorder.ErrClosed
 	// ErrNoLoader: the Vulkan loader (libvulkan1) is not installed.
-	ErrNoLoader = vk.ErrNoLoader
+	ErrNoLoader = recorder.ErrNoLoader
 	// ErrNoDevice: no Vulkan driver reports a device (install
 	// mesa-vulkan-drivers for lavapipe on a CPU).
-	ErrNoDevice = vk.ErrNoDevice
+	ErrNoDevice = recorder.ErrNoDevice
 	// ErrBadSPIRV: kernel bytes that are not a SPIR-V module.
-	ErrBadSPIRV = vk.ErrBadSPIRV
+	ErrBadSPIRV = recorder.ErrBadSPIRV
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
 )
 
+// DeviceType orders devices for default selection: a discrete GPU beats
+// an integrated one, which beats a virtual one, which beats a CPU driver.
+type DeviceType uint8
+
+// Device types as Vulkan reports them.
+const (
+	TypeOther DeviceType = iota
+	TypeIntegrated
+	TypeDiscrete
+	TypeVirtual
+	TypeCPU
+)
+
+// String names the type as vulkaninfo does, without the prefix.
+func (t DeviceType) String() string {
+	switch t {
+	case TypeIntegrated:
+		return "integrated"
+	case TypeDiscrete:
+		return "discrete"
+	case TypeVirtual:
+		return "virtual"
+	case TypeCPU:
+		return "cpu"
+	}
+	return "other"
+}
+
+// Limits are the device limits compute work runs into.
+type Limits struct {
+	MaxComputeWorkGroupCount        [3]uint32
+	MaxComputeWorkGroupSize         [3]uint32
+	MaxComputeWorkGroupInvocations  uint32
+	MaxComputeSharedMemorySize      uint32
+	MaxStorageBufferRange           uint32
+	MaxPushConstantsSize            uint32
+	MaxMemoryAllocationCount        uint32
+	MinStorageBufferOffsetAlignment uint64
+	NonCoherentAtomSize             uint64
+	TimestampPeriod                 float32 // nanoseconds per timestamp tick
+}
+
+// MemoryHeap is one heap of the device.
+type MemoryHeap struct {
+	Size        uint64
+	DeviceLocal bool
+}
+
+// SubgroupInfo says what subgroup operations compute shaders may use.
+type SubgroupInfo struct {
+	Size       uint32
+	Arithmetic bool // GL_KHR_shader_subgroup_arithmetic in compute
+}
+
 // DeviceInfo describes a physical device: name, type, vendor, driver and
 // API versions, compute limits, memory heaps and subgroup support.
-type DeviceInfo = vk.DeviceInfo
+type DeviceInfo struct {
+	Index         int
+	Name          string
+	Type          DeviceType
+	VendorID      uint32
+	DeviceID      uint32
+	Vendor        string
+	DriverVersion string
+	APIVersion    string
+	Limits        Limits
+	Heaps         []MemoryHeap
+	Subgroup      SubgroupInfo
+	// UnifiedMemory: device-local memory is also host-visible, so reads and
+	// writes go through the mapping with no staging copy.
+	UnifiedMemory bool
+}
+
+// DeviceLocalBytes sums the device-local heaps.
+func (d DeviceInfo) DeviceLocalBytes() uint64 {
+	var n uint64
+	for _, h := range d.Heaps {
+		if h.DeviceLocal {
+			n += h.Size
+		}
+	}
+	return n
+}
+
+// String is the device's name and type, for logs.
+func (d DeviceInfo) String() string { return fmt.Sprintf("%s (%s)", d.Name, d.Type) }
+
+// deviceInfoOf is the public form of the recorder's description.
+func deviceInfoOf(i recorder.DeviceInfo) DeviceInfo {
+	out := DeviceInfo{Index: i.Index, Name: i.Name, Type: DeviceType(i.Type), VendorID: i.VendorID, DeviceID: i.DeviceID,
+		Vendor: i.Vendor, DriverVersion: i.DriverVersion, APIVersion: i.APIVersion,
+		Limits:        Limits(i.Limits),
+		Subgroup:      SubgroupInfo(i.Subgroup),
+		UnifiedMemory: i.UnifiedMemory}
+	for _, h := range i.Heaps {
+		out.Heaps = append(out.Heaps, MemoryHeap(h))
+	}
+	return out
+}
 
 // MemoryStats reports the suballocator: bytes reserved and used, the peak,
-// the largest free range, pages and live claims.
-type MemoryStats = alloc.Stats
+// the largest free range, pages and live claims. Every reserved byte is
+// exactly one of used, guarded or free.
+type MemoryStats struct {
+	Reserved    uint64 // bytes of all live pages
+	Used        uint64 // bytes reserved by live claims (sizes rounded to the alignment)
+	Peak        uint64 // the highest Used seen
+	LargestFree uint64 // the largest free range of any page
+	Guarded     uint64 // bytes of buffers closed while a graph still uses them
+	Pages       int    // live pages
+	LiveClaims  int    // claims allocated and not yet freed
+}

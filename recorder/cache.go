@@ -1,18 +1,16 @@
 package recorder
 
 import (
-	"errors"
-
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/vk"
+	"github.com/vkcompute/vkc/capture"
 )
 
-// setKey identifies a descriptor set by pipeline (its layout) and the exact
+// setKey identifies a descriptor set by kernel (its layout) and the exact
 // claims bound, in binding order.
 type setKey struct {
-	pipe   *vk.Pipeline
+	kernel *Kernel
 	n      int
-	claims [vk.MaxBindings]alloc.Claim
+	claims [MaxBindings]alloc.Claim
 }
 
 // setEntry is one cached set. A set is safe to update or free only when no
@@ -20,8 +18,8 @@ type setKey struct {
 // used it) must be complete, and no graph may pin it.
 type setEntry struct {
 	key        setKey
-	set        vk.DescriptorSet
-	pool       *vk.DescriptorPool
+	set        DescriptorSet
+	pool       DescriptorPool
 	lastSerial uint64
 	pins       int
 	pinGen     uint64 // window generation that last pinned it
@@ -31,20 +29,21 @@ type setEntry struct {
 // setCache is a per-backend LRU of descriptor sets. In capture mode it
 // never evicts (a graph's sets must survive), growing pools instead.
 type setCache struct {
-	dev        Device
+	r          *Recorder
 	capacity   int
 	m          map[setKey]*setEntry
 	head, tail *setEntry // most and least recently used
 	last       *setEntry // memo of the previous lookup: chains hit it
-	pools      []*vk.DescriptorPool
-	outstand   map[*vk.DescriptorPool]int
-	ranges     [vk.MaxBindings]vk.BufferRange
+	pools      []DescriptorPool
+	outstand   map[DescriptorPool]int
+	ranges     [MaxBindings]BufferRange
+	key        setKey // scratch for lookups, so none allocates
 }
 
 const setsPerPool = 256
 
-func newSetCache(dev Device, capacity int) *setCache {
-	return &setCache{dev: dev, capacity: capacity, m: make(map[setKey]*setEntry, capacity), outstand: map[*vk.DescriptorPool]int{}}
+func newSetCache(r *Recorder, capacity int) *setCache {
+	return &setCache{r: r, capacity: capacity, m: make(map[setKey]*setEntry, capacity), outstand: map[DescriptorPool]int{}}
 }
 
 func (c *setCache) unlink(e *setEntry) {
@@ -82,38 +81,45 @@ func (c *setCache) evictable(done uint64) *setEntry {
 	return nil
 }
 
-func (c *setCache) allocate(p *vk.Pipeline) (vk.DescriptorSet, *vk.DescriptorPool, error) {
+// allocate takes a set for kernel k from a pool with room, or a new pool.
+func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
+	d := c.r.dev
 	for i := len(c.pools) - 1; i >= 0; i-- {
 		pool := c.pools[i]
 		if c.outstand[pool] >= setsPerPool {
 			continue
 		}
-		set, err := pool.Allocate(p)
-		if err == nil {
-			c.outstand[pool]++
-			return set, pool, nil
+		set, err := d.AllocateSet(pool, k.pipe)
+		if err != nil {
+			return 0, 0, c.r.observe(err)
 		}
-		var ve *vk.Error
-		if !errors.As(err, &ve) {
-			return vk.DescriptorSet{}, nil, err
-		}
+		c.outstand[pool]++
+		return set, pool, nil
 	}
-	pool, err := c.dev.NewDescriptorPool(setsPerPool)
+	pool, err := d.NewDescriptorPool(setsPerPool)
 	if err != nil {
-		return vk.DescriptorSet{}, nil, err
+		return 0, 0, c.r.observe(err)
 	}
 	c.pools = append(c.pools, pool)
-	set, err := pool.Allocate(p)
+	set, err := d.AllocateSet(pool, k.pipe)
 	if err != nil {
-		return vk.DescriptorSet{}, nil, err
+		return 0, 0, c.r.observe(err)
 	}
 	c.outstand[pool]++
 	return set, pool, nil
 }
 
-// get returns the set for key, writing a new one on a miss. blocks maps a
-// claim to its page block. pinned forbids eviction (capture mode).
-func (c *setCache) get(key *setKey, blocks func(alloc.Claim) *vk.Block, done uint64, pinned bool) (*setEntry, error) {
+// get returns the set binding args to kernel k, writing a new one on a
+// miss. pinned forbids eviction (a window is open).
+func (c *setCache) get(k *Kernel, args []capture.Binding, done uint64, pinned bool) (*setEntry, error) {
+	key := &c.key
+	key.kernel, key.n = k, len(args)
+	for i, a := range args {
+		key.claims[i] = a.Claim
+	}
+	for i := len(args); i < MaxBindings && key.claims[i] != (alloc.Claim{}); i++ {
+		key.claims[i] = alloc.Claim{}
+	}
 	if e := c.last; e != nil && e.key == *key {
 		return e, nil
 	}
@@ -130,15 +136,15 @@ func (c *setCache) get(key *setKey, blocks func(alloc.Claim) *vk.Block, done uin
 			c.drop(e)
 		}
 	}
-	set, pool, err := c.allocate(key.pipe)
+	set, pool, err := c.allocate(k)
 	if err != nil {
 		return nil, err
 	}
 	for i := 0; i < key.n; i++ {
 		cl := key.claims[i]
-		c.ranges[i] = vk.BufferRange{Block: blocks(cl), Offset: cl.Offset, Range: cl.Size}
+		c.ranges[i] = BufferRange{Memory: c.r.memoryOf(cl), Offset: cl.Offset, Size: cl.Size}
 	}
-	c.dev.UpdateSet(set, c.ranges[:key.n])
+	c.r.dev.UpdateSet(set, c.ranges[:key.n])
 	e := &setEntry{key: *key, set: set, pool: pool}
 	c.m[*key] = e
 	c.pushFront(e)
@@ -152,17 +158,17 @@ func (c *setCache) drop(e *setEntry) {
 	if c.last == e {
 		c.last = nil
 	}
-	e.pool.Free(e.set)
+	c.r.dev.FreeSet(e.pool, e.set)
 	c.outstand[e.pool]--
 }
 
-// forgetPipeline drops the sets of a pipeline being destroyed. The caller
-// has drained the backend, so none is pending; a set pinned by a live graph
-// keeps the pipeline alive instead (the graph owns that decision).
-func (c *setCache) forgetPipeline(p *vk.Pipeline, done uint64) {
+// forgetKernel drops the sets of a kernel being destroyed. The caller has
+// drained the slot, so none is pending, and no graph holds the kernel, so
+// none is pinned.
+func (c *setCache) forgetKernel(k *Kernel, done uint64) {
 	for e := c.tail; e != nil; {
 		prev := e.prev
-		if e.key.pipe == p && e.pins == 0 && e.lastSerial <= done {
+		if e.key.kernel == k && e.pins == 0 && e.lastSerial <= done {
 			c.drop(e)
 		}
 		e = prev
@@ -182,7 +188,7 @@ func (c *setCache) trim(done uint64) {
 
 func (c *setCache) destroy() {
 	for _, pool := range c.pools {
-		pool.Destroy()
+		c.r.dev.DestroyDescriptorPool(pool)
 	}
 	c.pools, c.m, c.head, c.tail, c.last = nil, nil, nil, nil, nil
 }

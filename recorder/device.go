@@ -1,52 +1,293 @@
-// Package recorder turns launches on logical streams into Vulkan command
-// buffers: eager batches with barriers only where a hazard needs them, a
-// descriptor-set cache, the drop queue for staging, capture windows sealed
-// into replayable graphs, and the taint that follows every failure. It is
-// wgpu-core to vk's wgpu-hal: vk is thin and unsafe, this layer tracks.
+// Package recorder is the one gateway to the device: it turns launches,
+// copies and host transfers on logical streams into command buffers (eager
+// batches with barriers only where a hazard needs them, capture windows
+// sealed into replayable graphs), owns device memory, pipelines and the
+// descriptor-set cache, and keeps the taint ledger true through every
+// failure.
+//
+// It reaches the device only through Device, an interface it defines in
+// opaque handles and plain values. OpenVulkan implements it on a Vulkan
+// driver (package vk); package recorder/hostdev implements it in host
+// memory, so every invariant here is tested, fuzzed and fault-injected
+// without a GPU. It is to vk what wgpu-core is to wgpu-hal: vk is thin and
+// unsafe, this layer tracks.
 package recorder
 
 import (
 	"errors"
 	"time"
 
-	"github.com/vkcompute/vkc/vk"
+	"github.com/vkcompute/vkc/alloc"
 )
 
-// Device is everything the recorder asks of the device. It is defined here,
-// where it is used: *vk.Device satisfies it, and tests wrap it to inject
-// faults (an allocation that runs out, a map, a submit or a fence wait that
-// fails) on the real device.
-type Device interface {
-	Info() vk.DeviceInfo
-	AllocateBlock(use vk.MemoryUse, size uint64) (*vk.Block, error)
-	MapBlock(b *vk.Block) error
-	NewPipeline(code []byte, desc vk.PipelineDesc) (*vk.Pipeline, error)
-	NewDescriptorPool(maxSets uint32) (*vk.DescriptorPool, error)
-	NewCommandPool() (*vk.CommandPool, error)
-	NewFence() (*vk.Fence, error)
-	UpdateSet(s vk.DescriptorSet, r []vk.BufferRange)
-	Begin(cb *vk.CommandBuffer, flags uint32) error
-	End(cb *vk.CommandBuffer) error
-	Reset(cb *vk.CommandBuffer) error
-	CmdDispatch(cb *vk.CommandBuffer, x *vk.Dispatch)
-	CmdBarrier(cb *vk.CommandBuffer, b vk.Barrier)
-	CmdCopy(cb *vk.CommandBuffer, src *vk.Block, srcOff uint64, dst *vk.Block, dstOff, size uint64)
-	Submit(cb *vk.CommandBuffer, fence *vk.Fence) error
-	WaitFence(f *vk.Fence, timeout time.Duration) (bool, error)
-	ResetFence(f *vk.Fence) error
-	WaitIdle() error
-	Lost() bool
+// Handles name objects a Device created. They are opaque to the recorder,
+// which only passes them back; the zero value names nothing. A handle is
+// valid from the call that returned it until the matching destroy or free.
+type (
+	// Memory is one page: device memory with one buffer spanning it, which
+	// descriptors and copies address by offset.
+	Memory uint64
+	// Pipeline is a compute pipeline with its layouts and shader module.
+	Pipeline uint64
+	// DescriptorPool hands out descriptor sets that are freed one by one.
+	DescriptorPool uint64
+	// DescriptorSet binds storage-buffer ranges to a pipeline's bindings.
+	DescriptorSet uint64
+	// CommandPool allocates command buffers that are reset one by one.
+	CommandPool uint64
+	// CommandBuffer is a primary command buffer.
+	CommandBuffer uint64
+	// Fence signals when a submission completes.
+	Fence uint64
+)
+
+// Recording says what a command buffer is begun for.
+type Recording uint8
+
+const (
+	// Eager: a batch submitted once, then reset for reuse.
+	Eager Recording = iota
+	// Replayable: a sealed graph, which may be pending several times at
+	// once so that consecutive replays queue without a host wait.
+	Replayable
+)
+
+// Barrier is a global memory barrier of one of the two kinds the recorder
+// needs. A device maps each onto its own stages and access masks.
+type Barrier uint8
+
+const (
+	// BarrierBetween orders every earlier compute, transfer and host write
+	// before every later compute or transfer access: it separates a launch
+	// or copy from earlier work it depends on, and opens every graph.
+	BarrierBetween Barrier = iota
+	// BarrierToHost makes compute and transfer writes visible to the host
+	// and to every later command on the queue: it closes every batch and
+	// every graph, which is what orders one submission after another.
+	BarrierToHost
+)
+
+// Dispatch is one recorded launch: bind the pipeline and the set, set the
+// push constants, dispatch the group counts, with BarrierBetween first when
+// Barrier is set. Push is copied; nothing is retained after the call.
+type Dispatch struct {
+	Pipeline Pipeline
+	Set      DescriptorSet
+	Groups   [3]uint32
+	Push     []byte
+	Barrier  bool
 }
 
-var _ Device = (*vk.Device)(nil)
+// PipelineDesc is a compute kernel's interface: storage buffers at set 0,
+// bindings 0..Bindings-1, of which the ones with their bit set in Writes
+// are written; PushSize bytes of push constants; values for specialization
+// constants 0..len(Spec)-1. Name identifies the kernel: a device that
+// executes kernels in Go (hostdev) looks its reference up by it, and
+// errors name it.
+type PipelineDesc struct {
+	Name     string
+	Bindings int
+	Writes   uint32
+	PushSize uint32
+	Spec     []uint32
+}
 
+// BufferRange is the bytes of a page that one binding of a set names.
+type BufferRange struct {
+	Memory Memory
+	Offset uint64
+	Size   uint64
+}
+
+// MaxBindings is the most storage buffers one launch binds.
+const MaxBindings = 16
+
+// MaxPushSize is the most push-constant bytes one launch carries; Vulkan
+// guarantees 128, devices often offer 256.
+const MaxPushSize = 256
+
+// Device is everything the recorder asks of a device: every call that can
+// fail returns its error here, so a wrapper injects faults at any of them
+// and the recorder's bookkeeping is tested at each. It is not safe to use
+// one command pool, or the buffers allocated from it, from two goroutines
+// at once; the recorder never does.
+//
+// Errors a Device returns wrap the recorder's sentinels where one applies
+// (ErrDeviceLost, ErrOutOfDeviceMemory, ErrClosed, ErrBadSPIRV).
+type Device interface {
+	// Info describes the device: name, type, limits, memory.
+	Info() DeviceInfo
+
+	// AllocateMemory creates a page of size bytes of the given kind, not
+	// mapped yet.
+	AllocateMemory(kind alloc.Kind, size uint64) (Memory, error)
+	// MapMemory maps a host-visible page persistently and returns its bytes,
+	// which stay valid until FreeMemory.
+	MapMemory(m Memory) ([]byte, error)
+	// FlushMemory makes host writes to [off, off+size) visible to the device.
+	FlushMemory(m Memory, off, size uint64) error
+	// InvalidateMemory makes device writes to [off, off+size) visible to the host.
+	InvalidateMemory(m Memory, off, size uint64) error
+	// FreeMemory unmaps and frees a page; no pending work may use it.
+	FreeMemory(m Memory)
+
+	// NewPipeline builds a compute pipeline (entry point "main") from
+	// SPIR-V, which the device validates before its driver sees it.
+	NewPipeline(code []byte, desc PipelineDesc) (Pipeline, error)
+	// DestroyPipeline destroys a pipeline no pending work uses.
+	DestroyPipeline(p Pipeline)
+
+	// NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings
+	// storage buffers each.
+	NewDescriptorPool(maxSets uint32) (DescriptorPool, error)
+	// DestroyDescriptorPool destroys a pool and every set still in it.
+	DestroyDescriptorPool(p DescriptorPool)
+	// AllocateSet takes a set of the pipeline's layout from the pool.
+	AllocateSet(pool DescriptorPool, p Pipeline) (DescriptorSet, error)
+	// FreeSet returns a set no pending work uses to its pool.
+	FreeSet(pool DescriptorPool, s DescriptorSet)
+	// UpdateSet points bindings 0..len(r)-1 of s at the ranges; s is not in
+	// use by any pending or recording command buffer.
+	UpdateSet(s DescriptorSet, r []BufferRange)
+
+	// NewCommandPool creates a pool whose buffers are reset one by one.
+	NewCommandPool() (CommandPool, error)
+	// DestroyCommandPool destroys a pool and the buffers still allocated from it.
+	DestroyCommandPool(p CommandPool)
+	// AllocateCommandBuffer takes a primary command buffer from the pool.
+	AllocateCommandBuffer(p CommandPool) (CommandBuffer, error)
+	// FreeCommandBuffer returns a buffer that is not pending to its pool.
+	FreeCommandBuffer(p CommandPool, cb CommandBuffer)
+	// Begin starts recording.
+	Begin(cb CommandBuffer, r Recording) error
+	// End finishes recording.
+	End(cb CommandBuffer) error
+	// Reset returns a buffer that is not pending to the initial state.
+	Reset(cb CommandBuffer) error
+	// CmdDispatch records one launch. It is the hot path: one call into the
+	// driver, no allocation.
+	CmdDispatch(cb CommandBuffer, x *Dispatch)
+	// CmdBarrier records a global memory barrier.
+	CmdBarrier(cb CommandBuffer, b Barrier)
+	// CmdCopy records a copy of size bytes between pages.
+	CmdCopy(cb CommandBuffer, src Memory, srcOff uint64, dst Memory, dstOff, size uint64)
+
+	// NewFence creates an unsignaled fence.
+	NewFence() (Fence, error)
+	// DestroyFence destroys a fence no pending submission signals.
+	DestroyFence(f Fence)
+	// Submit queues cb and signals f when it completes. Submissions run in
+	// the order they are made: the device has one queue.
+	Submit(cb CommandBuffer, f Fence) error
+	// WaitFence waits up to timeout (negative: forever) and reports
+	// whether f signaled.
+	WaitFence(f Fence, timeout time.Duration) (bool, error)
+	// ResetFence returns a signaled fence to unsignaled.
+	ResetFence(f Fence) error
+
+	// WaitIdle waits until the queue has no pending work.
+	WaitIdle() error
+	// Lost reports whether the device reported its loss.
+	Lost() bool
+	// Live counts the live objects of each kind the device created, by
+	// name; after Close every count is zero.
+	Live() map[string]int64
+	// Diagnostics reports what the device's checker (the Vulkan validation
+	// layer, or the host device's hazard checker) found.
+	Diagnostics() Diagnostics
+	// Close destroys the device; every object created from it must be
+	// destroyed first. Idempotent.
+	Close() error
+}
+
+// Diagnostics is what a device's own checker reported: the Khronos
+// validation layer on Vulkan, the hazard and misuse checker on hostdev.
+type Diagnostics struct {
+	// Checking says whether a checker is active.
+	Checking bool
+	// Errors and Warnings count the messages reported since the device opened.
+	Errors, Warnings int64
+	// Recent holds up to the last 32 messages.
+	Recent []string
+}
+
+// DeviceType orders devices for default selection.
+type DeviceType uint8
+
+// Device types, as Vulkan reports them.
+const (
+	TypeOther DeviceType = iota
+	TypeIntegrated
+	TypeDiscrete
+	TypeVirtual
+	TypeCPU
+)
+
+// Limits are the device limits compute work runs into.
+type Limits struct {
+	MaxComputeWorkGroupCount        [3]uint32
+	MaxComputeWorkGroupSize         [3]uint32
+	MaxComputeWorkGroupInvocations  uint32
+	MaxComputeSharedMemorySize      uint32
+	MaxStorageBufferRange           uint32
+	MaxPushConstantsSize            uint32
+	MaxMemoryAllocationCount        uint32
+	MinStorageBufferOffsetAlignment uint64
+	NonCoherentAtomSize             uint64
+	TimestampPeriod                 float32
+}
+
+// MemoryHeap is one heap of the device.
+type MemoryHeap struct {
+	Size        uint64
+	DeviceLocal bool
+}
+
+// SubgroupInfo says what subgroup operations compute shaders may use.
+type SubgroupInfo struct {
+	Size       uint32
+	Arithmetic bool
+}
+
+// DeviceInfo describes a device in plain values.
+type DeviceInfo struct {
+	Index         int
+	Name          string
+	Type          DeviceType
+	VendorID      uint32
+	DeviceID      uint32
+	Vendor        string
+	DriverVersion string
+	APIVersion    string
+	Limits        Limits
+	Heaps         []MemoryHeap
+	Subgroup      SubgroupInfo
+	// UnifiedMemory: device-local memory is host-visible too, so the
+	// recorder maps it and reads and writes go through the mapping.
+	UnifiedMemory bool
+}
+
+// Sentinel errors of the recorder and of the devices it drives. The public
+// package maps each onto its own.
 var (
 	// ErrSyncInCapture: the stream that owns a recording capture window
 	// asked to wait for the device (a read or a sync). Nothing recorded has
 	// run, so there is nothing to wait for; the window is doomed.
-	ErrSyncInCapture = errors.New("vkc: sync or read inside a capture window")
-	// ErrStreamCapturing: another logical stream on the same backend slot
-	// owns a capture window; this stream's read, sync or launch is refused
-	// so it cannot slip into (or wait on) the recording.
-	ErrStreamCapturing = errors.New("vkc: another stream on this slot is capturing")
+	ErrSyncInCapture = errors.New("recorder: sync or read inside a capture window")
+	// ErrStreamCapturing: another logical stream on the same slot owns a
+	// capture window; this stream's call is refused so it cannot slip into
+	// (or wait on) the recording.
+	ErrStreamCapturing = errors.New("recorder: another stream on this slot is capturing")
+	// ErrClosed: use of a closed recorder, kernel or graph.
+	ErrClosed = errors.New("recorder: use of closed object")
+	// ErrDeviceLost: the device was lost; every later call fails with it.
+	ErrDeviceLost = errors.New("recorder: device lost")
+	// ErrOutOfDeviceMemory: the device or host ran out of memory.
+	ErrOutOfDeviceMemory = errors.New("recorder: out of device memory")
+	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module.
+	ErrBadSPIRV = errors.New("recorder: invalid SPIR-V")
+	// ErrNoLoader: the Vulkan loader could not be loaded.
+	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")
+	// ErrNoDevice: no Vulkan driver reports a device.
+	ErrNoDevice = errors.New("recorder: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
 )

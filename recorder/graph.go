@@ -6,62 +6,90 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
-	"github.com/vkcompute/vkc/vk"
 )
 
 // PrepareCapture arms slot s's window for stream s: the warmup that follows
-// executes, with the descriptor cache pinned and host writes given their
-// persistent staging, so the recorded run reuses exactly what warmup grew.
+// executes, with the descriptor cache pinned, host writes given their
+// persistent staging, and every page that empties kept (and every claim
+// the warmup used and frees parked) so that the recorded run finds all the
+// memory the warmup needed. A neighbour of an open window is refused with
+// ErrStreamCapturing.
 func (r *Recorder) PrepareCapture(s StreamID) error {
-	b := r.backendOf(s)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := r.usable(); err != nil {
-		return err
-	}
-	return b.win.Prepare(s)
-}
-
-// BeginCapture starts recording: eager work on the slot is drained first,
-// the graph's command buffer is opened (SIMULTANEOUS_USE, a barrier first)
-// and allocator growth is locked. A driver refusal returns the slot to Idle.
-func (r *Recorder) BeginCapture(s StreamID) error {
-	b := r.backendOf(s)
+	b := r.slotOf(s)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := r.usable(); err != nil {
 		return err
 	}
 	if owner, ok := b.win.Owner(); ok && owner != s {
-		return fmt.Errorf("%w: stream %d cannot begin the window stream %d prepared", capture.ErrCaptureState, s, owner)
+		// Both: another stream owns the slot's window, and a capture call
+		// met a window in a state it cannot take.
+		return fmt.Errorf("%w: %w: stream %d cannot prepare a capture while stream %d captures on slot %d",
+			ErrStreamCapturing, capture.ErrCaptureState, s, owner, b.index)
+	}
+	if err := b.win.Prepare(s); err != nil {
+		return err
+	}
+	clear(b.touched)
+	r.mem.KeepPages()
+	r.active.Add(1)
+	return nil
+}
+
+// windowClosed undoes what PrepareCapture armed, once the window is back to
+// Idle by any path.
+func (b *slot) windowClosed() {
+	b.releaseParked()
+	clear(b.touched)
+	b.r.mem.UnkeepPages()
+	b.r.active.Add(-1)
+	b.cache.trim(b.done)
+}
+
+// BeginCapture starts recording: eager work on the slot is drained, what
+// the warmup parked is released for the recorded run, the graph's command
+// buffer is opened (Replayable, a barrier first) and allocator growth is
+// locked. A driver refusal returns the slot to Idle.
+func (r *Recorder) BeginCapture(s StreamID) error {
+	b := r.slotOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if owner, ok := b.win.Owner(); ok && owner != s {
+		return fmt.Errorf("%w: %w: stream %d cannot begin the window stream %d prepared", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
 	}
 	if b.win.State() != capture.Prepared {
 		return b.win.Begin() // the state machine says what is wrong
 	}
+	abort := func(err error) error {
+		_ = b.win.Abort()
+		b.windowClosed()
+		return err
+	}
 	if err := b.drain(context.Background()); err != nil {
-		_ = b.win.Abort()
-		return err
+		return abort(err)
 	}
-	cb, err := b.pool.Allocate()
+	b.releaseParked()
+	cb, err := r.dev.AllocateCommandBuffer(b.pool)
 	if err != nil {
-		_ = b.win.Abort()
-		return err
+		return abort(r.observe(err))
 	}
-	if err := r.observe(r.dev.Begin(cb, vk.SimultaneousUse)); err != nil {
-		cb.Free()
-		_ = b.win.Abort()
-		return err
+	if err := r.observe(r.dev.Begin(cb, Replayable)); err != nil {
+		r.dev.FreeCommandBuffer(b.pool, cb)
+		return abort(err)
 	}
 	if err := b.win.Begin(); err != nil {
-		cb.Free()
+		r.dev.FreeCommandBuffer(b.pool, cb)
 		return err
 	}
-	r.dev.CmdBarrier(cb, vk.BarrierAll)
+	r.dev.CmdBarrier(cb, BarrierBetween)
 	b.capCB = cb
 	b.capHaz.reset()
 	b.winGen++
 	clear(b.touched)
-	b.early, b.pins = b.early[:0], b.pins[:0]
+	b.early, b.pins, b.kernels = b.early[:0], b.pins[:0], b.kernels[:0]
 	r.mem.LockGrowth()
 	r.recording.Add(1)
 	return nil
@@ -70,74 +98,87 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 // AbortCapture drops slot s's window from Prepared (or Recording, whose
 // recorded writes are then tainted: those launches never ran).
 func (r *Recorder) AbortCapture(s StreamID) error {
-	b := r.backendOf(s)
+	var dropped []*Kernel
+	defer func() { _ = r.unrefKernels(dropped) }()
+	b := r.slotOf(s)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if owner, ok := b.win.Owner(); ok && owner != s {
-		return fmt.Errorf("%w: stream %d cannot abort the window of stream %d", capture.ErrCaptureState, s, owner)
+		return fmt.Errorf("%w: %w: stream %d cannot abort the window of stream %d", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
 	}
 	if !b.win.IsRecording() {
-		err := b.win.Abort()
-		if err == nil {
-			b.cache.trim(b.done)
+		if err := b.win.Abort(); err != nil {
+			return err
 		}
-		return err
+		b.windowClosed()
+		return nil
 	}
 	sealed, _ := b.win.Seal(s)
-	r.refuse(b, sealed, fmt.Errorf("%w: capture aborted", capture.ErrCaptureState))
+	dropped = b.refuse(sealed, fmt.Errorf("%w: capture aborted", capture.ErrCaptureState))
 	return nil
 }
 
 // endRecording undoes what BeginCapture locked.
-func (r *Recorder) endRecording(b *backend) {
-	r.mem.UnlockGrowth()
-	r.recording.Add(-1)
+func (b *slot) endRecording() {
+	b.r.mem.UnlockGrowth()
+	b.r.recording.Add(-1)
+	b.windowClosed()
 }
 
-// refuse is every path where a window does not seal: the command buffer is
-// freed, pins and early guards dropped, and the recorded writes tainted.
-func (r *Recorder) refuse(b *backend, sealed capture.Sealed, cause error) {
-	r.endRecording(b)
-	b.capCB.Free()
-	b.capCB = nil
+// refuse is every path where a recording window does not seal: the command
+// buffer is freed, pins and early guards dropped, and the recorded writes
+// tainted with cause (those launches never ran). It returns the kernels
+// the recording held, which the caller releases once it holds no slot lock.
+func (b *slot) refuse(sealed capture.Sealed, cause error) []*Kernel {
+	r := b.r
+	r.dev.FreeCommandBuffer(b.pool, b.capCB)
+	b.capCB = 0
 	for _, e := range b.pins {
 		e.pins--
 	}
 	b.pins = b.pins[:0]
-	if len(sealed.Writes) > 0 {
-		r.ledger.Taint(sealed.Writes, cause)
-	}
+	r.taintIfFailed(&cause, sealed.Writes)
 	r.mem.Unguard(b.early)
 	b.early = b.early[:0]
-	clear(b.touched)
-	b.cache.trim(b.done)
+	kernels := append([]*Kernel(nil), b.kernels...)
+	b.kernels = b.kernels[:0]
+	b.endRecording()
+	return kernels
 }
 
 // EndCapture closes slot s's window. Only the owner's end of a window that
 // recorded everything seals a Graph; any other end (a non-owner, a doomed
 // window, a driver error) frees the recording and taints its write set.
-func (r *Recorder) EndCapture(s StreamID) (*Graph, error) {
-	b := r.backendOf(s)
+func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
+	var dropped []*Kernel
+	defer func() { _ = r.unrefKernels(dropped) }()
+	b := r.slotOf(s)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.win.IsRecording() {
 		if owner, ok := b.win.Owner(); ok && owner != s {
-			return nil, fmt.Errorf("%w: stream %d cannot end the window stream %d prepared", capture.ErrCaptureState, s, owner)
+			return nil, fmt.Errorf("%w: %w: stream %d cannot end the window stream %d prepared", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
 		}
+		wasActive := b.win.IsActive()
 		_, err := b.win.End(s)
 		if err == nil {
 			err = fmt.Errorf("%w: nothing recording", capture.ErrCaptureState)
 		}
-		b.cache.trim(b.done)
+		if wasActive {
+			b.windowClosed()
+		}
 		return nil, err
 	}
 	sealed, err := b.win.Seal(s)
 	if err == nil {
-		r.dev.CmdBarrier(b.capCB, vk.BarrierToHost)
+		r.dev.CmdBarrier(b.capCB, BarrierToHost)
 		err = r.observe(r.dev.End(b.capCB))
 	}
+	if err == nil {
+		err = r.usable()
+	}
 	if err != nil {
-		r.refuse(b, sealed, err)
+		dropped = b.refuse(sealed, err)
 		return nil, err
 	}
 	early := make(map[alloc.ClaimKey]struct{}, len(b.early))
@@ -151,35 +192,40 @@ func (r *Recorder) EndCapture(s StreamID) (*Graph, error) {
 		}
 	}
 	if gerr := r.mem.Guard(guards); gerr != nil {
-		r.refuse(b, sealed, gerr)
+		dropped = b.refuse(sealed, gerr)
 		return nil, gerr
 	}
-	r.endRecording(b)
-	g := &Graph{r: r, b: b, owner: s, cb: b.capCB, writes: sealed.Writes,
-		guards: append(guards, b.early...), pins: append([]*setEntry(nil), b.pins...)}
-	b.capCB = nil
-	b.early, b.pins = b.early[:0], b.pins[:0]
-	clear(b.touched)
+	g = &Graph{r: r, b: b, owner: s, cb: b.capCB, writes: sealed.Writes, touched: sealed.Touched,
+		inputs: sealed.Inputs, steps: sealed.Steps,
+		guards: append(guards, b.early...), pins: append([]*setEntry(nil), b.pins...),
+		kernels: append([]*Kernel(nil), b.kernels...)}
+	b.capCB = 0
+	b.early, b.pins, b.kernels = b.early[:0], b.pins[:0], b.kernels[:0]
 	for _, h := range sealed.Host {
 		if st := r.stagingOf(h); st != nil {
 			r.refStaging(st)
 			g.host = append(g.host, st)
 		}
 	}
+	b.endRecording()
 	return g, nil
 }
 
 // Graph is a sealed capture: one command buffer that replays every recorded
 // launch or none.
 type Graph struct {
-	r      *Recorder
-	b      *backend
-	owner  StreamID
-	cb     *vk.CommandBuffer
-	writes []alloc.Claim
-	guards []alloc.Claim
-	pins   []*setEntry
-	host   []*Staging
+	r       *Recorder
+	b       *slot
+	owner   StreamID
+	cb      CommandBuffer
+	writes  []alloc.Claim  // what the recording writes
+	touched []alloc.Claim  // everything it reads or writes, indexed by steps
+	inputs  []alloc.Claim  // what it reads from before the replay
+	steps   []capture.Step // each recorded launch's reads and writes
+	guards  []alloc.Claim  // claims kept out of reuse while the graph lives
+	pins    []*setEntry    // descriptor sets its command buffer names
+	host    []*Staging     // host staging its copies re-read on every replay
+	kernels []*Kernel      // kernels it launches, kept alive until Close
 
 	lastSerial uint64
 	closed     bool
@@ -191,57 +237,103 @@ func (g *Graph) Writes() []alloc.Claim { return g.writes }
 // Owner is the logical stream that captured the graph.
 func (g *Graph) Owner() StreamID { return g.owner }
 
-// Replay submits the graph once on its slot, after the slot's eager work.
-// All or none: a replay that does not enqueue (a failed submit, a slot
-// that is recording) taints the whole write set with the error, an
-// enqueued one marks it written. Consecutive replays need no host wait.
-func (g *Graph) Replay() error {
-	b := g.b
+// Replay submits the graph once on its slot, after the slot's eager work and
+// after pending work of other streams that writes what it touches. All or
+// none: a replay that does not enqueue (a failed submit, a slot that is
+// recording) taints the whole write set with the error. One that enqueues
+// settles the ledger as the same launches done eagerly would: outputs of
+// launches that (transitively) read bytes unwritten at replay time inherit
+// that failure; every other output counts as written. Consecutive replays
+// need no host wait.
+func (g *Graph) Replay() (err error) {
+	r, b := g.r, g.b
+	if err := r.settleOthers(b.index, g.touched, false); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g.closed {
-		return vk.ErrClosed
+		return fmt.Errorf("recorder: replay of a closed graph: %w", ErrClosed)
 	}
-	r := g.r
 	if err := r.usable(); err != nil {
 		return err
 	}
+	defer r.taintIfFailed(&err, g.writes)
 	if b.win.IsRecording() {
-		err := fmt.Errorf("%w: replay on slot %d while it records", ErrStreamCapturing, b.index)
-		r.ledger.Taint(g.writes, err)
-		return err
+		return fmt.Errorf("%w: replay on slot %d while it records", ErrStreamCapturing, b.index)
 	}
-	if err := b.submitOpen(); err != nil {
-		r.ledger.Taint(g.writes, err)
+	if err := b.submit(); err != nil {
 		return err
 	}
 	x, err := b.newBatch(false)
 	if err != nil {
-		r.ledger.Taint(g.writes, err)
 		return err
 	}
 	x.cb = g.cb
 	if err := r.observe(r.dev.Submit(g.cb, x.fence)); err != nil {
-		r.ledger.Taint(g.writes, err)
 		b.recycle(x)
 		return err
 	}
-	r.ledger.Written(g.writes)
-	x.writes = append(x.writes, g.writes...)
-	b.serial++
-	x.serial = b.serial
-	g.lastSerial = x.serial
-	b.inflight = append(b.inflight, x)
-	if len(b.inflight) > maxInflight {
-		return b.waitOldest(context.Background())
+	g.settleLedger()
+	if len(g.writes) > 0 {
+		b.r.busy.Or(1 << uint(b.index))
+		x.writes = append(x.writes, g.writes...)
 	}
-	return nil
+	b.enqueued(x)
+	g.lastSerial = x.serial
+	return b.bound()
+}
+
+// settleLedger marks what an enqueued replay writes. When no input holds
+// unwritten bytes (the common case, one ledger lookup) every output is
+// written. Otherwise it walks the recorded steps the way the launches done
+// one by one would have been skipped: a step reading a failed claim passes
+// the failure to what it writes, a step reading none clears them.
+func (g *Graph) settleLedger() {
+	l := g.r.ledger
+	if _, bad := l.Failure(g.inputs); !bad {
+		l.Written(g.writes)
+		return
+	}
+	state := make([]alloc.FailureID, len(g.touched))
+	for i := range g.touched {
+		state[i], _ = l.Failure(g.touched[i : i+1])
+	}
+	written := make([]bool, len(g.touched))
+	for _, st := range g.steps {
+		var failure alloc.FailureID
+		for _, i := range st.Reads {
+			if state[i] != 0 {
+				failure = state[i]
+				break
+			}
+		}
+		for _, i := range st.Writes {
+			state[i], written[i] = failure, true
+		}
+	}
+	clean := make([]alloc.Claim, 0, len(g.writes))
+	inherited := map[alloc.FailureID][]alloc.Claim{}
+	for i, c := range g.touched {
+		switch {
+		case !written[i]:
+		case state[i] == 0:
+			clean = append(clean, c)
+		default:
+			inherited[state[i]] = append(inherited[state[i]], c)
+		}
+	}
+	l.Written(clean)
+	for id, cs := range inherited {
+		l.Inherit(cs, id)
+	}
 }
 
 // Close waits for the graph's last replay, then frees its command buffer
-// and lets go of its guards, pinned sets and host staging. Idempotent.
+// and lets go of its guards, pinned sets, host staging and kernels.
+// Idempotent.
 func (g *Graph) Close() error {
-	b := g.b
+	r, b := g.r, g.b
 	b.mu.Lock()
 	if g.closed {
 		b.mu.Unlock()
@@ -255,26 +347,31 @@ func (g *Graph) Close() error {
 		}
 	}
 	switch {
-	case g.r.closed.Load():
+	case r.closed.Load():
 	case b.mayBePending(g.cb):
 		// A failed wait left the buffer possibly pending: it and the sets it
 		// names stay until Close has waited for the device.
 		b.orphans = append(b.orphans, g.cb)
 		g.pins = nil
 	default:
-		g.cb.Free()
+		r.dev.FreeCommandBuffer(b.pool, g.cb)
 	}
 	for _, e := range g.pins {
 		e.pins--
 	}
-	g.r.mem.Unguard(g.guards)
-	host := g.host
-	g.pins, g.guards, g.host = nil, nil, nil
+	if !r.closed.Load() {
+		r.mem.Unguard(g.guards)
+	}
+	host, kernels := g.host, g.kernels
+	g.pins, g.guards, g.host, g.kernels = nil, nil, nil, nil
 	b.mu.Unlock()
 	for _, st := range host {
-		if g.r.unrefStaging(st) {
-			_ = g.r.Free(st.Claim)
+		if r.unrefStaging(st) {
+			_ = r.Free(st.Claim)
 		}
+	}
+	if kerr := r.unrefKernels(kernels); kerr != nil && err == nil {
+		err = kerr
 	}
 	return err
 }

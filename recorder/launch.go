@@ -3,121 +3,208 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync/atomic"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
-	"github.com/vkcompute/vkc/vk"
 )
 
+// Kernel is a pipeline the recorder tracks. Launches name it; a graph that
+// recorded it keeps it alive; it is destroyed once its owner released it
+// and the last such graph closed, after the work using it.
+type Kernel struct {
+	r        *Recorder
+	pipe     Pipeline
+	desc     PipelineDesc
+	released atomic.Bool
+	refs     int // guarded by r.kernelsMu: 1 for the owner until Release, 1 per window or graph
+}
+
+// Desc is the interface the kernel was built with.
+func (k *Kernel) Desc() PipelineDesc { return k.desc }
+
+// NewKernel builds a kernel from SPIR-V, which the device validates before
+// its driver sees it. A kernel built while Close runs either completes
+// first (and Close destroys it) or fails with ErrClosed.
+func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
+	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
+		return nil, fmt.Errorf("recorder: kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
+	}
+	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
+	if desc.PushSize%4 != 0 || desc.PushSize > limit {
+		return nil, fmt.Errorf("recorder: kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
+	}
+	desc.Spec = slices.Clone(desc.Spec)
+	r.devMu.RLock()
+	defer r.devMu.RUnlock()
+	if err := r.usable(); err != nil {
+		return nil, err
+	}
+	p, err := r.dev.NewPipeline(code, desc)
+	if err != nil {
+		return nil, r.observe(err)
+	}
+	k := &Kernel{r: r, pipe: p, desc: desc, refs: 1}
+	r.kernelsMu.Lock()
+	r.kernels[k] = struct{}{}
+	r.kernelsMu.Unlock()
+	return k, nil
+}
+
+// Release gives up the owner's hold on the kernel: no launch may name it
+// afterwards. It is destroyed now, after the work using it, unless a graph
+// recorded it; then when the last such graph closes. Idempotent.
+func (k *Kernel) Release() error {
+	if k == nil || k.released.Swap(true) {
+		return nil
+	}
+	return k.r.unrefKernels([]*Kernel{k})
+}
+
+// refKernel takes a hold on k for a recording window or graph.
+func (r *Recorder) refKernel(k *Kernel) {
+	r.kernelsMu.Lock()
+	k.refs++
+	r.kernelsMu.Unlock()
+}
+
+// unrefKernels drops one hold on each kernel and destroys the ones nobody
+// holds. The caller holds no slot lock: destruction drains every slot.
+func (r *Recorder) unrefKernels(ks []*Kernel) error {
+	var first error
+	for _, k := range ks {
+		r.kernelsMu.Lock()
+		k.refs--
+		dead := k.refs == 0
+		r.kernelsMu.Unlock()
+		if dead {
+			if err := r.destroyKernel(k); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// destroyKernel waits for every slot's eager work (which may use k), drops
+// k's cached descriptor sets and destroys its pipeline. No recording or
+// graph holds k: a recording slot's window does not use it.
+func (r *Recorder) destroyKernel(k *Kernel) error {
+	r.devMu.RLock()
+	defer r.devMu.RUnlock()
+	r.kernelsMu.Lock()
+	_, live := r.kernels[k]
+	delete(r.kernels, k)
+	r.kernelsMu.Unlock()
+	if !live || r.closed.Load() {
+		return nil // Close destroyed it
+	}
+	var first error
+	for _, b := range r.slots {
+		b.mu.Lock()
+		if !b.win.IsRecording() {
+			if err := b.drain(context.Background()); err != nil && first == nil {
+				first = err
+			}
+		}
+		b.cache.forgetKernel(k, b.done)
+		b.mu.Unlock()
+	}
+	r.dev.DestroyPipeline(k.pipe)
+	return first
+}
+
 // Launch is one kernel launch's arguments: the memory bound at bindings
-// 0..len(Args)-1 (and whether each is written), the group counts and the
-// push-constant bytes. Nothing is retained after Recorder.Launch returns, so
-// a caller may keep Args and Push on its stack. The pipeline is a separate
-// parameter of Recorder.Launch because the recorder keeps it: Go's escape
-// analysis does not tell one field from another, so a retained pointer
-// field would move every launch's Args and Push to the heap.
+// 0..len(Args)-1 (Write and Read say how each is used), the group counts
+// and the push-constant bytes. Nothing is retained after Recorder.Launch
+// returns, so a caller may keep Args and Push on its stack. The kernel is a
+// separate parameter of Recorder.Launch because the recorder keeps it:
+// Go's escape analysis does not tell one field from another, so a retained
+// pointer field would move every launch's Args and Push to the heap.
 type Launch struct {
 	Args   []capture.Binding
 	Groups [3]uint32
 	Push   []byte
-	// ReadWrite has bit i set when Args[i] is written and also read (its
-	// old contents feed the result, like Axpy's y): a tainted one is an
-	// input, so it skips the launch instead of being cleared by it.
-	ReadWrite uint32
 }
 
-// splitArgs fills the backend's scratch sets: b.writes, and b.reads, the
+// splitArgs fills the slot's scratch sets: b.writes, and b.reads, the
 // inputs whose taint skips the launch (read-only and read-write bindings).
-func (b *backend) splitArgs(args []capture.Binding, readWrite uint32) {
+func (b *slot) splitArgs(args []capture.Binding) {
 	b.reads, b.writes = b.reads[:0], b.writes[:0]
-	for i, a := range args {
+	for _, a := range args {
 		if a.Write {
 			b.writes = append(b.writes, a.Claim)
 		}
-		if !a.Write || readWrite&(1<<uint(i)) != 0 {
+		if a.Reads() {
 			b.reads = append(b.reads, a.Claim)
 		}
 	}
 }
 
-// Launch records pipeline pipe with arguments l on stream s. Eagerly, it is appended to the open command
-// buffer (submitted at the batch size, on Sync or on a read); a launch whose
-// input is tainted is skipped and its outputs inherit that failure. Inside
-// the owner's recording window it is recorded into the graph instead and
-// runs only on replay. A neighbour of a capturing stream is refused and its
-// outputs tainted.
-func (r *Recorder) Launch(s StreamID, pipe *vk.Pipeline, l *Launch) error {
-	if len(l.Args) > vk.MaxBindings {
-		return fmt.Errorf("vkc: %d bindings (at most %d)", len(l.Args), vk.MaxBindings)
+// Launch records kernel k with arguments l on stream s. Eagerly it is
+// appended to the open command buffer (submitted at the batch size, on
+// Sync or on a read); a launch whose input is tainted is skipped and its
+// outputs inherit that failure. Inside the owner's recording window it is
+// recorded into the graph instead and runs only on replay. A neighbour of
+// a capturing stream is refused. A launch that fails leaves its outputs
+// tainted with the error.
+func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
+	if len(l.Args) != k.desc.Bindings {
+		return fmt.Errorf("recorder: kernel %q: %d bindings, want %d", k.desc.Name, len(l.Args), k.desc.Bindings)
 	}
-	b := r.backendOf(s)
+	if len(l.Push) != int(k.desc.PushSize) {
+		return fmt.Errorf("recorder: kernel %q: %d bytes of push constants, want %d", k.desc.Name, len(l.Push), k.desc.PushSize)
+	}
+	b := r.slotOf(s)
+	if r.busy.Load()&^(uint64(1)<<uint(b.index)) != 0 {
+		var claims [MaxBindings]alloc.Claim
+		for i, a := range l.Args {
+			claims[i] = a.Claim
+		}
+		if err := r.settleOthers(b.index, claims[:len(l.Args)], false); err != nil {
+			return err
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := r.usable(); err != nil {
 		return err
 	}
-	b.splitArgs(l.Args, l.ReadWrite)
-	if err := b.refuseNeighbourWrite(s, "launch", b.writes); err != nil {
+	b.splitArgs(l.Args)
+	defer r.taintIfFailed(&err, b.writes)
+	if err := b.refuseNeighbour(s, "launch"); err != nil {
 		return err
 	}
-	recording := b.win.IsRecording()
-	if !recording {
-		if id, bad := r.ledger.Failure(b.reads); bad {
-			if len(b.writes) > 0 {
-				r.ledger.Inherit(b.writes, id)
-			}
-			return nil
-		}
+	if k.released.Load() {
+		return fmt.Errorf("recorder: kernel %q: %w", k.desc.Name, ErrClosed)
 	}
-	var cb *vk.CommandBuffer
-	haz := &b.haz
-	if recording {
-		cb, haz = b.capCB, &b.capHaz
-	} else {
-		if err := b.ensureOpen(); err != nil {
-			r.taintLaunch(b, err)
-			return err
-		}
-		cb = b.open.cb
+	if b.win.IsRecording() {
+		return b.recordLaunch(k, l)
 	}
-	var key setKey
-	key.pipe, key.n = pipe, len(l.Args)
-	for i, a := range l.Args {
-		key.claims[i] = a.Claim
-	}
-	e, err := b.cache.get(&key, r.Block, b.done, b.win.CacheMode() == capture.CachePinned)
-	if err != nil {
-		if recording {
-			b.win.Fail(err)
-		}
-		r.taintLaunch(b, err)
-		return err
-	}
-	x := &b.disp
-	x.Pipeline, x.Set, x.Groups = pipe, e.set, l.Groups
-	x.Push = b.push[:copy(b.push[:], l.Push)]
-	x.BarrierFirst = haz.needBarrier(l.Args)
-	x.Before = vk.BarrierAll
-	if x.BarrierFirst {
-		haz.reset()
-	}
-	haz.add(l.Args)
-	r.dev.CmdDispatch(cb, x)
-	x.Push = nil
-	if recording {
-		b.win.Record(l.Args...)
-		b.touch(l.Args)
-		if e.pinGen != b.winGen {
-			e.pinGen = b.winGen
-			e.pins++
-			b.pins = append(b.pins, e)
+	if id, bad := r.ledger.Failure(b.reads); bad {
+		if len(b.writes) > 0 {
+			r.ledger.Inherit(b.writes, id)
 		}
 		return nil
 	}
+	if err := b.ensureOpen(); err != nil {
+		return err
+	}
+	e, err := b.cache.get(k, l.Args, b.done, b.win.IsActive())
+	if err != nil {
+		return err
+	}
+	b.dispatch(b.open.cb, &b.haz, k, e, l)
 	e.lastSerial = b.serial + 1
+	if b.win.IsActive() {
+		b.touch(l.Args)
+	}
 	if len(b.writes) > 0 {
 		r.ledger.Written(b.writes)
-		b.open.writes = append(b.open.writes, b.writes...)
+		for _, c := range b.writes {
+			b.wrote(c)
+		}
 	}
 	b.open.launches++
 	if b.open.launches >= r.opts.BatchSize {
@@ -126,62 +213,93 @@ func (r *Recorder) Launch(s StreamID, pipe *vk.Pipeline, l *Launch) error {
 	return nil
 }
 
-// taintLaunch marks the scratch write set of a launch that could not be
-// recorded, so nobody reads what it would have written.
-func (r *Recorder) taintLaunch(b *backend, err error) {
-	if len(b.writes) > 0 {
-		r.ledger.Taint(b.writes, err)
+// recordLaunch records a launch into the recording window's buffer: it
+// remembers the memory, pins the set and holds the kernel for the graph.
+// A failure dooms the window.
+func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
+	e, err := b.cache.get(k, l.Args, b.done, true)
+	if err != nil {
+		b.win.Fail(err)
+		return err
 	}
+	b.dispatch(b.capCB, &b.capHaz, k, e, l)
+	b.win.Record(l.Args...)
+	b.touch(l.Args)
+	if e.pinGen != b.winGen {
+		e.pinGen = b.winGen
+		e.pins++
+		b.pins = append(b.pins, e)
+	}
+	if !slices.Contains(b.kernels, k) {
+		b.r.refKernel(k)
+		b.kernels = append(b.kernels, k)
+	}
+	return nil
 }
 
-// touch remembers the claims the recording window used, for Free.
-func (b *backend) touch(args []capture.Binding) {
+// dispatch records the launch into cb with a barrier first where the
+// hazard tracker h says it depends on earlier work.
+func (b *slot) dispatch(cb CommandBuffer, h *hazards, k *Kernel, e *setEntry, l *Launch) {
+	x := &b.disp
+	x.Pipeline, x.Set, x.Groups = k.pipe, e.set, l.Groups
+	x.Push = b.push[:copy(b.push[:], l.Push)]
+	x.Barrier = h.needBarrier(l.Args)
+	if x.Barrier {
+		h.reset()
+	}
+	h.add(l.Args)
+	b.r.dev.CmdDispatch(cb, x)
+	x.Push = nil
+}
+
+// touch remembers the claims the open window (warmup or recording) used,
+// for Free.
+func (b *slot) touch(args []capture.Binding) {
 	for _, a := range args {
 		b.touched[a.Claim] = struct{}{}
 	}
 }
 
-// guardIfTouched guards a claim being freed inside a recording window that
-// touched it, so its range survives until the graph closes or is refused.
-func (b *backend) guardIfTouched(c alloc.Claim) error {
+// holdIfWindowUsed is Free's check of one slot while windows are open. A
+// claim the recording touched is guarded at once, so its range survives
+// until the graph closes or is refused (Free then frees it, deferred by
+// the guard). One the warmup touched is parked, not freed, until the
+// window begins: the warmup then grows the pools to what the recorded run
+// needs, freed temporaries included; held reports that.
+func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.win.IsRecording() {
-		return nil
-	}
 	if _, ok := b.touched[c]; !ok {
-		return nil
+		return false, nil
 	}
-	if err := b.r.mem.Guard([]alloc.Claim{c}); err != nil {
-		return err
-	}
-	b.early = append(b.early, c)
 	delete(b.touched, c)
-	return nil
-}
-
-// NewPipeline builds a pipeline on the device.
-func (r *Recorder) NewPipeline(code []byte, desc vk.PipelineDesc) (*vk.Pipeline, error) {
-	if err := r.usable(); err != nil {
-		return nil, err
-	}
-	return r.dev.NewPipeline(code, desc)
-}
-
-// DestroyPipeline waits for every slot, drops the cached sets of p and
-// destroys it. A pipeline a live graph recorded must outlive that graph.
-func (r *Recorder) DestroyPipeline(p *vk.Pipeline) error {
-	var first error
-	for _, b := range r.backends {
-		b.mu.Lock()
-		if !b.win.IsRecording() {
-			if err := b.drain(context.Background()); err != nil && first == nil {
-				first = err
-			}
+	switch b.win.State() {
+	case capture.Recording:
+		if err := b.r.mem.Guard([]alloc.Claim{c}); err != nil {
+			return false, err
 		}
-		b.cache.forgetPipeline(p, b.done)
-		b.mu.Unlock()
+		b.early = append(b.early, c)
+		return false, nil
+	case capture.Prepared:
+		b.parked = append(b.parked, c)
+		return true, nil
 	}
-	p.Destroy()
-	return first
+	return false, nil
+}
+
+// releaseParked frees what the warmup parked, through the drop queue when
+// eager work that may still use it is pending.
+func (b *slot) releaseParked() {
+	for _, c := range b.parked {
+		switch {
+		case b.open != nil:
+			b.open.drops = append(b.open.drops, c)
+		case len(b.inflight) > 0:
+			last := b.inflight[len(b.inflight)-1]
+			last.drops = append(last.drops, c)
+		default:
+			b.r.free(c)
+		}
+	}
+	b.parked = b.parked[:0]
 }

@@ -1,32 +1,37 @@
 package recorder
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/vk"
 )
 
-// StreamID names a logical stream. Logical streams map onto pooled backend
-// streams by id % pool size, so two ids that share a slot share a command
-// pool and a capture window.
+// StreamID names a logical stream. Logical streams map onto slots by
+// id % Slots(), so two ids that share a slot share its command pool and its
+// capture window.
 type StreamID = uint64
 
 // Options tune a Recorder; zero values take the defaults.
 type Options struct {
-	Streams   int    // backend streams in the pool; default 4
+	Slots     int    // slots (pooled command streams); default 4, at most 64
 	BatchSize int    // launches per eager command buffer before it is submitted; default 1024
 	PageSize  uint64 // suballocator page; default 64 MiB
-	CacheSize int    // descriptor sets cached per backend stream; default 512
+	CacheSize int    // descriptor sets cached per slot; default 512
 }
 
+// maxSlots bounds Options.Slots: slot sets are 64-bit masks.
+const maxSlots = 64
+
 func (o Options) withDefaults() Options {
-	if o.Streams <= 0 {
-		o.Streams = 4
+	if o.Slots <= 0 {
+		o.Slots = 4
 	}
+	o.Slots = min(o.Slots, maxSlots)
 	if o.BatchSize <= 0 {
 		o.BatchSize = 1024
 	}
@@ -36,167 +41,251 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Recorder owns the memory, the ledger and the backend streams of one device.
+// Recorder owns one device: its memory, the taint ledger, the slots and the
+// kernels. It is safe for concurrent use; each slot serialises its own calls.
+//
+// Locks: a call holds at most one slot lock at a time. devMu is taken before
+// any slot lock, never under one: calls that reach the device outside a
+// slot (pages, pipelines) hold it shared, and Close holds it exclusively,
+// so the device is never destroyed under a call.
 type Recorder struct {
-	dev      Device
-	info     vk.DeviceInfo
-	opts     Options
-	mem      *alloc.Allocator[*vk.Block]
-	ledger   *alloc.Ledger
-	backends []*backend
+	dev    Device
+	info   DeviceInfo
+	opts   Options
+	mem    *alloc.Allocator[*page]
+	ledger *alloc.Ledger
+	slots  []*slot
+
+	devMu  sync.RWMutex
+	closed atomic.Bool
+	lost   atomic.Bool // the device reported its loss to the recorder
 
 	stagingMu sync.Mutex // guards staging and every Staging's refs
 	staging   map[alloc.ClaimKey]*Staging
-	recording atomic.Int32 // windows recording now, for Free's fast path
-	closed    atomic.Bool
-	lost      atomic.Bool // the device reported VK_ERROR_DEVICE_LOST to the recorder
-	closeMu   sync.Mutex
+
+	kernelsMu sync.Mutex
+	kernels   map[*Kernel]struct{} // every kernel not yet destroyed
+
+	recording atomic.Int32  // windows recording now, for Free's fast path
+	active    atomic.Int32  // windows prepared or recording, for Free's fast path
+	busy      atomic.Uint64 // slots with writes not yet submitted or completed
 }
 
-// blockSource adapts the device to alloc's consumer-side BlockSource.
-type blockSource struct {
-	dev Device
-	r   *Recorder
+// page is one block of device memory as the allocator sees it.
+type page struct {
+	dev    Device
+	mem    Memory
+	mapped []byte // nil unless host-visible
 }
 
-// NewBlock allocates a page's block and maps it when it is host-visible.
-func (s blockSource) NewBlock(kind alloc.Kind, size uint64) (*vk.Block, error) {
-	use := vk.UseDeviceLocal
-	switch kind {
-	case alloc.Upload:
-		use = vk.UseUpload
-	case alloc.Readback:
-		use = vk.UseReadback
-	}
-	b, err := s.dev.AllocateBlock(use, size)
+// Release frees the page's memory; the allocator calls it once.
+func (p *page) Release() { p.dev.FreeMemory(p.mem) }
+
+// pageSource adapts the device to alloc's consumer-side BlockSource.
+type pageSource struct{ r *Recorder }
+
+// NewBlock allocates a page and maps it when it is host-visible: staging
+// always, device-local memory on unified-memory devices.
+func (s pageSource) NewBlock(kind alloc.Kind, size uint64) (*page, error) {
+	r := s.r
+	m, err := r.dev.AllocateMemory(kind, size)
 	if err != nil {
-		return nil, s.r.observe(err)
+		return nil, r.observe(err)
 	}
-	if b.HostVisible() {
-		if err := s.r.observe(s.dev.MapBlock(b)); err != nil {
-			b.Release()
-			return nil, err
+	p := &page{dev: r.dev, mem: m}
+	if kind != alloc.DeviceLocal || r.info.UnifiedMemory {
+		mapped, err := r.dev.MapMemory(m)
+		if err != nil {
+			r.dev.FreeMemory(m)
+			return nil, r.observe(err)
 		}
+		p.mapped = mapped
 	}
-	return b, nil
+	return p, nil
 }
 
-// New builds a recorder on dev.
+// New builds a recorder that owns dev: Close closes it, and so does a
+// failing New.
 func New(dev Device, o Options) (*Recorder, error) {
 	o = o.withDefaults()
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
-	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(), staging: map[alloc.ClaimKey]*Staging{}}
-	mem, err := alloc.New[*vk.Block](blockSource{dev: dev, r: r}, alloc.Config{
+	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
+		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}}
+	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
 		Alignment: align,
 		MaxClaim:  uint64(info.Limits.MaxStorageBufferRange),
 	})
 	if err != nil {
-		return nil, err
+		_ = dev.Close()
+		return nil, fmt.Errorf("recorder: %w", err)
 	}
 	r.mem = mem
-	for i := 0; i < o.Streams; i++ {
-		b, err := newBackend(r, i)
+	for i := 0; i < o.Slots; i++ {
+		b, err := newSlot(r, i)
 		if err != nil {
-			r.Close()
+			_ = r.Close()
 			return nil, err
 		}
-		r.backends = append(r.backends, b)
+		r.slots = append(r.slots, b)
 	}
 	return r, nil
 }
 
-// Device returns the device the recorder drives.
+// Device is the device the recorder drives.
 func (r *Recorder) Device() Device { return r.dev }
 
-// Ledger is the device-wide taint ledger.
-func (r *Recorder) Ledger() *alloc.Ledger { return r.ledger }
+// Info describes the device.
+func (r *Recorder) Info() DeviceInfo { return r.info }
 
 // Stats reports the suballocator's statistics.
 func (r *Recorder) Stats() alloc.Stats { return r.mem.Stats() }
 
-// Streams is the number of backend streams (slots).
-func (r *Recorder) Streams() int { return len(r.backends) }
+// Slots is the number of slots.
+func (r *Recorder) Slots() int { return len(r.slots) }
 
-// Unified reports whether device-local memory is mapped (no staging copies).
-func (r *Recorder) Unified() bool { return r.info.UnifiedMemory }
+// Slot returns the slot index of stream s.
+func (r *Recorder) Slot(s StreamID) int { return int(s % uint64(len(r.slots))) }
 
-func (r *Recorder) backendOf(s StreamID) *backend { return r.backends[s%uint64(len(r.backends))] }
+// BatchSize is how many eager launches a command buffer takes.
+func (r *Recorder) BatchSize() int { return r.opts.BatchSize }
 
+// PageSize is the suballocator's page size.
+func (r *Recorder) PageSize() uint64 { return r.mem.Config().PageSize }
+
+// Live counts the device's live objects by kind.
+func (r *Recorder) Live() map[string]int64 { return r.dev.Live() }
+
+// Diagnostics reports what the device's checker found.
+func (r *Recorder) Diagnostics() Diagnostics { return r.dev.Diagnostics() }
+
+func (r *Recorder) slotOf(s StreamID) *slot { return r.slots[s%uint64(len(r.slots))] }
+
+// usable fails once the recorder is closed or the device lost.
 func (r *Recorder) usable() error {
 	if r.closed.Load() {
-		return vk.ErrClosed
+		return ErrClosed
 	}
 	return r.lostErr()
 }
 
-// lostErr is vk.ErrDeviceLost once the device is lost, else nil.
+// lostErr is ErrDeviceLost once the device is lost, else nil.
 func (r *Recorder) lostErr() error {
 	if r.lost.Load() || r.dev.Lost() {
-		return vk.ErrDeviceLost
+		return ErrDeviceLost
 	}
 	return nil
 }
 
 // observe latches device loss from any error a device call returned and
-// passes the error on. The recorder trusts what it is told rather than
-// only Device.Lost: a loss is unrecoverable in Vulkan, so one result that
-// says so makes every later call fail with vk.ErrDeviceLost (and no more
-// work reach the queue), whichever layer reported it.
+// passes the error on: a loss is unrecoverable, so one result that says so
+// makes every later call fail with ErrDeviceLost and no more work reach
+// the queue, whichever layer reported it.
 func (r *Recorder) observe(err error) error {
-	if err != nil && errors.Is(err, vk.ErrDeviceLost) {
+	if err != nil && errors.Is(err, ErrDeviceLost) {
 		r.lost.Store(true)
 	}
 	return err
 }
 
-// Alloc reserves size bytes of the given kind. Inside a recording window a
-// request that needs a new page fails with alloc.ErrAllocInCapture, and
-// dooms every recording window (the recorded run would differ from warmup).
+// taintIfFailed is the write scope of a call or a submission: deferred with
+// the call's error and the memory it was to write, it taints exactly that
+// memory with the error when the call fails, so no failure path can leave
+// bytes that look written by work that never ran.
+func (r *Recorder) taintIfFailed(err *error, writes []alloc.Claim) {
+	if *err != nil && len(writes) > 0 {
+		r.ledger.Taint(writes, *err)
+	}
+}
+
+// Taint marks claims as unwritten with cause: a buffer allocated and not
+// yet written, say.
+func (r *Recorder) Taint(claims []alloc.Claim, cause error) { r.ledger.Taint(claims, cause) }
+
+// Check fails with an error wrapping alloc.ErrUnwritten when a byte of the
+// claims holds data no executed work wrote.
+func (r *Recorder) Check(claims []alloc.Claim) error { return r.ledger.Check(claims) }
+
+// Alloc reserves size bytes of the given kind for a buffer, which belongs
+// to no stream. While any window records, a request that needs a new page
+// fails with alloc.ErrAllocInCapture and dooms every recording window: the
+// recorder cannot tell whether the recorded run asked (its graph would then
+// miss the buffer's work), so device memory does not grow for buffers
+// during a window, the way CUDA's global capture mode refuses cudaMalloc.
 func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
+	r.devMu.RLock()
+	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {
 		return alloc.Claim{}, err
 	}
 	c, err := r.mem.Alloc(kind, size)
 	if errors.Is(err, alloc.ErrAllocInCapture) {
-		for _, b := range r.backends {
+		err = fmt.Errorf("recorder: a buffer needs a new page while a capture window records (allocate buffers before Capture, or let its warmup allocate them): %w", err)
+		for _, b := range r.slots {
 			b.failWindow(err)
 		}
 	}
-	return c, err
+	return c, r.observe(err)
 }
 
-// Block returns the page block behind a claim.
-func (r *Recorder) Block(c alloc.Claim) *vk.Block {
-	b, _, _ := r.mem.Page(c.Page)
-	return b
+// AllocOn reserves size bytes for work on stream s: an op's temporary.
+// Only the stream's own recording window restricts it: inside that window
+// a request that needs a new page fails and dooms the window (its warmup
+// should have grown the pools); any other stream gets pages as usual.
+func (r *Recorder) AllocOn(s StreamID, kind alloc.Kind, size uint64) (alloc.Claim, error) {
+	b := r.slotOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return alloc.Claim{}, err
+	}
+	return b.alloc(kind, size)
 }
 
 // Mapped returns the claim's bytes when its page is mapped, else nil.
-func (r *Recorder) Mapped(c alloc.Claim) []byte {
-	b := r.Block(c)
-	if b == nil {
+func (r *Recorder) mapped(c alloc.Claim) []byte {
+	p, _, ok := r.mem.Page(c.Page)
+	if !ok || p.mapped == nil {
 		return nil
 	}
-	m := b.Mapped()
-	if m == nil {
-		return nil
-	}
-	return m[c.Offset:c.End():c.End()]
+	return p.mapped[c.Offset:c.End():c.End()]
 }
 
-// Free releases a claim and clears its taint. The caller has synced every
-// stream that used it. A claim that a recording window touched is guarded
-// first, so its range stays out of reuse until the graph (or the refusal)
-// lets it go.
+// memoryOf returns the device memory behind a claim.
+func (r *Recorder) memoryOf(c alloc.Claim) Memory {
+	p, _, ok := r.mem.Page(c.Page)
+	if !ok {
+		return 0
+	}
+	return p.mem
+}
+
+// flush makes host writes to the first n bytes of c visible to the device.
+func (r *Recorder) flush(c alloc.Claim, n uint64) error {
+	return r.observe(r.dev.FlushMemory(r.memoryOf(c), c.Offset, n))
+}
+
+// invalidate makes device writes to the first n bytes of c visible to the host.
+func (r *Recorder) invalidate(c alloc.Claim, n uint64) error {
+	return r.observe(r.dev.InvalidateMemory(r.memoryOf(c), c.Offset, n))
+}
+
+// Free releases a claim and clears its taint. The caller has quiesced
+// every slot that used it. A claim that a recording window touched is
+// guarded first, so its range stays out of reuse until the graph (or the
+// refusal) lets it go; one a prepared window's warmup used is parked until
+// the window begins, so the warmup needs every range the recorded run will.
 func (r *Recorder) Free(c alloc.Claim) error {
+	r.devMu.RLock()
+	defer r.devMu.RUnlock()
 	if r.closed.Load() {
 		return nil
 	}
-	if r.recording.Load() > 0 {
-		for _, b := range r.backends {
-			if err := b.guardIfTouched(c); err != nil {
+	if r.active.Load() > 0 {
+		for _, b := range r.slots {
+			held, err := b.holdIfWindowUsed(c)
+			if err != nil || held {
 				return err
 			}
 		}
@@ -205,42 +294,30 @@ func (r *Recorder) Free(c alloc.Claim) error {
 	return r.mem.Free(c)
 }
 
-// Close waits for all work, releases every Vulkan object and block; idempotent.
-func (r *Recorder) Close() error {
-	r.closeMu.Lock()
-	defer r.closeMu.Unlock()
-	if r.closed.Swap(true) {
-		return nil
-	}
-	// Every call checks closed under its slot's lock: taking each lock once
-	// waits out a call already past that check, so nothing is submitted
-	// after the device goes idle below.
-	for _, b := range r.backends {
-		b.mu.Lock()
-		b.mu.Unlock()
-	}
-	err := r.dev.WaitIdle()
-	for _, b := range r.backends {
-		b.destroy()
-	}
-	r.mem.Close()
-	if err != nil && !errors.Is(err, vk.ErrDeviceLost) {
-		return fmt.Errorf("vkc: waiting for the device at close: %w", err)
-	}
-	return nil
+// free releases c where the caller holds a slot lock (so devMu is already
+// held off by that lock).
+func (r *Recorder) free(c alloc.Claim) {
+	r.ledger.Written([]alloc.Claim{c})
+	_ = r.mem.Free(c)
 }
 
 // Drop frees a temporary claim that work just recorded on stream s still
-// uses: eagerly it joins the open submission's drop queue (released when its
-// fence signals); inside the slot's recording window it is freed at once,
-// guarded for the graph like any claim freed inside a window.
+// uses: eagerly it joins the open submission's drop queue (released when
+// its fence signals); during the slot's warmup it is parked until the
+// window begins; inside the recording window it is freed at once, guarded
+// for the graph like any claim freed inside a window.
 func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
-	b := r.backendOf(s)
+	b := r.slotOf(s)
 	b.mu.Lock()
 	switch {
+	case r.closed.Load():
+		b.mu.Unlock()
+		return nil
 	case b.win.IsRecording():
 		b.mu.Unlock()
 		return r.Free(c)
+	case b.win.IsActive():
+		b.parked = append(b.parked, c)
 	case b.open != nil:
 		b.open.drops = append(b.open.drops, c)
 	case len(b.inflight) > 0:
@@ -253,4 +330,65 @@ func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
 	b.mu.Unlock()
 	r.ledger.Written([]alloc.Claim{c})
 	return nil
+}
+
+// Close waits for all work, destroys every kernel, command buffer, set and
+// page, and closes the device. Idempotent; after it every call fails with
+// ErrClosed and releases (Free, Graph.Close, Kernel.Release) do nothing.
+func (r *Recorder) Close() error {
+	r.devMu.Lock()
+	defer r.devMu.Unlock()
+	if r.closed.Swap(true) {
+		return nil
+	}
+	// Every slot call checks closed under its slot's lock: taking each lock
+	// once waits out a call already past that check, so nothing is
+	// submitted after the device goes idle below.
+	for _, b := range r.slots {
+		b.mu.Lock()
+		b.mu.Unlock()
+	}
+	err := r.dev.WaitIdle()
+	for _, b := range r.slots {
+		b.destroy()
+	}
+	r.kernelsMu.Lock()
+	for k := range r.kernels {
+		r.dev.DestroyPipeline(k.pipe)
+	}
+	clear(r.kernels)
+	r.kernelsMu.Unlock()
+	if r.mem != nil {
+		r.mem.Close()
+	}
+	if cerr := r.dev.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, ErrDeviceLost) {
+		return fmt.Errorf("recorder: closing the device: %w", err)
+	}
+	return nil
+}
+
+// Quiesce waits for the eager work of the slots in mask (bit i: slot i) so
+// memory they used can be freed. A slot whose window records is skipped:
+// its eager work was drained when the window began and nothing recorded
+// runs until a replay.
+func (r *Recorder) Quiesce(mask uint64) error {
+	var first error
+	for ; mask != 0; mask &= mask - 1 {
+		i := bits.TrailingZeros64(mask)
+		if i >= len(r.slots) {
+			break
+		}
+		b := r.slots[i]
+		b.mu.Lock()
+		if !r.closed.Load() && !b.win.IsRecording() {
+			if err := b.drain(context.Background()); err != nil && first == nil {
+				first = err
+			}
+		}
+		b.mu.Unlock()
+	}
+	return first
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
-	"github.com/vkcompute/vkc/vk"
 )
 
 // Staging is a buffer's persistent host staging: the host-visible claim
@@ -19,7 +18,7 @@ type Staging struct {
 	refs  int
 }
 
-// Write copies data (len == dst.Size or less) into dst on stream s.
+// Write copies data (len(data) <= dst.Size) into dst on stream s.
 //
 //   - Eagerly on a unified-memory device it waits for the slot's pending
 //     work, then writes through the mapping; elsewhere it fills temporary
@@ -32,38 +31,38 @@ type Staging struct {
 //     staging holds then. A buffer with persistent staging keeps it fresh on
 //     every eager write too, so feeding a graph is a plain write.
 //
-// *st is the buffer's staging (nil before its first capture); Write may set it.
-//
-// A write that fails after the checks taints dst: its old bytes are not what
-// the caller meant to be there.
-func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) error {
+// Work on other streams that writes dst is ordered before the write. *st
+// is the buffer's staging (nil before its first capture); Write may set
+// it. A write that fails after the checks taints dst: its old bytes are not
+// what the caller meant to be there.
+func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) (err error) {
 	if uint64(len(data)) > dst.Size {
-		return fmt.Errorf("vkc: write of %d bytes into %d", len(data), dst.Size)
+		return fmt.Errorf("recorder: write of %d bytes into %d", len(data), dst.Size)
 	}
-	b := r.backendOf(s)
+	b := r.slotOf(s)
+	dstSet := []alloc.Claim{dst}
+	if err := r.settleOthers(b.index, dstSet, r.mapped(dst) != nil); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := r.usable(); err != nil {
 		return err
 	}
-	dstSet := []alloc.Claim{dst}
-	if err := b.refuseNeighbourWrite(s, "write", dstSet); err != nil {
+	defer r.taintIfFailed(&err, dstSet)
+	if err := b.refuseNeighbour(s, "write"); err != nil {
 		return err
 	}
-	if err := r.write(b, dst, st, data); err != nil {
-		r.ledger.Taint(dstSet, err)
-		return err
-	}
-	return nil
+	return b.write(dst, st, data)
 }
 
 // write is Write past its checks, under the slot's lock.
-func (r *Recorder) write(b *backend, dst alloc.Claim, st **Staging, data []byte) error {
-	dstSet := []alloc.Claim{dst}
+func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
+	r := b.r
+	n := uint64(len(data))
 	if b.win.IsActive() && *st == nil {
-		c, err := r.mem.Alloc(alloc.Upload, dst.Size)
+		c, err := b.alloc(alloc.Upload, dst.Size)
 		if err != nil {
-			b.win.Fail(err)
 			return err
 		}
 		*st = &Staging{Claim: c, refs: 1}
@@ -72,69 +71,73 @@ func (r *Recorder) write(b *backend, dst alloc.Claim, st **Staging, data []byte)
 		r.stagingMu.Unlock()
 	}
 	if b.win.IsRecording() {
-		return r.recordWrite(b, dst, *st, data)
+		return b.recordWrite(dst, *st, data)
+	}
+	if b.win.IsActive() {
+		b.touched[dst] = struct{}{}
 	}
 	// A failed earlier submission was already tainted and reported by the
 	// wait that saw it; only a lost device stops a write.
-	if err := b.drain(context.Background()); err != nil && errors.Is(err, vk.ErrDeviceLost) {
+	if err := b.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
 		return err
 	}
 	if *st != nil {
-		copy(r.Mapped((*st).Claim), data)
-		if err := r.Block((*st).Claim).FlushRange((*st).Claim.Offset, uint64(len(data))); err != nil {
+		copy(r.mapped((*st).Claim), data)
+		if err := r.flush((*st).Claim, n); err != nil {
 			return err
 		}
 	}
-	if m := r.Mapped(dst); m != nil {
+	if m := r.mapped(dst); m != nil {
 		copy(m, data)
-		if err := r.Block(dst).FlushRange(dst.Offset, uint64(len(data))); err != nil {
+		if err := r.flush(dst, n); err != nil {
 			return err
 		}
-		r.ledger.Written(dstSet)
+		r.ledger.Written([]alloc.Claim{dst})
 		return nil
 	}
 	src, temp := alloc.Claim{}, false
 	if *st != nil {
 		src = (*st).Claim
 	} else {
-		c, err := r.mem.Alloc(alloc.Upload, dst.Size)
+		c, err := b.alloc(alloc.Upload, dst.Size)
 		if err != nil {
 			return err
 		}
 		src, temp = c, true
-		copy(r.Mapped(c), data)
-		if err := r.Block(c).FlushRange(c.Offset, uint64(len(data))); err != nil {
-			_ = r.mem.Free(c)
+		copy(r.mapped(c), data)
+		if err := r.flush(c, n); err != nil {
+			r.free(c)
 			return err
 		}
 	}
 	if err := b.ensureOpen(); err != nil {
 		if temp {
-			_ = r.mem.Free(src)
+			r.free(src)
 		}
 		return err
 	}
 	if temp {
 		b.open.drops = append(b.open.drops, src)
 	}
-	b.enqueueCopy(src, dst, uint64(len(data)))
+	b.enqueueCopy(src, dst, n)
 	return nil
 }
 
-// recordCopy records src -> dst with a barrier where the open buffer has a hazard.
-func (b *backend) recordCopy(cb *vk.CommandBuffer, h *hazards, src, dst alloc.Claim, size uint64) {
+// recordCopy records src -> dst with a barrier where the hazard tracker h
+// says it depends on earlier work in cb.
+func (b *slot) recordCopy(cb CommandBuffer, h *hazards, src, dst alloc.Claim, size uint64) {
 	args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
 	if h.needBarrier(args[:]) {
-		b.r.dev.CmdBarrier(cb, vk.BarrierAll)
+		b.r.dev.CmdBarrier(cb, BarrierBetween)
 		h.reset()
 	}
 	h.add(args[:])
-	b.r.dev.CmdCopy(cb, b.r.Block(src), src.Offset, b.r.Block(dst), dst.Offset, size)
+	b.r.dev.CmdCopy(cb, b.r.memoryOf(src), src.Offset, b.r.memoryOf(dst), dst.Offset, size)
 }
 
 // captureCopy records src -> dst into the recording window's buffer and
 // remembers both claims, as every launch recorded in a window does.
-func (b *backend) captureCopy(src, dst alloc.Claim, size uint64) {
+func (b *slot) captureCopy(src, dst alloc.Claim, size uint64) {
 	b.recordCopy(b.capCB, &b.capHaz, src, dst, size)
 	args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
 	b.win.Record(args[:]...)
@@ -143,15 +146,18 @@ func (b *backend) captureCopy(src, dst alloc.Claim, size uint64) {
 
 // enqueueCopy records src -> dst into the open eager buffer; dst counts as
 // written from here, and is tainted with the batch if its submit fails.
-func (b *backend) enqueueCopy(src, dst alloc.Claim, size uint64) {
+func (b *slot) enqueueCopy(src, dst alloc.Claim, size uint64) {
 	b.recordCopy(b.open.cb, &b.haz, src, dst, size)
 	b.r.ledger.Written([]alloc.Claim{dst})
-	b.open.writes = append(b.open.writes, dst)
+	b.wrote(dst)
 }
 
-func (r *Recorder) recordWrite(b *backend, dst alloc.Claim, st *Staging, data []byte) error {
-	copy(r.Mapped(st.Claim), data)
-	if err := r.Block(st.Claim).FlushRange(st.Claim.Offset, uint64(len(data))); err != nil {
+// recordWrite puts a host write inside the recording window into the
+// buffer's persistent staging and records the copy every replay makes.
+func (b *slot) recordWrite(dst alloc.Claim, st *Staging, data []byte) error {
+	r := b.r
+	copy(r.mapped(st.Claim), data)
+	if err := r.flush(st.Claim, uint64(len(data))); err != nil {
 		b.win.Fail(err)
 		return err
 	}
@@ -191,15 +197,35 @@ func (r *Recorder) refStaging(st *Staging) {
 	r.stagingMu.Unlock()
 }
 
-// Read copies src into out (len(out) <= src.Size) on stream s after all of
-// the slot's work has completed, failing with an error that is
-// alloc.ErrUnwritten when no executed work wrote those bytes, or with the
-// driver's error when its own readback copy did not surely run.
+func (r *Recorder) stagingOf(c alloc.Claim) *Staging {
+	r.stagingMu.Lock()
+	defer r.stagingMu.Unlock()
+	return r.staging[c]
+}
+
+// LiveStaging counts host staging claims still referenced (by buffers or
+// graphs).
+func (r *Recorder) LiveStaging() int {
+	r.stagingMu.Lock()
+	defer r.stagingMu.Unlock()
+	return len(r.staging)
+}
+
+// Read copies src into out (len(out) <= src.Size) on stream s once the
+// work that writes src has completed: the slot's own, and pending work of
+// other streams that writes src (waited for, never read stale). It fails
+// with an error wrapping alloc.ErrUnwritten when no executed work wrote
+// those bytes, or with the driver's error when its own readback did not
+// surely run.
 func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []byte) error {
 	if uint64(len(out)) > src.Size {
-		return fmt.Errorf("vkc: read of %d bytes from %d", len(out), src.Size)
+		return fmt.Errorf("recorder: read of %d bytes from %d", len(out), src.Size)
 	}
-	b := r.backendOf(s)
+	b := r.slotOf(s)
+	srcSet := []alloc.Claim{src}
+	if err := r.settleOthers(b.index, srcSet, true); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := r.usable(); err != nil {
@@ -208,15 +234,15 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	if err := b.checkWait(s, "read"); err != nil {
 		return err
 	}
-	srcSet := []alloc.Claim{src}
-	if m := r.Mapped(src); m != nil {
+	n := uint64(len(out))
+	if m := r.mapped(src); m != nil {
 		if err := drainForRead(ctx, b); err != nil {
 			return err
 		}
 		if err := r.ledger.Check(srcSet); err != nil {
 			return err
 		}
-		if err := r.Block(src).InvalidateRange(src.Offset, uint64(len(out))); err != nil {
+		if err := r.invalidate(src, n); err != nil {
 			return err
 		}
 		copy(out, m)
@@ -225,21 +251,21 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	if err := r.ledger.Check(srcSet); err != nil {
 		return err
 	}
-	rb, err := r.mem.Alloc(alloc.Readback, src.Size)
+	rb, err := b.alloc(alloc.Readback, src.Size)
 	if err != nil {
 		return err
 	}
 	if err := b.ensureOpen(); err != nil {
-		_ = r.mem.Free(rb)
+		r.free(rb)
 		return err
 	}
 	x, before := b.open, b.serial
-	b.recordCopy(x.cb, &b.haz, src, rb, uint64(len(out)))
+	b.recordCopy(x.cb, &b.haz, src, rb, n)
 	err = b.drain(ctx)
 	switch {
 	case x.serial <= before:
 		// The copy was never submitted: rb holds nothing of src.
-		_ = r.mem.Free(rb)
+		r.free(rb)
 		return err
 	case b.holds(x):
 		// The context ended or the fence wait failed: the copy may still
@@ -247,63 +273,59 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 		x.drops = append(x.drops, rb)
 		return err
 	}
-	defer func() { _ = r.mem.Free(rb) }()
-	if err != nil && (ctx.Err() != nil || errors.Is(err, vk.ErrDeviceLost)) {
+	defer r.free(rb)
+	if err != nil && (ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
 		return err
 	}
 	if err := r.ledger.Check(srcSet); err != nil {
 		return err
 	}
-	if err := r.Block(rb).InvalidateRange(rb.Offset, uint64(len(out))); err != nil {
+	if err := r.invalidate(rb, n); err != nil {
 		return err
 	}
-	copy(out, r.Mapped(rb))
+	copy(out, r.mapped(rb))
 	return nil
 }
 
-func (r *Recorder) stagingOf(c alloc.Claim) *Staging {
-	r.stagingMu.Lock()
-	defer r.stagingMu.Unlock()
-	return r.staging[c]
-}
-
-// LiveStaging counts host staging claims still referenced (by buffers or
-// graphs), for tests that check the staging is released exactly when the
-// buffer and every graph copying from it are closed.
-func (r *Recorder) LiveStaging() int {
-	r.stagingMu.Lock()
-	defer r.stagingMu.Unlock()
-	return len(r.staging)
-}
-
 // Copy records a device-to-device copy of size bytes from src to dst on
-// stream s with vkCmdCopyBuffer (a transfer, at memory speed). It follows
-// Launch's rules: refused for a neighbour of a capturing stream, skipped
-// when src is tainted, recorded into the graph inside the owner's window.
-func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) error {
+// stream s (a transfer, at memory speed). It follows Launch's rules:
+// refused for a neighbour of a capturing stream, skipped when src is
+// tainted, recorded into the graph inside the owner's window. src and dst
+// must not overlap.
+func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err error) {
 	if size > src.Size || size > dst.Size {
-		return fmt.Errorf("vkc: copy of %d bytes between claims of %d and %d", size, src.Size, dst.Size)
+		return fmt.Errorf("recorder: copy of %d bytes between claims of %d and %d", size, src.Size, dst.Size)
 	}
-	b := r.backendOf(s)
+	if src.Overlaps(dst) {
+		return fmt.Errorf("recorder: copy between overlapping ranges %s and %s", src, dst)
+	}
+	b := r.slotOf(s)
+	both := []alloc.Claim{src, dst}
+	if err := r.settleOthers(b.index, both, false); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := r.usable(); err != nil {
 		return err
 	}
-	dstSet := []alloc.Claim{dst}
-	if err := b.refuseNeighbourWrite(s, "copy", dstSet); err != nil {
+	dstSet := both[1:]
+	defer r.taintIfFailed(&err, dstSet)
+	if err := b.refuseNeighbour(s, "copy"); err != nil {
 		return err
 	}
 	if b.win.IsRecording() {
 		b.captureCopy(src, dst, size)
 		return nil
 	}
-	if id, bad := r.ledger.Failure([]alloc.Claim{src}); bad {
+	if b.win.IsActive() {
+		b.touched[src], b.touched[dst] = struct{}{}, struct{}{}
+	}
+	if id, bad := r.ledger.Failure(both[:1]); bad {
 		r.ledger.Inherit(dstSet, id)
 		return nil
 	}
 	if err := b.ensureOpen(); err != nil {
-		r.ledger.Taint(dstSet, err)
 		return err
 	}
 	b.enqueueCopy(src, dst, size)
@@ -318,12 +340,12 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) error {
 // was tainted where it happened and does not fail this read (the ledger
 // decides whether these bytes were written); a cancelled context or a lost
 // device does.
-func drainForRead(ctx context.Context, b *backend) error {
+func drainForRead(ctx context.Context, b *slot) error {
 	err := b.drain(ctx)
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() != nil || errors.Is(err, vk.ErrDeviceLost) {
+	if ctx.Err() != nil || errors.Is(err, ErrDeviceLost) {
 		return err
 	}
 	return nil
