@@ -168,7 +168,9 @@ type injectedError struct {
 	sentinel error
 }
 
-func injected(call string, sentinel error) error { return &injectedError{call: call, sentinel: sentinel} }
+func injected(call string, sentinel error) error {
+	return &injectedError{call: call, sentinel: sentinel}
+}
 
 func (e *injectedError) Error() string { return e.call + " (injected): " + e.sentinel.Error() }
 func (e *injectedError) Unwrap() error { return e.sentinel }
