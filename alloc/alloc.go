@@ -12,23 +12,23 @@ import (
 // claim it concerns; test for them with errors.Is.
 var (
 	// ErrInvalidSize rejects a zero-byte request, which would name no memory.
-	ErrInvalidSize = errors.New("vkc: allocation of zero bytes")
+	ErrInvalidSize = errors.New("alloc: allocation of zero bytes")
 	// ErrTooLarge rejects a request above Config.MaxClaim (the device's
 	// maxStorageBufferRange), which no descriptor could address.
-	ErrTooLarge = errors.New("vkc: allocation larger than the largest claim allowed")
+	ErrTooLarge = errors.New("alloc: allocation larger than the largest claim allowed")
 	// ErrAllocInCapture reports a request that needs a new page while growth
 	// is locked: a capture window records, and a page created now would not
 	// exist when the graph replays after a warmup that never saw it.
-	ErrAllocInCapture = errors.New("vkc: allocation needs a new page while a capture window records")
+	ErrAllocInCapture = errors.New("alloc: allocation needs a new page while a capture window records")
 	// ErrUnknownClaim reports a claim this allocator does not hold live: never
 	// allocated here, already freed, or not matching a claim exactly.
-	ErrUnknownClaim = errors.New("vkc: unknown or already freed claim")
+	ErrUnknownClaim = errors.New("alloc: unknown or already freed claim")
 	// ErrClosed reports use of an allocator after Close.
-	ErrClosed = errors.New("vkc: allocator closed")
+	ErrClosed = errors.New("alloc: allocator closed")
 	// ErrInvalidKind rejects a Kind outside DeviceLocal, Upload, Readback.
-	ErrInvalidKind = errors.New("vkc: invalid memory kind")
+	ErrInvalidKind = errors.New("alloc: invalid memory kind")
 	// ErrInvalidConfig rejects a Config that New cannot honour.
-	ErrInvalidConfig = errors.New("vkc: invalid allocator configuration")
+	ErrInvalidConfig = errors.New("alloc: invalid allocator configuration")
 )
 
 // Block is the memory behind one page; the recorder wraps a VkDeviceMemory
@@ -221,7 +221,7 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, err
 	}
 	block, err := a.src.NewBlock(kind, size)
 	if err != nil {
-		return nilNode, fmt.Errorf("vkc: new %s page of %d bytes: %w", kind, size, err)
+		return nilNode, fmt.Errorf("alloc: new %s page of %d bytes: %w", kind, size, err)
 	}
 	id := PageID(len(a.pages))
 	n := a.newNode()

@@ -10,7 +10,7 @@ import (
 
 // ErrUnwritten is what a read of memory that no executed work wrote fails
 // with: the work meant to write it failed, was skipped, or never ran.
-var ErrUnwritten = errors.New("vkc: read of memory that no executed work wrote")
+var ErrUnwritten = errors.New("alloc: read of memory that no executed work wrote")
 
 // FailureID names one failure in a Ledger. IDs are 64-bit and never reused,
 // so a stale ID can never be confused with a later failure.

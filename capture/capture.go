@@ -11,7 +11,7 @@ import (
 // allow it, so callers can tell lifecycle misuse from device or memory
 // failures with errors.Is. The wrapping message names the call and the state
 // it found.
-var ErrCaptureState = errors.New("vkc: capture state")
+var ErrCaptureState = errors.New("capture: wrong state")
 
 // State is where a stream's capture window is in its lifecycle. The zero value
 // is Idle, so a zero StreamCapture needs no constructor.
