@@ -68,6 +68,9 @@ type Device struct {
 	queueMu sync.Mutex  // vkQueueSubmit and vkQueueWaitIdle need external sync
 	live    [numObjectKinds]atomic.Int64
 	lost    atomic.Bool
+	// moduleCalls counts vkCreateShaderModule calls, so that a test can
+	// show a refused module never reached the driver.
+	moduleCalls atomic.Int64
 }
 
 // OpenDevice creates a logical device on physical device index with one

@@ -35,6 +35,16 @@
 // dropped it: one rule for every call, and no 40,000 lines of generated
 // cgo to compile.
 //
+// # SPIR-V validation
+//
+// NewPipeline hands the driver only a module that ValidateSPIRV accepts:
+// the structural CheckSPIRV, then the Khronos SPIR-V validator
+// (SPIRV-Tools, linked statically from Debian's spirv-tools package) for
+// the Vulkan version in use. Drivers do not validate SPIR-V; a module that
+// is whole but wrong crashes some of them. Building with the tag
+// vkc_nospirvtools, for platforms without the library, leaves only the
+// structural check.
+//
 // # Concurrency and lifetime
 //
 // Objects are used from several goroutines by the layer above. Every call

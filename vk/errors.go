@@ -19,8 +19,9 @@ var (
 	ErrNoLoader = errors.New("vkc: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: the loader works but no Vulkan driver reports a device.
 	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
-	// ErrBadSPIRV: bytes given as a shader are not a SPIR-V module.
-	ErrBadSPIRV = errors.New("vkc: not a SPIR-V module")
+	// ErrBadSPIRV: bytes given as a shader are not a valid SPIR-V module:
+	// not SPIR-V at all, cut short, or refused by the SPIR-V validator.
+	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
 )
 
 // Result is a VkResult code.

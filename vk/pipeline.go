@@ -54,8 +54,9 @@ const (
 // magic number, a header, instructions that fit, every function closed and
 // every entry point a function with a body. Drivers do not validate SPIR-V
 // (lavapipe crashes on a module cut at an instruction boundary), so the
-// driver is not asked to parse garbage; semantic validity is left to the
-// validation layer.
+// driver is not asked to parse garbage. It is quick and dependency-free;
+// ValidateSPIRV runs it first and then the Khronos validator, which checks
+// what a module means.
 func CheckSPIRV(code []byte) error {
 	if len(code) < 20 || len(code)%4 != 0 {
 		return fmt.Errorf("%w: %d bytes (need a multiple of 4, at least 20)", ErrBadSPIRV, len(code))
@@ -108,7 +109,12 @@ func CheckSPIRV(code []byte) error {
 const MaxSpecConstants = C.VKC_MAX_SPEC
 
 // NewPipeline builds a compute pipeline (entry point "main") from SPIR-V.
+// The module must pass ValidateSPIRV for the device's API version: the
+// driver is never handed a module the Khronos validator refuses.
 func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) {
+	if d.closed.Load() {
+		return nil, ErrClosed // before the validator's work; enterUsable below decides
+	}
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("vkc: %d bindings (at most %d)", desc.Bindings, MaxBindings)
 	}
@@ -118,7 +124,7 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if len(desc.Spec) > MaxSpecConstants {
 		return nil, fmt.Errorf("vkc: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
 	}
-	if err := CheckSPIRV(code); err != nil {
+	if err := ValidateSPIRV(code, d.api); err != nil {
 		return nil, err
 	}
 	if err := d.enterUsable(); err != nil {
@@ -131,6 +137,7 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	// exists. The words go to the driver from C memory: malloc's alignment
 	// suits uint32, and no Go memory is involved at all.
 	words := C.CBytes(code)
+	d.moduleCalls.Add(1)
 	var module C.VkShaderModule
 	r := Result(C.vkc_create_shader_module(d.fns, (*C.uint32_t)(words), C.size_t(len(code)), &module))
 	C.free(words)
