@@ -8,16 +8,19 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"unsafe"
-
-	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // CommandPool allocates command buffers that can be reset one by one.
-// A pool and its buffers belong to one backend stream (external sync).
+// Allocate, Free and Destroy are safe from several goroutines (the pool's
+// mutex is Vulkan's external synchronisation for them); recording into the
+// pool's buffers is one goroutine's at a time, as Vulkan requires.
 type CommandPool struct {
 	dev  *Device
-	pool vulkan.CommandPool
+	pool C.VkCommandPool
+	mu   sync.Mutex
 	// allocated counts buffers not yet freed: destroying the pool frees
 	// them with it, so Destroy settles their live count.
 	allocated int
@@ -27,60 +30,73 @@ type CommandPool struct {
 // NewCommandPool creates a pool on the compute queue's family with
 // RESET_COMMAND_BUFFER, so buffers are recycled individually.
 func (d *Device) NewCommandPool() (*CommandPool, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}
-	ci := vulkan.CommandPoolCreateInfo{SType: vulkan.StructureTypeCommandPoolCreateInfo,
-		Flags:            vulkan.CommandPoolCreateFlags(vulkan.CommandPoolCreateResetCommandBufferBit),
-		QueueFamilyIndex: d.family}
-	var pool vulkan.CommandPool
-	if err := d.check("vkCreateCommandPool", Result(vulkan.CreateCommandPool(d.handle, &ci, nil, &pool))); err != nil {
+	defer d.leave()
+	p := &CommandPool{dev: d}
+	if err := d.check("vkCreateCommandPool", Result(C.vkc_create_command_pool(d.fns, C.uint32_t(d.family), &p.pool))); err != nil {
 		return nil, err
 	}
 	d.live[ObjCommandPool].Add(1)
-	return &CommandPool{dev: d, pool: pool}, nil
+	return p, nil
 }
 
 // CommandBuffer is a primary command buffer plus the C-side scratch its
 // hot-path calls read (see cvk.h: vkc_cmd).
 type CommandBuffer struct {
 	pool  *CommandPool
-	cb    vulkan.CommandBuffer
-	state *C.vkc_cmd // C memory
+	state *C.vkc_cmd // C memory; nil once freed
+	// err is the first misuse met while recording (a destroyed pipeline or
+	// released block named by a command, a closed device): the command is
+	// left out and End returns err, so the recording is never submitted
+	// as if it were whole. Begin and Reset clear it.
+	err error
 }
 
 // Allocate takes a primary command buffer from the pool.
 func (p *CommandPool) Allocate() (*CommandBuffer, error) {
 	d := p.dev
-	if err := d.usable(); err != nil {
+	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}
+	defer d.leave()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.destroyed {
 		return nil, ErrClosed
 	}
-	ai := vulkan.CommandBufferAllocateInfo{SType: vulkan.StructureTypeCommandBufferAllocateInfo,
-		CommandPool: p.pool, Level: vulkan.CommandBufferLevelPrimary, CommandBufferCount: 1}
-	cbs := make([]vulkan.CommandBuffer, 1)
-	if err := d.check("vkAllocateCommandBuffers", Result(vulkan.AllocateCommandBuffers(d.handle, &ai, cbs))); err != nil {
+	var cb C.VkCommandBuffer
+	if err := d.check("vkAllocateCommandBuffers", Result(C.vkc_allocate_command_buffer(d.fns, p.pool, &cb))); err != nil {
 		return nil, err
 	}
 	d.live[ObjCommandBuffer].Add(1)
 	p.allocated++
 	st := (*C.vkc_cmd)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_cmd{}))))
-	st.cb = *(*C.VkCommandBuffer)(unsafe.Pointer(&cbs[0]))
-	return &CommandBuffer{pool: p, cb: cbs[0], state: st}, nil
+	st.cb = cb
+	return &CommandBuffer{pool: p, state: st}, nil
 }
 
 // Free returns the buffer to its pool; idempotent. The caller guarantees
 // it is not pending execution. After the pool's Destroy, which freed the
-// buffer with it, only the host-side state is left to free.
+// buffer with it, or the device's Close, only the host-side state is left
+// to free.
 func (c *CommandBuffer) Free() {
-	if c == nil || c.state == nil {
+	if c == nil {
 		return
 	}
-	if p := c.pool; !p.destroyed {
-		cbs := []vulkan.CommandBuffer{c.cb}
-		vulkan.FreeCommandBuffers(p.dev.handle, p.pool, 1, cbs)
+	p := c.pool
+	open := p.dev.enter() == nil
+	if open {
+		defer p.dev.leave()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.state == nil {
+		return
+	}
+	if open && !p.destroyed {
+		C.vkc_free_command_buffer(p.dev.fns, p.pool, c.state.cb)
 		p.dev.live[ObjCommandBuffer].Add(-1)
 		p.allocated--
 	}
@@ -91,76 +107,89 @@ func (c *CommandBuffer) Free() {
 // Destroy destroys the pool and the buffers still allocated from it;
 // idempotent. Those buffers' Free then only releases their host state.
 func (p *CommandPool) Destroy() {
-	if p == nil || p.destroyed {
+	if p == nil {
+		return
+	}
+	d := p.dev
+	if d.enter() != nil {
+		return
+	}
+	defer d.leave()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.destroyed {
 		return
 	}
 	p.destroyed = true
-	vulkan.DestroyCommandPool(p.dev.handle, p.pool, nil)
-	p.dev.live[ObjCommandBuffer].Add(-int64(p.allocated))
+	C.vkc_destroy_command_pool(d.fns, p.pool)
+	d.live[ObjCommandBuffer].Add(-int64(p.allocated))
 	p.allocated = 0
-	p.dev.live[ObjCommandPool].Add(-1)
+	d.live[ObjCommandPool].Add(-1)
 }
 
 // Fence signals when a submission completes.
 type Fence struct {
 	dev       *Device
-	fence     vulkan.Fence
-	destroyed bool
+	fence     C.VkFence
+	destroyed atomic.Bool
 }
 
 // NewFence creates an unsignaled fence.
 func (d *Device) NewFence() (*Fence, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}
-	ci := vulkan.FenceCreateInfo{SType: vulkan.StructureTypeFenceCreateInfo}
-	var f vulkan.Fence
-	if err := d.check("vkCreateFence", Result(vulkan.CreateFence(d.handle, &ci, nil, &f))); err != nil {
+	defer d.leave()
+	f := &Fence{dev: d}
+	if err := d.check("vkCreateFence", Result(C.vkc_create_fence(d.fns, &f.fence))); err != nil {
 		return nil, err
 	}
 	d.live[ObjFence].Add(1)
-	return &Fence{dev: d, fence: f}, nil
+	return f, nil
 }
 
-func (f *Fence) c() C.VkFence { return *(*C.VkFence)(unsafe.Pointer(&f.fence)) }
-
-// Destroy destroys the fence; idempotent.
+// Destroy destroys the fence; idempotent, and a no-op once the device is
+// closed.
 func (f *Fence) Destroy() {
-	if f == nil || f.destroyed {
+	if f == nil || f.destroyed.Load() {
 		return
 	}
-	f.destroyed = true
-	vulkan.DestroyFence(f.dev.handle, f.fence, nil)
+	if f.dev.enter() != nil {
+		return
+	}
+	defer f.dev.leave()
+	if f.destroyed.Swap(true) {
+		return
+	}
+	C.vkc_destroy_fence(f.dev.fns, f.fence)
 	f.dev.live[ObjFence].Add(-1)
 }
 
 // QueryPool holds timestamp queries for GPU-side timing.
 type QueryPool struct {
 	dev       *Device
-	pool      vulkan.QueryPool
+	pool      C.VkQueryPool
 	count     uint32
-	destroyed bool
+	destroyed atomic.Bool
 }
 
 // NewTimestampPool creates count timestamp queries (at least one: Vulkan
 // has no empty query pool).
 func (d *Device) NewTimestampPool(count uint32) (*QueryPool, error) {
-	if err := d.usable(); err != nil {
-		return nil, err
-	}
 	if count == 0 {
 		return nil, fmt.Errorf("vkc: timestamp pool of zero queries")
 	}
-	ci := vulkan.QueryPoolCreateInfo{SType: vulkan.StructureTypeQueryPoolCreateInfo, QueryType: vulkan.QueryTypeTimestamp, QueryCount: count}
-	var qp vulkan.QueryPool
-	if err := d.check("vkCreateQueryPool", Result(vulkan.CreateQueryPool(d.handle, &ci, nil, &qp))); err != nil {
+	if err := d.enterUsable(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	q := &QueryPool{dev: d, count: count}
+	if err := d.check("vkCreateQueryPool", Result(C.vkc_create_timestamp_pool(d.fns, C.uint32_t(count), &q.pool))); err != nil {
 		return nil, err
 	}
 	d.live[ObjQueryPool].Add(1)
-	return &QueryPool{dev: d, pool: qp, count: count}, nil
+	return q, nil
 }
-
-func (q *QueryPool) c() C.VkQueryPool { return *(*C.VkQueryPool)(unsafe.Pointer(&q.pool)) }
 
 // Results waits for and returns count timestamps starting at first, in ticks
 // (multiply by Limits.TimestampPeriod for nanoseconds). Queries past the
@@ -173,21 +202,35 @@ func (q *QueryPool) Results(first, count uint32) ([]uint64, error) {
 	if count == 0 {
 		return out, nil
 	}
-	buf := (*C.uint64_t)(C.malloc(C.size_t(8 * count)))
-	defer C.free(unsafe.Pointer(buf))
-	if err := q.dev.check("vkGetQueryPoolResults", Result(C.vkc_query_results(q.dev.fns, q.c(), C.uint32_t(first), C.uint32_t(count), buf))); err != nil {
+	d := q.dev
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
-	copy(out, unsafe.Slice((*uint64)(unsafe.Pointer(buf)), count))
+	defer d.leave()
+	if q.destroyed.Load() {
+		return nil, ErrClosed
+	}
+	// out is passed as a direct argument: Go memory pinned for the call,
+	// holding no pointers, written by the driver before it returns.
+	if err := d.check("vkGetQueryPoolResults", Result(C.vkc_query_results(d.fns, q.pool, C.uint32_t(first), C.uint32_t(count), (*C.uint64_t)(unsafe.Pointer(&out[0]))))); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
-// Destroy destroys the pool; idempotent.
+// Destroy destroys the pool; idempotent, and a no-op once the device is
+// closed.
 func (q *QueryPool) Destroy() {
-	if q == nil || q.destroyed {
+	if q == nil || q.destroyed.Load() {
 		return
 	}
-	q.destroyed = true
-	vulkan.DestroyQueryPool(q.dev.handle, q.pool, nil)
+	if q.dev.enter() != nil {
+		return
+	}
+	defer q.dev.leave()
+	if q.destroyed.Swap(true) {
+		return
+	}
+	C.vkc_destroy_query_pool(q.dev.fns, q.pool)
 	q.dev.live[ObjQueryPool].Add(-1)
 }

@@ -82,26 +82,70 @@ void vkc_destroy_instance(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDeb
 	if (di) di(inst, NULL);
 }
 
-void vkc_query_subgroup(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_subgroup *out) {
+VkResult vkc_enumerate_devices(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, uint32_t *n, VkPhysicalDevice *out) {
+	PFN_vkEnumeratePhysicalDevices e = (PFN_vkEnumeratePhysicalDevices)gipa(inst, "vkEnumeratePhysicalDevices");
+	if (!e) return VK_ERROR_INITIALIZATION_FAILED;
+	return e(inst, n, out);
+}
+
+void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out) {
 	memset(out, 0, sizeof *out);
-	PFN_vkGetPhysicalDeviceProperties2 gp =
+	PFN_vkGetPhysicalDeviceProperties gp = (PFN_vkGetPhysicalDeviceProperties)gipa(inst, "vkGetPhysicalDeviceProperties");
+	PFN_vkGetPhysicalDeviceMemoryProperties gm =
+		(PFN_vkGetPhysicalDeviceMemoryProperties)gipa(inst, "vkGetPhysicalDeviceMemoryProperties");
+	PFN_vkGetPhysicalDeviceQueueFamilyProperties gq =
+		(PFN_vkGetPhysicalDeviceQueueFamilyProperties)gipa(inst, "vkGetPhysicalDeviceQueueFamilyProperties");
+	if (gp) gp(pd, &out->props);
+	if (gm) gm(pd, &out->mem);
+	if (gq) {
+		VkQueueFamilyProperties fams[VKC_MAX_FAMILIES];
+		uint32_t n = VKC_MAX_FAMILIES;
+		gq(pd, &n, fams);
+		out->family_count = n;
+		for (uint32_t i = 0; i < n; i++) out->family_flags[i] = fams[i].queueFlags;
+	}
+	PFN_vkGetPhysicalDeviceProperties2 gp2 =
 		(PFN_vkGetPhysicalDeviceProperties2)gipa(inst, "vkGetPhysicalDeviceProperties2");
-	if (!gp) return;
+	if (!gp2) return;
 	VkPhysicalDeviceSubgroupProperties sg = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES };
 	VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg };
-	gp(pd, &p2);
-	out->size = sg.subgroupSize;
-	out->stages = sg.supportedStages;
-	out->ops = sg.supportedOperations;
+	gp2(pd, &p2);
+	out->subgroup_size = sg.subgroupSize;
+	out->subgroup_stages = sg.supportedStages;
+	out->subgroup_ops = sg.supportedOperations;
 }
 
 #define LOAD(field, name) do { f->field = (void *)gdpa(dev, name); if (!f->field) return 0; } while (0)
-int vkc_load_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice dev, VkQueue queue, vkc_fns *f) {
-	memset(f, 0, sizeof *f);
-	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
-	if (!gdpa) return 0;
-	f->dev = dev;
-	f->queue = queue;
+static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
+	LOAD(destroyDevice, "vkDestroyDevice");
+	LOAD(createShaderModule, "vkCreateShaderModule");
+	LOAD(destroyShaderModule, "vkDestroyShaderModule");
+	LOAD(createSetLayout, "vkCreateDescriptorSetLayout");
+	LOAD(destroySetLayout, "vkDestroyDescriptorSetLayout");
+	LOAD(createPipelineLayout, "vkCreatePipelineLayout");
+	LOAD(destroyPipelineLayout, "vkDestroyPipelineLayout");
+	LOAD(createComputePipelines, "vkCreateComputePipelines");
+	LOAD(destroyPipeline, "vkDestroyPipeline");
+	LOAD(createDescriptorPool, "vkCreateDescriptorPool");
+	LOAD(destroyDescriptorPool, "vkDestroyDescriptorPool");
+	LOAD(allocateSets, "vkAllocateDescriptorSets");
+	LOAD(freeSets, "vkFreeDescriptorSets");
+	LOAD(createCommandPool, "vkCreateCommandPool");
+	LOAD(destroyCommandPool, "vkDestroyCommandPool");
+	LOAD(allocateCommandBuffers, "vkAllocateCommandBuffers");
+	LOAD(freeCommandBuffers, "vkFreeCommandBuffers");
+	LOAD(createFence, "vkCreateFence");
+	LOAD(destroyFence, "vkDestroyFence");
+	LOAD(createQueryPool, "vkCreateQueryPool");
+	LOAD(destroyQueryPool, "vkDestroyQueryPool");
+	LOAD(createBuffer, "vkCreateBuffer");
+	LOAD(destroyBuffer, "vkDestroyBuffer");
+	LOAD(bufferRequirements, "vkGetBufferMemoryRequirements");
+	LOAD(allocateMemory, "vkAllocateMemory");
+	LOAD(freeMemory, "vkFreeMemory");
+	LOAD(bindBufferMemory, "vkBindBufferMemory");
+	LOAD(mapMemory, "vkMapMemory");
+	LOAD(unmapMemory, "vkUnmapMemory");
 	LOAD(bindPipeline, "vkCmdBindPipeline");
 	LOAD(bindSets, "vkCmdBindDescriptorSets");
 	LOAD(pushConstants, "vkCmdPushConstants");
@@ -125,6 +169,158 @@ int vkc_load_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice de
 	LOAD(queueWaitIdle, "vkQueueWaitIdle");
 	return 1;
 }
+#undef LOAD
+
+VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family, vkc_fns *f) {
+	memset(f, 0, sizeof *f);
+	PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
+	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
+	if (!create || !gdpa) return VK_ERROR_INITIALIZATION_FAILED;
+	float priority = 1;
+	VkDeviceQueueCreateInfo qci = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = family,
+		.queueCount = 1, .pQueuePriorities = &priority };
+	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci };
+	VkDevice dev;
+	VkResult r = create(pd, &dci, NULL, &dev);
+	if (r != VK_SUCCESS) return r;
+	PFN_vkGetDeviceQueue gq = (PFN_vkGetDeviceQueue)gdpa(dev, "vkGetDeviceQueue");
+	if (!load_device(gdpa, dev, f) || !gq) {
+		PFN_vkDestroyDevice destroy = (PFN_vkDestroyDevice)gdpa(dev, "vkDestroyDevice");
+		if (destroy) destroy(dev, NULL);
+		memset(f, 0, sizeof *f);
+		return VK_ERROR_INITIALIZATION_FAILED;
+	}
+	f->dev = dev;
+	gq(dev, family, 0, &f->queue);
+	return VK_SUCCESS;
+}
+
+void vkc_close_device(vkc_fns *f) {
+	if (!f || !f->dev) return;
+	f->queueWaitIdle(f->queue);
+	f->destroyDevice(f->dev, NULL);
+	f->dev = VK_NULL_HANDLE;
+}
+
+// REFUSE returns from a call made with no function table: the device was
+// closed. The Go side never makes one (Device's gate), so this is a guard.
+#define REFUSE_R if (!f || !f->dev) return VK_ERROR_INITIALIZATION_FAILED
+#define REFUSE if (!f || !f->dev) return
+
+VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t size, VkShaderModule *out) {
+	REFUSE_R;
+	VkShaderModuleCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = size, .pCode = code };
+	return f->createShaderModule(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_shader_module(const vkc_fns *f, VkShaderModule m) { REFUSE; f->destroyShaderModule(f->dev, m, NULL); }
+
+VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, VkDescriptorSetLayout *out) {
+	REFUSE_R;
+	VkDescriptorSetLayoutBinding b[VKC_MAX_BINDINGS];
+	if (bindings > VKC_MAX_BINDINGS) return VK_ERROR_INITIALIZATION_FAILED;
+	for (uint32_t i = 0; i < bindings; i++)
+		b[i] = (VkDescriptorSetLayoutBinding){ .binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT };
+	VkDescriptorSetLayoutCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+		.bindingCount = bindings, .pBindings = bindings ? b : NULL };
+	return f->createSetLayout(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_set_layout(const vkc_fns *f, VkDescriptorSetLayout l) { REFUSE; f->destroySetLayout(f->dev, l, NULL); }
+
+VkResult vkc_create_pipeline_layout(const vkc_fns *f, VkDescriptorSetLayout set, uint32_t push_size, VkPipelineLayout *out) {
+	REFUSE_R;
+	VkPushConstantRange push = { .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = push_size };
+	VkPipelineLayoutCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+		.pSetLayouts = &set, .pushConstantRangeCount = push_size ? 1 : 0, .pPushConstantRanges = push_size ? &push : NULL };
+	return f->createPipelineLayout(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_pipeline_layout(const vkc_fns *f, VkPipelineLayout l) { REFUSE; f->destroyPipelineLayout(f->dev, l, NULL); }
+
+VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout,
+		uint32_t spec_count, const uint32_t *spec, VkPipeline *out) {
+	REFUSE_R;
+	VkSpecializationMapEntry entries[VKC_MAX_SPEC];
+	if (spec_count > VKC_MAX_SPEC) return VK_ERROR_INITIALIZATION_FAILED;
+	for (uint32_t i = 0; i < spec_count; i++)
+		entries[i] = (VkSpecializationMapEntry){ .constantID = i, .offset = 4 * i, .size = 4 };
+	VkSpecializationInfo si = { .mapEntryCount = spec_count, .pMapEntries = entries, .dataSize = 4 * (size_t)spec_count, .pData = spec };
+	VkComputePipelineCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, .layout = layout,
+		.stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+			.module = m, .pName = "main", .pSpecializationInfo = spec_count ? &si : NULL } };
+	return f->createComputePipelines(f->dev, VK_NULL_HANDLE, 1, &ci, NULL, out);
+}
+void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p) { REFUSE; f->destroyPipeline(f->dev, p, NULL); }
+
+VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t storage_buffers, VkDescriptorPool *out) {
+	REFUSE_R;
+	VkDescriptorPoolSize size = { .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = storage_buffers };
+	VkDescriptorPoolCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+		.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT, .maxSets = max_sets, .poolSizeCount = 1, .pPoolSizes = &size };
+	return f->createDescriptorPool(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_descriptor_pool(const vkc_fns *f, VkDescriptorPool p) { REFUSE; f->destroyDescriptorPool(f->dev, p, NULL); }
+
+VkResult vkc_allocate_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSetLayout layout, VkDescriptorSet *out) {
+	REFUSE_R;
+	VkDescriptorSetAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = p,
+		.descriptorSetCount = 1, .pSetLayouts = &layout };
+	return f->allocateSets(f->dev, &ai, out);
+}
+void vkc_free_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSet s) { REFUSE; f->freeSets(f->dev, p, 1, &s); }
+
+VkResult vkc_create_command_pool(const vkc_fns *f, uint32_t family, VkCommandPool *out) {
+	REFUSE_R;
+	VkCommandPoolCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, .queueFamilyIndex = family };
+	return f->createCommandPool(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_command_pool(const vkc_fns *f, VkCommandPool p) { REFUSE; f->destroyCommandPool(f->dev, p, NULL); }
+
+VkResult vkc_allocate_command_buffer(const vkc_fns *f, VkCommandPool p, VkCommandBuffer *out) {
+	REFUSE_R;
+	VkCommandBufferAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1 };
+	return f->allocateCommandBuffers(f->dev, &ai, out);
+}
+void vkc_free_command_buffer(const vkc_fns *f, VkCommandPool p, VkCommandBuffer cb) { REFUSE; f->freeCommandBuffers(f->dev, p, 1, &cb); }
+
+VkResult vkc_create_fence(const vkc_fns *f, VkFence *out) {
+	REFUSE_R;
+	VkFenceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+	return f->createFence(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_fence(const vkc_fns *f, VkFence fence) { REFUSE; f->destroyFence(f->dev, fence, NULL); }
+
+VkResult vkc_create_timestamp_pool(const vkc_fns *f, uint32_t count, VkQueryPool *out) {
+	REFUSE_R;
+	VkQueryPoolCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = count };
+	return f->createQueryPool(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_query_pool(const vkc_fns *f, VkQueryPool p) { REFUSE; f->destroyQueryPool(f->dev, p, NULL); }
+
+VkResult vkc_create_buffer(const vkc_fns *f, VkDeviceSize size, VkBuffer *out) {
+	REFUSE_R;
+	VkBufferCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
+		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.sharingMode = VK_SHARING_MODE_EXCLUSIVE };
+	return f->createBuffer(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_buffer(const vkc_fns *f, VkBuffer b) { REFUSE; f->destroyBuffer(f->dev, b, NULL); }
+void vkc_buffer_requirements(const vkc_fns *f, VkBuffer b, VkMemoryRequirements *out) {
+	memset(out, 0, sizeof *out);
+	REFUSE;
+	f->bufferRequirements(f->dev, b, out);
+}
+
+VkResult vkc_allocate_memory(const vkc_fns *f, VkDeviceSize size, uint32_t type, VkDeviceMemory *out) {
+	REFUSE_R;
+	VkMemoryAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = size, .memoryTypeIndex = type };
+	return f->allocateMemory(f->dev, &ai, NULL, out);
+}
+void vkc_free_memory(const vkc_fns *f, VkDeviceMemory m) { REFUSE; f->freeMemory(f->dev, m, NULL); }
+VkResult vkc_bind_buffer_memory(const vkc_fns *f, VkBuffer b, VkDeviceMemory m) { REFUSE_R; return f->bindBufferMemory(f->dev, b, m, 0); }
+VkResult vkc_map_memory(const vkc_fns *f, VkDeviceMemory m, void **out) { REFUSE_R; return f->mapMemory(f->dev, m, 0, VK_WHOLE_SIZE, 0, out); }
+void vkc_unmap_memory(const vkc_fns *f, VkDeviceMemory m) { REFUSE; f->unmapMemory(f->dev, m); }
 
 VkResult vkc_cmd_begin(const vkc_fns *f, vkc_cmd *c, VkCommandBufferUsageFlags flags) {
 	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed

@@ -1,12 +1,24 @@
-// cvk.h - the thin C layer under package vk: loader, instance with the
-// debug-utils messenger, and the hot-path calls (record a launch, copy,
-// barrier, submit, fence wait) through function pointers fetched with
-// vkGetDeviceProcAddr, so that no Go value crosses cgo per launch.
+// cvk.h - the C layer under package vk, the only code that calls Vulkan:
+// loader, instance with the debug-utils messenger, physical-device queries,
+// device creation, every create and destroy, and the hot-path calls (record
+// a launch, copy, barrier, submit, fence wait), all through function
+// pointers fetched with vkGetInstanceProcAddr and vkGetDeviceProcAddr.
+//
+// Every Vulkan struct is built here, on the C stack, from scalars and
+// handles the Go side passes; a Go pointer reaches this file only as a
+// direct argument of the cgo call (pinned by cgo for exactly that call), to
+// memory holding no Go pointer that nothing here keeps past the return. So
+// no garbage collection during a call can free what the driver is reading.
 #ifndef VKC_CVK_H
 #define VKC_CVK_H
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 #include <stdint.h>
+
+// VKC_MAX_BINDINGS is the most storage buffers one set may hold; VKC_MAX_SPEC
+// the most specialization constants one pipeline may set.
+#define VKC_MAX_BINDINGS 16
+#define VKC_MAX_SPEC 64
 
 // vkc_load opens libvulkan.so.1 and returns vkGetInstanceProcAddr, or NULL
 // with *err set to dlerror()'s text.
@@ -24,14 +36,56 @@ VkResult vkc_create_instance(PFN_vkGetInstanceProcAddr gipa, const vkc_instance_
 void vkc_destroy_instance(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDebugUtilsMessengerEXT messenger);
 int vkc_layer_available(PFN_vkGetInstanceProcAddr gipa, const char *name);
 
-// vkc_subgroup reports the subgroup size and supported operations for compute.
-typedef struct vkc_subgroup { uint32_t size, stages, ops; } vkc_subgroup;
-void vkc_query_subgroup(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_subgroup *out);
+// vkc_enumerate_devices writes up to *n physical devices to out and sets
+// *n to how many it wrote (out NULL: how many there are).
+VkResult vkc_enumerate_devices(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, uint32_t *n, VkPhysicalDevice *out);
 
-// vkc_fns is the device-level function table of the hot path.
+// vkc_physical is everything vk reads about a physical device, in flat
+// structs: properties and limits, memory types and heaps, the queue
+// families' flags and the subgroup properties.
+#define VKC_MAX_FAMILIES 16
+typedef struct vkc_physical {
+	VkPhysicalDeviceProperties props;
+	VkPhysicalDeviceMemoryProperties mem;
+	uint32_t family_count;
+	VkQueueFlags family_flags[VKC_MAX_FAMILIES];
+	uint32_t subgroup_size, subgroup_stages, subgroup_ops;
+} vkc_physical;
+void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out);
+
+// vkc_fns is the device-level function table: setup calls, then the hot path.
 typedef struct vkc_fns {
 	VkDevice dev;
 	VkQueue queue;
+	PFN_vkDestroyDevice destroyDevice;
+	PFN_vkCreateShaderModule createShaderModule;
+	PFN_vkDestroyShaderModule destroyShaderModule;
+	PFN_vkCreateDescriptorSetLayout createSetLayout;
+	PFN_vkDestroyDescriptorSetLayout destroySetLayout;
+	PFN_vkCreatePipelineLayout createPipelineLayout;
+	PFN_vkDestroyPipelineLayout destroyPipelineLayout;
+	PFN_vkCreateComputePipelines createComputePipelines;
+	PFN_vkDestroyPipeline destroyPipeline;
+	PFN_vkCreateDescriptorPool createDescriptorPool;
+	PFN_vkDestroyDescriptorPool destroyDescriptorPool;
+	PFN_vkAllocateDescriptorSets allocateSets;
+	PFN_vkFreeDescriptorSets freeSets;
+	PFN_vkCreateCommandPool createCommandPool;
+	PFN_vkDestroyCommandPool destroyCommandPool;
+	PFN_vkAllocateCommandBuffers allocateCommandBuffers;
+	PFN_vkFreeCommandBuffers freeCommandBuffers;
+	PFN_vkCreateFence createFence;
+	PFN_vkDestroyFence destroyFence;
+	PFN_vkCreateQueryPool createQueryPool;
+	PFN_vkDestroyQueryPool destroyQueryPool;
+	PFN_vkCreateBuffer createBuffer;
+	PFN_vkDestroyBuffer destroyBuffer;
+	PFN_vkGetBufferMemoryRequirements bufferRequirements;
+	PFN_vkAllocateMemory allocateMemory;
+	PFN_vkFreeMemory freeMemory;
+	PFN_vkBindBufferMemory bindBufferMemory;
+	PFN_vkMapMemory mapMemory;
+	PFN_vkUnmapMemory unmapMemory;
 	PFN_vkCmdBindPipeline bindPipeline;
 	PFN_vkCmdBindDescriptorSets bindSets;
 	PFN_vkCmdPushConstants pushConstants;
@@ -55,7 +109,52 @@ typedef struct vkc_fns {
 	PFN_vkQueueWaitIdle queueWaitIdle;
 } vkc_fns;
 
-int vkc_load_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice dev, VkQueue queue, vkc_fns *f);
+// vkc_open_device creates a device with one queue of family and fills f
+// with its function table and queue. On failure nothing is left alive.
+VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family, vkc_fns *f);
+// vkc_close_device waits for the queue and destroys the device.
+void vkc_close_device(vkc_fns *f);
+
+// Creates and destroys. Each create fills its Vulkan create info from the
+// arguments; the destroys pass a NULL allocator.
+VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t size, VkShaderModule *out);
+void vkc_destroy_shader_module(const vkc_fns *f, VkShaderModule m);
+// vkc_create_set_layout: storage buffers at bindings 0..bindings-1, compute stage.
+VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, VkDescriptorSetLayout *out);
+void vkc_destroy_set_layout(const vkc_fns *f, VkDescriptorSetLayout l);
+// vkc_create_pipeline_layout: one set layout, push_size bytes of compute push constants (0: none).
+VkResult vkc_create_pipeline_layout(const vkc_fns *f, VkDescriptorSetLayout set, uint32_t push_size, VkPipelineLayout *out);
+void vkc_destroy_pipeline_layout(const vkc_fns *f, VkPipelineLayout l);
+// vkc_create_compute_pipeline: entry point "main", specialization constants
+// 0..spec_count-1 of 32 bits each taken from spec.
+VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout,
+	uint32_t spec_count, const uint32_t *spec, VkPipeline *out);
+void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p);
+// vkc_create_descriptor_pool: max_sets sets, storage_buffers storage-buffer
+// descriptors in all, sets freeable one by one.
+VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t storage_buffers, VkDescriptorPool *out);
+void vkc_destroy_descriptor_pool(const vkc_fns *f, VkDescriptorPool p);
+VkResult vkc_allocate_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSetLayout layout, VkDescriptorSet *out);
+void vkc_free_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSet s);
+// vkc_create_command_pool: on family, buffers resettable one by one.
+VkResult vkc_create_command_pool(const vkc_fns *f, uint32_t family, VkCommandPool *out);
+void vkc_destroy_command_pool(const vkc_fns *f, VkCommandPool p);
+VkResult vkc_allocate_command_buffer(const vkc_fns *f, VkCommandPool p, VkCommandBuffer *out);
+void vkc_free_command_buffer(const vkc_fns *f, VkCommandPool p, VkCommandBuffer cb);
+VkResult vkc_create_fence(const vkc_fns *f, VkFence *out);
+void vkc_destroy_fence(const vkc_fns *f, VkFence fence);
+VkResult vkc_create_timestamp_pool(const vkc_fns *f, uint32_t count, VkQueryPool *out);
+void vkc_destroy_query_pool(const vkc_fns *f, VkQueryPool p);
+// vkc_create_buffer: exclusive, storage plus transfer source and destination.
+VkResult vkc_create_buffer(const vkc_fns *f, VkDeviceSize size, VkBuffer *out);
+void vkc_destroy_buffer(const vkc_fns *f, VkBuffer b);
+void vkc_buffer_requirements(const vkc_fns *f, VkBuffer b, VkMemoryRequirements *out);
+VkResult vkc_allocate_memory(const vkc_fns *f, VkDeviceSize size, uint32_t type, VkDeviceMemory *out);
+void vkc_free_memory(const vkc_fns *f, VkDeviceMemory m);
+VkResult vkc_bind_buffer_memory(const vkc_fns *f, VkBuffer b, VkDeviceMemory m);
+// vkc_map_memory maps the whole of m persistently.
+VkResult vkc_map_memory(const vkc_fns *f, VkDeviceMemory m, void **out);
+void vkc_unmap_memory(const vkc_fns *f, VkDeviceMemory m);
 
 // vkc_cmd is one command buffer being recorded plus the scratch the Go side
 // fills before each hot-path call (C memory: no Go pointer crosses).
@@ -93,7 +192,6 @@ VkResult vkc_fence_status(const vkc_fns *f, VkFence fence);
 VkResult vkc_queue_wait_idle(const vkc_fns *f);
 
 // vkc_ranges names up to VKC_MAX_BINDINGS storage-buffer ranges for one set.
-#define VKC_MAX_BINDINGS 16
 typedef struct vkc_ranges {
 	uint32_t count;
 	VkBuffer buffer[VKC_MAX_BINDINGS];

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-
-	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // ObjectKind names a kind of Vulkan object whose live count is tracked.
@@ -47,28 +45,42 @@ func (k ObjectKind) String() string {
 	return fmt.Sprintf("ObjectKind(%d)", int(k))
 }
 
-// Device is a logical device with one compute queue. Setup calls go through
-// vulkan-go; the hot path (hot.go) goes through the C function table.
+// Device is a logical device with one compute queue. Every call into
+// Vulkan goes through its C function table (cvk.h), setup and hot path
+// alike.
+//
+// A Device is safe from several goroutines: Close waits for calls in
+// progress (each holds the gate shared for the length of its cgo call) and
+// every later call returns ErrClosed or does nothing, instead of reaching
+// a destroyed device. What Vulkan asks callers to synchronise stays the
+// caller's: a command buffer is recorded by one goroutine at a time.
 type Device struct {
 	inst     *Instance
 	info     DeviceInfo
-	phys     vulkan.PhysicalDevice
-	handle   vulkan.Device
-	queue    vulkan.Queue
+	api      uint32 // the Vulkan API version in use, e.g. 1.1, as VK_MAKE_API_VERSION packs it
 	family   uint32
-	memProps vulkan.PhysicalDeviceMemoryProperties
-	fns      *C.vkc_fns // C memory
+	memTypes []memoryType
+	fns      *C.vkc_fns // C memory; freed by Close
 
-	queueMu sync.Mutex // vkQueueSubmit and vkQueueWaitIdle need external sync
+	// gate is held shared by every call into C and exclusively by Close.
+	gate    sync.RWMutex
+	closed  atomic.Bool // set under gate held exclusively
+	queueMu sync.Mutex  // vkQueueSubmit and vkQueueWaitIdle need external sync
 	live    [numObjectKinds]atomic.Int64
 	lost    atomic.Bool
-	closed  atomic.Bool
+	// moduleCalls counts vkCreateShaderModule calls, so that a test can
+	// show a refused module never reached the driver.
+	moduleCalls atomic.Int64
 }
 
 // OpenDevice creates a logical device on physical device index with one
 // queue of the first family that supports compute (a compute-only family is
 // preferred: it is the one dedicated to compute on discrete GPUs).
 func (in *Instance) OpenDevice(index int) (*Device, error) {
+	if err := in.enter(); err != nil {
+		return nil, err
+	}
+	defer in.leave()
 	pds, err := in.physicalDevices()
 	if err != nil {
 		return nil, err
@@ -76,56 +88,26 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	if index < 0 || index >= len(pds) {
 		return nil, fmt.Errorf("vkc: device index %d out of range (have %d devices)", index, len(pds))
 	}
-	pd := pds[index]
-	var nq uint32
-	vulkan.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
-	fams := make([]vulkan.QueueFamilyProperties, nq)
-	vulkan.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, fams)
+	pd := in.describe(index, pds[index])
 	family := -1
-	for i := range fams {
-		fams[i].Deref()
-		flags := fams[i].QueueFlags
-		if flags&vulkan.QueueFlags(vulkan.QueueComputeBit) == 0 {
+	for i, flags := range pd.families {
+		if flags&queueCompute == 0 {
 			continue
 		}
-		if family < 0 || flags&vulkan.QueueFlags(vulkan.QueueGraphicsBit) == 0 {
-			if family < 0 || fams[family].QueueFlags&vulkan.QueueFlags(vulkan.QueueGraphicsBit) != 0 {
-				family = i
-			}
+		if family < 0 || (flags&queueGraphics == 0 && pd.families[family]&queueGraphics != 0) {
+			family = i
 		}
 	}
 	if family < 0 {
 		return nil, fmt.Errorf("vkc: device %d has no compute queue", index)
 	}
-	prio := []float32{1}
-	qci := []vulkan.DeviceQueueCreateInfo{{
-		SType:            vulkan.StructureTypeDeviceQueueCreateInfo,
-		QueueFamilyIndex: uint32(family),
-		QueueCount:       1,
-		PQueuePriorities: prio,
-	}}
-	dci := vulkan.DeviceCreateInfo{
-		SType:                vulkan.StructureTypeDeviceCreateInfo,
-		QueueCreateInfoCount: 1,
-		PQueueCreateInfos:    qci,
-	}
-	var dev vulkan.Device
-	if err := checkV("vkCreateDevice", vulkan.CreateDevice(pd, &dci, nil, &dev)); err != nil {
+	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
+	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family), fns))); err != nil {
+		C.free(unsafe.Pointer(fns))
 		return nil, err
 	}
-	var q vulkan.Queue
-	vulkan.GetDeviceQueue(dev, uint32(family), 0, &q)
-	d := &Device{inst: in, info: in.describe(index, pd), phys: pd, handle: dev, queue: q, family: uint32(family), memProps: memoryProperties(pd)}
-	d.fns = (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
-	if C.vkc_load_device(in.gipa, in.handle, d.cDevice(), *(*C.VkQueue)(unsafe.Pointer(&q)), d.fns) == 0 {
-		C.free(unsafe.Pointer(d.fns))
-		vulkan.DestroyDevice(dev, nil)
-		return nil, fmt.Errorf("vkc: loading device functions failed")
-	}
-	return d, nil
+	return &Device{inst: in, info: pd.info, api: pd.api, family: uint32(family), memTypes: pd.memTypes, fns: fns}, nil
 }
-
-func (d *Device) cDevice() C.VkDevice { return *(*C.VkDevice)(unsafe.Pointer(&d.handle)) }
 
 // Info describes the physical device.
 func (d *Device) Info() DeviceInfo { return d.info }
@@ -161,18 +143,33 @@ func (d *Device) check(call string, r Result) error {
 	if r == ErrorDeviceLostCode {
 		d.lost.Store(true)
 	}
-	if r == ErrorInitFailed && d.closed.Load() {
-		return fmt.Errorf("%s: %w", call, ErrClosed) // cvk.c refuses calls once the device is closed
-	}
 	return &Error{Call: call, Result: r}
 }
 
-// usable fails once the device is closed or lost.
-func (d *Device) usable() error {
+// enter admits a call into C, or fails with ErrClosed once the device is
+// closed; the caller calls leave when the cgo call has returned. It must
+// not be taken twice by one goroutine (a Close waiting in between would
+// deadlock it), so only exported methods enter, and the helpers they call
+// assume it.
+func (d *Device) enter() error {
+	d.gate.RLock()
 	if d.closed.Load() {
+		d.gate.RUnlock()
 		return ErrClosed
 	}
+	return nil
+}
+
+func (d *Device) leave() { d.gate.RUnlock() }
+
+// enterUsable is enter that also fails once the device is lost, for the
+// calls that would start new work.
+func (d *Device) enterUsable() error {
+	if err := d.enter(); err != nil {
+		return err
+	}
 	if d.lost.Load() {
+		d.leave()
 		return ErrDeviceLost
 	}
 	return nil
@@ -180,24 +177,29 @@ func (d *Device) usable() error {
 
 // WaitIdle waits for the queue to drain.
 func (d *Device) WaitIdle() error {
-	if d.closed.Load() {
-		return ErrClosed
+	if err := d.enter(); err != nil {
+		return err
 	}
+	defer d.leave()
 	d.queueMu.Lock()
 	defer d.queueMu.Unlock()
 	return d.check("vkQueueWaitIdle", Result(C.vkc_queue_wait_idle(d.fns)))
 }
 
-// Close waits for the queue and destroys the device; idempotent. Objects
-// created from it must be destroyed first (Live tells which are not).
+// Close waits for calls in progress and for the queue, then destroys the
+// device; idempotent. Objects created from it must be destroyed first
+// (Live tells which are not); destroying one afterwards does nothing.
 func (d *Device) Close() {
-	if d == nil || d.closed.Swap(true) {
+	if d == nil {
 		return
 	}
-	d.queueMu.Lock()
-	C.vkc_queue_wait_idle(d.fns)
-	d.queueMu.Unlock()
-	vulkan.DestroyDevice(d.handle, nil)
+	d.gate.Lock()
+	defer d.gate.Unlock()
+	if d.closed.Load() {
+		return
+	}
+	d.closed.Store(true)
+	C.vkc_close_device(d.fns)
 	C.free(unsafe.Pointer(d.fns))
 	d.fns = nil
 }

@@ -3,8 +3,6 @@ package vk
 import (
 	"errors"
 	"fmt"
-
-	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // Sentinel errors shared by every layer above; the root package re-exports
@@ -21,8 +19,9 @@ var (
 	ErrNoLoader = errors.New("vkc: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: the loader works but no Vulkan driver reports a device.
 	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
-	// ErrBadSPIRV: bytes given as a shader are not a SPIR-V module.
-	ErrBadSPIRV = errors.New("vkc: not a SPIR-V module")
+	// ErrBadSPIRV: bytes given as a shader are not a valid SPIR-V module:
+	// not SPIR-V at all, cut short, or refused by the SPIR-V validator.
+	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
 )
 
 // Result is a VkResult code.
@@ -33,47 +32,37 @@ const (
 	Success              Result = 0
 	NotReady             Result = 1
 	Timeout              Result = 2
+	Incomplete           Result = 5
 	ErrorOutOfHostMemory Result = -1
 	ErrorOutOfDevMemory  Result = -2
 	ErrorInitFailed      Result = -3
 	ErrorDeviceLostCode  Result = -4
 )
 
+// resultNames names the results as the Vulkan headers do.
+var resultNames = map[Result]string{
+	Success:              "VK_SUCCESS",
+	NotReady:             "VK_NOT_READY",
+	Timeout:              "VK_TIMEOUT",
+	Incomplete:           "VK_INCOMPLETE",
+	ErrorOutOfHostMemory: "VK_ERROR_OUT_OF_HOST_MEMORY",
+	ErrorOutOfDevMemory:  "VK_ERROR_OUT_OF_DEVICE_MEMORY",
+	ErrorInitFailed:      "VK_ERROR_INITIALIZATION_FAILED",
+	ErrorDeviceLostCode:  "VK_ERROR_DEVICE_LOST",
+	-5:                   "VK_ERROR_MEMORY_MAP_FAILED",
+	-6:                   "VK_ERROR_LAYER_NOT_PRESENT",
+	-7:                   "VK_ERROR_EXTENSION_NOT_PRESENT",
+	-8:                   "VK_ERROR_FEATURE_NOT_PRESENT",
+	-9:                   "VK_ERROR_INCOMPATIBLE_DRIVER",
+	-10:                  "VK_ERROR_TOO_MANY_OBJECTS",
+	-12:                  "VK_ERROR_FRAGMENTED_POOL",
+	-1000069000:          "VK_ERROR_OUT_OF_POOL_MEMORY",
+}
+
 // String names the result like the Vulkan headers do.
 func (r Result) String() string {
-	switch vulkan.Result(r) {
-	case vulkan.Success:
-		return "VK_SUCCESS"
-	case vulkan.NotReady:
-		return "VK_NOT_READY"
-	case vulkan.Timeout:
-		return "VK_TIMEOUT"
-	case vulkan.Incomplete:
-		return "VK_INCOMPLETE"
-	case vulkan.ErrorOutOfHostMemory:
-		return "VK_ERROR_OUT_OF_HOST_MEMORY"
-	case vulkan.ErrorOutOfDeviceMemory:
-		return "VK_ERROR_OUT_OF_DEVICE_MEMORY"
-	case vulkan.ErrorInitializationFailed:
-		return "VK_ERROR_INITIALIZATION_FAILED"
-	case vulkan.ErrorDeviceLost:
-		return "VK_ERROR_DEVICE_LOST"
-	case vulkan.ErrorMemoryMapFailed:
-		return "VK_ERROR_MEMORY_MAP_FAILED"
-	case vulkan.ErrorLayerNotPresent:
-		return "VK_ERROR_LAYER_NOT_PRESENT"
-	case vulkan.ErrorExtensionNotPresent:
-		return "VK_ERROR_EXTENSION_NOT_PRESENT"
-	case vulkan.ErrorFeatureNotPresent:
-		return "VK_ERROR_FEATURE_NOT_PRESENT"
-	case vulkan.ErrorIncompatibleDriver:
-		return "VK_ERROR_INCOMPATIBLE_DRIVER"
-	case vulkan.ErrorTooManyObjects:
-		return "VK_ERROR_TOO_MANY_OBJECTS"
-	case vulkan.ErrorFragmentedPool:
-		return "VK_ERROR_FRAGMENTED_POOL"
-	case vulkan.ErrorOutOfPoolMemory:
-		return "VK_ERROR_OUT_OF_POOL_MEMORY"
+	if s, ok := resultNames[r]; ok {
+		return s
 	}
 	return fmt.Sprintf("VkResult(%d)", int32(r))
 }
@@ -107,5 +96,3 @@ func check(call string, r Result) error {
 	}
 	return &Error{Call: call, Result: r}
 }
-
-func checkV(call string, r vulkan.Result) error { return check(call, Result(r)) }

@@ -7,6 +7,7 @@ package vk
 import "C"
 
 import (
+	"fmt"
 	"time"
 	"unsafe"
 )
@@ -74,20 +75,51 @@ type Dispatch struct {
 	BarrierFirst bool
 }
 
+// Misuse met while recording: the command is left out and End returns the
+// error (see CommandBuffer.err). Made once, so the check allocates nothing.
+var (
+	errDestroyedPipeline = fmt.Errorf("vkc: command records a destroyed pipeline: %w", ErrClosed)
+	errReleasedBlock     = fmt.Errorf("vkc: command records a released block: %w", ErrClosed)
+	errDestroyedQueries  = fmt.Errorf("vkc: command records a destroyed query pool: %w", ErrClosed)
+)
+
+// fail keeps the first misuse of a recording for End.
+func (cb *CommandBuffer) fail(err error) {
+	if cb.err == nil {
+		cb.err = err
+	}
+}
+
 // Begin starts recording with the given usage flags.
 func (d *Device) Begin(cb *CommandBuffer, flags uint32) error {
 	if cb.state == nil {
 		return ErrClosed
 	}
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	cb.err = nil
 	return d.check("vkBeginCommandBuffer", Result(C.vkc_cmd_begin(d.fns, cb.state, C.VkCommandBufferUsageFlags(flags))))
 }
 
-// End finishes recording.
+// End finishes recording. It returns the first misuse met while recording
+// (a command that named a destroyed pipeline, a released block or a
+// destroyed query pool, wrapping ErrClosed): such a recording lacks that
+// command and must not be submitted.
 func (d *Device) End(cb *CommandBuffer) error {
 	if cb.state == nil {
 		return ErrClosed
 	}
-	return d.check("vkEndCommandBuffer", Result(C.vkc_cmd_end(d.fns, cb.state)))
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	err := d.check("vkEndCommandBuffer", Result(C.vkc_cmd_end(d.fns, cb.state)))
+	if cb.err != nil {
+		return cb.err
+	}
+	return err
 }
 
 // Reset returns a command buffer to the initial state.
@@ -95,20 +127,35 @@ func (d *Device) Reset(cb *CommandBuffer) error {
 	if cb.state == nil {
 		return ErrClosed
 	}
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	cb.err = nil
 	return d.check("vkResetCommandBuffer", Result(C.vkc_cmd_reset(d.fns, cb.state)))
 }
 
 // CmdDispatch records bind pipeline, bind set, push constants, dispatch
 // (and the barrier first when asked) in one cgo call. It allocates nothing:
-// the fields are written into the command buffer's C scratch.
+// the fields are written into the command buffer's C scratch. A destroyed
+// pipeline or a closed device records nothing and fails the recording's End.
 func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
 	if cb.state == nil {
 		return // a freed command buffer records nothing
 	}
+	if d.enter() != nil {
+		cb.fail(ErrClosed)
+		return
+	}
+	if x.Pipeline.destroyed.Load() {
+		d.leave()
+		cb.fail(errDestroyedPipeline)
+		return
+	}
 	st := cb.state
-	st.pipeline = *(*C.VkPipeline)(unsafe.Pointer(&x.Pipeline.pipeline))
-	st.layout = *(*C.VkPipelineLayout)(unsafe.Pointer(&x.Pipeline.layout))
-	st.set = *(*C.VkDescriptorSet)(unsafe.Pointer(&x.Set.set))
+	st.pipeline = x.Pipeline.pipeline
+	st.layout = x.Pipeline.layout
+	st.set = x.Set.set
 	st.groups[0], st.groups[1], st.groups[2] = C.uint32_t(x.Groups[0]), C.uint32_t(x.Groups[1]), C.uint32_t(x.Groups[2])
 	n := copy(unsafe.Slice((*byte)(unsafe.Pointer(&st.push[0])), len(st.push)), x.Push)
 	st.push_size = C.uint32_t(n)
@@ -120,6 +167,7 @@ func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
 		st.barrier = 0
 	}
 	C.vkc_cmd_dispatch(d.fns, st)
+	d.leave()
 }
 
 // CmdBarrier records one global memory barrier.
@@ -127,8 +175,13 @@ func (d *Device) CmdBarrier(cb *CommandBuffer, b Barrier) {
 	if cb.state == nil {
 		return // a freed command buffer records nothing
 	}
+	if d.enter() != nil {
+		cb.fail(ErrClosed)
+		return
+	}
 	C.vkc_cmd_barrier(d.fns, cb.state, C.VkPipelineStageFlags(b.SrcStage), C.VkPipelineStageFlags(b.DstStage),
 		C.VkAccessFlags(b.SrcAccess), C.VkAccessFlags(b.DstAccess))
+	d.leave()
 }
 
 // CmdCopy records a buffer-to-buffer copy between blocks.
@@ -136,7 +189,17 @@ func (d *Device) CmdCopy(cb *CommandBuffer, src *Block, srcOff uint64, dst *Bloc
 	if cb.state == nil {
 		return // a freed command buffer records nothing
 	}
-	C.vkc_cmd_copy(d.fns, cb.state, src.cBuffer(), dst.cBuffer(), C.VkDeviceSize(srcOff), C.VkDeviceSize(dstOff), C.VkDeviceSize(size))
+	if d.enter() != nil {
+		cb.fail(ErrClosed)
+		return
+	}
+	if src.released.Load() || dst.released.Load() {
+		d.leave()
+		cb.fail(errReleasedBlock)
+		return
+	}
+	C.vkc_cmd_copy(d.fns, cb.state, src.buf, dst.buf, C.VkDeviceSize(srcOff), C.VkDeviceSize(dstOff), C.VkDeviceSize(size))
+	d.leave()
 }
 
 // CmdFill records a fill of size bytes (a multiple of 4) with a 32-bit word.
@@ -144,7 +207,17 @@ func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word u
 	if cb.state == nil {
 		return // a freed command buffer records nothing
 	}
-	C.vkc_cmd_fill(d.fns, cb.state, dst.cBuffer(), C.VkDeviceSize(off), C.VkDeviceSize(size), C.uint32_t(word))
+	if d.enter() != nil {
+		cb.fail(ErrClosed)
+		return
+	}
+	if dst.released.Load() {
+		d.leave()
+		cb.fail(errReleasedBlock)
+		return
+	}
+	C.vkc_cmd_fill(d.fns, cb.state, dst.buf, C.VkDeviceSize(off), C.VkDeviceSize(size), C.uint32_t(word))
+	d.leave()
 }
 
 // CmdResetQueries records a reset of count queries from first.
@@ -152,7 +225,17 @@ func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count u
 	if cb.state == nil {
 		return // a freed command buffer records nothing
 	}
-	C.vkc_cmd_reset_queries(d.fns, cb.state, q.c(), C.uint32_t(first), C.uint32_t(count))
+	if d.enter() != nil {
+		cb.fail(ErrClosed)
+		return
+	}
+	if q.destroyed.Load() {
+		d.leave()
+		cb.fail(errDestroyedQueries)
+		return
+	}
+	C.vkc_cmd_reset_queries(d.fns, cb.state, q.pool, C.uint32_t(first), C.uint32_t(count))
+	d.leave()
 }
 
 // CmdTimestamp records a bottom-of-pipe timestamp into query.
@@ -160,54 +243,107 @@ func (d *Device) CmdTimestamp(cb *CommandBuffer, q *QueryPool, query uint32) {
 	if cb.state == nil {
 		return // a freed command buffer records nothing
 	}
-	C.vkc_cmd_timestamp(d.fns, cb.state, q.c(), C.uint32_t(query))
+	if d.enter() != nil {
+		cb.fail(ErrClosed)
+		return
+	}
+	if q.destroyed.Load() {
+		d.leave()
+		cb.fail(errDestroyedQueries)
+		return
+	}
+	C.vkc_cmd_timestamp(d.fns, cb.state, q.pool, C.uint32_t(query))
+	d.leave()
 }
 
 // Submit queues cb (nil: an empty submission that only signals) and signals
 // fence (nil: none) when it completes. The queue lock serialises streams.
+// A freed command buffer, one whose End failed on a misuse, or a destroyed
+// fence is refused with an error wrapping ErrClosed.
 func (d *Device) Submit(cb *CommandBuffer, fence *Fence) error {
-	if err := d.usable(); err != nil {
-		return err
-	}
 	var ccb C.VkCommandBuffer
 	if cb != nil {
+		if cb.state == nil {
+			return ErrClosed
+		}
+		if cb.err != nil {
+			return cb.err
+		}
 		ccb = cb.state.cb
 	}
 	var cf C.VkFence
 	if fence != nil {
-		cf = fence.c()
+		if fence.destroyed.Load() {
+			return ErrClosed
+		}
+		cf = fence.fence
 	}
+	if err := d.enterUsable(); err != nil {
+		return err
+	}
+	defer d.leave()
 	d.queueMu.Lock()
 	r := C.vkc_submit(d.fns, ccb, cf)
 	d.queueMu.Unlock()
 	return d.check("vkQueueSubmit", Result(r))
 }
 
-// WaitFence waits up to timeout (negative: forever) and reports whether the
-// fence signaled.
+// waitSlice bounds one vkWaitForFences call, so that a long or endless
+// wait leaves the device's gate between slices and Close from another
+// goroutine is never held up by it (the wait then ends with ErrClosed).
+const waitSlice = 100 * time.Millisecond
+
+// WaitFence waits up to timeout (negative: forever, or until the device is
+// closed) and reports whether the fence signaled.
 func (d *Device) WaitFence(f *Fence, timeout time.Duration) (bool, error) {
-	if d.closed.Load() {
-		return false, ErrClosed
+	forever := timeout < 0
+	for {
+		slice := waitSlice
+		if !forever && timeout < slice {
+			slice = timeout
+		}
+		if err := d.enter(); err != nil {
+			return false, err
+		}
+		if f.destroyed.Load() {
+			d.leave()
+			return false, ErrClosed
+		}
+		r := Result(C.vkc_wait_fence(d.fns, f.fence, C.uint64_t(slice)))
+		d.leave()
+		if r != Timeout {
+			return r == Success, d.check("vkWaitForFences", r)
+		}
+		if !forever {
+			if timeout -= slice; timeout <= 0 {
+				return false, nil
+			}
+		}
 	}
-	ns := ^uint64(0)
-	if timeout >= 0 {
-		ns = uint64(timeout)
-	}
-	r := Result(C.vkc_wait_fence(d.fns, f.c(), C.uint64_t(ns)))
-	if r == Timeout {
-		return false, nil
-	}
-	return r == Success, d.check("vkWaitForFences", r)
 }
 
 // ResetFence returns a signaled fence to unsignaled.
 func (d *Device) ResetFence(f *Fence) error {
-	return d.check("vkResetFences", Result(C.vkc_reset_fence(d.fns, f.c())))
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	if f.destroyed.Load() {
+		return ErrClosed
+	}
+	return d.check("vkResetFences", Result(C.vkc_reset_fence(d.fns, f.fence)))
 }
 
 // FenceSignaled polls a fence without waiting.
 func (d *Device) FenceSignaled(f *Fence) (bool, error) {
-	r := Result(C.vkc_fence_status(d.fns, f.c()))
+	if err := d.enter(); err != nil {
+		return false, err
+	}
+	defer d.leave()
+	if f.destroyed.Load() {
+		return false, ErrClosed
+	}
+	r := Result(C.vkc_fence_status(d.fns, f.fence))
 	if r == NotReady {
 		return false, nil
 	}

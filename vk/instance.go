@@ -14,8 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-
-	vulkan "github.com/vulkan-go/vulkan"
 )
 
 var loader struct {
@@ -24,20 +22,14 @@ var loader struct {
 	err  error
 }
 
-// load opens libvulkan.so.1 once per process and hands vulkan-go its entry
-// point: vulkan-go itself dlopens the unversioned libvulkan.so, which only
-// the -dev package ships.
+// load opens libvulkan.so.1 (the runtime package's name; the unversioned
+// libvulkan.so only comes with the -dev package) once per process.
 func load() (C.PFN_vkGetInstanceProcAddr, error) {
 	loader.once.Do(func() {
 		var cerr *C.char
 		gipa := C.vkc_load(&cerr)
 		if gipa == nil {
 			loader.err = fmt.Errorf("%w: %s", ErrNoLoader, C.GoString(cerr))
-			return
-		}
-		vulkan.SetGetInstanceProcAddr(unsafe.Pointer(gipa))
-		if err := vulkan.Init(); err != nil {
-			loader.err = fmt.Errorf("%w: %v", ErrNoLoader, err)
 			return
 		}
 		loader.gipa = gipa
@@ -56,7 +48,8 @@ type InstanceOptions struct {
 }
 
 // Instance is a Vulkan instance plus the validation messenger, whose
-// messages are counted so that tests can fail on any of them.
+// messages are counted so that tests can fail on any of them. Its methods
+// are safe from several goroutines; after Close they return ErrClosed.
 type Instance struct {
 	gipa       C.PFN_vkGetInstanceProcAddr
 	handle     C.VkInstance
@@ -68,7 +61,11 @@ type Instance struct {
 	errors, warnings atomic.Int64
 	msgMu            sync.Mutex
 	recent           []string
-	closed           bool
+
+	// gate is held shared by every call that uses handle and exclusively
+	// by Close, so the instance is never destroyed under a call.
+	gate   sync.RWMutex
+	closed bool // guarded by gate
 }
 
 // NewInstance loads the Vulkan loader and creates an instance. Validation
@@ -117,14 +114,21 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 		return nil, err
 	}
 	in.handle, in.messenger, in.validating = inst, msgr, want
-	if err := vulkan.InitInstance(vulkan.Instance(unsafe.Pointer(inst))); err != nil {
-		in.Close()
-		return nil, fmt.Errorf("vkc: loading instance functions: %w", err)
-	}
 	return in, nil
 }
 
-func (in *Instance) vkInstance() vulkan.Instance { return vulkan.Instance(unsafe.Pointer(in.handle)) }
+// enter admits a call that uses the instance handle, or fails once the
+// instance is closed; leave ends it.
+func (in *Instance) enter() error {
+	in.gate.RLock()
+	if in.closed {
+		in.gate.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (in *Instance) leave() { in.gate.RUnlock() }
 
 // Validating reports whether the validation layer is active.
 func (in *Instance) Validating() bool { return in.validating }
@@ -167,10 +171,16 @@ func vkcDebugMessage(user C.uintptr_t, severity C.int, msg *C.char) {
 	}
 }
 
-// Close destroys the messenger and the instance; it is idempotent. Every
-// device opened from it must be closed first.
+// Close destroys the messenger and the instance; it is idempotent and
+// waits for calls in progress on the instance. Every device opened from it
+// must be closed first.
 func (in *Instance) Close() {
-	if in == nil || in.closed {
+	if in == nil {
+		return
+	}
+	in.gate.Lock()
+	defer in.gate.Unlock()
+	if in.closed {
 		return
 	}
 	in.closed = true

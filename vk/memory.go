@@ -7,9 +7,9 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"unsafe"
-
-	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // MemoryUse says what a block is for; it picks the memory type.
@@ -23,17 +23,19 @@ const (
 )
 
 // Block is one VkDeviceMemory with one VkBuffer spanning it: what alloc
-// calls a page. Descriptors and copies name Buffer plus an offset.
+// calls a page. Descriptors and copies name Buffer plus an offset. Map and
+// Release are safe from several goroutines.
 type Block struct {
 	dev      *Device
-	mem      vulkan.DeviceMemory
-	buf      vulkan.Buffer
+	mem      C.VkDeviceMemory
+	buf      C.VkBuffer
 	size     uint64
 	use      MemoryUse
-	mapped   unsafe.Pointer
 	coherent bool
 	hostVis  bool
-	released bool
+	mu       sync.Mutex           // serialises MapBlock and Release
+	mapped   atomic.Pointer[byte] // the mapping's first byte, nil when not mapped
+	released atomic.Bool
 }
 
 // Size is the block's size in bytes.
@@ -47,47 +49,44 @@ func (b *Block) HostVisible() bool { return b.hostVis }
 
 // Mapped returns the block's mapped bytes, or nil when it is not mapped.
 func (b *Block) Mapped() []byte {
-	if b.mapped == nil {
+	p := b.mapped.Load()
+	if p == nil {
 		return nil
 	}
-	return unsafe.Slice((*byte)(b.mapped), b.size)
+	return unsafe.Slice(p, b.size)
 }
 
-func (b *Block) cBuffer() C.VkBuffer { return *(*C.VkBuffer)(unsafe.Pointer(&b.buf)) }
-func (b *Block) cMemory() C.VkDeviceMemory {
-	return *(*C.VkDeviceMemory)(unsafe.Pointer(&b.mem))
-}
+func (b *Block) cBuffer() C.VkBuffer { return b.buf }
 
 // memoryType picks a type index for the use, best preference first.
-func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, vulkan.MemoryPropertyFlags, error) {
+func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, uint32, error) {
 	const (
-		dl  = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyDeviceLocalBit)
-		hv  = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostVisibleBit)
-		hc  = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostCoherentBit)
-		hca = vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostCachedBit)
+		dl  = memDeviceLocal
+		hv  = memHostVisible
+		hc  = memHostCoherent
+		hca = memHostCached
 	)
-	var prefs []vulkan.MemoryPropertyFlags
+	var prefs []uint32
 	switch use {
 	case UseDeviceLocal:
 		if d.info.UnifiedMemory {
-			prefs = []vulkan.MemoryPropertyFlags{dl | hv | hc, dl}
+			prefs = []uint32{dl | hv | hc, dl}
 		} else {
-			prefs = []vulkan.MemoryPropertyFlags{dl, 0}
+			prefs = []uint32{dl, 0}
 		}
 	case UseUpload:
-		prefs = []vulkan.MemoryPropertyFlags{hv | hc}
+		prefs = []uint32{hv | hc}
 	case UseReadback:
-		prefs = []vulkan.MemoryPropertyFlags{hv | hca, hv | hc}
+		prefs = []uint32{hv | hca, hv | hc}
 	}
-	mp := d.memProps
 	for _, want := range prefs {
-		for i := uint32(0); i < mp.MemoryTypeCount; i++ {
-			f := mp.MemoryTypes[i].PropertyFlags
+		for i, t := range d.memTypes {
+			f := t.flags
 			if bits&(1<<i) != 0 && f&want == want {
 				if use == UseDeviceLocal && !d.info.UnifiedMemory && want == dl && f&hv != 0 {
 					continue // keep small host-visible device-local heaps (BAR) free
 				}
-				return i, f, nil
+				return uint32(i), f, nil
 			}
 		}
 	}
@@ -98,45 +97,40 @@ func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, vulkan.MemoryPr
 // (storage, transfer source and destination). The block is not mapped yet:
 // MapBlock maps a host-visible one.
 func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
-	if err := d.usable(); err != nil {
-		return nil, err
-	}
 	if size == 0 {
 		return nil, fmt.Errorf("vkc: zero-sized block")
 	}
-	bci := vulkan.BufferCreateInfo{
-		SType:       vulkan.StructureTypeBufferCreateInfo,
-		Size:        vulkan.DeviceSize(size),
-		Usage:       vulkan.BufferUsageFlags(vulkan.BufferUsageStorageBufferBit | vulkan.BufferUsageTransferSrcBit | vulkan.BufferUsageTransferDstBit),
-		SharingMode: vulkan.SharingModeExclusive,
-	}
-	var buf vulkan.Buffer
-	if err := d.check("vkCreateBuffer", Result(vulkan.CreateBuffer(d.handle, &bci, nil, &buf))); err != nil {
+	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}
+	defer d.leave()
+	// Handles are kept only once their create succeeded (a failed create
+	// leaves its output undefined), so releaseLocked undoes what exists.
+	b := &Block{dev: d, size: size, use: use}
+	var buf C.VkBuffer
+	if err := d.check("vkCreateBuffer", Result(C.vkc_create_buffer(d.fns, C.VkDeviceSize(size), &buf))); err != nil {
+		return nil, err
+	}
+	b.buf = buf
 	d.live[ObjBuffer].Add(1)
-	var req vulkan.MemoryRequirements
-	vulkan.GetBufferMemoryRequirements(d.handle, buf, &req)
-	req.Deref()
-	ti, flags, err := d.memoryType(req.MemoryTypeBits, use)
+	var req C.VkMemoryRequirements
+	C.vkc_buffer_requirements(d.fns, b.buf, &req)
+	ti, flags, err := d.memoryType(uint32(req.memoryTypeBits), use)
 	if err != nil {
-		vulkan.DestroyBuffer(d.handle, buf, nil)
-		d.live[ObjBuffer].Add(-1)
+		b.releaseLocked()
 		return nil, err
 	}
-	mai := vulkan.MemoryAllocateInfo{SType: vulkan.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: ti}
-	var mem vulkan.DeviceMemory
-	if err := d.check("vkAllocateMemory", Result(vulkan.AllocateMemory(d.handle, &mai, nil, &mem))); err != nil {
-		vulkan.DestroyBuffer(d.handle, buf, nil)
-		d.live[ObjBuffer].Add(-1)
+	var mem C.VkDeviceMemory
+	if err := d.check("vkAllocateMemory", Result(C.vkc_allocate_memory(d.fns, req.size, C.uint32_t(ti), &mem))); err != nil {
+		b.releaseLocked()
 		return nil, err
 	}
+	b.mem = mem
 	d.live[ObjMemory].Add(1)
-	b := &Block{dev: d, mem: mem, buf: buf, size: size, use: use,
-		hostVis:  flags&vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostVisibleBit) != 0,
-		coherent: flags&vulkan.MemoryPropertyFlags(vulkan.MemoryPropertyHostCoherentBit) != 0}
-	if err := d.check("vkBindBufferMemory", Result(vulkan.BindBufferMemory(d.handle, buf, mem, 0))); err != nil {
-		b.Release()
+	b.hostVis = flags&memHostVisible != 0
+	b.coherent = flags&memHostCoherent != 0
+	if err := d.check("vkBindBufferMemory", Result(C.vkc_bind_buffer_memory(d.fns, b.buf, b.mem))); err != nil {
+		b.releaseLocked()
 		return nil, err
 	}
 	return b, nil
@@ -144,17 +138,26 @@ func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 
 // MapBlock maps a host-visible block persistently; mapping twice is a no-op.
 func (d *Device) MapBlock(b *Block) error {
-	if b.mapped != nil {
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.released.Load() {
+		return ErrClosed
+	}
+	if b.mapped.Load() != nil {
 		return nil
 	}
 	if !b.hostVis {
 		return fmt.Errorf("vkc: block is not host-visible")
 	}
 	var p unsafe.Pointer
-	if err := d.check("vkMapMemory", Result(vulkan.MapMemory(d.handle, b.mem, 0, vulkan.DeviceSize(vulkan.WholeSize), 0, &p))); err != nil {
+	if err := d.check("vkMapMemory", Result(C.vkc_map_memory(d.fns, b.mem, &p))); err != nil {
 		return err
 	}
-	b.mapped = p
+	b.mapped.Store((*byte)(p))
 	return nil
 }
 
@@ -167,42 +170,77 @@ func (b *Block) atomRange(off, size uint64) (uint64, uint64) {
 	start := off / atom * atom
 	end := (off + size + atom - 1) / atom * atom
 	if end > b.size {
-		return start, uint64(vulkan.WholeSize)
+		return start, wholeSize
 	}
 	return start, end - start
 }
 
+// wholeSize is VK_WHOLE_SIZE: to the end of the memory.
+const wholeSize = ^uint64(0)
+
 // FlushRange makes host writes visible to the device on non-coherent memory.
 func (b *Block) FlushRange(off, size uint64) error {
-	if b.coherent || b.mapped == nil {
+	if b.coherent || b.mapped.Load() == nil {
 		return nil
 	}
+	d := b.dev
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
 	o, s := b.atomRange(off, size)
-	return b.dev.check("vkFlushMappedMemoryRanges", Result(C.vkc_flush(b.dev.fns, b.cMemory(), C.VkDeviceSize(o), C.VkDeviceSize(s))))
+	return d.check("vkFlushMappedMemoryRanges", Result(C.vkc_flush(d.fns, b.mem, C.VkDeviceSize(o), C.VkDeviceSize(s))))
 }
 
 // InvalidateRange makes device writes visible to the host on non-coherent memory.
 func (b *Block) InvalidateRange(off, size uint64) error {
-	if b.coherent || b.mapped == nil {
+	if b.coherent || b.mapped.Load() == nil {
 		return nil
 	}
+	d := b.dev
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
 	o, s := b.atomRange(off, size)
-	return b.dev.check("vkInvalidateMappedMemoryRanges", Result(C.vkc_invalidate(b.dev.fns, b.cMemory(), C.VkDeviceSize(o), C.VkDeviceSize(s))))
+	return d.check("vkInvalidateMappedMemoryRanges", Result(C.vkc_invalidate(d.fns, b.mem, C.VkDeviceSize(o), C.VkDeviceSize(s))))
 }
 
-// Release unmaps and frees the block; idempotent. It implements alloc.Block.
+// Release unmaps and frees the block; idempotent. Once the device is
+// closed it only forgets the mapping (the memory went with the device),
+// and the block stays in the live count. It implements alloc.Block.
 func (b *Block) Release() {
-	if b == nil || b.released {
+	if b == nil || b.released.Load() {
 		return
 	}
-	b.released = true
-	d := b.dev
-	if b.mapped != nil {
-		vulkan.UnmapMemory(d.handle, b.mem)
-		b.mapped = nil
+	if b.dev.enter() != nil {
+		b.mu.Lock()
+		b.mapped.Store(nil)
+		b.mu.Unlock()
+		return
 	}
-	vulkan.DestroyBuffer(d.handle, b.buf, nil)
-	d.live[ObjBuffer].Add(-1)
-	vulkan.FreeMemory(d.handle, b.mem, nil)
-	d.live[ObjMemory].Add(-1)
+	defer b.dev.leave()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.releaseLocked()
+}
+
+// releaseLocked destroys what exists of the block; the caller is inside the
+// device's gate and holds b.mu or owns b alone.
+func (b *Block) releaseLocked() {
+	if b.released.Swap(true) {
+		return
+	}
+	d := b.dev
+	if b.mapped.Swap(nil) != nil {
+		C.vkc_unmap_memory(d.fns, b.mem)
+	}
+	if b.buf != nil {
+		C.vkc_destroy_buffer(d.fns, b.buf)
+		d.live[ObjBuffer].Add(-1)
+	}
+	if b.mem != nil {
+		C.vkc_free_memory(d.fns, b.mem)
+		d.live[ObjMemory].Add(-1)
+	}
 }

@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unsafe"
-
-	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // DeviceType orders devices for default selection: a discrete GPU beats an
@@ -143,67 +140,79 @@ func driverString(vendor, v uint32) string {
 	return versionString(v)
 }
 
-func cstr(b []byte) string {
-	if i := strings.IndexByte(string(b), 0); i >= 0 {
-		return string(b[:i])
-	}
-	return string(b)
-}
-
-func (in *Instance) physicalDevices() ([]vulkan.PhysicalDevice, error) {
-	var n uint32
-	if err := checkV("vkEnumeratePhysicalDevices", vulkan.EnumeratePhysicalDevices(in.vkInstance(), &n, nil)); err != nil {
+// physicalDevices lists the physical devices; the caller is inside the
+// instance's gate.
+func (in *Instance) physicalDevices() ([]C.VkPhysicalDevice, error) {
+	var n C.uint32_t
+	if err := check("vkEnumeratePhysicalDevices", Result(C.vkc_enumerate_devices(in.gipa, in.handle, &n, nil))); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, ErrNoDevice
 	}
-	pds := make([]vulkan.PhysicalDevice, n)
-	if err := checkV("vkEnumeratePhysicalDevices", vulkan.EnumeratePhysicalDevices(in.vkInstance(), &n, pds)); err != nil {
-		return nil, err
+	pds := make([]C.VkPhysicalDevice, n)
+	r := Result(C.vkc_enumerate_devices(in.gipa, in.handle, &n, &pds[0]))
+	if r != Incomplete {
+		if err := check("vkEnumeratePhysicalDevices", r); err != nil {
+			return nil, err
+		}
 	}
 	return pds[:n], nil
 }
 
-func memoryProperties(pd vulkan.PhysicalDevice) vulkan.PhysicalDeviceMemoryProperties {
-	var mp vulkan.PhysicalDeviceMemoryProperties
-	vulkan.GetPhysicalDeviceMemoryProperties(pd, &mp)
-	mp.Deref()
-	for i := range mp.MemoryTypes[:mp.MemoryTypeCount] {
-		mp.MemoryTypes[i].Deref()
-	}
-	for i := range mp.MemoryHeaps[:mp.MemoryHeapCount] {
-		mp.MemoryHeaps[i].Deref()
-	}
-	return mp
+// physical is what vk reads about one physical device.
+type physical struct {
+	info     DeviceInfo
+	api      uint32       // the API version vk uses on it: the device's, capped at the instance's 1.1
+	memTypes []memoryType // the device's memory types, in index order
+	families []uint32     // each queue family's VkQueueFlags
+	handle   C.VkPhysicalDevice
 }
 
-func (in *Instance) describe(i int, pd vulkan.PhysicalDevice) DeviceInfo {
-	var p vulkan.PhysicalDeviceProperties
-	vulkan.GetPhysicalDeviceProperties(pd, &p)
-	p.Deref()
-	p.Limits.Deref()
-	l := p.Limits
+// memoryType is one of the device's memory types.
+type memoryType struct{ flags uint32 }
+
+// Vulkan memory-property and queue bits vk reads.
+const (
+	memDeviceLocal  = 0x1
+	memHostVisible  = 0x2
+	memHostCoherent = 0x4
+	memHostCached   = 0x8
+	heapDeviceLocal = 0x1
+	queueGraphics   = 0x1
+	queueCompute    = 0x2
+)
+
+// instanceAPI is the API version vkc_create_instance asks for (1.1): the
+// most vk may use on any device.
+const instanceAPI = 1<<22 | 1<<12
+
+func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
+	var c C.vkc_physical
+	C.vkc_describe(in.gipa, in.handle, pd, &c)
+	p := &c.props
+	l := &p.limits
+	dev := uint32(p.apiVersion)
 	info := DeviceInfo{
 		Index:         i,
-		Name:          cstr(p.DeviceName[:]),
-		Type:          DeviceType(p.DeviceType),
-		VendorID:      p.VendorID,
-		DeviceID:      p.DeviceID,
-		Vendor:        vendorName(p.VendorID),
-		DriverVersion: driverString(p.VendorID, p.DriverVersion),
-		APIVersion:    versionString(p.ApiVersion),
+		Name:          C.GoString(&p.deviceName[0]),
+		Type:          DeviceType(p.deviceType),
+		VendorID:      uint32(p.vendorID),
+		DeviceID:      uint32(p.deviceID),
+		Vendor:        vendorName(uint32(p.vendorID)),
+		DriverVersion: driverString(uint32(p.vendorID), uint32(p.driverVersion)),
+		APIVersion:    versionString(dev),
 		Limits: Limits{
-			MaxComputeWorkGroupCount:        l.MaxComputeWorkGroupCount,
-			MaxComputeWorkGroupSize:         l.MaxComputeWorkGroupSize,
-			MaxComputeWorkGroupInvocations:  l.MaxComputeWorkGroupInvocations,
-			MaxComputeSharedMemorySize:      l.MaxComputeSharedMemorySize,
-			MaxStorageBufferRange:           l.MaxStorageBufferRange,
-			MaxPushConstantsSize:            l.MaxPushConstantsSize,
-			MaxMemoryAllocationCount:        l.MaxMemoryAllocationCount,
-			MinStorageBufferOffsetAlignment: uint64(l.MinStorageBufferOffsetAlignment),
-			NonCoherentAtomSize:             uint64(l.NonCoherentAtomSize),
-			TimestampPeriod:                 l.TimestampPeriod,
+			MaxComputeWorkGroupCount:        [3]uint32{uint32(l.maxComputeWorkGroupCount[0]), uint32(l.maxComputeWorkGroupCount[1]), uint32(l.maxComputeWorkGroupCount[2])},
+			MaxComputeWorkGroupSize:         [3]uint32{uint32(l.maxComputeWorkGroupSize[0]), uint32(l.maxComputeWorkGroupSize[1]), uint32(l.maxComputeWorkGroupSize[2])},
+			MaxComputeWorkGroupInvocations:  uint32(l.maxComputeWorkGroupInvocations),
+			MaxComputeSharedMemorySize:      uint32(l.maxComputeSharedMemorySize),
+			MaxStorageBufferRange:           uint32(l.maxStorageBufferRange),
+			MaxPushConstantsSize:            uint32(l.maxPushConstantsSize),
+			MaxMemoryAllocationCount:        uint32(l.maxMemoryAllocationCount),
+			MinStorageBufferOffsetAlignment: uint64(l.minStorageBufferOffsetAlignment),
+			NonCoherentAtomSize:             uint64(l.nonCoherentAtomSize),
+			TimestampPeriod:                 float32(l.timestampPeriod),
 		},
 	}
 	if info.Type > TypeCPU {
@@ -212,33 +221,41 @@ func (in *Instance) describe(i int, pd vulkan.PhysicalDevice) DeviceInfo {
 	if strings.Contains(info.Name, "llvmpipe") && info.Vendor != "Mesa" {
 		info.Vendor = "Mesa"
 	}
-	mp := memoryProperties(pd)
-	for _, h := range mp.MemoryHeaps[:mp.MemoryHeapCount] {
-		info.Heaps = append(info.Heaps, MemoryHeap{Size: uint64(h.Size), DeviceLocal: h.Flags&vulkan.MemoryHeapFlags(vulkan.MemoryHeapDeviceLocalBit) != 0})
+	m := &c.mem
+	for _, h := range m.memoryHeaps[:m.memoryHeapCount] {
+		info.Heaps = append(info.Heaps, MemoryHeap{Size: uint64(h.size), DeviceLocal: h.flags&heapDeviceLocal != 0})
 	}
-	const unified = vulkan.MemoryPropertyDeviceLocalBit | vulkan.MemoryPropertyHostVisibleBit | vulkan.MemoryPropertyHostCoherentBit
-	for _, t := range mp.MemoryTypes[:mp.MemoryTypeCount] {
-		if t.PropertyFlags&vulkan.MemoryPropertyFlags(unified) == vulkan.MemoryPropertyFlags(unified) &&
-			(info.Type == TypeIntegrated || info.Type == TypeCPU) {
+	out := physical{handle: pd, api: min(dev&^0xfff, instanceAPI)}
+	const unified = memDeviceLocal | memHostVisible | memHostCoherent
+	for _, t := range m.memoryTypes[:m.memoryTypeCount] {
+		flags := uint32(t.propertyFlags)
+		out.memTypes = append(out.memTypes, memoryType{flags: flags})
+		if flags&unified == unified && (info.Type == TypeIntegrated || info.Type == TypeCPU) {
 			info.UnifiedMemory = true
 		}
 	}
-	var sg C.vkc_subgroup
-	C.vkc_query_subgroup(in.gipa, in.handle, *(*C.VkPhysicalDevice)(unsafe.Pointer(&pd)), &sg)
+	for _, f := range c.family_flags[:c.family_count] {
+		out.families = append(out.families, uint32(f))
+	}
 	const computeStage, arithmeticOp = 0x20, 0x4
-	info.Subgroup = SubgroupInfo{Size: uint32(sg.size), Arithmetic: sg.stages&computeStage != 0 && sg.ops&arithmeticOp != 0}
-	return info
+	info.Subgroup = SubgroupInfo{Size: uint32(c.subgroup_size), Arithmetic: c.subgroup_stages&computeStage != 0 && c.subgroup_ops&arithmeticOp != 0}
+	out.info = info
+	return out
 }
 
 // Devices lists every physical device the loader reports.
 func (in *Instance) Devices() ([]DeviceInfo, error) {
+	if err := in.enter(); err != nil {
+		return nil, err
+	}
+	defer in.leave()
 	pds, err := in.physicalDevices()
 	if err != nil {
 		return nil, err
 	}
 	infos := make([]DeviceInfo, len(pds))
 	for i, pd := range pds {
-		infos[i] = in.describe(i, pd)
+		infos[i] = in.describe(i, pd).info
 	}
 	return infos, nil
 }

@@ -10,9 +10,10 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
 	"unsafe"
-
-	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // MaxBindings is the most storage buffers one kernel may bind.
@@ -30,12 +31,12 @@ type PipelineDesc struct {
 // Pipeline is a compute pipeline with its layouts and shader module.
 type Pipeline struct {
 	dev       *Device
-	module    vulkan.ShaderModule
-	setLayout vulkan.DescriptorSetLayout
-	layout    vulkan.PipelineLayout
-	pipeline  vulkan.Pipeline
+	module    C.VkShaderModule
+	setLayout C.VkDescriptorSetLayout
+	layout    C.VkPipelineLayout
+	pipeline  C.VkPipeline
 	desc      PipelineDesc
-	destroyed bool
+	destroyed atomic.Bool
 }
 
 // Desc returns the interface the pipeline was built with.
@@ -53,8 +54,9 @@ const (
 // magic number, a header, instructions that fit, every function closed and
 // every entry point a function with a body. Drivers do not validate SPIR-V
 // (lavapipe crashes on a module cut at an instruction boundary), so the
-// driver is not asked to parse garbage; semantic validity is left to the
-// validation layer.
+// driver is not asked to parse garbage. It is quick and dependency-free;
+// ValidateSPIRV runs it first and then the Khronos validator, which checks
+// what a module means.
 func CheckSPIRV(code []byte) error {
 	if len(code) < 20 || len(code)%4 != 0 {
 		return fmt.Errorf("%w: %d bytes (need a multiple of 4, at least 20)", ErrBadSPIRV, len(code))
@@ -103,13 +105,15 @@ func CheckSPIRV(code []byte) error {
 	return nil
 }
 
+// MaxSpecConstants is the most specialization constants one pipeline may set.
+const MaxSpecConstants = C.VKC_MAX_SPEC
+
 // NewPipeline builds a compute pipeline (entry point "main") from SPIR-V.
+// The module must pass ValidateSPIRV for the device's API version: the
+// driver is never handed a module the Khronos validator refuses.
 func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) {
-	if err := d.usable(); err != nil {
-		return nil, err
-	}
-	if err := CheckSPIRV(code); err != nil {
-		return nil, err
+	if d.closed.Load() {
+		return nil, ErrClosed // before the validator's work; enterUsable below decides
 	}
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("vkc: %d bindings (at most %d)", desc.Bindings, MaxBindings)
@@ -117,162 +121,192 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
 		return nil, fmt.Errorf("vkc: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
+	if len(desc.Spec) > MaxSpecConstants {
+		return nil, fmt.Errorf("vkc: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
+	}
+	if err := ValidateSPIRV(code, d.api); err != nil {
+		return nil, err
+	}
+	if err := d.enterUsable(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
 	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...)}}
-	words := make([]uint32, len(code)/4)
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint32(code[4*i:])
-	}
-	smci := vulkan.ShaderModuleCreateInfo{SType: vulkan.StructureTypeShaderModuleCreateInfo, CodeSize: uint(len(code)), PCode: words}
-	var mod vulkan.ShaderModule
-	if err := d.check("vkCreateShaderModule", Result(vulkan.CreateShaderModule(d.handle, &smci, nil, &mod))); err != nil {
+	// Each handle is kept only once its create succeeded (a failed create
+	// leaves its output undefined), so destroyLocked undoes exactly what
+	// exists. The words go to the driver from C memory: malloc's alignment
+	// suits uint32, and no Go memory is involved at all.
+	words := C.CBytes(code)
+	d.moduleCalls.Add(1)
+	var module C.VkShaderModule
+	r := Result(C.vkc_create_shader_module(d.fns, (*C.uint32_t)(words), C.size_t(len(code)), &module))
+	C.free(words)
+	if err := d.check("vkCreateShaderModule", r); err != nil {
 		return nil, err
 	}
-	p.module = mod
+	p.module = module
 	d.live[ObjShaderModule].Add(1)
-
-	binds := make([]vulkan.DescriptorSetLayoutBinding, desc.Bindings)
-	for i := range binds {
-		binds[i] = vulkan.DescriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: vulkan.DescriptorTypeStorageBuffer,
-			DescriptorCount: 1, StageFlags: vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit)}
-	}
-	dslci := vulkan.DescriptorSetLayoutCreateInfo{SType: vulkan.StructureTypeDescriptorSetLayoutCreateInfo,
-		BindingCount: uint32(len(binds)), PBindings: binds}
-	var dsl vulkan.DescriptorSetLayout
-	if err := d.check("vkCreateDescriptorSetLayout", Result(vulkan.CreateDescriptorSetLayout(d.handle, &dslci, nil, &dsl))); err != nil {
-		p.Destroy()
+	var setLayout C.VkDescriptorSetLayout
+	if err := d.check("vkCreateDescriptorSetLayout", Result(C.vkc_create_set_layout(d.fns, C.uint32_t(desc.Bindings), &setLayout))); err != nil {
+		p.destroyLocked()
 		return nil, err
 	}
-	p.setLayout = dsl
+	p.setLayout = setLayout
 	d.live[ObjSetLayout].Add(1)
-
-	plci := vulkan.PipelineLayoutCreateInfo{SType: vulkan.StructureTypePipelineLayoutCreateInfo,
-		SetLayoutCount: 1, PSetLayouts: []vulkan.DescriptorSetLayout{dsl}}
-	if desc.PushSize > 0 {
-		plci.PushConstantRangeCount = 1
-		plci.PPushConstantRanges = []vulkan.PushConstantRange{{StageFlags: vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit), Size: desc.PushSize}}
-	}
-	var pl vulkan.PipelineLayout
-	if err := d.check("vkCreatePipelineLayout", Result(vulkan.CreatePipelineLayout(d.handle, &plci, nil, &pl))); err != nil {
-		p.Destroy()
+	var layout C.VkPipelineLayout
+	if err := d.check("vkCreatePipelineLayout", Result(C.vkc_create_pipeline_layout(d.fns, p.setLayout, C.uint32_t(desc.PushSize), &layout))); err != nil {
+		p.destroyLocked()
 		return nil, err
 	}
-	p.layout = pl
+	p.layout = layout
 	d.live[ObjPipelineLayout].Add(1)
-
-	stage := vulkan.PipelineShaderStageCreateInfo{SType: vulkan.StructureTypePipelineShaderStageCreateInfo,
-		Stage: vulkan.ShaderStageComputeBit, Module: mod, PName: "main\x00"}
-	var specData unsafe.Pointer
-	if n := len(desc.Spec); n > 0 {
-		specData = C.malloc(C.size_t(4 * n))
-		defer C.free(specData)
-		copy(unsafe.Slice((*uint32)(specData), n), desc.Spec)
-		entries := make([]vulkan.SpecializationMapEntry, n)
-		for i := range entries {
-			entries[i] = vulkan.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
-		}
-		stage.PSpecializationInfo = []vulkan.SpecializationInfo{{MapEntryCount: uint32(n), PMapEntries: entries, DataSize: uint(4 * n), PData: specData}}
+	var spec *C.uint32_t
+	if len(p.desc.Spec) > 0 {
+		// A Go pointer as a direct argument: pinned for the call, holding
+		// no pointers, copied by the driver before it returns.
+		spec = (*C.uint32_t)(unsafe.Pointer(&p.desc.Spec[0]))
 	}
-	cpci := []vulkan.ComputePipelineCreateInfo{{SType: vulkan.StructureTypeComputePipelineCreateInfo, Stage: stage, Layout: pl}}
-	pipes := make([]vulkan.Pipeline, 1)
-	if err := d.check("vkCreateComputePipelines", Result(vulkan.CreateComputePipelines(d.handle, nil, 1, cpci, nil, pipes))); err != nil {
-		p.Destroy()
+	var pipeline C.VkPipeline
+	r = Result(C.vkc_create_compute_pipeline(d.fns, p.module, p.layout, C.uint32_t(len(p.desc.Spec)), spec, &pipeline))
+	if err := d.check("vkCreateComputePipelines", r); err != nil {
+		p.destroyLocked()
 		return nil, err
 	}
-	p.pipeline = pipes[0]
+	p.pipeline = pipeline
 	d.live[ObjPipeline].Add(1)
 	return p, nil
 }
 
-// Destroy releases the pipeline and its layouts; idempotent.
+// Destroy releases the pipeline and its layouts; idempotent, and a no-op
+// once the device is closed.
 func (p *Pipeline) Destroy() {
-	if p == nil || p.destroyed {
+	if p == nil || p.destroyed.Load() {
 		return
 	}
-	p.destroyed = true
+	if p.dev.enter() != nil {
+		return
+	}
+	defer p.dev.leave()
+	p.destroyLocked()
+}
+
+// destroyLocked destroys what exists of the pipeline; the caller is inside
+// the device's gate.
+func (p *Pipeline) destroyLocked() {
+	if p.destroyed.Swap(true) {
+		return
+	}
 	d := p.dev
 	if p.pipeline != nil {
-		vulkan.DestroyPipeline(d.handle, p.pipeline, nil)
+		C.vkc_destroy_pipeline(d.fns, p.pipeline)
 		d.live[ObjPipeline].Add(-1)
 	}
 	if p.layout != nil {
-		vulkan.DestroyPipelineLayout(d.handle, p.layout, nil)
+		C.vkc_destroy_pipeline_layout(d.fns, p.layout)
 		d.live[ObjPipelineLayout].Add(-1)
 	}
 	if p.setLayout != nil {
-		vulkan.DestroyDescriptorSetLayout(d.handle, p.setLayout, nil)
+		C.vkc_destroy_set_layout(d.fns, p.setLayout)
 		d.live[ObjSetLayout].Add(-1)
 	}
 	if p.module != nil {
-		vulkan.DestroyShaderModule(d.handle, p.module, nil)
+		C.vkc_destroy_shader_module(d.fns, p.module)
 		d.live[ObjShaderModule].Add(-1)
 	}
 }
 
 // DescriptorPool hands out storage-buffer descriptor sets that can be freed
-// one by one (the recorder's cache evicts and frees individual sets).
+// one by one (the recorder's cache evicts and frees individual sets). Its
+// methods are safe from several goroutines: Vulkan's external
+// synchronisation of the pool is its mutex.
 type DescriptorPool struct {
 	dev       *Device
-	pool      vulkan.DescriptorPool
+	pool      C.VkDescriptorPool
+	mu        sync.Mutex
 	allocated int // sets allocated and not freed, settled in the live count by Destroy
 	destroyed bool
 }
 
 // DescriptorSet is one allocated set.
-type DescriptorSet struct{ set vulkan.DescriptorSet }
+type DescriptorSet struct{ set C.VkDescriptorSet }
 
 // NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings buffers each.
 func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
-	if err := d.usable(); err != nil {
+	if maxSets == 0 || maxSets > math.MaxUint32/MaxBindings {
+		return nil, fmt.Errorf("vkc: descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
+	}
+	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}
-	ci := vulkan.DescriptorPoolCreateInfo{SType: vulkan.StructureTypeDescriptorPoolCreateInfo,
-		Flags:   vulkan.DescriptorPoolCreateFlags(vulkan.DescriptorPoolCreateFreeDescriptorSetBit),
-		MaxSets: maxSets, PoolSizeCount: 1,
-		PPoolSizes: []vulkan.DescriptorPoolSize{{Type: vulkan.DescriptorTypeStorageBuffer, DescriptorCount: maxSets * MaxBindings}}}
-	var pool vulkan.DescriptorPool
-	if err := d.check("vkCreateDescriptorPool", Result(vulkan.CreateDescriptorPool(d.handle, &ci, nil, &pool))); err != nil {
+	defer d.leave()
+	dp := &DescriptorPool{dev: d}
+	if err := d.check("vkCreateDescriptorPool", Result(C.vkc_create_descriptor_pool(d.fns, C.uint32_t(maxSets), C.uint32_t(maxSets*MaxBindings), &dp.pool))); err != nil {
 		return nil, err
 	}
 	d.live[ObjDescriptorPool].Add(1)
-	return &DescriptorPool{dev: d, pool: pool}, nil
+	return dp, nil
 }
 
 // Allocate takes a set of the pipeline's layout from the pool.
 func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 	d := dp.dev
-	ai := vulkan.DescriptorSetAllocateInfo{SType: vulkan.StructureTypeDescriptorSetAllocateInfo,
-		DescriptorPool: dp.pool, DescriptorSetCount: 1, PSetLayouts: []vulkan.DescriptorSetLayout{p.setLayout}}
-	var set vulkan.DescriptorSet
-	if err := d.check("vkAllocateDescriptorSets", Result(vulkan.AllocateDescriptorSets(d.handle, &ai, &set))); err != nil {
+	if err := d.enterUsable(); err != nil {
+		return DescriptorSet{}, err
+	}
+	defer d.leave()
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	if dp.destroyed || p.destroyed.Load() {
+		return DescriptorSet{}, ErrClosed
+	}
+	var s DescriptorSet
+	if err := d.check("vkAllocateDescriptorSets", Result(C.vkc_allocate_set(d.fns, dp.pool, p.setLayout, &s.set))); err != nil {
 		return DescriptorSet{}, err
 	}
 	d.live[ObjDescriptorSet].Add(1)
 	dp.allocated++
-	return DescriptorSet{set: set}, nil
+	return s, nil
 }
 
 // Free returns a set to the pool. The caller guarantees no pending command
-// buffer references it. After Destroy it is a no-op (the pool freed it).
+// buffer references it. After Destroy, or the device's Close, it is a
+// no-op (the pool freed it).
 func (dp *DescriptorPool) Free(s DescriptorSet) {
+	d := dp.dev
+	if d.enter() != nil {
+		return
+	}
+	defer d.leave()
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
 	if dp.destroyed {
 		return
 	}
 	dp.allocated--
-	set := s.set
-	vulkan.FreeDescriptorSets(dp.dev.handle, dp.pool, 1, &set)
-	dp.dev.live[ObjDescriptorSet].Add(-1)
+	C.vkc_free_set(d.fns, dp.pool, s.set)
+	d.live[ObjDescriptorSet].Add(-1)
 }
 
 // Destroy frees the pool and every set still allocated from it; idempotent.
 func (dp *DescriptorPool) Destroy() {
-	if dp == nil || dp.destroyed {
+	if dp == nil {
+		return
+	}
+	d := dp.dev
+	if d.enter() != nil {
+		return
+	}
+	defer d.leave()
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	if dp.destroyed {
 		return
 	}
 	dp.destroyed = true
-	vulkan.DestroyDescriptorPool(dp.dev.handle, dp.pool, nil)
-	dp.dev.live[ObjDescriptorSet].Add(-int64(dp.allocated))
+	C.vkc_destroy_descriptor_pool(d.fns, dp.pool)
+	d.live[ObjDescriptorSet].Add(-int64(dp.allocated))
 	dp.allocated = 0
-	dp.dev.live[ObjDescriptorPool].Add(-1)
+	d.live[ObjDescriptorPool].Add(-1)
 }
 
 // BufferRange names bytes of a block for a descriptor.
@@ -283,8 +317,13 @@ type BufferRange struct {
 }
 
 // UpdateSet points the set's bindings 0..len(r)-1 at the ranges. It goes
-// through C with a fixed-size array, so it allocates nothing.
+// through C with a fixed-size array, so it allocates nothing. On a closed
+// device it does nothing.
 func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) {
+	if d.enter() != nil {
+		return
+	}
+	defer d.leave()
 	var cr C.vkc_ranges
 	n := min(len(r), MaxBindings)
 	cr.count = C.uint32_t(n)
@@ -293,5 +332,5 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) {
 		cr.offset[i] = C.VkDeviceSize(r[i].Offset)
 		cr.size[i] = C.VkDeviceSize(r[i].Range)
 	}
-	C.vkc_update_set(d.fns, *(*C.VkDescriptorSet)(unsafe.Pointer(&s.set)), &cr)
+	C.vkc_update_set(d.fns, s.set, &cr)
 }

@@ -1,0 +1,169 @@
+package vk
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gcPressure makes the collector run as often as it can for the rest of
+// the test: GC percent 1 (see gcPercent) and a goroutine that allocates
+// without pause, as any real program's other goroutines do. A collection
+// that lands inside a cgo call frees whatever only a finalizer or an
+// unreachable Go value kept alive, so every call that hands the driver
+// memory it does not own shows up here as a crash or a wrong result.
+func gcPressure(t testing.TB) {
+	t.Helper()
+	old := debug.SetGCPercent(gcPercent())
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var sink atomic.Pointer[[]byte]
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b := make([]byte, 4096)
+			sink.Store(&b)
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+		debug.SetGCPercent(old)
+	})
+}
+
+// soakRounds is n, or 25 times n when VKC_SOAK is set (the long run).
+func soakRounds(n int) int {
+	if os.Getenv("VKC_SOAK") != "" {
+		return 25 * n
+	}
+	return n
+}
+
+// specRun builds testdata/spec.spv (three bindings, push constants, two
+// specialization constants), runs it once over n elements and checks every
+// result, so that a create info the driver read wrongly shows as a wrong
+// number rather than only as a crash.
+func specRun(t *testing.T, d *Device, code []byte, scale float32, n int) {
+	t.Helper()
+	pipe, err := d.NewPipeline(code, PipelineDesc{Bindings: 3, PushSize: 8, Spec: []uint32{32, math.Float32bits(scale)}})
+	require.NoError(t, err)
+	defer pipe.Destroy()
+	pool, err := d.NewDescriptorPool(2)
+	require.NoError(t, err)
+	defer pool.Destroy()
+	set, err := pool.Allocate(pipe)
+	require.NoError(t, err)
+	defer pool.Free(set)
+	blocks := make([]*Block, 3)
+	for i := range blocks {
+		blocks[i], err = d.AllocateBlock(UseUpload, uint64(4*n))
+		require.NoError(t, err)
+		defer blocks[i].Release()
+		require.NoError(t, d.MapBlock(blocks[i]))
+	}
+	xs, ys, zs := blocks[0].Mapped(), blocks[1].Mapped(), blocks[2].Mapped()
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(i%5)))
+		binary.LittleEndian.PutUint32(ys[4*i:], math.Float32bits(float32(i%3)))
+	}
+	ranges := make([]BufferRange, 3)
+	for i, b := range blocks {
+		ranges[i] = BufferRange{Block: b, Range: uint64(4 * n)}
+	}
+	d.UpdateSet(set, ranges)
+	cp, err := d.NewCommandPool()
+	require.NoError(t, err)
+	defer cp.Destroy()
+	cb, err := cp.Allocate()
+	require.NoError(t, err)
+	defer cb.Free()
+	fence, err := d.NewFence()
+	require.NoError(t, err)
+	defer fence.Destroy()
+	queries, err := d.NewTimestampPool(2)
+	require.NoError(t, err)
+	defer queries.Destroy()
+	push := make([]byte, 8)
+	binary.LittleEndian.PutUint32(push, math.Float32bits(0.5))
+	binary.LittleEndian.PutUint32(push[4:], uint32(n))
+	require.NoError(t, d.Begin(cb, OneTimeSubmit))
+	d.CmdResetQueries(cb, queries, 0, 2)
+	d.CmdTimestamp(cb, queries, 0)
+	d.CmdDispatch(cb, &Dispatch{Pipeline: pipe, Set: set, Groups: [3]uint32{uint32(n+31) / 32, 1, 1}, Push: push})
+	d.CmdTimestamp(cb, queries, 1)
+	d.CmdBarrier(cb, BarrierToHost)
+	require.NoError(t, d.End(cb))
+	require.NoError(t, d.Submit(cb, fence))
+	ok, err := d.WaitFence(fence, -1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	for i := 0; i < n; i++ {
+		got := math.Float32frombits(binary.LittleEndian.Uint32(zs[4*i:]))
+		require.Equal(t, scale*float32(i%5)+float32(i%3)+0.5, got, "z[%d]", i)
+	}
+	ts, err := queries.Results(0, 2)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, ts[1], ts[0])
+}
+
+// TestGCPressureEveryConstructor opens and closes instance and device and
+// builds and destroys every kind of object vk makes, pipelines most of all
+// (their create info nests the most), while the collector runs constantly.
+// Before vk built its create infos in C, this crashed within a few rounds
+// with SIGSEGV inside vkCreateComputePipelines.
+func TestGCPressureEveryConstructor(t *testing.T) {
+	gcPressure(t)
+	code, err := os.ReadFile("testdata/spec.spv")
+	require.NoError(t, err)
+	axpy, err := os.ReadFile("testdata/axpy.spv")
+	require.NoError(t, err)
+	rounds := soakRounds(8)
+	for round := 0; round < rounds; round++ {
+		in, err := NewInstance(InstanceOptions{Validation: true})
+		require.NoError(t, err)
+		infos, err := in.Devices()
+		require.NoError(t, err)
+		idx, err := Select(infos, os.Getenv("VKC_DEVICE"))
+		require.NoError(t, err)
+		d, err := in.OpenDevice(idx)
+		require.NoError(t, err)
+		for i := 0; i < 6; i++ {
+			p, err := d.NewPipeline(axpy, PipelineDesc{Bindings: 2, PushSize: 8})
+			require.NoError(t, err)
+			q, err := d.NewPipeline(code, PipelineDesc{Bindings: 3, PushSize: 8, Spec: []uint32{uint32(16 << (i % 3)), math.Float32bits(2)}})
+			require.NoError(t, err)
+			p.Destroy()
+			q.Destroy()
+		}
+		specRun(t, d, code, float32(round+2), 100)
+		assert.Empty(t, d.Live(), "round %d: live objects before close", round)
+		d.Close()
+		e, w := in.ValidationCounts()
+		assert.Zero(t, e+w, "round %d: validation messages: %v", round, in.RecentMessages())
+		in.Close()
+	}
+}
+
+// gcPercent is 1, the most frequent collection, unless the environment
+// sets GOGC, which then rules (GOGC=100 runs the test with Go's default).
+func gcPercent() int {
+	if v, err := strconv.Atoi(os.Getenv("GOGC")); err == nil {
+		return v
+	}
+	return 1
+}
