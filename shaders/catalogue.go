@@ -26,6 +26,17 @@
 // (65535 is the guaranteed minimum) spreads them over y as gx x gy with
 // gx*gy >= groups; every kernel bounds-checks against its length push
 // constant, so the surplus invocations do nothing.
+//
+// Dynamic variants: a recorded launch bakes its push constants, so every
+// kernel with scalars that a graph may change between replays (all but
+// transpose) has a variant "<name>_dyn" (see Dynamic) that reads each
+// scalar from a storage buffer of its own instead. It has no push
+// constants; its scalar buffers follow the kernel's own bindings in the
+// order of the push-constant words, each holding its value at index 0
+// (Kernel.Scalars). Its math, workgroup size, group counts and outputs are
+// the static kernel's, and only its scalars bound the work, never the group
+// count, so its groups may come from an indirect dispatch sized for any
+// length up to the buffers'.
 package shaders
 
 //go:generate sh ../scripts/gen-shaders.sh
@@ -42,6 +53,11 @@ var modules embed.FS
 // ErrUnknownKernel reports a kernel name the catalogue does not hold; the
 // error returned by Get wraps it together with the name asked for.
 var ErrUnknownKernel = errors.New("shaders: unknown kernel")
+
+// ErrNoDynamicVariant reports a catalogue kernel that has no dynamic
+// variant (transpose, whose shape no graph changes, or a variant itself);
+// the error returned by Dynamic wraps it together with the name asked for.
+var ErrNoDynamicVariant = errors.New("shaders: no dynamic variant")
 
 // Access says how a kernel uses a bound buffer, which is what a launcher
 // needs to order launches: a read after a write needs a barrier, two reads
@@ -111,6 +127,19 @@ type Binding struct {
 	Access Access
 }
 
+// Scalar is one scalar argument of a dynamic variant: a 4-byte value the
+// kernel reads at index 0 of a read-only storage buffer of its own, where
+// the static kernel takes a push-constant word. A launcher checks the
+// device value it binds against Float.
+type Scalar struct {
+	// Name is the argument's name, as in the static kernel's PushDoc and
+	// the variant's binding ("a", "n").
+	Name string
+	// Float says the kernel reads the value as a float32; otherwise it reads
+	// a uint32 (for fill's value, the bits of any 32-bit element).
+	Float bool
+}
+
 // Kernel is one catalogue entry: the module plus the description a launcher
 // needs to build the descriptor set layout, the pipeline layout, the
 // specialization constants and the group counts.
@@ -136,7 +165,21 @@ type Kernel struct {
 	Tile [2]uint32
 	// Needs is the device feature the kernel requires.
 	Needs Feature
+	// DynamicOf, on a dynamic variant, names the static kernel it stands in
+	// for (same math, workgroup size, group counts and outputs); empty on
+	// every other kernel.
+	DynamicOf string
+	// Scalars, on a dynamic variant, are its scalar arguments in the order
+	// of the static kernel's push-constant words; Scalars[i] is read from
+	// binding ScalarBinding(i). Nil on every other kernel, whose scalars
+	// are push constants (PushDoc).
+	Scalars []Scalar
 }
+
+// ScalarBinding is the binding from which a dynamic variant reads
+// Scalars[i]: the scalar buffers are the last len(Scalars) bindings, after
+// the buffers the static kernel also takes.
+func (k Kernel) ScalarBinding(i int) int { return len(k.Bindings) - len(k.Scalars) + i }
 
 // Group counts of the 1-D kernels: one element per invocation, so
 // ceil(n / LocalSize[0]) groups, spread over y past the device's x limit.
@@ -146,6 +189,20 @@ func vectorKernel(name string, bindings []Binding, pushSize uint32, pushDoc stri
 	return Kernel{Name: name, Bindings: bindings, PushSize: pushSize, PushDoc: pushDoc,
 		LocalSize: [3]uint32{defaultLocal1D, 1, 1}}
 }
+
+// dynamicVector is the entry of a 1-D kernel's dynamic variant: named
+// <static>_dyn, the given bindings (the static kernel's, then one read-only
+// buffer per scalar), no push constants, the 1-D workgroup size.
+func dynamicVector(static string, bindings []Binding, scalars ...Scalar) Kernel {
+	return Kernel{Name: static + dynamicSuffix, Bindings: bindings, LocalSize: [3]uint32{defaultLocal1D, 1, 1},
+		DynamicOf: static, Scalars: scalars}
+}
+
+// dynamicSuffix ends the name of every dynamic variant.
+const dynamicSuffix = "_dyn"
+
+func u32(name string) Scalar { return Scalar{Name: name} }
+func f32(name string) Scalar { return Scalar{Name: name, Float: true} }
 
 func ro(name string) Binding { return Binding{Name: name, Access: ReadOnly} }
 func wo(name string) Binding { return Binding{Name: name, Access: WriteOnly} }
@@ -239,9 +296,75 @@ var catalogue = []Kernel{
 		PushDoc:   "rows uint32, cols uint32",
 		LocalSize: [3]uint32{defaultLocal1D, 1, 1},
 	},
+
+	// The dynamic variants (see the package doc): each reads the static
+	// kernel's push-constant words, in order, from the read-only scalar
+	// buffers that follow its own bindings, and is launched with the
+	// static kernel's group counts.
+
+	// fill_dyn: fill with value and n from device memory.
+	// Bindings: 0 out (write), 1 value (uint32 bits), 2 n. Groups: ceil(n/256).
+	dynamicVector("fill", []Binding{wo("out"), ro("value"), ro("n")}, u32("value"), u32("n")),
+	// copy_dyn: copy with n from device memory.
+	// Bindings: 0 src (read), 1 dst (write), 2 n. Groups: ceil(n/256).
+	dynamicVector("copy", []Binding{ro("src"), wo("dst"), ro("n")}, u32("n")),
+	// axpy_dyn: axpy with a and n from device memory.
+	// Bindings: 0 x (read), 1 y (read-write), 2 a (float32), 3 n. Groups: ceil(n/256).
+	dynamicVector("axpy", []Binding{ro("x"), rw("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
+	// scale_dyn: scale with a and n from device memory.
+	// Bindings: 0 x (read), 1 y (write), 2 a (float32), 3 n. Groups: ceil(n/256).
+	dynamicVector("scale", []Binding{ro("x"), wo("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
+	// add_dyn, sub_dyn, mul_dyn, div_dyn: add, sub, mul, div with n from
+	// device memory.
+	// Bindings: 0 x, 1 y (read), 2 z (write), 3 n. Groups: ceil(n/256).
+	dynamicVector("add", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicVector("sub", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicVector("mul", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicVector("div", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	// sum_dyn: sum with n from device memory; the same partials, so the
+	// caller repeats it on them with n = ceil(n/W) until one value is left.
+	// Bindings: 0 src (read), 1 partials (write), 2 n. Groups: ceil(n/W).
+	dynamicVector("sum", []Binding{ro("src"), wo("partials"), ro("n")}, u32("n")),
+	// sum_subgroup_dyn: sum_subgroup with n from device memory; needs what
+	// sum_subgroup needs.
+	// Bindings: 0 src (read), 1 partials (write), 2 n. Groups: ceil(n/W).
+	func() Kernel {
+		k := dynamicVector("sum_subgroup", []Binding{ro("src"), wo("partials"), ro("n")}, u32("n"))
+		k.Needs = FeatureSubgroupArithmetic
+		return k
+	}(),
+	// dot_dyn: dot with n from device memory; its partials are reduced with
+	// sum_dyn (or sum).
+	// Bindings: 0 x (read), 1 y (read), 2 partials (write), 3 n. Groups: ceil(n/W).
+	dynamicVector("dot", []Binding{ro("x"), ro("y"), wo("partials"), ro("n")}, u32("n")),
+	// matmul_dyn: matmul with M, N and K from device memory; the tile and
+	// the group counts are matmul's.
+	// Bindings: 0 A (read), 1 B (read), 2 C (write), 3 M, 4 N, 5 K.
+	// Groups: ceil(N/Tile[0]) x ceil(M/Tile[1]).
+	{
+		Name:      "matmul_dyn",
+		Bindings:  []Binding{ro("A"), ro("B"), wo("C"), ro("M"), ro("N"), ro("K")},
+		LocalSize: [3]uint32{8, 8, 1},
+		Tile:      [2]uint32{64, 64},
+		DynamicOf: "matmul",
+		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
+	},
+	// softmax_dyn: softmax with rows and cols from device memory; one group
+	// per row, as softmax.
+	// Bindings: 0 src (read), 1 dst (write), 2 rows, 3 cols. Groups: rows.
+	{
+		Name:      "softmax_dyn",
+		Bindings:  []Binding{ro("src"), wo("dst"), ro("rows"), ro("cols")},
+		LocalSize: [3]uint32{defaultLocal1D, 1, 1},
+		DynamicOf: "softmax",
+		Scalars:   []Scalar{u32("rows"), u32("cols")},
+	},
 }
 
-var byName = map[string]int{}
+var (
+	byName    = map[string]int{}
+	dynamicOf = map[string]int{} // static kernel name -> its variant's index
+)
 
 func init() {
 	for i := range catalogue {
@@ -254,6 +377,9 @@ func init() {
 		}
 		k.SPIRV = code
 		byName[k.Name] = i
+		if k.DynamicOf != "" {
+			dynamicOf[k.DynamicOf] = i
+		}
 	}
 }
 
@@ -265,6 +391,20 @@ func Get(name string) (Kernel, error) {
 		return Kernel{}, fmt.Errorf("%w: %q", ErrUnknownKernel, name)
 	}
 	return clone(catalogue[i]), nil
+}
+
+// Dynamic returns the dynamic variant of the static kernel name (a copy, as
+// Get): the kernel a launcher records instead when the scalars must be read
+// from device memory at each replay. An unknown name wraps
+// ErrUnknownKernel; a kernel without a variant wraps ErrNoDynamicVariant.
+func Dynamic(name string) (Kernel, error) {
+	if i, ok := dynamicOf[name]; ok {
+		return clone(catalogue[i]), nil
+	}
+	if _, ok := byName[name]; !ok {
+		return Kernel{}, fmt.Errorf("%w: %q", ErrUnknownKernel, name)
+	}
+	return Kernel{}, fmt.Errorf("%w: %q", ErrNoDynamicVariant, name)
 }
 
 // All returns every kernel in the catalogue's stable order (copies, as Get).
@@ -281,5 +421,8 @@ func All() []Kernel {
 func clone(k Kernel) Kernel {
 	k.SPIRV = append([]byte(nil), k.SPIRV...)
 	k.Bindings = append([]Binding(nil), k.Bindings...)
+	if k.Scalars != nil {
+		k.Scalars = append([]Scalar(nil), k.Scalars...)
+	}
 	return k
 }

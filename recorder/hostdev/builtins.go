@@ -9,48 +9,72 @@ import (
 // by catalogue name, with the same push-constant layouts, group geometry
 // and workgroup sizes as the GLSL modules, so the recorder can be driven
 // exactly as the public package drives it.
+//
+// Every kernel with scalars but transpose also has its dynamic variant
+// "<name>_dyn", which reads each scalar at index 0 of a buffer bound after
+// the kernel's own, in push-constant order, when the dispatch executes
+// (so a replay sees the value current then). Both forms call one function
+// with the scalars as arguments, so they cannot drift apart.
 func Builtins() map[string]Kernel {
-	k1 := func(run func(*Invocation)) Kernel { return Kernel{Local: [3]uint32{256, 1, 1}, Run: run} }
-	return map[string]Kernel{
-		"fill": k1(func(in *Invocation) {
-			v, n := word(in.Push, 0), word(in.Push, 1)
-			forEach(in, n, func(i uint32) { putWord(in.Buffers[0], i, v) })
-		}),
-		"copy": k1(func(in *Invocation) {
-			n := word(in.Push, 0)
-			forEach(in, n, func(i uint32) { putWord(in.Buffers[1], i, getWord(in.Buffers[0], i)) })
-		}),
-		"axpy": k1(func(in *Invocation) {
-			a, n := float(in.Push, 0), word(in.Push, 1)
-			x, y := in.Buffers[0], in.Buffers[1]
-			forEach(in, n, func(i uint32) { putFloat(y, i, a*getFloat(x, i)+getFloat(y, i)) })
-		}),
-		"scale": k1(func(in *Invocation) {
-			a, n := float(in.Push, 0), word(in.Push, 1)
-			forEach(in, n, func(i uint32) { putFloat(in.Buffers[1], i, a*getFloat(in.Buffers[0], i)) })
-		}),
-		"add": k1(elementwise(func(x, y float32) float32 { return x + y })),
-		"sub": k1(elementwise(func(x, y float32) float32 { return x - y })),
-		"mul": k1(elementwise(func(x, y float32) float32 { return x * y })),
-		"div": k1(elementwise(func(x, y float32) float32 { return x / y })),
-		"sum": k1(func(in *Invocation) {
-			partials(in, func(i uint32) float32 { return getFloat(in.Buffers[0], i) }, in.Buffers[1])
-		}),
-		"sum_subgroup": k1(func(in *Invocation) {
-			partials(in, func(i uint32) float32 { return getFloat(in.Buffers[0], i) }, in.Buffers[1])
-		}),
-		"dot": k1(func(in *Invocation) {
-			x, y := in.Buffers[0], in.Buffers[1]
-			partials(in, func(i uint32) float32 { return getFloat(x, i) * getFloat(y, i) }, in.Buffers[2])
-		}),
-		"matmul":    {Local: [3]uint32{8, 8, 1}, Run: matmul},
-		"transpose": {Local: [3]uint32{16, 16, 1}, Run: transpose},
-		"softmax":   k1(softmax),
+	local1D, local2D := [3]uint32{256, 1, 1}, [3]uint32{8, 8, 1}
+	m := map[string]Kernel{}
+	withVariant(m, "fill", local1D, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
+	withVariant(m, "copy", local1D, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
+	withVariant(m, "axpy", local1D, 2, func(in *Invocation, s scalars) { axpy(in, s.float(0), s[1]) })
+	withVariant(m, "scale", local1D, 2, func(in *Invocation, s scalars) { scale(in, s.float(0), s[1]) })
+	for name, op := range map[string]func(x, y float32) float32{
+		"add": func(x, y float32) float32 { return x + y },
+		"sub": func(x, y float32) float32 { return x - y },
+		"mul": func(x, y float32) float32 { return x * y },
+		"div": func(x, y float32) float32 { return x / y },
+	} {
+		withVariant(m, name, local1D, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
 	}
+	for _, name := range []string{"sum", "sum_subgroup"} {
+		withVariant(m, name, local1D, 1, func(in *Invocation, s scalars) {
+			partials(in, s[0], func(i uint32) float32 { return getFloat(in.Buffers[0], i) }, in.Buffers[1])
+		})
+	}
+	withVariant(m, "dot", local1D, 1, func(in *Invocation, s scalars) {
+		x, y := in.Buffers[0], in.Buffers[1]
+		partials(in, s[0], func(i uint32) float32 { return getFloat(x, i) * getFloat(y, i) }, in.Buffers[2])
+	})
+	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
+	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
+	m["transpose"] = Kernel{Local: [3]uint32{16, 16, 1}, Run: func(in *Invocation) {
+		transpose(in, word(in.Push, 0), word(in.Push, 1))
+	}}
+	return m
+}
+
+// scalars are a kernel's 4-byte scalar arguments in push-constant order,
+// as raw words; float reads one as a float32.
+type scalars []uint32
+
+func (s scalars) float(i int) float32 { return math.Float32frombits(s[i]) }
+
+// withVariant registers name, which takes count scalars as push-constant
+// words, and its dynamic variant name_dyn, which reads them from its last
+// count buffers; both run the same function.
+func withVariant(m map[string]Kernel, name string, local [3]uint32, count int, run func(*Invocation, scalars)) {
+	m[name] = Kernel{Local: local, Run: func(in *Invocation) {
+		s := make(scalars, count)
+		for i := range s {
+			s[i] = word(in.Push, i)
+		}
+		run(in, s)
+	}}
+	m[name+"_dyn"] = Kernel{Local: local, Run: func(in *Invocation) {
+		s := make(scalars, count)
+		first := len(in.Buffers) - count
+		for i := range s {
+			s[i] = getWord(in.Buffers[first+i], 0)
+		}
+		run(in, s)
+	}}
 }
 
 func word(push []byte, i int) uint32       { return binary.LittleEndian.Uint32(push[4*i:]) }
-func float(push []byte, i int) float32     { return math.Float32frombits(word(push, i)) }
 func getWord(b []byte, i uint32) uint32    { return binary.LittleEndian.Uint32(b[4*i:]) }
 func putWord(b []byte, i uint32, v uint32) { binary.LittleEndian.PutUint32(b[4*i:], v) }
 func getFloat(b []byte, i uint32) float32  { return math.Float32frombits(getWord(b, i)) }
@@ -72,18 +96,37 @@ func forEach(in *Invocation, n uint32, f func(uint32)) {
 	}
 }
 
-func elementwise(op func(x, y float32) float32) func(*Invocation) {
-	return func(in *Invocation) {
-		n := word(in.Push, 0)
-		x, y, z := in.Buffers[0], in.Buffers[1], in.Buffers[2]
-		forEach(in, n, func(i uint32) { putFloat(z, i, op(getFloat(x, i), getFloat(y, i))) })
-	}
+// fill: out[i] = value (the element's bits) for i < n.
+func fill(in *Invocation, value, n uint32) {
+	forEach(in, n, func(i uint32) { putWord(in.Buffers[0], i, value) })
+}
+
+// copyWords: dst[i] = src[i] for i < n.
+func copyWords(in *Invocation, n uint32) {
+	forEach(in, n, func(i uint32) { putWord(in.Buffers[1], i, getWord(in.Buffers[0], i)) })
+}
+
+// axpy: y[i] = a*x[i] + y[i] for i < n.
+func axpy(in *Invocation, a float32, n uint32) {
+	x, y := in.Buffers[0], in.Buffers[1]
+	forEach(in, n, func(i uint32) { putFloat(y, i, a*getFloat(x, i)+getFloat(y, i)) })
+}
+
+// scale: y[i] = a*x[i] for i < n.
+func scale(in *Invocation, a float32, n uint32) {
+	forEach(in, n, func(i uint32) { putFloat(in.Buffers[1], i, a*getFloat(in.Buffers[0], i)) })
+}
+
+// elementwise: z[i] = op(x[i], y[i]) for i < n.
+func elementwise(in *Invocation, op func(x, y float32) float32, n uint32) {
+	x, y, z := in.Buffers[0], in.Buffers[1], in.Buffers[2]
+	forEach(in, n, func(i uint32) { putFloat(z, i, op(getFloat(x, i), getFloat(y, i))) })
 }
 
 // partials writes, for every workgroup that covers elements below n, the
 // sum of its elements' values into out[group].
-func partials(in *Invocation, value func(uint32) float32, out []byte) {
-	n := uint64(word(in.Push, 0))
+func partials(in *Invocation, n32 uint32, value func(uint32) float32, out []byte) {
+	n := uint64(n32)
 	w := uint64(in.Local[0])
 	groups := uint64(in.Groups[0]) * uint64(in.Groups[1])
 	for g := uint64(0); g < groups && g*w < n; g++ {
@@ -97,8 +140,8 @@ func partials(in *Invocation, value func(uint32) float32, out []byte) {
 
 // matmul: C[M x N] = A[M x K] B[K x N]; each invocation covers 8 x 8
 // outputs, so the dispatch covers 8*Local rows and columns per group.
-func matmul(in *Invocation) {
-	m, n, k := uint64(word(in.Push, 0)), uint64(word(in.Push, 1)), uint64(word(in.Push, 2))
+func matmul(in *Invocation, m32, n32, k32 uint32) {
+	m, n, k := uint64(m32), uint64(n32), uint64(k32)
 	a, b, c := in.Buffers[0], in.Buffers[1], in.Buffers[2]
 	rows := min(m, uint64(in.Groups[1])*uint64(in.Local[1])*8)
 	cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*8)
@@ -114,8 +157,8 @@ func matmul(in *Invocation) {
 }
 
 // transpose: dst[cols x rows] = src[rows x cols]ᵀ over the covered tiles.
-func transpose(in *Invocation) {
-	rows, cols := uint64(word(in.Push, 0)), uint64(word(in.Push, 1))
+func transpose(in *Invocation, rows32, cols32 uint32) {
+	rows, cols := uint64(rows32), uint64(cols32)
 	src, dst := in.Buffers[0], in.Buffers[1]
 	rEnd := min(rows, uint64(in.Groups[1])*uint64(in.Local[1]))
 	cEnd := min(cols, uint64(in.Groups[0])*uint64(in.Local[0]))
@@ -127,8 +170,8 @@ func transpose(in *Invocation) {
 }
 
 // softmax: one workgroup per row.
-func softmax(in *Invocation) {
-	rows, cols := uint64(word(in.Push, 0)), uint64(word(in.Push, 1))
+func softmax(in *Invocation, rows32, cols32 uint32) {
+	rows, cols := uint64(rows32), uint64(cols32)
 	src, dst := in.Buffers[0], in.Buffers[1]
 	end := min(rows, uint64(in.Groups[0])*uint64(in.Groups[1]))
 	for r := uint64(0); r < end; r++ {
