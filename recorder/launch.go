@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/shaders"
 )
 
 // Kernel is a pipeline the recorder tracks. Launches name it; a graph that
@@ -24,8 +25,9 @@ type Kernel struct {
 // Desc is the interface the kernel was built with.
 func (k *Kernel) Desc() PipelineDesc { return k.desc }
 
-// NewKernel builds a kernel from SPIR-V, which the device validates before
-// its driver sees it. A kernel built while Close runs either completes
+// NewKernel builds a kernel from SPIR-V, which package shaders reads first
+// (a module that is not whole never reaches the device) and the device
+// validates before its driver sees it. A kernel built while Close runs either completes
 // first (and Close destroys it) or fails with ErrClosed.
 func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
@@ -34,6 +36,9 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
 	if desc.PushSize%4 != 0 || desc.PushSize > limit {
 		return nil, fmt.Errorf("recorder: kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
+	}
+	if _, err := shaders.Inspect(code); err != nil {
+		return nil, fmt.Errorf("recorder: kernel %q: %w: %w", desc.Name, ErrBadSPIRV, err)
 	}
 	desc.Spec = slices.Clone(desc.Spec)
 	r.devMu.RLock()

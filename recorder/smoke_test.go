@@ -12,6 +12,7 @@ import (
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
+	"github.com/vkcompute/vkc/shaders"
 )
 
 func TestSmoke(t *testing.T) {
@@ -30,7 +31,9 @@ func TestSmoke(t *testing.T) {
 		var sx, sy *recorder.Staging
 		require.NoError(t, r.Write(0, x, &sx, buf))
 		require.NoError(t, r.Write(0, y, &sy, buf))
-		k, err := r.NewKernel([]byte{1, 2, 3, 4}, recorder.PipelineDesc{Name: "axpy", Bindings: 2, Writes: 2, PushSize: 8})
+		axpy, err := shaders.Get("axpy")
+		require.NoError(t, err)
+		k, err := r.NewKernel(axpy.SPIRV, recorder.PipelineDesc{Name: "axpy", Bindings: 2, Writes: 2, PushSize: 8})
 		require.NoError(t, err)
 		push := make([]byte, 8)
 		binary.LittleEndian.PutUint32(push, math.Float32bits(2))

@@ -38,12 +38,13 @@
 // # SPIR-V validation
 //
 // NewPipeline hands the driver only a module that ValidateSPIRV accepts:
-// the structural CheckSPIRV, then the Khronos SPIR-V validator
-// (SPIRV-Tools, linked statically from Debian's spirv-tools package) for
-// the Vulkan version in use. Drivers do not validate SPIR-V; a module that
-// is whole but wrong crashes some of them. Building with the tag
-// vkc_nospirvtools, for platforms without the library, leaves only the
-// structural check.
+// the Khronos SPIR-V validator (SPIRV-Tools, linked statically from
+// Debian's spirv-tools package) for the Vulkan version in use. Drivers do
+// not validate SPIR-V; a module that is whole but wrong crashes some of
+// them. Callers read every module with package shaders first (structure,
+// bindings, push constants); the recorder does so for every kernel.
+// Building with the tag vkc_nospirvtools, for platforms without the
+// library, leaves only that structural reading.
 //
 // # Concurrency and lifetime
 //

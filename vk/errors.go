@@ -96,3 +96,12 @@ func check(call string, r Result) error {
 	}
 	return &Error{Call: call, Result: r}
 }
+
+// wholeWords refuses code that cannot be a SPIR-V module at all: not whole
+// 32-bit words, or shorter than the five-word header.
+func wholeWords(code []byte) error {
+	if len(code) < 20 || len(code)%4 != 0 {
+		return fmt.Errorf("%w: %d bytes (need a multiple of 4, at least 20)", ErrBadSPIRV, len(code))
+	}
+	return nil
+}

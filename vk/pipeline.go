@@ -8,7 +8,6 @@ package vk
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -41,69 +40,6 @@ type Pipeline struct {
 
 // Desc returns the interface the pipeline was built with.
 func (p *Pipeline) Desc() PipelineDesc { return p.desc }
-
-// SPIR-V opcodes CheckSPIRV follows to see that the module is whole.
-const (
-	spvOpEntryPoint  = 15
-	spvOpFunction    = 54
-	spvOpFunctionEnd = 56
-	spvOpLabel       = 248
-)
-
-// CheckSPIRV verifies that code is a whole SPIR-V module: whole words, the
-// magic number, a header, instructions that fit, every function closed and
-// every entry point a function with a body. Drivers do not validate SPIR-V
-// (lavapipe crashes on a module cut at an instruction boundary), so the
-// driver is not asked to parse garbage. It is quick and dependency-free;
-// ValidateSPIRV runs it first and then the Khronos validator, which checks
-// what a module means.
-func CheckSPIRV(code []byte) error {
-	if len(code) < 20 || len(code)%4 != 0 {
-		return fmt.Errorf("%w: %d bytes (need a multiple of 4, at least 20)", ErrBadSPIRV, len(code))
-	}
-	if m := binary.LittleEndian.Uint32(code); m != 0x07230203 {
-		return fmt.Errorf("%w: magic number 0x%08x", ErrBadSPIRV, m)
-	}
-	word := func(i int) uint32 { return binary.LittleEndian.Uint32(code[4*i:]) }
-	n := len(code) / 4
-	entries := map[uint32]bool{} // entry point function id -> has a body
-	var open uint32              // the function being read, 0 outside one
-	inFunction := false
-	for i := 5; i < n; {
-		count, op := int(word(i)>>16), word(i)&0xffff
-		if count == 0 || i+count > n {
-			return fmt.Errorf("%w: instruction at word %d (opcode %d) of %d words runs past the end (%d words)", ErrBadSPIRV, i, op, count, n)
-		}
-		switch {
-		case op == spvOpEntryPoint && count >= 3:
-			entries[word(i+2)] = false
-		case op == spvOpFunction && count >= 3:
-			if inFunction {
-				return fmt.Errorf("%w: function at word %d opens inside another", ErrBadSPIRV, i)
-			}
-			open, inFunction = word(i+2), true
-		case op == spvOpFunctionEnd:
-			if !inFunction {
-				return fmt.Errorf("%w: OpFunctionEnd at word %d outside a function", ErrBadSPIRV, i)
-			}
-			inFunction = false
-		case op == spvOpLabel && inFunction:
-			if _, ok := entries[open]; ok {
-				entries[open] = true
-			}
-		}
-		i += count
-	}
-	if inFunction {
-		return fmt.Errorf("%w: function %%%d not closed (module truncated?)", ErrBadSPIRV, open)
-	}
-	for id, body := range entries {
-		if !body {
-			return fmt.Errorf("%w: entry point %%%d has no function body (module truncated?)", ErrBadSPIRV, id)
-		}
-	}
-	return nil
-}
 
 // MaxSpecConstants is the most specialization constants one pipeline may set.
 const MaxSpecConstants = C.VKC_MAX_SPEC

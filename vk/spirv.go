@@ -43,18 +43,20 @@ const SPIRVValidator = "SPIRV-Tools"
 
 // ValidateSPIRV checks that code is a SPIR-V module that a Vulkan device of
 // apiVersion (as VK_MAKE_API_VERSION packs it; 0 means 1.1, what vk asks
-// for) may be given: CheckSPIRV's structural check, then the Khronos
-// SPIR-V validator (SPIRV-Tools' spvValidateBinary, linked statically from
-// the spirv-tools package) for the matching Vulkan target environment.
+// for) may be given, with the Khronos SPIR-V validator (SPIRV-Tools'
+// spvValidateBinary, linked statically from the spirv-tools package) for
+// the matching Vulkan target environment.
 // Drivers do not validate SPIR-V, and a module that is whole but wrong (an
 // access chain past a struct's members, say) crashes some of them; so
 // NewPipeline calls this before the driver sees a module. The error wraps
 // ErrBadSPIRV and carries the validator's message.
 //
 // Built with the tag vkc_nospirvtools, for platforms without the library,
-// only the structural check runs.
+// it checks only that code is whole words; callers read every module with
+// package shaders first (the recorder does), which refuses one that is not
+// whole.
 func ValidateSPIRV(code []byte, apiVersion uint32) error {
-	if err := CheckSPIRV(code); err != nil {
+	if err := wholeWords(code); err != nil {
 		return err
 	}
 	env, name := spirvEnv(apiVersion)

@@ -59,12 +59,12 @@ func TestErrorSentinels(t *testing.T) {
 	assert.Equal(t, "vkQueueSubmit: VK_ERROR_DEVICE_LOST", (&Error{Call: "vkQueueSubmit", Result: ErrorDeviceLostCode}).Error())
 }
 
-func TestCheckSPIRV(t *testing.T) {
-	assert.ErrorIs(t, CheckSPIRV([]byte("not spir-v at all!!!")), ErrBadSPIRV)
-	assert.ErrorIs(t, CheckSPIRV([]byte{1, 2, 3}), ErrBadSPIRV)
+func TestValidateSPIRVRefusesWhatIsNotWords(t *testing.T) {
+	assert.ErrorIs(t, ValidateSPIRV([]byte("not spir-v at all!!!"), 0), ErrBadSPIRV)
+	assert.ErrorIs(t, ValidateSPIRV([]byte{1, 2, 3}, 0), ErrBadSPIRV)
 	code, err := os.ReadFile("testdata/axpy.spv")
 	require.NoError(t, err)
-	assert.NoError(t, CheckSPIRV(code))
+	assert.NoError(t, ValidateSPIRV(code, 0))
 }
 
 func TestDeviceInfo(t *testing.T) {
