@@ -76,6 +76,11 @@ type Dispatch struct {
 	Groups   [3]uint32
 	Push     []byte
 	Barrier  bool
+	// Indirect, when not zero, holds the group counts (three uint32) at
+	// IndirectOffset, read when the command executes (vkCmdDispatchIndirect):
+	// Groups is then ignored, and the host may change them between replays.
+	Indirect       Memory
+	IndirectOffset uint64
 }
 
 // PipelineDesc is a compute kernel's interface: storage buffers at set 0,

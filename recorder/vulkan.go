@@ -301,6 +301,9 @@ func barrierOf(b Barrier) vk.Barrier {
 func (v *vulkanDevice) CmdDispatch(cb CommandBuffer, x *Dispatch) {
 	d := vk.Dispatch{Pipeline: v.pipes.get(uint64(x.Pipeline)), Set: v.sets.get(uint64(x.Set)),
 		Groups: x.Groups, Push: x.Push, Before: vk.BarrierAll, BarrierFirst: x.Barrier}
+	if x.Indirect != 0 {
+		d.Indirect, d.IndirectOffset = v.mems.get(uint64(x.Indirect)), x.IndirectOffset
+	}
 	v.d.CmdDispatch(v.cbs.get(uint64(cb)), &d)
 }
 

@@ -150,6 +150,7 @@ static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
 	LOAD(bindSets, "vkCmdBindDescriptorSets");
 	LOAD(pushConstants, "vkCmdPushConstants");
 	LOAD(dispatch, "vkCmdDispatch");
+	LOAD(dispatchIndirect, "vkCmdDispatchIndirect");
 	LOAD(barrier, "vkCmdPipelineBarrier");
 	LOAD(copyBuffer, "vkCmdCopyBuffer");
 	LOAD(fillBuffer, "vkCmdFillBuffer");
@@ -301,7 +302,8 @@ void vkc_destroy_query_pool(const vkc_fns *f, VkQueryPool p) { REFUSE; f->destro
 VkResult vkc_create_buffer(const vkc_fns *f, VkDeviceSize size, VkBuffer *out) {
 	REFUSE_R;
 	VkBufferCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
-		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+			VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE };
 	return f->createBuffer(f->dev, &ci, NULL, out);
 }
@@ -325,6 +327,8 @@ void vkc_unmap_memory(const vkc_fns *f, VkDeviceMemory m) { REFUSE; f->unmapMemo
 VkResult vkc_cmd_begin(const vkc_fns *f, vkc_cmd *c, VkCommandBufferUsageFlags flags) {
 	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	c->bound_pipeline = VK_NULL_HANDLE;
+	c->bound_layout = VK_NULL_HANDLE;
+	c->bound_push_size = 0;
 	c->bound_set = VK_NULL_HANDLE;
 	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = flags };
 	return f->begin(c->cb, &bi);
@@ -338,6 +342,8 @@ VkResult vkc_cmd_end(const vkc_fns *f, vkc_cmd *c) {
 VkResult vkc_cmd_reset(const vkc_fns *f, vkc_cmd *c) {
 	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	c->bound_pipeline = VK_NULL_HANDLE;
+	c->bound_layout = VK_NULL_HANDLE;
+	c->bound_push_size = 0;
 	c->bound_set = VK_NULL_HANDLE;
 	return f->reset(c->cb, 0);
 }
@@ -361,8 +367,17 @@ void vkc_cmd_dispatch(const vkc_fns *f, vkc_cmd *c) {
 		f->bindSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 0, NULL);
 		c->bound_set = c->set;
 	}
-	if (c->push_size) f->pushConstants(c->cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, c->push_size, c->push);
-	f->dispatch(c->cb, c->groups[0], c->groups[1], c->groups[2]);
+	// Push constants persist in the command buffer: the same bytes pushed
+	// with the same layout need not be pushed again.
+	if (c->push_size && (c->bound_layout != c->layout || c->bound_push_size != c->push_size ||
+			memcmp(c->bound_push, c->push, c->push_size) != 0)) {
+		f->pushConstants(c->cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, c->push_size, c->push);
+		c->bound_layout = c->layout;
+		c->bound_push_size = c->push_size;
+		memcpy(c->bound_push, c->push, c->push_size);
+	}
+	if (c->indirect) f->dispatchIndirect(c->cb, c->indirect, c->indirect_offset);
+	else f->dispatch(c->cb, c->groups[0], c->groups[1], c->groups[2]);
 }
 
 void vkc_cmd_copy(const vkc_fns *f, vkc_cmd *c, VkBuffer src, VkBuffer dst, VkDeviceSize src_off, VkDeviceSize dst_off, VkDeviceSize size) {

@@ -90,6 +90,7 @@ typedef struct vkc_fns {
 	PFN_vkCmdBindDescriptorSets bindSets;
 	PFN_vkCmdPushConstants pushConstants;
 	PFN_vkCmdDispatch dispatch;
+	PFN_vkCmdDispatchIndirect dispatchIndirect;
 	PFN_vkCmdPipelineBarrier barrier;
 	PFN_vkCmdCopyBuffer copyBuffer;
 	PFN_vkCmdFillBuffer fillBuffer;
@@ -162,6 +163,9 @@ typedef struct vkc_cmd {
 	VkCommandBuffer cb;
 	VkPipeline bound_pipeline;     // skip redundant binds within one recording
 	VkDescriptorSet bound_set;
+	VkPipelineLayout bound_layout; // the layout bound_push was pushed with
+	uint32_t bound_push_size;      // push constants in effect (0: none known)
+	uint8_t bound_push[256];
 	// scratch for vkc_cmd_dispatch
 	VkPipeline pipeline;
 	VkPipelineLayout layout;
@@ -169,6 +173,8 @@ typedef struct vkc_cmd {
 	uint32_t groups[3];
 	uint32_t push_size;
 	uint32_t barrier; // non-zero: record the barrier below before the dispatch
+	VkBuffer indirect;              // non-null: take the group counts from here
+	VkDeviceSize indirect_offset;
 	VkPipelineStageFlags src_stage, dst_stage;
 	VkAccessFlags src_access, dst_access;
 	uint8_t push[256];

@@ -86,7 +86,7 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 		return nil, err
 	}
 	if index < 0 || index >= len(pds) {
-		return nil, fmt.Errorf("vkc: device index %d out of range (have %d devices)", index, len(pds))
+		return nil, fmt.Errorf("vk: device index %d out of range (have %d devices)", index, len(pds))
 	}
 	pd := in.describe(index, pds[index])
 	family := -1
@@ -99,7 +99,7 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 		}
 	}
 	if family < 0 {
-		return nil, fmt.Errorf("vkc: device %d has no compute queue", index)
+		return nil, fmt.Errorf("vk: device %d has no compute queue", index)
 	}
 	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
 	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family), fns))); err != nil {

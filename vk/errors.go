@@ -10,18 +10,18 @@ import (
 var (
 	// ErrOutOfDeviceMemory: the device or host ran out of memory for a
 	// Vulkan object.
-	ErrOutOfDeviceMemory = errors.New("vkc: out of device memory")
+	ErrOutOfDeviceMemory = errors.New("vk: out of device memory")
 	// ErrDeviceLost: the device was lost; every later call fails with it.
-	ErrDeviceLost = errors.New("vkc: device lost")
+	ErrDeviceLost = errors.New("vk: device lost")
 	// ErrClosed: the object (device, buffer, stream, graph) was closed.
-	ErrClosed = errors.New("vkc: use of closed object")
+	ErrClosed = errors.New("vk: use of closed object")
 	// ErrNoLoader: libvulkan.so.1 could not be loaded.
-	ErrNoLoader = errors.New("vkc: Vulkan loader not found (install the libvulkan1 package)")
+	ErrNoLoader = errors.New("vk: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: the loader works but no Vulkan driver reports a device.
-	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
+	ErrNoDevice = errors.New("vk: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
 	// ErrBadSPIRV: bytes given as a shader are not a valid SPIR-V module:
 	// not SPIR-V at all, cut short, or refused by the SPIR-V validator.
-	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
+	ErrBadSPIRV = errors.New("vk: invalid SPIR-V module")
 )
 
 // Result is a VkResult code.

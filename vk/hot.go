@@ -70,6 +70,11 @@ type Dispatch struct {
 	Set      DescriptorSet
 	Groups   [3]uint32
 	Push     []byte
+	// Indirect, when set, holds the group counts (three uint32, as
+	// VkDispatchIndirectCommand) at IndirectOffset, read when the command
+	// executes; Groups is then ignored.
+	Indirect       *Block
+	IndirectOffset uint64
 	// Before is recorded ahead of the dispatch when BarrierFirst is set.
 	Before       Barrier
 	BarrierFirst bool
@@ -78,9 +83,9 @@ type Dispatch struct {
 // Misuse met while recording: the command is left out and End returns the
 // error (see CommandBuffer.err). Made once, so the check allocates nothing.
 var (
-	errDestroyedPipeline = fmt.Errorf("vkc: command records a destroyed pipeline: %w", ErrClosed)
-	errReleasedBlock     = fmt.Errorf("vkc: command records a released block: %w", ErrClosed)
-	errDestroyedQueries  = fmt.Errorf("vkc: command records a destroyed query pool: %w", ErrClosed)
+	errDestroyedPipeline = fmt.Errorf("vk: command records a destroyed pipeline: %w", ErrClosed)
+	errReleasedBlock     = fmt.Errorf("vk: command records a released block: %w", ErrClosed)
+	errDestroyedQueries  = fmt.Errorf("vk: command records a destroyed query pool: %w", ErrClosed)
 )
 
 // fail keeps the first misuse of a recording for End.
@@ -152,6 +157,11 @@ func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
 		cb.fail(errDestroyedPipeline)
 		return
 	}
+	if x.Indirect != nil && x.Indirect.released.Load() {
+		d.leave()
+		cb.fail(errReleasedBlock)
+		return
+	}
 	st := cb.state
 	st.pipeline = x.Pipeline.pipeline
 	st.layout = x.Pipeline.layout
@@ -159,6 +169,10 @@ func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
 	st.groups[0], st.groups[1], st.groups[2] = C.uint32_t(x.Groups[0]), C.uint32_t(x.Groups[1]), C.uint32_t(x.Groups[2])
 	n := copy(unsafe.Slice((*byte)(unsafe.Pointer(&st.push[0])), len(st.push)), x.Push)
 	st.push_size = C.uint32_t(n)
+	st.indirect, st.indirect_offset = nil, 0
+	if x.Indirect != nil {
+		st.indirect, st.indirect_offset = x.Indirect.cBuffer(), C.VkDeviceSize(x.IndirectOffset)
+	}
 	if x.BarrierFirst {
 		st.barrier = 1
 		st.src_stage, st.dst_stage = C.VkPipelineStageFlags(x.Before.SrcStage), C.VkPipelineStageFlags(x.Before.DstStage)

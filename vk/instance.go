@@ -86,7 +86,7 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 		ok := C.vkc_layer_available(gipa, name) != 0
 		C.free(unsafe.Pointer(name))
 		if !ok {
-			in.logger.Warn("vkc: validation requested but VK_LAYER_KHRONOS_validation is not installed (package vulkan-validationlayers)")
+			in.logger.Warn("vk: validation requested but VK_LAYER_KHRONOS_validation is not installed (package vulkan-validationlayers)")
 			want = false
 		}
 	}

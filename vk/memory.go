@@ -90,7 +90,7 @@ func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, uint32, error) 
 			}
 		}
 	}
-	return 0, 0, fmt.Errorf("vkc: no memory type for %d", use)
+	return 0, 0, fmt.Errorf("vk: no memory type for %d", use)
 }
 
 // AllocateBlock allocates memory of the given use and a buffer spanning it
@@ -98,7 +98,7 @@ func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, uint32, error) 
 // MapBlock maps a host-visible one.
 func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 	if size == 0 {
-		return nil, fmt.Errorf("vkc: zero-sized block")
+		return nil, fmt.Errorf("vk: zero-sized block")
 	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (d *Device) MapBlock(b *Block) error {
 		return nil
 	}
 	if !b.hostVis {
-		return fmt.Errorf("vkc: block is not host-visible")
+		return fmt.Errorf("vk: block is not host-visible")
 	}
 	var p unsafe.Pointer
 	if err := d.check("vkMapMemory", Result(C.vkc_map_memory(d.fns, b.mem, &p))); err != nil {

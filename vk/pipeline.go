@@ -52,13 +52,13 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 		return nil, ErrClosed // before the validator's work; enterUsable below decides
 	}
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("vkc: %d bindings (at most %d)", desc.Bindings, MaxBindings)
+		return nil, fmt.Errorf("vk: %d bindings (at most %d)", desc.Bindings, MaxBindings)
 	}
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
-		return nil, fmt.Errorf("vkc: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
+		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
 	if len(desc.Spec) > MaxSpecConstants {
-		return nil, fmt.Errorf("vkc: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
+		return nil, fmt.Errorf("vk: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
 	}
 	if err := ValidateSPIRV(code, d.api); err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ type DescriptorSet struct{ set C.VkDescriptorSet }
 // NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings buffers each.
 func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
 	if maxSets == 0 || maxSets > math.MaxUint32/MaxBindings {
-		return nil, fmt.Errorf("vkc: descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
+		return nil, fmt.Errorf("vk: descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
 	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err

@@ -192,6 +192,7 @@ type command struct {
 	dispatch *recorder.Dispatch // copied; Push owned
 	pipe     *pipeline
 	set      *descriptorSet
+	indirect *memory // the group counts, read when the command executes
 	barrier  bool
 	copySrc  *memory
 	copyDst  *memory
@@ -440,8 +441,9 @@ func (d *Device) MapMemory(h recorder.Memory) ([]byte, error) {
 }
 
 // hostAccess checks a flush or invalidate: pending work must not write the
-// bytes the host is handing over or taking.
-func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64) error {
+// bytes the host is handing over or taking, nor (for a flush: the host
+// wrote them) read them.
+func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64, hostWrote bool) error {
 	m, ok := lookup[*memory](d, call, uint64(h))
 	if !ok {
 		return fmt.Errorf("hostdev: %s of a stale handle", call)
@@ -452,18 +454,28 @@ func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64) er
 	if off+size > uint64(len(m.bytes)) || off+size < off {
 		d.misuse("%s: [%d,%d) past the page of %d bytes", call, off, off+size, len(m.bytes))
 	}
-	if m.pending > 0 && d.pendingWrites(span{m, off, off + size}) {
-		d.misuse("%s: host access to [%d,%d) while pending work writes it", call, off, off+size)
+	if m.pending > 0 && d.pendingUse(span{m, off, off + size}, hostWrote) {
+		d.misuse("%s: host access to [%d,%d) while pending work uses it", call, off, off+size)
 	}
 	return nil
 }
 
-// pendingWrites reports whether a pending submission writes s.
-func (d *Device) pendingWrites(s span) bool {
+// pendingUse reports whether a pending submission writes s, or with reads
+// set reads it.
+func (d *Device) pendingUse(s span, reads bool) bool {
 	for _, sub := range d.queue {
 		for i := range sub.cb.cmds {
-			for _, w := range d.writesOf(&sub.cb.cmds[i]) {
+			c := &sub.cb.cmds[i]
+			for _, w := range d.writesOf(c) {
 				if w.overlaps(s) {
+					return true
+				}
+			}
+			if !reads {
+				continue
+			}
+			for _, r := range d.readsOf(c) {
+				if r.overlaps(s) {
 					return true
 				}
 			}
@@ -479,7 +491,7 @@ func (d *Device) FlushMemory(h recorder.Memory, off, size uint64) error {
 	if err := d.enter(FlushMemory); err != nil {
 		return err
 	}
-	return d.hostAccess("FlushMemory", h, off, size)
+	return d.hostAccess("FlushMemory", h, off, size, true)
 }
 
 // InvalidateMemory checks the host's read (memory is coherent).
@@ -489,7 +501,7 @@ func (d *Device) InvalidateMemory(h recorder.Memory, off, size uint64) error {
 	if err := d.enter(InvalidateMemory); err != nil {
 		return err
 	}
-	return d.hostAccess("InvalidateMemory", h, off, size)
+	return d.hostAccess("InvalidateMemory", h, off, size, false)
 }
 
 // FreeMemory frees a page that no pending work uses.
@@ -792,19 +804,39 @@ func (d *Device) CmdDispatch(h recorder.CommandBuffer, x *recorder.Dispatch) {
 	if len(s.ranges) != p.desc.Bindings {
 		d.misuse("CmdDispatch: set names %d ranges, pipeline %q has %d bindings", len(s.ranges), p.desc.Name, p.desc.Bindings)
 	}
-	for i, g := range x.Groups {
-		if g == 0 || g > d.info.Limits.MaxComputeWorkGroupCount[i] {
-			d.misuse("CmdDispatch: group counts %v", x.Groups)
+	var indirect *memory
+	if x.Indirect != 0 {
+		m, ok := lookup[*memory](d, "CmdDispatch", uint64(x.Indirect))
+		if !ok {
+			return
 		}
+		if x.IndirectOffset%4 != 0 || x.IndirectOffset+12 > uint64(len(m.bytes)) {
+			d.misuse("CmdDispatch: indirect command at %d of a page of %d bytes", x.IndirectOffset, len(m.bytes))
+			return
+		}
+		indirect = m
+	} else {
+		d.checkGroups("CmdDispatch", x.Groups)
 	}
 	copied := *x
 	copied.Push = append([]byte(nil), x.Push...)
 	if x.Barrier {
 		cb.cmds = append(cb.cmds, command{barrier: true})
 	}
-	cb.cmds = append(cb.cmds, command{dispatch: &copied, pipe: p, set: s})
+	cb.cmds = append(cb.cmds, command{dispatch: &copied, pipe: p, set: s, indirect: indirect})
 	s.bound++
 	p.uses++
+}
+
+// checkGroups reports group counts outside the device's limits (zero is
+// allowed: Vulkan dispatches nothing).
+func (d *Device) checkGroups(call string, g [3]uint32) {
+	for i, n := range g {
+		if n > d.info.Limits.MaxComputeWorkGroupCount[i] {
+			d.misuse("%s: group counts %v above the limits %v", call, g, d.info.Limits.MaxComputeWorkGroupCount)
+			return
+		}
+	}
 }
 
 // CmdBarrier records a barrier.
@@ -905,6 +937,7 @@ func (d *Device) memoriesOf(cb *commandBuffer) []*memory {
 		c := &cb.cmds[i]
 		addMem(c.copySrc)
 		addMem(c.copyDst)
+		addMem(c.indirect)
 		if c.set != nil {
 			for _, r := range c.set.ranges {
 				m, _ := d.objects[uint64(r.Memory)].(*memory)
@@ -1071,6 +1104,10 @@ func (d *Device) readsOf(c *command) []span {
 		return []span{{c.copySrc, c.srcOff, c.srcOff + c.size}}
 	case c.dispatch != nil:
 		var out []span
+		if c.indirect != nil {
+			off := c.dispatch.IndirectOffset
+			out = append(out, span{c.indirect, off, off + 12})
+		}
 		for i, r := range c.set.ranges {
 			if c.pipe.desc.Writes&(1<<uint(i)) == 0 {
 				if m, ok := d.objects[uint64(r.Memory)].(*memory); ok {
@@ -1120,7 +1157,18 @@ func (d *Device) execute(cb *commandBuffer) {
 			copy(c.copyDst.bytes[c.dstOff:c.dstOff+c.size], c.copySrc.bytes[c.srcOff:c.srcOff+c.size])
 		case c.dispatch != nil:
 			d.hazard(c)
-			inv := &Invocation{Groups: c.dispatch.Groups, Local: c.pipe.local, Push: c.dispatch.Push}
+			groups := c.dispatch.Groups
+			if c.indirect != nil {
+				off := c.dispatch.IndirectOffset
+				for i := range groups {
+					groups[i] = getWord(c.indirect.bytes[off:], uint32(i))
+				}
+				d.checkGroups("execute", groups)
+				if groups[0] == 0 || groups[1] == 0 || groups[2] == 0 {
+					continue // Vulkan dispatches nothing
+				}
+			}
+			inv := &Invocation{Groups: groups, Local: c.pipe.local, Push: c.dispatch.Push}
 			for _, r := range c.set.ranges {
 				m, ok := d.objects[uint64(r.Memory)].(*memory)
 				if !ok {
