@@ -76,6 +76,32 @@ type Binding struct {
 	// contents (like Axpy's y): the binding is then an input too. A binding
 	// that is not written is always read.
 	Read bool
+	// Extent, on a written binding, says the launch writes only a prefix
+	// of the claim whose length a device value decides when it runs; the
+	// zero Extent means the whole claim.
+	Extent Extent
+}
+
+// Extent is a written prefix whose length is known only when the work
+// runs: Scale bytes per unit of the uint32 the host keeps at Param (a
+// dynamic length), at most the claim.
+type Extent struct {
+	Param alloc.Claim
+	Scale uint64
+}
+
+// Dynamic reports whether the extent depends on a device value.
+func (e Extent) Dynamic() bool { return e.Scale != 0 }
+
+// Prefix is the part of c written when the value at e.Param is n.
+func (e Extent) Prefix(c alloc.Claim, n uint32) alloc.Claim {
+	if !e.Dynamic() {
+		return c
+	}
+	if size := e.Scale * uint64(n); size < c.Size {
+		c.Size = size
+	}
+	return c
 }
 
 // Reads reports whether the launch reads the binding's old contents.
@@ -106,10 +132,13 @@ type StreamCapture struct {
 	recordedAt map[alloc.ClaimKey]int
 
 	// steps is every Record call in order, flat: the number of claims read,
-	// the number written, then their indexes into recorded. inputs marks
-	// the claims whose first access was a read.
-	steps  []int32
-	inputs []bool
+	// the number written, the indexes of those read into recorded, then for
+	// each written claim its index and the index of its extent in extents
+	// (-1: the whole claim). inputs marks the claims whose first access was
+	// a read.
+	steps   []int32
+	extents []Extent
+	inputs  []bool
 
 	host   []alloc.Claim
 	hostAt map[alloc.ClaimKey]struct{}
@@ -131,6 +160,7 @@ func (c *StreamCapture) drop() {
 	c.recorded = c.recorded[:0]
 	clear(c.recordedAt)
 	c.steps = c.steps[:0]
+	c.extents = c.extents[:0]
 	c.inputs = c.inputs[:0]
 	c.host = c.host[:0]
 	clear(c.hostAt)
@@ -247,7 +277,12 @@ func (c *StreamCapture) Record(bindings ...Binding) {
 	}
 	for _, b := range bindings {
 		if b.Write {
-			c.steps = append(c.steps, c.index(b))
+			extent := int32(-1)
+			if b.Extent.Dynamic() {
+				extent = int32(len(c.extents))
+				c.extents = append(c.extents, b.Extent)
+			}
+			c.steps = append(c.steps, c.index(b), extent)
 			c.steps[head+1]++
 		}
 	}
@@ -280,6 +315,7 @@ func (c *StreamCapture) TakeRecorded() []Binding {
 	c.recorded = c.recorded[:0]
 	clear(c.recordedAt)
 	c.steps = c.steps[:0]
+	c.extents = c.extents[:0]
 	c.inputs = c.inputs[:0]
 	return taken
 }

@@ -32,9 +32,11 @@ type Sealed struct {
 }
 
 // Step is one recorded launch or copy: indexes into Sealed.Touched of the
-// claims it read and of those it wrote.
+// claims it read and of those it wrote. Extents, when not nil, holds for
+// each write its extent (the zero Extent: the whole claim).
 type Step struct {
 	Reads, Writes []int32
+	Extents       []Extent
 }
 
 // Seal closes the window on behalf of caller and turns what it recorded into
@@ -81,7 +83,7 @@ func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
 // Sealed for owner.
 func (c *StreamCapture) drainSealed(owner uint64) Sealed {
 	sealed := Sealed{Owner: owner, Host: c.TakeRetainedHost()}
-	sealed.Steps = decodeSteps(c.steps)
+	sealed.Steps = decodeSteps(c.steps, c.extents)
 	inputs := append([]bool(nil), c.inputs...)
 	recorded := c.TakeRecorded()
 	if len(recorded) == 0 {
@@ -100,19 +102,32 @@ func (c *StreamCapture) drainSealed(owner uint64) Sealed {
 	return sealed
 }
 
-// decodeSteps turns the flat step encoding (reads, writes, indexes...) into
-// Steps whose index slices share one array.
-func decodeSteps(flat []int32) []Step {
+// decodeSteps turns the flat step encoding into Steps whose index slices
+// share one array.
+func decodeSteps(flat []int32, extents []Extent) []Step {
 	if len(flat) == 0 {
 		return nil
 	}
-	data := append([]int32(nil), flat...)
+	var data []int32
 	var steps []Step
-	for i := 0; i < len(data); {
-		r, w := int(data[i]), int(data[i+1])
+	for i := 0; i < len(flat); {
+		r, w := int(flat[i]), int(flat[i+1])
 		i += 2
-		steps = append(steps, Step{Reads: data[i : i+r : i+r], Writes: data[i+r : i+r+w : i+r+w]})
-		i += r + w
+		start := len(data)
+		data = append(data, flat[i:i+r]...)
+		i += r
+		var ext []Extent
+		for j := 0; j < w; j++ {
+			data = append(data, flat[i])
+			if e := flat[i+1]; e >= 0 {
+				if ext == nil {
+					ext = make([]Extent, w)
+				}
+				ext[j] = extents[e]
+			}
+			i += 2
+		}
+		steps = append(steps, Step{Reads: data[start : start+r : start+r], Writes: data[start+r : start+r+w : start+r+w], Extents: ext})
 	}
 	return steps
 }
