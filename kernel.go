@@ -53,16 +53,21 @@ type Kernel struct {
 	closed bool
 }
 
-// Name is the kernel's name.
-func (k *Kernel) Name() string { return k.name }
+// Name is the kernel's name ("" for a nil Kernel).
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
 
 // LoadKernel checks a user kernel against its description and builds it.
 // Bytes that are not SPIR-V, bindings or push constants that do not match
 // the module, or push constants above the device limit are errors here,
 // never a crash at launch.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
-	if d.isClosed() {
-		return nil, ErrClosed
+	if err := d.usable(); err != nil {
+		return nil, err
 	}
 	if err := vk.CheckSPIRV(spec.SPIRV); err != nil {
 		return nil, err
@@ -195,8 +200,8 @@ func (b *Buffer[T]) arg() *bufferCore {
 // Launch records the kernel on stream s with the given group counts, push
 // constants (exactly the described size) and buffers, in binding order.
 func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) error {
-	if k == nil {
-		return fmt.Errorf("vkc: nil kernel")
+	if k == nil || k.pipe == nil {
+		return fmt.Errorf("vkc: nil kernel (use Device.LoadKernel)")
 	}
 	k.mu.RLock()
 	defer k.mu.RUnlock()
