@@ -2,6 +2,7 @@ package vkc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -65,7 +66,7 @@ func newCore(d *Device, n int) (*bufferCore, error) {
 	}
 	c, err := d.rec.Alloc(alloc.DeviceLocal, bytes)
 	if err != nil {
-		return nil, err
+		return nil, closedAs(err)
 	}
 	d.rec.Ledger().Taint([]alloc.Claim{c}, errNeverWritten)
 	b := newBufferCore(d, c, n)
@@ -272,8 +273,17 @@ func (c *bufferCore) free() error {
 	c.mu.Unlock()
 	err := c.dev.rec.Quiesce(slots)
 	c.dev.rec.ReleaseStaging(c.staging)
-	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil {
-		err = ferr
+	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
+		err = ferr // a closed allocator went with the device, and the claim with it
+	}
+	return err
+}
+
+// closedAs reports the allocator's closed error, which a call racing
+// Device.Close meets past its own closed check, as ErrClosed.
+func closedAs(err error) error {
+	if errors.Is(err, alloc.ErrClosed) && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	return err
 }

@@ -180,7 +180,7 @@ func (d *Device) sumKernel() string {
 func (d *Device) temp(n int) (*bufferCore, error) {
 	c, err := d.rec.Alloc(alloc.DeviceLocal, uint64(n)*elemSize)
 	if err != nil {
-		return nil, err
+		return nil, closedAs(err)
 	}
 	return newBufferCore(d, c, n), nil
 }
