@@ -397,3 +397,39 @@ func isolated(t *testing.T) bool {
 	require.True(t, strings.Contains(string(out), "--- PASS: "+t.Name()), "the child did not pass:\n%s", out)
 	return false
 }
+
+// Kernel.Close racing Device.Close: both want to destroy the pipeline.
+// It is destroyed exactly once, before the device, whichever comes first;
+// neither call fails, nothing stays alive and the layer is silent.
+func TestAttackKernelCloseRacingDeviceClose(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	spec := affineSpec(t)
+	for round := range 15 {
+		dev, err := Open(WithValidation(true))
+		require.NoError(t, err)
+		ks := make([]*Kernel, 4)
+		for i := range ks {
+			ks[i], err = dev.LoadKernel(spec)
+			require.NoError(t, err)
+		}
+		big, err := NewBuffer[float32](dev, 4<<20)
+		require.NoError(t, err)
+		require.NoError(t, Fill(dev.NewStream(), big, 1)) // pending: closes wait for it
+		start := make(chan struct{})
+		errs := make(chan error, len(ks))
+		for _, k := range ks {
+			go func() {
+				<-start
+				errs <- k.Close()
+			}()
+		}
+		close(start)
+		require.NoError(t, dev.Close(), "round %d", round)
+		for range ks {
+			require.NoError(t, <-errs, "round %d", round)
+		}
+		closeAndCheck(t, dev)
+	}
+}

@@ -92,6 +92,11 @@ type Device struct {
 	buffers map[*bufferCore]struct{} // live buffers, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
 	user    map[*Kernel]struct{}     // user kernels, destroyed at Close
+	// destroying counts Kernel.Close calls destroying a pipeline they took
+	// out of user: Close waits for them before it tears the device down.
+	// Add happens under mu while user still held the kernel, so before
+	// Close takes user and waits.
+	destroying sync.WaitGroup
 }
 
 // Open opens a device: WithDevice or VKC_DEVICE chooses it, else the best.
@@ -262,6 +267,7 @@ func (d *Device) Close() error {
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
 	d.mu.Unlock()
+	d.destroying.Wait()
 	var errs []error
 	for g := range graphs {
 		if err := g.close(); err != nil && !errors.Is(err, ErrDeviceLost) {

@@ -268,7 +268,8 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 
 // Close destroys a user kernel after the work using it; graphs that
 // recorded it must be closed first. Idempotent; built-in kernels live
-// until the device closes.
+// until the device closes. Racing Device.Close, the pipeline is destroyed
+// once, by whichever takes it first, and before the device.
 func (k *Kernel) Close() error {
 	if k == nil || !k.user {
 		return nil
@@ -280,8 +281,17 @@ func (k *Kernel) Close() error {
 	if closed {
 		return nil
 	}
-	k.dev.mu.Lock()
-	delete(k.dev.user, k)
-	k.dev.mu.Unlock()
-	return k.dev.rec.DestroyPipeline(k.pipe)
+	d := k.dev
+	d.mu.Lock()
+	_, mine := d.user[k]
+	if mine {
+		delete(d.user, k)
+		d.destroying.Add(1)
+	}
+	d.mu.Unlock()
+	if !mine {
+		return nil // Device.Close took it and destroys it
+	}
+	defer d.destroying.Done()
+	return d.rec.DestroyPipeline(k.pipe)
 }

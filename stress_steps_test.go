@@ -43,14 +43,19 @@ type stressShared struct {
 	kernel    *Kernel
 	input     *Buffer[float32]
 	inputData []float32
+	// spares are kernels loaded ahead, each launched and closed once by
+	// the "kernel closed" step (so a test can race Kernel.Close without
+	// racing LoadKernel).
+	spares chan *Kernel
 }
 
-// newStressShared loads affine and uploads the shared input. It also
+// newStressShared loads affine (and spares more of it) and uploads the
+// shared input. It also
 // grows the host staging pool once (a capture of a host write), as a
 // program's first captures do: a new page needed while another slot
 // records fails with ErrAllocInCapture, which awaits its fix
 // (TestAttackAllocationOnOtherSlotDuringWindow).
-func newStressShared(dev *Device, spec KernelSpec) (*stressShared, error) {
+func newStressShared(dev *Device, spec KernelSpec, spares int) (*stressShared, error) {
 	if err := warmStaging(dev); err != nil {
 		return nil, err
 	}
@@ -63,7 +68,15 @@ func newStressShared(dev *Device, spec KernelSpec) (*stressShared, error) {
 	if err != nil {
 		return nil, errors.Join(err, k.Close())
 	}
-	return &stressShared{spec: spec, kernel: k, input: in, inputData: data}, nil
+	sh := &stressShared{spec: spec, kernel: k, input: in, inputData: data, spares: make(chan *Kernel, spares)}
+	for range spares {
+		k, err := dev.LoadKernel(spec)
+		if err != nil {
+			return nil, errors.Join(err, sh.close())
+		}
+		sh.spares <- k
+	}
+	return sh, nil
 }
 
 // warmStaging captures a host write, so the upload pool holds a page
@@ -80,7 +93,18 @@ func warmStaging(dev *Device) error {
 	return errors.Join(g.Close(), b.Close())
 }
 
-func (sh *stressShared) close() error { return errors.Join(sh.input.Close(), sh.kernel.Close()) }
+// close closes the input, the kernel and the spares left.
+func (sh *stressShared) close() error {
+	err := errors.Join(sh.input.Close(), sh.kernel.Close())
+	for {
+		select {
+		case k := <-sh.spares:
+			err = errors.Join(err, k.Close())
+		default:
+			return err
+		}
+	}
+}
 
 // stressWorker is one goroutine's share of a stress test.
 type stressWorker struct {
@@ -108,6 +132,7 @@ var stressSteps = []stressStep{
 	{name: "matrices", run: (*stressWorker).matrices},
 	{name: "user kernel load, launch, close", run: (*stressWorker).userKernel, loads: true},
 	{name: "shared kernel and input", run: (*stressWorker).sharedKernel},
+	{name: "kernel launched and closed", run: (*stressWorker).spareKernel},
 	{name: "capture and replays", run: (*stressWorker).captureReplay},
 	{name: "capture window step by step", run: (*stressWorker).manualWindow},
 	{name: "queries, flush and sync", run: (*stressWorker).queries},
@@ -548,6 +573,30 @@ func (w *stressWorker) sharedKernel() (err error) {
 		return err
 	}
 	return w.readExpect("shared input", sh.input, sh.inputData)
+}
+
+// spareKernel launches a spare kernel over the shared input, checks the
+// result and closes the kernel; with no spare left it is sharedKernel.
+func (w *stressWorker) spareKernel() (err error) {
+	var k *Kernel
+	select {
+	case k = <-w.shared.spares:
+	default:
+		return w.sharedKernel()
+	}
+	var o owned
+	defer o.closeAll(w, &err)
+	o = append(o, k)
+	sh := w.shared
+	n := len(sh.inputData)
+	y, err := w.alloc(&o, n)
+	if err != nil {
+		return err
+	}
+	if err := w.call(k.Launch(w.s, [3]uint32{ceilDiv(n, 64), 1, 1}, affinePush(2, 2, uint32(n)), sh.input, y)); err != nil {
+		return err
+	}
+	return w.readExpect("spare kernel", y, affineRef(2, 2, sh.inputData))
 }
 
 // captureReplay captures a host write, an Axpy and a shared-kernel launch,

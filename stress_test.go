@@ -91,7 +91,7 @@ func TestStressGCPressure(t *testing.T) {
 		dev, err := Open(WithValidation(true))
 		tally.calls.Add(1)
 		require.NoError(t, err)
-		sh, err := newStressShared(dev, spec)
+		sh, err := newStressShared(dev, spec, 1)
 		require.NoError(t, err)
 		w := &stressWorker{dev: dev, s: dev.NewStream(), r: rng(53, round), shared: sh, tally: &tally}
 		for op := range numElementwise {
@@ -124,7 +124,7 @@ func TestStressConcurrentHammer(t *testing.T) {
 	// FromSlice writes on: a capture on a slot refuses its neighbours.
 	dev, err := Open(WithValidation(true), WithStreams(workers+1))
 	require.NoError(t, err)
-	sh, err := newStressShared(dev, affineSpec(t))
+	sh, err := newStressShared(dev, affineSpec(t), 16)
 	require.NoError(t, err)
 	rounds := scaled(300, 3000)
 	var tally stressTally
@@ -175,7 +175,7 @@ func TestStressDeviceCloseRace(t *testing.T) {
 	for round := range rounds {
 		dev, err := Open(WithValidation(true), WithStreams(len(steps)+1))
 		require.NoError(t, err)
-		sh, err := newStressShared(dev, spec)
+		sh, err := newStressShared(dev, spec, 64)
 		require.NoError(t, err)
 		stopped := make([]error, len(steps))
 		ready := make(chan struct{}, len(steps))
