@@ -87,7 +87,7 @@ func TestAttackCrossStreamReadOfPendingWork(t *testing.T) {
 			want := capAxpy(1, xs, ys)
 
 			require.NoError(t, Axpy(a, 1, x, y)) // recorded on A, not submitted
-			requireNotStale(t, b, y, want, ys)
+			requireNotStale(t, b, y, want, ys, "the bytes from before the pending launch")
 
 			g, err := a.Capture(func(s *Stream) error { return Axpy(s, 1, x, y) })
 			require.NoError(t, err)
@@ -95,22 +95,22 @@ func TestAttackCrossStreamReadOfPendingWork(t *testing.T) {
 			before := capAxpy(2, xs, ys)
 			require.Equal(t, before, capReadOn(t, a, y))
 			require.NoError(t, g.Replay()) // submitted on A, not waited for
-			requireNotStale(t, b, y, capAxpy(3, xs, ys), before)
+			requireNotStale(t, b, y, capAxpy(3, xs, ys), before, "the bytes from before the pending replay")
 			require.NoError(t, g.Close())
 		})
 	}
 }
 
-// requireNotStale reads buf on s: the read returns want (it waited for the
-// pending work) or fails with ErrUnwritten; never the stale bytes.
-func requireNotStale(t *testing.T, s *Stream, buf *Buffer[float32], want, stale []float32) {
+// requireNotStale reads buf on s: the read returns want or fails with
+// ErrUnwritten; never the stale bytes, which staleWhat describes.
+func requireNotStale(t *testing.T, s *Stream, buf *Buffer[float32], want, stale []float32, staleWhat string) {
 	t.Helper()
 	got, err := buf.ReadOn(context.Background(), s)
 	if err != nil {
 		require.ErrorIs(t, err, ErrUnwritten)
 		return
 	}
-	require.NotEqual(t, stale, got, "the read returned the bytes from before the pending work")
+	require.NotEqual(t, stale, got, "the read returned %s", staleWhat)
 	require.Equal(t, want, got)
 }
 
@@ -348,4 +348,47 @@ func TestChainPastLastMemberRewritesOnlyTheChains(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, diff, "one word in each of affine's two storage-buffer access chains")
+}
+
+// The property test without its restrictions: reads of buffers that work
+// pending on another slot writes, replays whose inputs are unwritten, and
+// no wait for the device after a fence wait failed. Every read must still
+// return exactly what completed work wrote (the pending work's bytes, if
+// the read waits for it) or fail with ErrUnwritten.
+func TestAttackPropertyCrossSlotReadsAndTaintedReplays(t *testing.T) {
+	seeds, steps := scaled(20, 200), scaled(800, 2000)
+	var total propTest
+	for seed := range seeds {
+		total.add(runProperty(t, seed, steps, propOptions{crossSlotReads: true, taintedReplays: true, lateFailedWork: true}))
+	}
+	total.log(t, seeds)
+}
+
+// A submission whose fence wait failed (without device loss) may still
+// run: the recorder keeps it until Close and taints what it writes. A host
+// write of that buffer afterwards, and a read once the queue has moved on,
+// must return what the write wrote (the write waited for the failed work)
+// or fail with ErrUnwritten; the late work's bytes must not come back as
+// valid. Here a large fill ahead of it in the same submission keeps the
+// failed work pending while the host writes.
+func TestAttackLateWorkOfFailedFenceWait(t *testing.T) {
+	dev, fd := openFaulty(t)
+	s, other := dev.NewStream(), dev.NewStream()
+	const n = 64
+	big := scratch[float32](t, dev, 16<<20)
+	y := capBuffer(t, dev, capRamp(n, 0, 0))
+	require.NoError(t, Fill(s, big, 1))
+	require.NoError(t, Fill(s, y, 66))
+	cause := fenceFailure()
+	fd.failNext(callWaitFence, 1, cause)
+	require.ErrorIs(t, s.Sync(context.Background()), cause)
+	capRequireUnwritten(t, s, y, cause)
+
+	want := capRamp(n, 1, 1)
+	require.NoError(t, y.WriteOn(s, want))
+	// Work submitted after the failed submission completes after it too.
+	z := capBuffer(t, dev, capRamp(n, 0, 0))
+	require.NoError(t, Fill(other, z, 2))
+	require.NoError(t, other.Sync(context.Background()))
+	requireNotStale(t, s, y, want, capRamp(n, 66, 0), "the bytes of the failed submission, which ran after the write")
 }
