@@ -392,3 +392,32 @@ func TestAttackLateWorkOfFailedFenceWait(t *testing.T) {
 	require.NoError(t, other.Sync(context.Background()))
 	requireNotStale(t, s, y, want, capRamp(n, 66, 0), "the bytes of the failed submission, which ran after the write")
 }
+
+// Device.Close can run between EndCapture's (or AbortCapture's) closed
+// check and its slot lock: the recorder's Close has then destroyed the slot
+// and freed the window's command buffer, and the call, which does not check
+// the recorder again, dereferences it (a nil *vk.CommandBuffer). Calling
+// the recorder's Close directly stands for that interleaving; both calls
+// must return ErrClosed.
+func TestAttackWindowCallsAfterRecorderClose(t *testing.T) {
+	for _, call := range []string{"EndCapture", "AbortCapture"} {
+		t.Run(call, func(t *testing.T) {
+			dev := openTest(t)
+			s := dev.NewStream()
+			x, y := capBuffer(t, dev, capRamp(16, 1, 1)), capBuffer(t, dev, capRamp(16, 0, 0))
+			step := func(s *Stream) error { return Axpy(s, 1, x, y) }
+			capWarmAndBegin(t, s, step)
+			require.NoError(t, step(s))
+			require.NoError(t, dev.rec.Close())
+			var err error
+			require.NotPanics(t, func() {
+				if call == "EndCapture" {
+					_, err = s.EndCapture()
+				} else {
+					err = s.AbortCapture()
+				}
+			})
+			require.ErrorIs(t, err, ErrClosed)
+		})
+	}
+}
