@@ -155,6 +155,7 @@ func runProperty(t *testing.T, seed, steps int, opts propOptions) *propTest {
 		require.NoError(t, b.b.Close())
 	}
 	require.NoError(t, k.Close())
+	closeAndCheck(t, dev) // now, not at the test's end: a soak runs hundreds
 	return p
 }
 
@@ -672,6 +673,6 @@ func (p *propTest) add(o *propTest) {
 }
 
 func (p *propTest) log(t *testing.T, seeds int) {
-	t.Logf("property: %d programs, %d steps: %d launches, %d replays, %d injected failures, %d reads checked (%d of work pending on another slot); every device closed with no live object and no validation message (openTest checks)",
+	t.Logf("property: %d programs, %d steps: %d launches, %d replays, %d injected failures, %d reads checked (%d of work pending on another slot); every device closed with no live object and no validation message (closeAndCheck)",
 		seeds, p.steps, p.launches, p.replays, p.faults, p.checks, p.relaxedReads)
 }

@@ -747,11 +747,11 @@ func (w *stressWorker) manualWindow() (err error) {
 	}
 	_, err = y.ReadOn(ctx, s)
 	w.tally.checks.Add(1)
-	if w.call(err) != nil && errors.Is(err, ErrClosed) {
-		return err
-	}
-	if err == nil || !errors.Is(err, ErrUnwritten) {
-		return fmt.Errorf("read after an aborted window: %v, want ErrUnwritten", err)
+	switch {
+	case w.call(err) == nil:
+		return errors.New("read after an aborted window succeeded, want ErrUnwritten")
+	case !errors.Is(err, ErrUnwritten):
+		return fmt.Errorf("read after an aborted window: %w (want ErrUnwritten)", err)
 	}
 	return nil
 }
