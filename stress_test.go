@@ -80,7 +80,7 @@ func TestStressGCPressure(t *testing.T) {
 	defer debug.SetGCPercent(old)
 	before := runtime.NumGoroutine()
 	stop := churn()
-	rounds := scaled(20, 300)
+	rounds := scaled(10, 300)
 	spec := affineSpec(t)
 	var tally stressTally
 	var live, messages int64
