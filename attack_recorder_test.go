@@ -1,7 +1,7 @@
-// These attacks await fixes below the root package (the recorder's taint,
-// capture and lifetime rules, a device close that waits for a LoadKernel in
-// flight, and SPIR-V validation before the driver sees a module); each fails
-// on the code it was written against and asserts what the fix must make true.
+// These attacks await the recorder fixes (its taint, capture and lifetime
+// rules), a device close that waits for a LoadKernel in flight, and SPIR-V
+// validation before the driver sees a module: each TestAttack here fails on
+// the code it was written against and asserts what the fix must make true.
 
 package vkc
 
