@@ -2,7 +2,6 @@ package vkc
 
 import (
 	"context"
-	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -368,16 +367,6 @@ func TestAttackCapturePanicInRecordedRun(t *testing.T) {
 	capRequireUnwritten(t, s, y, ErrCaptureState)
 	require.Equal(t, capRamp(16, 1, 1), capReadOn(t, s, x))
 	requireSlotIdle(t, s)
-}
-
-// errorsIsAny reports whether err matches one of targets.
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }
 
 // isolated runs the calling test in a child process when what it attacks
