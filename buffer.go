@@ -2,7 +2,9 @@ package vkc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -43,22 +45,28 @@ func newBufferCore(d *Device, c alloc.Claim, n int) *bufferCore {
 type Buffer[T Element] struct{ core *bufferCore }
 
 func newCore(d *Device, n int) (*bufferCore, error) {
-	if d == nil {
-		return nil, fmt.Errorf("vkc: nil device")
+	if !d.opened() {
+		return nil, errNilDevice
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("vkc: buffer length %d (must be positive)", n)
 	}
-	bytes := uint64(n) * elemSize
-	if limit := uint64(d.info.Limits.MaxStorageBufferRange); limit > 0 && bytes > limit {
-		return nil, fmt.Errorf("vkc: buffer of %d elements (%d bytes) exceeds maxStorageBufferRange %d: %w", n, bytes, limit, alloc.ErrTooLarge)
+	// Compare element counts, not byte sizes: n*elemSize can overflow 64
+	// bits and wrap to a size every limit accepts.
+	limit := uint64(d.info.Limits.MaxStorageBufferRange)
+	if limit == 0 {
+		limit = math.MaxUint64
 	}
+	if uint64(n) > limit/elemSize {
+		return nil, fmt.Errorf("vkc: buffer of %d elements of %d bytes exceeds maxStorageBufferRange (%d bytes): %w", n, elemSize, limit, alloc.ErrTooLarge)
+	}
+	bytes := uint64(n) * elemSize
 	if d.isClosed() {
 		return nil, ErrClosed
 	}
 	c, err := d.rec.Alloc(alloc.DeviceLocal, bytes)
 	if err != nil {
-		return nil, err
+		return nil, closedAs(err)
 	}
 	d.rec.Taint([]alloc.Claim{c}, errNeverWritten)
 	b := newBufferCore(d, c, n)
@@ -201,10 +209,14 @@ func (b *Buffer[T]) Read(ctx context.Context) ([]T, error) {
 }
 
 // ReadOn returns the buffer's contents after stream s's work completes. It
-// fails with ErrUnwritten when no executed work wrote the bytes.
+// fails with ErrUnwritten when no executed work wrote the bytes. A nil ctx
+// is an error.
 func (b *Buffer[T]) ReadOn(ctx context.Context, s *Stream) ([]T, error) {
 	if err := b.valid(); err != nil {
 		return nil, err
+	}
+	if ctx == nil {
+		return nil, errNilContext
 	}
 	out := make([]T, b.core.n)
 	if err := b.ReadInto(ctx, s, out); err != nil {
@@ -217,6 +229,9 @@ func (b *Buffer[T]) ReadOn(ctx context.Context, s *Stream) ([]T, error) {
 func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 	if err := b.valid(); err != nil {
 		return err
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	c := b.core
 	if len(out) != c.n {
@@ -258,8 +273,17 @@ func (c *bufferCore) free() error {
 	c.mu.Unlock()
 	err := c.dev.rec.Quiesce(slots)
 	c.dev.rec.ReleaseStaging(c.staging)
-	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil {
-		err = ferr
+	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
+		err = ferr // a closed allocator went with the device, and the claim with it
+	}
+	return err
+}
+
+// closedAs reports the allocator's closed error, which a call racing
+// Device.Close meets past its own closed check, as ErrClosed.
+func closedAs(err error) error {
+	if errors.Is(err, alloc.ErrClosed) && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	return err
 }

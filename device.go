@@ -11,7 +11,10 @@ import (
 	"github.com/vkcompute/vkc/recorder"
 )
 
-var errNeverWritten = errors.New("vkc: buffer allocated and never written")
+var (
+	errNeverWritten = errors.New("vkc: buffer allocated and never written")
+	errNilDevice    = errors.New("vkc: nil device (use Open)")
+)
 
 // Option configures Open.
 type Option func(*config)
@@ -90,6 +93,11 @@ type Device struct {
 	buffers map[*bufferCore]struct{} // live buffers, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
 	user    map[*Kernel]struct{}     // user kernels, destroyed at Close
+	// destroying counts Kernel.Close calls destroying a pipeline they took
+	// out of user: Close waits for them before it tears the device down.
+	// Add happens under mu while user still held the kernel, so before
+	// Close takes user and waits.
+	destroying sync.WaitGroup
 }
 
 // Open opens a device: WithDevice or VKC_DEVICE chooses it, else the best.
@@ -130,42 +138,91 @@ func Open(opts ...Option) (*Device, error) {
 	return d, nil
 }
 
-// Info describes the device.
-func (d *Device) Info() DeviceInfo { return d.info }
+// Info describes the device (zero for a nil Device).
+func (d *Device) Info() DeviceInfo {
+	if d == nil {
+		return DeviceInfo{}
+	}
+	return d.info
+}
 
-// Stream returns the default stream (id 0).
-func (d *Device) Stream() *Stream { return d.def }
+// opened reports whether d came from Open: a nil or zero Device has no
+// recorder, and every method then returns an error or a zero value.
+func (d *Device) opened() bool { return d != nil && d.rec != nil }
+
+// Stream returns the default stream (id 0); nil for a nil Device.
+func (d *Device) Stream() *Stream {
+	if !d.opened() {
+		return nil
+	}
+	return d.def
+}
 
 // NewStream returns a new logical stream with the next unused id, so
 // successive streams land on distinct slots until the slots run out.
-func (d *Device) NewStream() *Stream { return &Stream{dev: d, id: d.nextStream.Add(1) - 1} }
+// It is nil for a nil Device (whose streams' methods return errors).
+func (d *Device) NewStream() *Stream {
+	if !d.opened() {
+		return nil
+	}
+	return &Stream{dev: d, id: d.nextStream.Add(1) - 1}
+}
 
 // StreamWithID returns the logical stream id: ids equal modulo the slot
-// count share a backend slot (and so a capture window).
-func (d *Device) StreamWithID(id uint64) *Stream { return &Stream{dev: d, id: id} }
+// count share a backend slot (and so a capture window). It is nil for a
+// nil Device.
+func (d *Device) StreamWithID(id uint64) *Stream {
+	if !d.opened() {
+		return nil
+	}
+	return &Stream{dev: d, id: id}
+}
 
-// Slots is the number of backend stream slots.
-func (d *Device) Slots() int { return d.rec.Slots() }
+// Slots is the number of backend stream slots (0 for a nil Device).
+func (d *Device) Slots() int {
+	if !d.opened() {
+		return 0
+	}
+	return d.rec.Slots()
+}
 
 // MemoryStats reports the suballocator's statistics.
-func (d *Device) MemoryStats() MemoryStats { return MemoryStats(d.rec.Stats()) }
+func (d *Device) MemoryStats() MemoryStats {
+	if !d.opened() {
+		return MemoryStats{}
+	}
+	return MemoryStats(d.rec.Stats())
+}
 
 // ValidationMessages returns how many errors and warnings the validation
 // layer reported (0, 0 when it is off) and the most recent messages.
 func (d *Device) ValidationMessages() (errs, warnings int64, recent []string) {
+	if !d.opened() {
+		return 0, 0, nil
+	}
 	diag := d.rec.Diagnostics()
 	return diag.Errors, diag.Warnings, diag.Recent
 }
 
 // Validating reports whether the validation layer is active.
-func (d *Device) Validating() bool { return d.rec.Diagnostics().Checking }
+func (d *Device) Validating() bool { return d.opened() && d.rec.Diagnostics().Checking }
 
 // LiveObjects counts Vulkan objects alive on the device by kind; after
 // Close every count is zero.
-func (d *Device) LiveObjects() map[string]int64 { return d.rec.Live() }
+func (d *Device) LiveObjects() map[string]int64 {
+	if !d.opened() {
+		return map[string]int64{}
+	}
+	return d.rec.Live()
+}
 
 // LiveStaging counts host staging claims still held by buffers or graphs.
-func (d *Device) LiveStaging() int { return d.rec.LiveStaging() }
+func (d *Device) LiveStaging() int {
+	if !d.opened() {
+		return 0
+	}
+	return d.rec.LiveStaging()
+}
 
 func (d *Device) isClosed() bool {
 	d.mu.Lock()
@@ -173,10 +230,24 @@ func (d *Device) isClosed() bool {
 	return d.closed
 }
 
+// usable fails for a Device that is nil, zero or closed.
+func (d *Device) usable() error {
+	if !d.opened() {
+		return errNilDevice
+	}
+	if d.isClosed() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // Close closes every graph, kernel and buffer still open, waits for the
 // device and destroys it. It is idempotent, and after device loss it still
-// frees what the host holds.
+// frees what the host holds. Closing a nil Device does nothing.
 func (d *Device) Close() error {
+	if !d.opened() {
+		return nil
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -186,6 +257,7 @@ func (d *Device) Close() error {
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
 	d.mu.Unlock()
+	d.destroying.Wait()
 	var errs []error
 	for g := range graphs {
 		if err := g.close(); err != nil && !errors.Is(err, ErrDeviceLost) {

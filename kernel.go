@@ -137,8 +137,13 @@ type Kernel struct {
 	closed bool
 }
 
-// Name is the kernel's name.
-func (k *Kernel) Name() string { return k.name }
+// Name is the kernel's name ("" for a nil Kernel).
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
 
 // Spec is the description the kernel runs with, whether LoadKernel derived
 // it from the module or checked the one given, so that a caller can print
@@ -162,8 +167,8 @@ func (k *Kernel) Spec() KernelSpec {
 // 0..n-1, or push constants or a workgroup size above the device's limits
 // are errors here, never a crash at launch. Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
-	if d.isClosed() {
-		return nil, ErrClosed
+	if err := d.usable(); err != nil {
+		return nil, err
 	}
 	mod, err := shaders.Inspect(spec.SPIRV)
 	if err != nil {
@@ -318,8 +323,8 @@ func (b *Buffer[T]) arg() *bufferCore {
 // Launch records the kernel on stream s with the given group counts, push
 // constants (exactly the described size) and buffers, in binding order.
 func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) error {
-	if k == nil {
-		return fmt.Errorf("vkc: nil kernel")
+	if k == nil || k.rk == nil {
+		return fmt.Errorf("vkc: nil kernel (use Device.LoadKernel)")
 	}
 	k.mu.RLock()
 	defer k.mu.RUnlock()
@@ -398,8 +403,17 @@ func (k *Kernel) Close() error {
 	if closed {
 		return nil
 	}
-	k.dev.mu.Lock()
-	delete(k.dev.user, k)
-	k.dev.mu.Unlock()
+	d := k.dev
+	d.mu.Lock()
+	_, mine := d.user[k]
+	if mine {
+		delete(d.user, k)
+		d.destroying.Add(1)
+	}
+	d.mu.Unlock()
+	if !mine {
+		return nil // Device.Close took it and destroys it
+	}
+	defer d.destroying.Done()
 	return k.rk.Release()
 }

@@ -40,6 +40,28 @@ func present(op string, bufs ...Arg) error {
 	return nil
 }
 
+// distinct refuses a buffer bound both as an input and as the output of an
+// op whose invocations read inputs that other invocations write (or, for
+// Copy, a transfer whose regions Vulkan forbids to overlap).
+func distinct(op string, out *bufferCore, what string, ins ...*bufferCore) error {
+	for _, in := range ins {
+		if in == out {
+			return fmt.Errorf("vkc: %s: the output is also %s (the op cannot run in place; use another buffer)", op, what)
+		}
+	}
+	return nil
+}
+
+// product is a*b for shape dimensions already known positive, or an error
+// when it overflows int (the product would wrap to a small length that
+// some buffer matches).
+func product(op string, a, b int) (int, error) {
+	if a > math.MaxInt/b {
+		return 0, fmt.Errorf("vkc: %s: shape %d x %d overflows", op, a, b)
+	}
+	return a * b, nil
+}
+
 func sameLen(op string, want int, bufs ...*bufferCore) error {
 	for _, b := range bufs {
 		if b.n != want {
@@ -72,9 +94,13 @@ func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
 }
 
 // Copy copies src into dst (same length) with a transfer command, at
-// memory speed.
+// memory speed. src and dst must be different buffers: Vulkan forbids a
+// copy whose source and destination overlap.
 func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := present("Copy", src, dst); err != nil {
+		return err
+	}
+	if err := distinct("Copy", dst.core, "the source", src.core); err != nil {
 		return err
 	}
 	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
@@ -91,7 +117,8 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	return s.dev.rec.Copy(s.id, src.core.claim, dst.core.claim, uint64(src.core.n)*elemSize)
 }
 
-// Axpy computes y = a*x + y.
+// Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
+// read and written by the same invocation.
 func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
 	if err := present("Axpy", x, y); err != nil {
 		return err
@@ -103,7 +130,7 @@ func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
 	return run1D(s, "axpy", x.core.n, pushWords(&p, math.Float32bits(a), uint32(x.core.n)), x.core, y.core)
 }
 
-// Scale computes y = a*x.
+// Scale computes y = a*x; x may be y (in place).
 func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
 	if err := present("Scale", x, y); err != nil {
 		return err
@@ -126,7 +153,9 @@ func binary3(s *Stream, name string, x, y, z *Buffer[float32]) error {
 	return run1D(s, name, x.core.n, pushWords(&p, uint32(x.core.n)), x.core, y.core, z.core)
 }
 
-// Add computes z = x + y elementwise.
+// Add computes z = x + y elementwise. Any of x, y, z may be the same
+// buffer, as for Sub, Mul and Div: each invocation reads and writes only
+// its own element.
 func Add(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "add", x, y, z) }
 
 // Sub computes z = x - y elementwise.
@@ -151,7 +180,7 @@ func (d *Device) sumKernel() string {
 func (d *Device) temp(s *Stream, n int) (*bufferCore, error) {
 	c, err := d.rec.AllocOn(s.id, alloc.DeviceLocal, uint64(n)*elemSize)
 	if err != nil {
-		return nil, err
+		return nil, closedAs(err)
 	}
 	return newBufferCore(d, c, n), nil
 }
@@ -193,7 +222,8 @@ func reduce(s *Stream, src *bufferCore, n int, out *bufferCore) error {
 	}
 }
 
-// Sum writes the sum of x's elements into out, a one-element buffer.
+// Sum writes the sum of x's elements into out, a one-element buffer. out
+// may be x only when x has one element (the sum is then x itself).
 func Sum(s *Stream, x, out *Buffer[float32]) error {
 	if err := present("Sum", x, out); err != nil {
 		return err
@@ -208,6 +238,7 @@ func Sum(s *Stream, x, out *Buffer[float32]) error {
 }
 
 // Dot writes the dot product of x and y into out, a one-element buffer.
+// x may be y (the sum of squares).
 func Dot(s *Stream, x, y, out *Buffer[float32]) error {
 	if err := present("Dot", x, y, out); err != nil {
 		return err
@@ -254,7 +285,10 @@ func check2D(d *Device, op string, gx, gy uint32) error {
 	return nil
 }
 
-// Matmul computes C[m x n] = A[m x k] · B[k x n], row-major.
+// Matmul computes C[m x n] = A[m x k] · B[k x n], row-major. A may be B
+// (A·A for a square A), but C must be neither: every workgroup reads rows
+// of A and columns of B that others write into C, so in place it would
+// compute garbage. A shape whose products overflow is refused.
 func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
 	if err := present("Matmul", a, b, c); err != nil {
 		return err
@@ -262,9 +296,24 @@ func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return fmt.Errorf("vkc: Matmul: shape %dx%dx%d must be positive", m, n, k)
 	}
-	if a.core.n != m*k || b.core.n != k*n || c.core.n != m*n {
+	mk, err := product("Matmul", m, k)
+	if err != nil {
+		return err
+	}
+	kn, err := product("Matmul", k, n)
+	if err != nil {
+		return err
+	}
+	mn, err := product("Matmul", m, n)
+	if err != nil {
+		return err
+	}
+	if a.core.n != mk || b.core.n != kn || c.core.n != mn {
 		return fmt.Errorf("vkc: Matmul: buffers of %d, %d, %d elements do not fit A %dx%d, B %dx%d, C %dx%d",
 			a.core.n, b.core.n, c.core.n, m, k, k, n, m, n)
+	}
+	if err := distinct("Matmul", c.core, "an input", a.core, b.core); err != nil {
+		return err
 	}
 	if err := s.usable(); err != nil {
 		return err
@@ -281,7 +330,8 @@ func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
 	return kern.launch(s, [3]uint32{gx, gy, 1}, pushWords(&p, uint32(m), uint32(n), uint32(k)), []*bufferCore{a.core, b.core, c.core})
 }
 
-// Transpose writes dst[cols x rows] = src[rows x cols]ᵀ, row-major.
+// Transpose writes dst[cols x rows] = src[rows x cols]ᵀ, row-major. dst
+// must not be src: an invocation writes the element another one reads.
 func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if err := present("Transpose", src, dst); err != nil {
 		return err
@@ -289,7 +339,14 @@ func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if rows <= 0 || cols <= 0 {
 		return fmt.Errorf("vkc: Transpose: shape %dx%d must be positive", rows, cols)
 	}
-	if err := sameLen("Transpose", rows*cols, src.core, dst.core); err != nil {
+	size, err := product("Transpose", rows, cols)
+	if err != nil {
+		return err
+	}
+	if err := sameLen("Transpose", size, src.core, dst.core); err != nil {
+		return err
+	}
+	if err := distinct("Transpose", dst.core, "the source", src.core); err != nil {
 		return err
 	}
 	if err := s.usable(); err != nil {
@@ -307,7 +364,9 @@ func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	return kern.launch(s, [3]uint32{gx, gy, 1}, pushWords(&p, uint32(rows), uint32(cols)), []*bufferCore{src.core, dst.core})
 }
 
-// Softmax writes the row-wise softmax of src (rows x cols) into dst.
+// Softmax writes the row-wise softmax of src (rows x cols) into dst. dst
+// may be src (in place): each element is read and written by one
+// invocation, after its row's reductions.
 func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if err := present("Softmax", src, dst); err != nil {
 		return err
@@ -315,7 +374,11 @@ func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if rows <= 0 || cols <= 0 {
 		return fmt.Errorf("vkc: Softmax: shape %dx%d must be positive", rows, cols)
 	}
-	if err := sameLen("Softmax", rows*cols, src.core, dst.core); err != nil {
+	size, err := product("Softmax", rows, cols)
+	if err != nil {
+		return err
+	}
+	if err := sameLen("Softmax", size, src.core, dst.core); err != nil {
 		return err
 	}
 	if err := s.usable(); err != nil {

@@ -3,7 +3,6 @@ package vkc
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // Stream is a logical stream: launches on one stream run in order. Streams
@@ -14,28 +13,46 @@ type Stream struct {
 	id  uint64
 }
 
-// ID is the stream's logical id.
-func (s *Stream) ID() uint64 { return s.id }
+var (
+	errNilStream      = errors.New("vkc: nil stream (use Device.Stream or Device.NewStream)")
+	errNilContext     = errors.New("vkc: nil context.Context (use context.Background())")
+	errNilCaptureFunc = errors.New("vkc: Capture of a nil function")
+)
 
-// Device is the device the stream belongs to.
-func (s *Stream) Device() *Device { return s.dev }
+// ID is the stream's logical id (0 for a nil Stream).
+func (s *Stream) ID() uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.id
+}
 
+// Device is the device the stream belongs to (nil for a nil Stream).
+func (s *Stream) Device() *Device {
+	if s == nil {
+		return nil
+	}
+	return s.dev
+}
+
+// usable fails for a nil or zero Stream and for a stream of a nil, zero
+// or closed Device.
 func (s *Stream) usable() error {
 	if s == nil || s.dev == nil {
-		return fmt.Errorf("vkc: nil stream")
+		return errNilStream
 	}
-	if s.dev.isClosed() {
-		return ErrClosed
-	}
-	return nil
+	return s.dev.usable()
 }
 
 // Sync submits the stream's pending work and waits for all of it (on its
 // slot). Asynchronous faults surface here: what the failed work would have
-// written then reads as ErrUnwritten.
+// written then reads as ErrUnwritten. A nil ctx is an error.
 func (s *Stream) Sync(ctx context.Context) error {
 	if err := s.usable(); err != nil {
 		return err
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	return s.dev.rec.Sync(ctx, s.id)
 }
@@ -59,11 +76,24 @@ func (s *Stream) Flush() error {
 // baked in. Inside the recorded run fn must not read or sync (that fails
 // with ErrSyncInCapture and the capture with it) and may not need new memory
 // pages (ErrAllocInCapture).
+//
+// A nil fn is an error. If fn panics (in the warmup or the recorded run),
+// Capture aborts the window first — the slot is idle again, what was
+// recorded reads as ErrUnwritten, new pages are no longer refused — and
+// then lets the panic continue with its original value: a panic is a
+// programming error, which Capture does not turn into an error value, but
+// it must not leave the slot stuck behind it.
 func (s *Stream) Capture(fn func(*Stream) error) (*Graph, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, errNilCaptureFunc
+	}
 	if err := s.PrepareCapture(); err != nil {
 		return nil, err
 	}
-	if err := fn(s); err != nil {
+	if err := s.runInWindow(fn); err != nil {
 		return nil, errors.Join(err, s.AbortCapture())
 	}
 	if err := s.dev.rec.Sync(context.Background(), s.id); err != nil {
@@ -72,10 +102,25 @@ func (s *Stream) Capture(fn func(*Stream) error) (*Graph, error) {
 	if err := s.BeginCapture(); err != nil {
 		return nil, err
 	}
-	if err := fn(s); err != nil {
+	if err := s.runInWindow(fn); err != nil {
 		return nil, errors.Join(err, s.AbortCapture())
 	}
 	return s.EndCapture()
+}
+
+// runInWindow runs fn inside s's window. When fn does not return (it
+// panics, or exits its goroutine) the window is aborted on the way out,
+// so the panic goes on with the slot already idle.
+func (s *Stream) runInWindow(fn func(*Stream) error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			_ = s.AbortCapture()
+		}
+	}()
+	err := fn(s)
+	returned = true
+	return err
 }
 
 // PrepareCapture arms the stream's slot for a capture owned by this
@@ -109,9 +154,15 @@ func (s *Stream) EndCapture() (*Graph, error) {
 		return nil, err
 	}
 	g := &Graph{g: rg, dev: s.dev}
-	s.dev.mu.Lock()
-	s.dev.graphs[g] = struct{}{}
-	s.dev.mu.Unlock()
+	d := s.dev
+	d.mu.Lock()
+	if d.closed {
+		// Close ran after the check above and did not see this graph.
+		d.mu.Unlock()
+		return nil, errors.Join(ErrClosed, g.close())
+	}
+	d.graphs[g] = struct{}{}
+	d.mu.Unlock()
 	return g, nil
 }
 

@@ -103,6 +103,9 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 	b := r.slotOf(s)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if r.closed.Load() {
+		return ErrClosed
+	}
 	if owner, ok := b.win.Owner(); ok && owner != s {
 		return fmt.Errorf("%w: %w: stream %d cannot abort the window of stream %d", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
 	}
@@ -155,6 +158,9 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 	b := r.slotOf(s)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
 	if !b.win.IsRecording() {
 		if owner, ok := b.win.Owner(); ok && owner != s {
 			return nil, fmt.Errorf("%w: %w: stream %d cannot end the window stream %d prepared", ErrStreamCapturing, capture.ErrCaptureState, s, owner)

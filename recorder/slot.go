@@ -307,9 +307,11 @@ func (b *slot) retire(x *batch) {
 	b.recycle(x)
 }
 
-// drain submits the open buffer and waits for every submission. The first
-// error is returned; every failed submission's writes are tainted.
+// drain submits the open buffer and waits for every submission, then once
+// more for submissions whose fence wait failed earlier. The first error is
+// returned; every failed submission's writes are tainted.
 func (b *slot) drain(ctx context.Context) error {
+	earlier := len(b.failed) // a wait that fails now is reported now; the next drain waits again
 	err := b.submitOpen()
 	for len(b.inflight) > 0 {
 		if werr := b.waitOldest(ctx); werr != nil {
@@ -321,7 +323,45 @@ func (b *slot) drain(ctx context.Context) error {
 			}
 		}
 	}
+	if ferr := b.retryFailed(ctx, earlier); ferr != nil && err == nil {
+		err = ferr
+	}
 	return err
+}
+
+// errMayStillRun marks a drain that left a submission whose fence could not
+// be waited for: its work may still run and write what it was to write.
+var errMayStillRun = errors.New("recorder: a submission whose fence wait failed may still run")
+
+// retryFailed waits again for the first n submissions whose fence wait
+// failed. One that completes is retired, so its memory can be reused and
+// what it wrote (tainted when its wait failed) can be written again
+// safely; one that still fails stays, and the error says its work may
+// still run, so a caller about to write memory through the host must not.
+// On a lost device there is nothing to wait for.
+func (b *slot) retryFailed(ctx context.Context, n int) error {
+	if b.r.lostErr() != nil {
+		return nil
+	}
+	var first error
+	kept := b.failed[:0]
+	for i, x := range b.failed {
+		if i >= n {
+			kept = append(kept, x)
+			continue
+		}
+		if err := b.r.observe(b.waitFence(ctx, x.fence)); err != nil {
+			kept = append(kept, x)
+			if first == nil {
+				first = fmt.Errorf("%w: %w", errMayStillRun, err)
+			}
+			continue
+		}
+		b.retire(x)
+	}
+	clear(b.failed[len(kept):])
+	b.failed = kept
+	return first
 }
 
 // settleFor makes this slot's pending writes to claims visible to work
@@ -340,6 +380,14 @@ func (b *slot) settleFor(claims []alloc.Claim, complete bool) error {
 	}
 	if !complete {
 		return nil
+	}
+	for _, x := range b.failed {
+		if overlapsAnyOf(x.writes, claims) {
+			if err := b.retryFailed(context.Background(), len(b.failed)); err != nil {
+				return err
+			}
+			break
+		}
 	}
 	last := -1
 	for i, x := range b.inflight {

@@ -77,8 +77,9 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 		b.touched[dst] = struct{}{}
 	}
 	// A failed earlier submission was already tainted and reported by the
-	// wait that saw it; only a lost device stops a write.
-	if err := b.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
+	// wait that saw it; only a lost device, or one that may still run and
+	// overwrite what the host writes now, stops a write.
+	if err := b.drain(context.Background()); err != nil && (errors.Is(err, ErrDeviceLost) || errors.Is(err, errMayStillRun)) {
 		return err
 	}
 	if *st != nil {
