@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
@@ -89,7 +90,7 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 	b.capHaz.reset()
 	b.winGen++
 	clear(b.touched)
-	b.early, b.pins, b.kernels = b.early[:0], b.pins[:0], b.kernels[:0]
+	b.early, b.pins, b.kernels, b.limits = b.early[:0], b.pins[:0], b.kernels[:0], b.limits[:0]
 	r.mem.LockGrowth()
 	r.recording.Add(1)
 	return nil
@@ -144,7 +145,7 @@ func (b *slot) refuse(sealed capture.Sealed, cause error) []*Kernel {
 	r.mem.Unguard(b.early)
 	b.early = b.early[:0]
 	kernels := append([]*Kernel(nil), b.kernels...)
-	b.kernels = b.kernels[:0]
+	b.kernels, b.limits = b.kernels[:0], b.limits[:0]
 	b.endRecording()
 	return kernels
 }
@@ -204,9 +205,15 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 	g = &Graph{r: r, b: b, owner: s, cb: b.capCB, writes: sealed.Writes, touched: sealed.Touched,
 		inputs: sealed.Inputs, steps: sealed.Steps,
 		guards: append(guards, b.early...), pins: append([]*setEntry(nil), b.pins...),
-		kernels: append([]*Kernel(nil), b.kernels...)}
+		kernels: append([]*Kernel(nil), b.kernels...), limits: slices.Clone(b.limits)}
+	for _, st := range g.steps {
+		g.dynamic = g.dynamic || st.Extents != nil
+	}
 	b.capCB = 0
-	b.early, b.pins, b.kernels = b.early[:0], b.pins[:0], b.kernels[:0]
+	b.early, b.pins, b.kernels, b.limits = b.early[:0], b.pins[:0], b.kernels[:0], b.limits[:0]
+	r.graphsMu.Lock()
+	r.graphs[g] = struct{}{}
+	r.graphsMu.Unlock()
 	for _, h := range sealed.Host {
 		if st := r.stagingOf(h); st != nil {
 			r.refStaging(st)
@@ -232,6 +239,8 @@ type Graph struct {
 	pins    []*setEntry    // descriptor sets its command buffer names
 	host    []*Staging     // host staging its copies re-read on every replay
 	kernels []*Kernel      // kernels it launches, kept alive until Close
+	limits  []Limit        // device lengths it is sized by
+	dynamic bool           // some step writes a prefix a device length decides
 
 	lastSerial uint64
 	closed     bool
@@ -253,7 +262,7 @@ func (g *Graph) Owner() StreamID { return g.owner }
 // need no host wait.
 func (g *Graph) Replay() (err error) {
 	r, b := g.r, g.b
-	if err := r.settleOthers(b.index, g.touched, false); err != nil {
+	if err := r.settleOthers(b.index, g.touched, ordered); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -281,10 +290,9 @@ func (g *Graph) Replay() (err error) {
 		return err
 	}
 	g.settleLedger()
-	if len(g.writes) > 0 {
-		b.r.busy.Or(1 << uint(b.index))
-		x.writes = append(x.writes, g.writes...)
-	}
+	b.r.busy.Or(1 << uint(b.index))
+	x.writes = append(x.writes, g.writes...)
+	x.reads = append(x.reads, g.inputs...)
 	b.enqueued(x)
 	g.lastSerial = x.serial
 	return b.bound()
@@ -292,20 +300,24 @@ func (g *Graph) Replay() (err error) {
 
 // settleLedger marks what an enqueued replay writes. When no input holds
 // unwritten bytes (the common case, one ledger lookup) every output is
-// written. Otherwise it walks the recorded steps the way the launches done
-// one by one would have been skipped: a step reading a failed claim passes
-// the failure to what it writes, a step reading none clears them.
+// written — for a step whose extent a device length decides, the prefix
+// that length covers now. Otherwise it walks the recorded steps the way
+// the launches done one by one would have been skipped: a step reading a
+// failed claim passes the failure to what it writes, a step reading none
+// clears it.
 func (g *Graph) settleLedger() {
 	l := g.r.ledger
-	if _, bad := l.Failure(g.inputs); !bad {
+	_, tainted := l.Failure(g.inputs)
+	if !tainted && !g.dynamic {
 		l.Written(g.writes)
 		return
 	}
 	state := make([]alloc.FailureID, len(g.touched))
-	for i := range g.touched {
-		state[i], _ = l.Failure(g.touched[i : i+1])
+	if tainted {
+		for i := range g.touched {
+			state[i], _ = l.Failure(g.touched[i : i+1])
+		}
 	}
-	written := make([]bool, len(g.touched))
 	for _, st := range g.steps {
 		var failure alloc.FailureID
 		for _, i := range st.Reads {
@@ -314,25 +326,36 @@ func (g *Graph) settleLedger() {
 				break
 			}
 		}
-		for _, i := range st.Writes {
-			state[i], written[i] = failure, true
+		for j, i := range st.Writes {
+			state[i] = failure
+			c := g.touched[i]
+			if st.Extents != nil {
+				c = st.Extents[j].Prefix(c, g.r.valueAt(st.Extents[j].Param))
+			}
+			if failure == 0 {
+				l.Written([]alloc.Claim{c})
+			} else {
+				l.Inherit([]alloc.Claim{c}, failure)
+			}
 		}
 	}
-	clean := make([]alloc.Claim, 0, len(g.writes))
-	inherited := map[alloc.FailureID][]alloc.Claim{}
-	for i, c := range g.touched {
-		switch {
-		case !written[i]:
-		case state[i] == 0:
-			clean = append(clean, c)
-		default:
-			inherited[state[i]] = append(inherited[state[i]], c)
+}
+
+// LengthLimit is the largest value the device length at param may take:
+// the smallest Max of the limits every live graph that recorded work sized
+// by it holds (limited is false when no live graph does). Setting a larger
+// value would make a replay run past its buffers.
+func (r *Recorder) LengthLimit(param alloc.Claim) (max uint32, limited bool) {
+	r.graphsMu.Lock()
+	defer r.graphsMu.Unlock()
+	for g := range r.graphs {
+		for _, lim := range g.limits {
+			if lim.Param == param && (!limited || lim.Max < max) {
+				max, limited = lim.Max, true
+			}
 		}
 	}
-	l.Written(clean)
-	for id, cs := range inherited {
-		l.Inherit(cs, id)
-	}
+	return max, limited
 }
 
 // Close waits for the graph's last replay, then frees its command buffer
@@ -371,6 +394,9 @@ func (g *Graph) Close() error {
 	host, kernels := g.host, g.kernels
 	g.pins, g.guards, g.host, g.kernels = nil, nil, nil, nil
 	b.mu.Unlock()
+	r.graphsMu.Lock()
+	delete(r.graphs, g)
+	r.graphsMu.Unlock()
 	for _, st := range host {
 		if r.unrefStaging(st) {
 			_ = r.Free(st.Claim)

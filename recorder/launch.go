@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -121,25 +122,57 @@ func (r *Recorder) destroyKernel(k *Kernel) error {
 }
 
 // Launch is one kernel launch's arguments: the memory bound at bindings
-// 0..len(Args)-1 (Write and Read say how each is used), the group counts
-// and the push-constant bytes. Nothing is retained after Recorder.Launch
-// returns, so a caller may keep Args and Push on its stack. The kernel is a
-// separate parameter of Recorder.Launch because the recorder keeps it:
-// Go's escape analysis does not tell one field from another, so a retained
-// pointer field would move every launch's Args and Push to the heap.
+// 0..len(Args)-1 (Write, Read and Extent say how each is used), the group
+// counts and the push-constant bytes. Nothing is retained after
+// Recorder.Launch returns, so a caller may keep Args and Push on its stack.
+// The kernel is a separate parameter of Recorder.Launch because the
+// recorder keeps it: Go's escape analysis does not tell one field from
+// another, so a retained pointer field would move every launch's Args and
+// Push to the heap.
 type Launch struct {
 	Args   []capture.Binding
 	Groups [3]uint32
 	Push   []byte
+	// Indirect, when its Size is not zero, holds the group counts (three
+	// uint32 the host sets with SetHost) read when the launch runs; Groups
+	// is then ignored. It counts as an input of the launch.
+	Indirect alloc.Claim
+	// Limits name the device lengths (see capture.Extent) that size this
+	// launch, each with the largest value its buffers hold: a graph that
+	// recorded the launch makes LengthLimit refuse larger values.
+	Limits []Limit
 }
 
-// splitArgs fills the slot's scratch sets: b.writes, and b.reads, the
-// inputs whose taint skips the launch (read-only and read-write bindings).
-func (b *slot) splitArgs(args []capture.Binding) {
+// Limit bounds a device length: a graph that launches work sized by the
+// uint32 at Param holds buffers for at most Max units of it.
+type Limit struct {
+	Param alloc.Claim
+	Max   uint32
+}
+
+// valueAt is the uint32 the host keeps at a host-visible claim (a device
+// length), which work reading it sees when it runs.
+func (r *Recorder) valueAt(c alloc.Claim) uint32 {
+	m := r.mapped(c)
+	if len(m) < 4 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(m)
+}
+
+// splitArgs fills the slot's scratch sets: b.args, the bindings plus the
+// indirect group counts as a read; b.writes, what the launch writes (the
+// prefix a dynamic extent covers now); b.reads, the inputs whose taint
+// skips the launch (read-only and read-write bindings, the group counts).
+func (b *slot) splitArgs(l *Launch) {
+	b.args = append(b.args[:0], l.Args...)
+	if l.Indirect.Size != 0 {
+		b.args = append(b.args, capture.Binding{Claim: l.Indirect})
+	}
 	b.reads, b.writes = b.reads[:0], b.writes[:0]
-	for _, a := range args {
+	for _, a := range b.args {
 		if a.Write {
-			b.writes = append(b.writes, a.Claim)
+			b.writes = append(b.writes, a.Extent.Prefix(a.Claim, b.r.valueAt(a.Extent.Param)))
 		}
 		if a.Reads() {
 			b.reads = append(b.reads, a.Claim)
@@ -161,13 +194,21 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	if len(l.Push) != int(k.desc.PushSize) {
 		return fmt.Errorf("recorder: kernel %q: %d bytes of push constants, want %d", k.desc.Name, len(l.Push), k.desc.PushSize)
 	}
+	if l.Indirect.Size != 0 && l.Indirect.Size < 12 {
+		return fmt.Errorf("recorder: kernel %q: indirect group counts in %d bytes (need 12)", k.desc.Name, l.Indirect.Size)
+	}
 	b := r.slotOf(s)
 	if r.busy.Load()&^(uint64(1)<<uint(b.index)) != 0 {
-		var claims [MaxBindings]alloc.Claim
-		for i, a := range l.Args {
-			claims[i] = a.Claim
+		var claims [MaxBindings + 1]alloc.Claim
+		n := 0
+		if l.Indirect.Size != 0 {
+			claims[0], n = l.Indirect, 1
 		}
-		if err := r.settleOthers(b.index, claims[:len(l.Args)], false); err != nil {
+		for _, a := range l.Args {
+			claims[n] = a.Claim
+			n++
+		}
+		if err := r.settleOthers(b.index, claims[:n], ordered); err != nil {
 			return err
 		}
 	}
@@ -176,7 +217,7 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	if err := r.usable(); err != nil {
 		return err
 	}
-	b.splitArgs(l.Args)
+	b.splitArgs(l)
 	defer r.taintIfFailed(&err, b.writes)
 	if err := b.refuseNeighbour(s, "launch"); err != nil {
 		return err
@@ -203,13 +244,16 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	b.dispatch(b.open.cb, &b.haz, k, e, l)
 	e.lastSerial = b.serial + 1
 	if b.win.IsActive() {
-		b.touch(l.Args)
+		b.touch(b.args)
 	}
 	if len(b.writes) > 0 {
 		r.ledger.Written(b.writes)
 		for _, c := range b.writes {
 			b.wrote(c)
 		}
+	}
+	for _, c := range b.reads {
+		b.read(c)
 	}
 	b.open.launches++
 	if b.open.launches >= r.opts.BatchSize {
@@ -219,8 +263,8 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 }
 
 // recordLaunch records a launch into the recording window's buffer: it
-// remembers the memory, pins the set and holds the kernel for the graph.
-// A failure dooms the window.
+// remembers the memory and the limits, pins the set and holds the kernel
+// for the graph. A failure dooms the window.
 func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
 	e, err := b.cache.get(k, l.Args, b.done, true)
 	if err != nil {
@@ -228,8 +272,9 @@ func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
 		return err
 	}
 	b.dispatch(b.capCB, &b.capHaz, k, e, l)
-	b.win.Record(l.Args...)
-	b.touch(l.Args)
+	b.win.Record(b.args...)
+	b.touch(b.args)
+	b.limits = append(b.limits, l.Limits...)
 	if e.pinGen != b.winGen {
 		e.pinGen = b.winGen
 		e.pins++
@@ -243,16 +288,21 @@ func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
 }
 
 // dispatch records the launch into cb with a barrier first where the
-// hazard tracker h says it depends on earlier work.
+// hazard tracker h says it depends on earlier work (b.args: the bindings
+// and the indirect group counts).
 func (b *slot) dispatch(cb CommandBuffer, h *hazards, k *Kernel, e *setEntry, l *Launch) {
 	x := &b.disp
 	x.Pipeline, x.Set, x.Groups = k.pipe, e.set, l.Groups
 	x.Push = b.push[:copy(b.push[:], l.Push)]
-	x.Barrier = h.needBarrier(l.Args)
+	x.Indirect, x.IndirectOffset = 0, 0
+	if l.Indirect.Size != 0 {
+		x.Indirect, x.IndirectOffset = b.r.memoryOf(l.Indirect), l.Indirect.Offset
+	}
+	x.Barrier = h.needBarrier(b.args)
 	if x.Barrier {
 		h.reset()
 	}
-	h.add(l.Args)
+	h.add(b.args)
 	b.r.dev.CmdDispatch(cb, x)
 	x.Push = nil
 }

@@ -66,6 +66,9 @@ type Recorder struct {
 	kernelsMu sync.Mutex
 	kernels   map[*Kernel]struct{} // every kernel not yet destroyed
 
+	graphsMu sync.Mutex
+	graphs   map[*Graph]struct{} // every graph not yet closed, for LengthLimit
+
 	recording atomic.Int32  // windows recording now, for Free's fast path
 	active    atomic.Int32  // windows prepared or recording, for Free's fast path
 	busy      atomic.Uint64 // slots with writes not yet submitted or completed
@@ -111,7 +114,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
-		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}}
+		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{}}
 	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
 		Alignment: align,
@@ -206,6 +209,40 @@ func (r *Recorder) Taint(claims []alloc.Claim, cause error) { r.ledger.Taint(cla
 // Check fails with an error wrapping alloc.ErrUnwritten when a byte of the
 // claims holds data no executed work wrote.
 func (r *Recorder) Check(claims []alloc.Claim) error { return r.ledger.Check(claims) }
+
+// SetHost writes data[i] into claims[i], host-visible memory that work
+// reads as device values (a dynamic length or scalar, indirect group
+// counts), and marks them written. It first waits for pending work on any
+// slot that reads or writes them, so work issued before the call sees the
+// old values and work issued after sees the new ones; with nothing pending
+// (a replay whose results were read, say) it waits for nothing and costs a
+// few copies. It is not recorded into capture windows: a graph reads the
+// values current when each replay runs.
+func (r *Recorder) SetHost(claims []alloc.Claim, data [][]byte) error {
+	if len(claims) != len(data) {
+		return fmt.Errorf("recorder: SetHost of %d claims with %d values", len(claims), len(data))
+	}
+	r.devMu.RLock()
+	defer r.devMu.RUnlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if err := r.settleOthers(-1, claims, hostWrites); err != nil {
+		return err
+	}
+	for i, c := range claims {
+		m := r.mapped(c)
+		if m == nil || uint64(len(data[i])) > c.Size {
+			return fmt.Errorf("recorder: SetHost of %d bytes into %s, which is not mapped host memory of that size", len(data[i]), c)
+		}
+		copy(m, data[i])
+		if err := r.flush(c, uint64(len(data[i]))); err != nil {
+			return err
+		}
+	}
+	r.ledger.Written(claims)
+	return nil
+}
 
 // Alloc reserves size bytes of the given kind for a buffer, which belongs
 // to no stream. While any window records, a request that needs a new page

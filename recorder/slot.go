@@ -24,19 +24,20 @@ type batch struct {
 	serial   uint64
 	launches int
 	writes   []alloc.Claim // what the batch writes, tainted if it fails
+	reads    []alloc.Claim // what it reads, which the host must not change under it
 	drops    []alloc.Claim // claims returned to the pools when the fence signals
 }
 
-// addWrite appends c to the batch's write set, skipping a claim written by
-// one of the last few launches: chains write the same claims over and over.
-func (x *batch) addWrite(c alloc.Claim) {
-	n := len(x.writes)
+// addTo appends c to a batch's read or write set, skipping a claim one of
+// the last few launches named: chains use the same claims over and over.
+func addTo(set *[]alloc.Claim, c alloc.Claim) {
+	n := len(*set)
 	for i := n - 1; i >= 0 && i >= n-8; i-- {
-		if x.writes[i] == c {
+		if (*set)[i] == c {
 			return
 		}
 	}
-	x.writes = append(x.writes, c)
+	*set = append(*set, c)
 }
 
 // slot is one pooled command stream, which logical streams share by
@@ -61,6 +62,7 @@ type slot struct {
 	cache       *setCache
 	disp        Dispatch          // scratch for CmdDispatch, so no launch allocates
 	push        [MaxPushSize]byte // copy of a launch's push constants, so the caller's bytes never escape
+	args        []capture.Binding // a launch's bindings and indirect group counts
 	reads       []alloc.Claim
 	writes      []alloc.Claim
 
@@ -73,6 +75,7 @@ type slot struct {
 	parked  []alloc.Claim               // claims freed during the warmup, released when it ends
 	pins    []*setEntry                 // sets the recording used, pinned for the graph
 	kernels []*Kernel                   // kernels the recording used, kept for the graph
+	limits  []Limit                     // device lengths the recording is sized by
 }
 
 func newSlot(r *Recorder, index int) (*slot, error) {
@@ -131,6 +134,7 @@ func (b *slot) newBatch(owned bool) (*batch, error) {
 func (b *slot) recycle(x *batch) {
 	x.launches = 0
 	x.writes = x.writes[:0]
+	x.reads = x.reads[:0]
 	x.drops = x.drops[:0]
 	if !x.owned {
 		x.cb = 0
@@ -161,22 +165,21 @@ func (b *slot) ensureOpen() error {
 	}
 	b.open = x
 	b.haz.reset()
+	b.r.busy.Or(1 << uint(b.index))
 	return nil
 }
 
 // wrote records that the open batch writes c: the ledger counts it written
-// from here (claims cover enqueue), and the slot is busy for other slots.
-func (b *slot) wrote(c alloc.Claim) {
-	if len(b.open.writes) == 0 {
-		b.r.busy.Or(1 << uint(b.index))
-	}
-	b.open.addWrite(c)
-}
+// from here (claims cover enqueue).
+func (b *slot) wrote(c alloc.Claim) { addTo(&b.open.writes, c) }
 
-// idleCheck clears the slot's busy bit once it has no write that another
-// slot might have to wait for.
+// read records that the open batch reads c.
+func (b *slot) read(c alloc.Claim) { addTo(&b.open.reads, c) }
+
+// idleCheck clears the slot's busy bit once it has no work another slot
+// (or the host) might have to wait for.
 func (b *slot) idleCheck() {
-	if (b.open == nil || len(b.open.writes) == 0) && len(b.inflight) == 0 {
+	if b.open == nil && len(b.inflight) == 0 && len(b.failed) == 0 {
 		b.r.busy.And(^(uint64(1) << uint(b.index)))
 	}
 }
@@ -364,26 +367,45 @@ func (b *slot) retryFailed(ctx context.Context, n int) error {
 	return first
 }
 
-// settleFor makes this slot's pending writes to claims visible to work
-// another slot is about to do: submitted, so the queue orders them first
-// (every batch ends with BarrierToHost), and with complete set (a host
-// access) finished. A failed submission taints what it wrote, which the
-// other slot's own ledger check then sees; only a lost device is an error.
-func (b *slot) settleFor(claims []alloc.Claim, complete bool) error {
+// access says what a call about to use memory needs of other slots' work.
+type access uint8
+
+const (
+	// ordered: pending writes submitted, so the queue runs them first
+	// (every batch ends with BarrierToHost): a launch or copy.
+	ordered access = iota
+	// hostReads: pending writes finished: the host reads the bytes.
+	hostReads
+	// hostWrites: pending reads and writes finished: the host changes the
+	// bytes, which earlier work must not see.
+	hostWrites
+)
+
+// uses reports whether batch x's work touches claims in a way a access must wait for.
+func (a access) uses(x *batch, claims []alloc.Claim) bool {
+	return overlapsAnyOf(x.writes, claims) || (a == hostWrites && overlapsAnyOf(x.reads, claims))
+}
+
+// settleFor makes this slot's pending work on claims safe for a call of
+// kind a on another slot (or the host): submitted for an ordered call,
+// finished for a host access. A failed submission taints what it wrote,
+// which the caller's own ledger check then sees; only a lost device, or
+// work that may still run under a host write, is an error.
+func (b *slot) settleFor(claims []alloc.Claim, a access) error {
 	if b.r.closed.Load() {
 		return nil
 	}
-	if b.open != nil && overlapsAnyOf(b.open.writes, claims) {
+	if b.open != nil && !b.win.IsRecording() && a.uses(b.open, claims) {
 		if err := b.submitOpen(); err != nil && errors.Is(err, ErrDeviceLost) {
 			return err
 		}
 	}
-	if !complete {
+	if a == ordered {
 		return nil
 	}
 	for _, x := range b.failed {
-		if overlapsAnyOf(x.writes, claims) {
-			if err := b.retryFailed(context.Background(), len(b.failed)); err != nil {
+		if a.uses(x, claims) {
+			if err := b.retryFailed(context.Background(), len(b.failed)); err != nil && (a == hostWrites || errors.Is(err, ErrDeviceLost)) {
 				return err
 			}
 			break
@@ -391,7 +413,7 @@ func (b *slot) settleFor(claims []alloc.Claim, complete bool) error {
 	}
 	last := -1
 	for i, x := range b.inflight {
-		if overlapsAnyOf(x.writes, claims) {
+		if a.uses(x, claims) {
 			last = i
 		}
 	}
@@ -403,20 +425,24 @@ func (b *slot) settleFor(claims []alloc.Claim, complete bool) error {
 	return nil
 }
 
-// settleOthers runs settleFor on every other slot with pending writes,
-// before the caller takes its own slot's lock (a call never holds two).
-// It is how a read (or launch) on one stream of memory another stream's
-// pending work writes waits for that work instead of seeing stale bytes.
-// With one busy slot, the common case, it costs one atomic load.
-func (r *Recorder) settleOthers(self int, claims []alloc.Claim, complete bool) error {
-	mask := r.busy.Load() &^ (uint64(1) << uint(self))
+// settleOthers runs settleFor on every other slot with pending work,
+// before the caller takes its own slot's lock (a call never holds two);
+// self < 0 settles every slot. It is how a read (or launch) on one stream
+// of memory another stream's pending work writes waits for that work
+// instead of seeing stale bytes. With one busy slot, the common case, it
+// costs one atomic load.
+func (r *Recorder) settleOthers(self int, claims []alloc.Claim, a access) error {
+	mask := r.busy.Load()
+	if self >= 0 {
+		mask &^= uint64(1) << uint(self)
+	}
 	for i := range r.slots {
 		if mask&(uint64(1)<<uint(i)) == 0 {
 			continue
 		}
 		b := r.slots[i]
 		b.mu.Lock()
-		err := b.settleFor(claims, complete)
+		err := b.settleFor(claims, a)
 		b.mu.Unlock()
 		if err != nil {
 			return err

@@ -41,7 +41,11 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 	}
 	b := r.slotOf(s)
 	dstSet := []alloc.Claim{dst}
-	if err := r.settleOthers(b.index, dstSet, r.mapped(dst) != nil); err != nil {
+	a := ordered
+	if r.mapped(dst) != nil {
+		a = hostWrites
+	}
+	if err := r.settleOthers(b.index, dstSet, a); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -151,6 +155,7 @@ func (b *slot) enqueueCopy(src, dst alloc.Claim, size uint64) {
 	b.recordCopy(b.open.cb, &b.haz, src, dst, size)
 	b.r.ledger.Written([]alloc.Claim{dst})
 	b.wrote(dst)
+	b.read(src)
 }
 
 // recordWrite puts a host write inside the recording window into the
@@ -224,7 +229,7 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	}
 	b := r.slotOf(s)
 	srcSet := []alloc.Claim{src}
-	if err := r.settleOthers(b.index, srcSet, true); err != nil {
+	if err := r.settleOthers(b.index, srcSet, hostReads); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -302,7 +307,7 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err erro
 	}
 	b := r.slotOf(s)
 	both := []alloc.Claim{src, dst}
-	if err := r.settleOthers(b.index, both, false); err != nil {
+	if err := r.settleOthers(b.index, both, ordered); err != nil {
 		return err
 	}
 	b.mu.Lock()
