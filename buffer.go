@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -18,25 +19,51 @@ type Element interface{ float32 | int32 | uint32 }
 
 const elemSize = 4
 
-// bufferCore is the untyped part of a buffer.
+// elemKind is what a buffer's elements are, so a launch can refuse a
+// buffer a kernel's module declares as holding another kind.
+type elemKind uint8
+
+const (
+	elemFloat elemKind = iota + 1
+	elemInt
+	elemUint
+)
+
+func kindOf[T Element]() elemKind {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return elemFloat
+	case int32:
+		return elemInt
+	}
+	return elemUint
+}
+
+func (k elemKind) String() string {
+	switch k {
+	case elemFloat:
+		return "float32"
+	case elemInt:
+		return "int32"
+	case elemUint:
+		return "uint32"
+	}
+	return "unknown"
+}
+
+// bufferCore is the untyped part of a buffer, and of a param.
 type bufferCore struct {
 	dev   *Device
 	claim alloc.Claim
 	n     int
+	elem  elemKind
 
-	mu      sync.Mutex
-	closed  bool
+	// life is held by every call using the buffer; Close waits for them.
+	life    lifetime
+	slots   atomic.Uint64     // slots that used the buffer (bit mask): Close waits for them
+	mu      sync.Mutex        // guards staging
 	staging *recorder.Staging // persistent host staging, once captured
-	slots   uint64            // backend slots that used the buffer (bit mask)
-	users   int               // calls between use and done: Close waits for them
-	idle    sync.Cond         // broadcast when users drops to zero; L is &mu
-}
-
-// newBufferCore wraps claim c of n elements.
-func newBufferCore(d *Device, c alloc.Claim, n int) *bufferCore {
-	b := &bufferCore{dev: d, claim: c, n: n}
-	b.idle.L = &b.mu
-	return b
 }
 
 // Buffer is n elements of device memory. Its contents are unwritten until
@@ -44,10 +71,10 @@ func newBufferCore(d *Device, c alloc.Claim, n int) *bufferCore {
 // memory fails with ErrUnwritten rather than returning stale bytes.
 type Buffer[T Element] struct{ core *bufferCore }
 
-func newCore(d *Device, n int) (*bufferCore, error) {
-	if !d.opened() {
-		return nil, errNilDevice
-	}
+// newCore allocates n elements of kind elem in memory of the given kind
+// and registers the buffer with the device, which frees it at Close. The
+// caller has entered the device.
+func newCore(d *Device, n int, elem elemKind, kind alloc.Kind) (*bufferCore, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("vkc: buffer length %d (must be positive)", n)
 	}
@@ -61,21 +88,13 @@ func newCore(d *Device, n int) (*bufferCore, error) {
 		return nil, fmt.Errorf("vkc: buffer of %d elements of %d bytes exceeds maxStorageBufferRange (%d bytes): %w", n, elemSize, limit, alloc.ErrTooLarge)
 	}
 	bytes := uint64(n) * elemSize
-	if d.isClosed() {
-		return nil, ErrClosed
-	}
-	c, err := d.rec.Alloc(alloc.DeviceLocal, bytes)
+	c, err := d.rec.Alloc(kind, bytes)
 	if err != nil {
 		return nil, closedAs(err)
 	}
 	d.rec.Taint([]alloc.Claim{c}, errNeverWritten)
-	b := newBufferCore(d, c, n)
+	b := &bufferCore{dev: d, claim: c, n: n, elem: elem}
 	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		_ = d.rec.Free(c)
-		return nil, ErrClosed
-	}
 	d.buffers[b] = struct{}{}
 	d.mu.Unlock()
 	return b, nil
@@ -83,7 +102,11 @@ func newCore(d *Device, n int) (*bufferCore, error) {
 
 // NewBuffer allocates n elements. The contents are unwritten until written.
 func NewBuffer[T Element](d *Device, n int) (*Buffer[T], error) {
-	c, err := newCore(d, n)
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	c, err := newCore(d, n, kindOf[T](), alloc.DeviceLocal)
 	if err != nil {
 		return nil, err
 	}
@@ -136,37 +159,27 @@ func bytesOf[T Element](xs []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*elemSize)
 }
 
-// use checks that the buffer is open, on the stream's device, and marks
-// the stream's slot as a user of it (Close waits for those slots). A nil
-// error holds the buffer open until the caller's done: Close waits for the
-// call to reach the recorder, so a launch that passed this check cannot be
-// recorded on memory Close already freed.
+// use holds the buffer in use for a call on stream s, whose device the
+// caller has entered: it checks that the buffer is open and of that device
+// and marks the stream's slot as a user of it (Close waits for those
+// slots). A nil error holds the buffer open until done: Close waits for
+// the call to reach the recorder, so a launch that passed this check
+// cannot be recorded on memory Close already freed.
 func (c *bufferCore) use(s *Stream) error {
-	if err := s.usable(); err != nil {
-		return err
-	}
 	if s.dev != c.dev {
 		return fmt.Errorf("vkc: buffer of device %q used on a stream of another device", c.dev.info.Name)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	if !c.life.enter() {
 		return ErrClosed
 	}
-	c.slots |= 1 << uint(c.dev.rec.Slot(s.id)%64)
-	c.users++
+	if bit := uint64(1) << uint(c.dev.rec.Slot(s.id)%64); c.slots.Load()&bit == 0 {
+		c.slots.Or(bit)
+	}
 	return nil
 }
 
 // done ends a use.
-func (c *bufferCore) done() {
-	c.mu.Lock()
-	c.users--
-	if c.users == 0 {
-		c.idle.Broadcast()
-	}
-	c.mu.Unlock()
-}
+func (c *bufferCore) done() { c.life.leave() }
 
 // Write copies xs (exactly Len elements) into the buffer on the default stream.
 func (b *Buffer[T]) Write(xs []T) error {
@@ -188,15 +201,16 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 	if len(xs) != c.n {
 		return fmt.Errorf("vkc: write of %d elements into a buffer of %d", len(xs), c.n)
 	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
 	if err := c.use(s); err != nil {
 		return err
 	}
 	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return ErrClosed
-	}
 	return c.dev.rec.Write(s.id, c.claim, &c.staging, bytesOf(xs))
 }
 
@@ -237,6 +251,10 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 	if len(out) != c.n {
 		return fmt.Errorf("vkc: read of %d elements into a slice of %d", c.n, len(out))
 	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
 	if err := c.use(s); err != nil {
 		return err
 	}
@@ -252,26 +270,30 @@ func (b *Buffer[T]) Close() error {
 	if b == nil || b.core == nil {
 		return nil
 	}
-	c := b.core
-	c.dev.mu.Lock()
-	delete(c.dev.buffers, c)
-	c.dev.mu.Unlock()
+	return b.core.close()
+}
+
+// close is Close of a buffer or param: a Close racing Device.Close leaves
+// the freeing to the device.
+func (c *bufferCore) close() error {
+	d := c.dev
+	if d.enter() != nil {
+		return nil // the device is closing, and frees the buffer
+	}
+	defer d.leave()
+	d.mu.Lock()
+	delete(d.buffers, c)
+	d.mu.Unlock()
 	return c.free()
 }
 
+// free waits for calls using the buffer and for the slots that used it,
+// then frees it.
 func (c *bufferCore) free() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.life.close() {
 		return nil
 	}
-	c.closed = true
-	for c.users > 0 {
-		c.idle.Wait()
-	}
-	slots := c.slots
-	c.mu.Unlock()
-	err := c.dev.rec.Quiesce(slots)
+	err := c.dev.rec.Quiesce(c.slots.Load())
 	c.dev.rec.ReleaseStaging(c.staging)
 	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
 		err = ferr // a closed allocator went with the device, and the claim with it

@@ -87,17 +87,16 @@ type Device struct {
 	nextStream atomic.Uint64
 	def        *Stream
 
+	// life is held by every call on the device or on anything of it, so
+	// Close waits for calls in flight and later calls get ErrClosed.
+	life lifetime
+
 	mu      sync.Mutex
-	closed  bool
 	kernels map[string]*Kernel       // catalogue pipelines, built on first use
-	buffers map[*bufferCore]struct{} // live buffers, freed at Close
+	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
-	user    map[*Kernel]struct{}     // user kernels, destroyed at Close
-	// destroying counts Kernel.Close calls destroying a pipeline they took
-	// out of user: Close waits for them before it tears the device down.
-	// Add happens under mu while user still held the kernel, so before
-	// Close takes user and waits.
-	destroying sync.WaitGroup
+	user    map[*Kernel]struct{}     // user kernels, released at Close
+	consts  map[uint32]*bufferCore   // device copies of constant scalars (dynamic ops)
 }
 
 // Open opens a device: WithDevice or VKC_DEVICE chooses it, else the best.
@@ -132,7 +131,8 @@ func Open(opts ...Option) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{rec: rec, info: deviceInfoOf(rec.Info()),
-		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{}, user: map[*Kernel]struct{}{}}
+		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
+		user: map[*Kernel]struct{}{}, consts: map[uint32]*bufferCore{}}
 	d.def = &Stream{dev: d, id: 0}
 	d.nextStream.Store(1)
 	return d, nil
@@ -224,43 +224,38 @@ func (d *Device) LiveStaging() int {
 	return d.rec.LiveStaging()
 }
 
-func (d *Device) isClosed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.closed
-}
-
-// usable fails for a Device that is nil, zero or closed.
-func (d *Device) usable() error {
+// enter holds the device in use for a call (see lifetime); it fails for a
+// Device that is nil, zero or closed. A nil error must be paired with leave.
+func (d *Device) enter() error {
 	if !d.opened() {
 		return errNilDevice
 	}
-	if d.isClosed() {
+	if !d.life.enter() {
 		return ErrClosed
 	}
 	return nil
 }
 
-// Close closes every graph, kernel and buffer still open, waits for the
-// device and destroys it. It is idempotent, and after device loss it still
-// frees what the host holds. Closing a nil Device does nothing.
+// leave ends a call begun by enter.
+func (d *Device) leave() { d.life.leave() }
+
+// Close waits for calls in flight on the device (and on its buffers,
+// kernels, graphs and streams), closes every graph, kernel and buffer still
+// open, waits for the device and destroys it. It is idempotent, and after
+// device loss it still frees what the host holds. Closing a nil Device
+// does nothing.
 func (d *Device) Close() error {
-	if !d.opened() {
+	if !d.opened() || !d.life.close() {
 		return nil
 	}
 	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil
-	}
-	d.closed = true
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
 	d.mu.Unlock()
-	d.destroying.Wait()
 	var errs []error
 	for g := range graphs {
-		if err := g.close(); err != nil && !errors.Is(err, ErrDeviceLost) {
+		g.life.close()
+		if err := g.g.Close(); err != nil && !errors.Is(err, ErrDeviceLost) {
 			errs = append(errs, err)
 		}
 	}
@@ -268,9 +263,7 @@ func (d *Device) Close() error {
 		b.release()
 	}
 	for k := range user {
-		k.mu.Lock()
-		k.closed = true // the recorder's Close destroys its pipeline
-		k.mu.Unlock()
+		k.life.close() // the recorder's Close destroys its pipeline
 	}
 	if err := d.rec.Close(); err != nil {
 		errs = append(errs, err)

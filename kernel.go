@@ -3,7 +3,6 @@ package vkc
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
@@ -129,12 +128,10 @@ type Kernel struct {
 	tile   [2]uint32 // output elements per workgroup of 2-D catalogue kernels
 	user   bool
 
-	// mu is held shared from Launch's closed check until the launch is
-	// recorded, and exclusively by Close to set closed: a launch racing
-	// Close on another goroutine is recorded before the pipeline is
-	// destroyed, or refused.
-	mu     sync.RWMutex
-	closed bool
+	// life is held by Launch from its check until the launch is recorded,
+	// so a launch racing Close on another goroutine is recorded before
+	// the kernel is released, or refused.
+	life lifetime
 }
 
 // Name is the kernel's name ("" for a nil Kernel).
@@ -167,9 +164,10 @@ func (k *Kernel) Spec() KernelSpec {
 // 0..n-1, or push constants or a workgroup size above the device's limits
 // are errors here, never a crash at launch. Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
+	defer d.leave()
 	mod, err := shaders.Inspect(spec.SPIRV)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSPIRV, err)
@@ -287,9 +285,6 @@ func (d *Device) build(name string, code []byte, access []Access, push uint32, l
 func (d *Device) builtin(name string) (*Kernel, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
-		return nil, ErrClosed
-	}
 	if k, ok := d.kernels[name]; ok {
 		return k, nil
 	}
@@ -326,11 +321,14 @@ func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) e
 	if k == nil || k.rk == nil {
 		return fmt.Errorf("vkc: nil kernel (use Device.LoadKernel)")
 	}
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	if k.closed {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	if !k.life.enter() {
 		return ErrClosed
 	}
+	defer k.life.leave()
 	if uint32(len(push)) != k.push {
 		return fmt.Errorf("vkc: kernel %q: %d bytes of push constants, want %d", k.name, len(push), k.push)
 	}
@@ -355,9 +353,6 @@ func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) e
 // launch checks the group counts and the buffers and hands the launch to
 // the recorder. It allocates nothing: the bindings live on the stack.
 func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*bufferCore) error {
-	if err := s.usable(); err != nil {
-		return err
-	}
 	if s.dev != k.dev {
 		return fmt.Errorf("vkc: kernel %q launched on a stream of another device", k.name)
 	}
@@ -393,27 +388,16 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 // when the last such graph closes, so the graph keeps replaying.
 // Idempotent; built-in kernels live until the device closes.
 func (k *Kernel) Close() error {
-	if k == nil || !k.user {
-		return nil
-	}
-	k.mu.Lock()
-	closed := k.closed
-	k.closed = true
-	k.mu.Unlock()
-	if closed {
+	if k == nil || !k.user || !k.life.close() {
 		return nil
 	}
 	d := k.dev
+	if d.enter() != nil {
+		return nil // the device is closing, and destroys the kernel
+	}
+	defer d.leave()
 	d.mu.Lock()
-	_, mine := d.user[k]
-	if mine {
-		delete(d.user, k)
-		d.destroying.Add(1)
-	}
+	delete(d.user, k)
 	d.mu.Unlock()
-	if !mine {
-		return nil // Device.Close took it and destroys it
-	}
-	defer d.destroying.Done()
 	return k.rk.Release()
 }

@@ -73,9 +73,10 @@ func sameLen(op string, want int, bufs ...*bufferCore) error {
 
 // run launches catalogue kernel name on s over bufs with a 1-D geometry of n.
 func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) error {
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	k, err := s.dev.builtin(name)
 	if err != nil {
 		return err
@@ -106,6 +107,10 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
 		return err
 	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
 	if err := src.core.use(s); err != nil {
 		return err
 	}
@@ -182,7 +187,7 @@ func (d *Device) temp(s *Stream, n int) (*bufferCore, error) {
 	if err != nil {
 		return nil, closedAs(err)
 	}
-	return newBufferCore(d, c, n), nil
+	return &bufferCore{dev: d, claim: c, n: n, elem: elemFloat}, nil
 }
 
 // reduce sums n values of src into out[0], through partials as needed.
@@ -231,9 +236,10 @@ func Sum(s *Stream, x, out *Buffer[float32]) error {
 	if err := sameLen("Sum", 1, out.core); err != nil {
 		return err
 	}
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	return reduce(s, x.core, x.core.n, out.core)
 }
 
@@ -249,9 +255,10 @@ func Dot(s *Stream, x, y, out *Buffer[float32]) error {
 	if err := sameLen("Dot", 1, out.core); err != nil {
 		return err
 	}
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	d := s.dev
 	k, err := d.builtin("dot")
 	if err != nil {
@@ -315,9 +322,10 @@ func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
 	if err := distinct("Matmul", c.core, "an input", a.core, b.core); err != nil {
 		return err
 	}
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	kern, err := s.dev.builtin("matmul")
 	if err != nil {
 		return err
@@ -349,9 +357,10 @@ func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if err := distinct("Transpose", dst.core, "the source", src.core); err != nil {
 		return err
 	}
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	kern, err := s.dev.builtin("transpose")
 	if err != nil {
 		return err
@@ -381,9 +390,10 @@ func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if err := sameLen("Softmax", size, src.core, dst.core); err != nil {
 		return err
 	}
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	kern, err := s.dev.builtin("softmax")
 	if err != nil {
 		return err

@@ -35,22 +35,27 @@ func (s *Stream) Device() *Device {
 	return s.dev
 }
 
-// usable fails for a nil or zero Stream and for a stream of a nil, zero
-// or closed Device.
-func (s *Stream) usable() error {
+// enter holds the stream's device in use for a call; it fails for a nil
+// or zero Stream and for a stream of a nil, zero or closed Device. A nil
+// error must be paired with leave.
+func (s *Stream) enter() error {
 	if s == nil || s.dev == nil {
 		return errNilStream
 	}
-	return s.dev.usable()
+	return s.dev.enter()
 }
+
+// leave ends a call begun by enter.
+func (s *Stream) leave() { s.dev.leave() }
 
 // Sync submits the stream's pending work and waits for all of it (on its
 // slot). Asynchronous faults surface here: what the failed work would have
 // written then reads as ErrUnwritten. A nil ctx is an error.
 func (s *Stream) Sync(ctx context.Context) error {
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	if ctx == nil {
 		return errNilContext
 	}
@@ -59,9 +64,10 @@ func (s *Stream) Sync(ctx context.Context) error {
 
 // Flush submits the stream's pending work without waiting.
 func (s *Stream) Flush() error {
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	return s.dev.rec.Flush(s.id)
 }
 
@@ -84,8 +90,8 @@ func (s *Stream) Flush() error {
 // programming error, which Capture does not turn into an error value, but
 // it must not leave the slot stuck behind it.
 func (s *Stream) Capture(fn func(*Stream) error) (*Graph, error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	if s == nil || s.dev == nil {
+		return nil, errNilStream
 	}
 	if fn == nil {
 		return nil, errNilCaptureFunc
@@ -96,7 +102,7 @@ func (s *Stream) Capture(fn func(*Stream) error) (*Graph, error) {
 	if err := s.runInWindow(fn); err != nil {
 		return nil, errors.Join(err, s.AbortCapture())
 	}
-	if err := s.dev.rec.Sync(context.Background(), s.id); err != nil {
+	if err := s.Sync(context.Background()); err != nil {
 		return nil, errors.Join(err, s.AbortCapture())
 	}
 	if err := s.BeginCapture(); err != nil {
@@ -126,18 +132,20 @@ func (s *Stream) runInWindow(fn func(*Stream) error) error {
 // PrepareCapture arms the stream's slot for a capture owned by this
 // stream; the warmup that follows executes normally.
 func (s *Stream) PrepareCapture() error {
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	return s.dev.rec.PrepareCapture(s.id)
 }
 
 // BeginCapture starts recording: from here launches and host writes on this
 // stream are recorded, not executed.
 func (s *Stream) BeginCapture() error {
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	return s.dev.rec.BeginCapture(s.id)
 }
 
@@ -146,30 +154,26 @@ func (s *Stream) BeginCapture() error {
 // driver error), or an end from a stream that does not own it, seals
 // nothing: the recorded outputs then read as ErrUnwritten.
 func (s *Stream) EndCapture() (*Graph, error) {
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	rg, err := s.dev.rec.EndCapture(s.id)
 	if err != nil {
 		return nil, err
 	}
 	g := &Graph{g: rg, dev: s.dev}
-	d := s.dev
-	d.mu.Lock()
-	if d.closed {
-		// Close ran after the check above and did not see this graph.
-		d.mu.Unlock()
-		return nil, errors.Join(ErrClosed, g.close())
-	}
-	d.graphs[g] = struct{}{}
-	d.mu.Unlock()
+	s.dev.mu.Lock()
+	s.dev.graphs[g] = struct{}{}
+	s.dev.mu.Unlock()
 	return g, nil
 }
 
 // AbortCapture drops a prepared (or recording) window owned by this stream.
 func (s *Stream) AbortCapture() error {
-	if err := s.usable(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	return s.dev.rec.AbortCapture(s.id)
 }

@@ -1,0 +1,74 @@
+package vkc
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// lifetime is the one way every vkc object closes (Device, Buffer, Param,
+// Kernel, Graph; a Stream lives with its Device). A call holds the object
+// in use from its check to its end (enter, leave); Close marks it closing
+// and waits for every call in use; a call that starts after that fails
+// with ErrClosed. So a Close racing any call is either before it (the call
+// gets ErrClosed) or after it (the call completes), never in between — the
+// discipline of database/sql's closemu, but counted rather than a
+// RWMutex, so a call may hold one object twice (a buffer bound to two
+// bindings) without deadlocking against a Close waiting between the two.
+//
+// The zero value is open and ready to use.
+type lifetime struct {
+	state atomic.Int64 // calls in use, plus closingBit once Close began
+
+	mu   sync.Mutex
+	idle *sync.Cond // signalled when the last call leaves a closing object
+}
+
+const closingBit = int64(1) << 62
+
+// enter holds the object in use; false means it is closing or closed (the
+// caller returns ErrClosed and must not leave).
+func (l *lifetime) enter() bool {
+	if l.state.Add(1)&closingBit != 0 {
+		l.leave()
+		return false
+	}
+	return true
+}
+
+// leave ends a use begun by a successful enter.
+func (l *lifetime) leave() {
+	if l.state.Add(-1) == closingBit {
+		l.mu.Lock()
+		if l.idle != nil {
+			l.idle.Broadcast()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// close marks the object closing and waits until no call holds it. It
+// reports whether this call closed it: only the first close does, later
+// ones return false at once.
+func (l *lifetime) close() bool {
+	for {
+		v := l.state.Load()
+		if v&closingBit != 0 {
+			return false
+		}
+		if l.state.CompareAndSwap(v, v|closingBit) {
+			break
+		}
+	}
+	l.mu.Lock()
+	if l.idle == nil {
+		l.idle = sync.NewCond(&l.mu)
+	}
+	for l.state.Load() != closingBit {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+	return true
+}
+
+// closed reports whether close has begun.
+func (l *lifetime) closed() bool { return l.state.Load()&closingBit != 0 }
