@@ -44,6 +44,7 @@ var minOperands = map[uint32]int{
 	opTypeVector:            3, // result, component type, count
 	opTypeMatrix:            3, // result, column type, column count
 	opTypeArray:             3, // result, element type, length constant
+	opTypeRuntimeArray:      2, // result, element type
 	opTypeStruct:            1, // result
 	opTypePointer:           3, // result, storage class, pointee
 	opConstant:              3, // result type, result, value

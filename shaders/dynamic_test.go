@@ -108,7 +108,11 @@ func TestDynamicVariantModulesMatchTheirDescription(t *testing.T) {
 			}
 			for i, s := range v.Scalars {
 				b := mod.Bindings[v.ScalarBinding(i)]
-				assert.Equal(t, ModuleBinding{Set: 0, Binding: uint32(v.ScalarBinding(i)), Kind: StorageBuffer, Access: ReadOnly}, b, "scalar %s", s.Name)
+				elem := ScalarUint
+				if s.Float {
+					elem = ScalarFloat
+				}
+				assert.Equal(t, ModuleBinding{Set: 0, Binding: uint32(v.ScalarBinding(i)), Kind: StorageBuffer, Access: ReadOnly, Elem: elem}, b, "scalar %s", s.Name)
 				op, width, offset := scalarBlock(t, v.SPIRV, b.Binding)
 				wantOp := uint32(opTypeInt)
 				if s.Float {

@@ -44,6 +44,37 @@ type ModuleBinding struct {
 	Set, Binding uint32
 	Kind         DescriptorKind
 	Access       Access
+	// Elem is the 32-bit scalar every member of the block is made of
+	// (through arrays, vectors and structs), or ScalarUnknown when they
+	// differ or are not 32-bit numbers: what a buffer bound here must hold.
+	Elem ScalarType
+}
+
+// ScalarType is the 32-bit number a buffer binding holds.
+type ScalarType uint8
+
+const (
+	// ScalarUnknown: mixed members, or not 32-bit numbers.
+	ScalarUnknown ScalarType = iota
+	// ScalarFloat is float (32 bits).
+	ScalarFloat
+	// ScalarInt is int (32 bits, signed).
+	ScalarInt
+	// ScalarUint is uint (32 bits, unsigned).
+	ScalarUint
+)
+
+// String names the type as GLSL does.
+func (t ScalarType) String() string {
+	switch t {
+	case ScalarFloat:
+		return "float"
+	case ScalarInt:
+		return "int"
+	case ScalarUint:
+		return "uint"
+	}
+	return "unknown"
 }
 
 // Module is what Inspect reads from a SPIR-V module: enough to derive a
@@ -74,6 +105,7 @@ const (
 	opTypeVector              = 23
 	opTypeMatrix              = 24
 	opTypeArray               = 28
+	opTypeRuntimeArray        = 29
 	opTypeStruct              = 30
 	opTypePointer             = 32
 	opConstant                = 43
@@ -130,6 +162,7 @@ type declarations struct {
 	composites    map[uint32][]uint32 // composite constants: their parts
 	decorations   map[uint32]*decorations
 	variables     []variable
+	scalars       map[uint32]ScalarType // scalarOf's answers, by type id
 }
 
 // spirvType is a type declaration: its opcode and the operands after its
@@ -187,7 +220,7 @@ func (d *declarations) add(in instruction) error {
 			}
 			d.modeLocalSize = &[3]uint32{ops[2], ops[3], ops[4]}
 		}
-	case opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeStruct, opTypePointer:
+	case opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer:
 		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}
 	case opConstant, opSpecConstant:
 		d.constants[ops[1]] = ops[2]

@@ -86,14 +86,18 @@ func (d *declarations) bindings() ([]ModuleBinding, error) {
 			kind = UniformBuffer
 		}
 		access := variableAccess(vd, blockDeco, d.types[blockID])
+		elem := d.scalarOf(blockID, 0)
 		key := [2]uint32{set, *vd.binding}
 		if prev := slots[key]; prev != nil {
 			if prev.Access != access {
 				prev.Access = ReadWrite
 			}
+			if prev.Elem != elem {
+				prev.Elem = ScalarUnknown
+			}
 			continue
 		}
-		slots[key] = &ModuleBinding{Set: set, Binding: *vd.binding, Kind: kind, Access: access}
+		slots[key] = &ModuleBinding{Set: set, Binding: *vd.binding, Kind: kind, Access: access, Elem: elem}
 	}
 	bindings := make([]ModuleBinding, 0, len(slots))
 	for _, b := range slots {
@@ -109,6 +113,54 @@ func (d *declarations) bindings() ([]ModuleBinding, error) {
 		return nil, nil
 	}
 	return bindings, nil
+}
+
+// scalarOf is the 32-bit scalar type id is made of, through arrays,
+// vectors, matrices and structs whose members all agree. Each type is
+// resolved once, so wide nested structs cost their size, not its power.
+func (d *declarations) scalarOf(id uint32, depth int) ScalarType {
+	if s, ok := d.scalars[id]; ok {
+		return s
+	}
+	s := d.resolveScalar(id, depth)
+	if d.scalars == nil {
+		d.scalars = map[uint32]ScalarType{}
+	}
+	d.scalars[id] = s
+	return s
+}
+
+func (d *declarations) resolveScalar(id uint32, depth int) ScalarType {
+	t, ok := d.types[id]
+	if !ok || depth > maxTypeDepth {
+		return ScalarUnknown
+	}
+	switch t.op {
+	case opTypeFloat:
+		if t.words[0] == 32 {
+			return ScalarFloat
+		}
+	case opTypeInt:
+		if t.words[0] == 32 && t.words[1] == 1 {
+			return ScalarInt
+		} else if t.words[0] == 32 {
+			return ScalarUint
+		}
+	case opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray:
+		return d.scalarOf(t.words[0], depth+1)
+	case opTypeStruct:
+		if len(t.words) == 0 {
+			return ScalarUnknown
+		}
+		first := d.scalarOf(t.words[0], depth+1)
+		for _, m := range t.words[1:] {
+			if d.scalarOf(m, depth+1) != first {
+				return ScalarUnknown
+			}
+		}
+		return first
+	}
+	return ScalarUnknown
 }
 
 // variableAccess: readonly/writeonly appear on the variable or on every

@@ -319,3 +319,25 @@ func TestInspectSizesASharedPushTypeOnce(t *testing.T) {
 		t.Fatal("Inspect did not return: it sizes each use of a shared type again")
 	}
 }
+
+// Each binding reports the 32-bit number its block is made of, through
+// runtime arrays, vectors and aliased blocks (matmul reads B as float and
+// as vec4): what a buffer bound there must hold.
+func TestInspectReportsElementTypes(t *testing.T) {
+	for name, want := range map[string][]ScalarType{
+		"fill":   {ScalarUint},
+		"copy":   {ScalarUint, ScalarUint},
+		"axpy":   {ScalarFloat, ScalarFloat},
+		"matmul": {ScalarFloat, ScalarFloat, ScalarFloat},
+	} {
+		k, err := Get(name)
+		require.NoError(t, err)
+		mod, err := Inspect(k.SPIRV)
+		require.NoError(t, err)
+		var got []ScalarType
+		for _, b := range mod.Bindings {
+			got = append(got, b.Elem)
+		}
+		assert.Equal(t, want, got, name)
+	}
+}
