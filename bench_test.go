@@ -109,3 +109,60 @@ func BenchmarkAllocFree(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParamSet times setting a length param that a graph's launches
+// read (with its derived group counts), in the common loop where nothing
+// reading it is pending: it must not allocate (allocs/op 0).
+func BenchmarkParamSet(b *testing.B) {
+	dev, x, y := benchAxpyPair(b)
+	s := dev.Stream()
+	n, err := NewParam(dev, uint32(benchN))
+	require.NoError(b, err)
+	g, err := s.Capture(func(s *Stream) error { return AxpyDyn(s, Const[float32](1), x, y, n) })
+	require.NoError(b, err)
+	require.NoError(b, g.Replay())
+	require.NoError(b, s.Sync(context.Background()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := uint32(0)
+	for b.Loop() {
+		i++
+		if err := n.Set(1 + i%benchN); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.NoError(b, g.Close())
+}
+
+// The hot paths allocate nothing in steady state: recording a launch,
+// replaying a graph, setting a param. A regression shows up here in CI,
+// not only in a benchmark someone has to run.
+func TestHotPathsAllocateNothing(t *testing.T) {
+	dev := openTest(t, WithValidation(false))
+	s := dev.Stream()
+	x, y := capBuffer(t, dev, capRamp(benchN, 1, 1)), capBuffer(t, dev, capRamp(benchN, 0, 0))
+	n, err := NewParam(dev, uint32(benchN))
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error { return AxpyDyn(s, Const[float32](1), x, y, n) })
+	require.NoError(t, err)
+	ctx := context.Background()
+	for range 2048 { // grow every scratch slice and spare batch first
+		require.NoError(t, Axpy(s, 1, x, y))
+		require.NoError(t, g.Replay())
+	}
+	require.NoError(t, s.Sync(ctx))
+	if a := testing.AllocsPerRun(500, func() { _ = Axpy(s, 1, x, y) }); a != 0 {
+		t.Errorf("Axpy allocates %.1f times per launch", a)
+	}
+	require.NoError(t, s.Sync(ctx))
+	if a := testing.AllocsPerRun(500, func() { _ = g.Replay() }); a != 0 {
+		t.Errorf("Replay allocates %.1f times per replay", a)
+	}
+	require.NoError(t, s.Sync(ctx))
+	i := uint32(0)
+	if a := testing.AllocsPerRun(500, func() { i++; _ = n.Set(1 + i%benchN) }); a != 0 {
+		t.Errorf("Param.Set allocates %.1f times per call", a)
+	}
+	require.NoError(t, g.Close())
+}

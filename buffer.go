@@ -315,5 +315,3 @@ func (c *bufferCore) release() { _ = c.free() }
 
 // arg is one buffer bound to a launch.
 func (c *bufferCore) arg() *bufferCore { return c }
-
-func ptrOf[T Element](v *T) unsafe.Pointer { return unsafe.Pointer(v) }

@@ -332,9 +332,15 @@ func (ks *dynKernels) get(t *testing.T, name string, dynamic bool) *Kernel {
 func (ks *dynKernels) run(t *testing.T, c dynCase, dynamic bool) [][]uint32 {
 	t.Helper()
 	dev, s := ks.dev, ks.dev.Stream()
-	bufs := make([]*Buffer[uint32], len(c.buffers))
+	// Buffers hold float32 (a uint binding takes them as raw words), so
+	// every kernel's binding accepts them; contents are compared as bits.
+	bufs := make([]*Buffer[float32], len(c.buffers))
 	for i, words := range c.buffers {
-		bufs[i] = upload(t, dev, words)
+		floats := make([]float32, len(words))
+		for j, w := range words {
+			floats[j] = math.Float32frombits(w)
+		}
+		bufs[i] = upload(t, dev, floats)
 	}
 	for _, st := range c.steps {
 		k := ks.get(t, st.kernel, dynamic)
@@ -364,7 +370,9 @@ func (ks *dynKernels) run(t *testing.T, c dynCase, dynamic bool) [][]uint32 {
 	}
 	out := make([][]uint32, len(bufs))
 	for i, b := range bufs {
-		out[i] = readAll(t, b)
+		for _, f := range readAll(t, b) {
+			out[i] = append(out[i], math.Float32bits(f))
+		}
 	}
 	return out
 }

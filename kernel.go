@@ -124,8 +124,9 @@ type Kernel struct {
 	rk     *recorder.Kernel
 	access []Access
 	push   uint32
-	local  [3]uint32 // the workgroup size the pipeline runs with
-	tile   [2]uint32 // output elements per workgroup of 2-D catalogue kernels
+	local  [3]uint32            // the workgroup size the pipeline runs with
+	tile   [2]uint32            // output elements per workgroup of 2-D catalogue kernels
+	elems  []shaders.ScalarType // what each binding's module block holds (user kernels)
 	user   bool
 
 	// life is held by Launch from its check until the launch is recorded,
@@ -193,6 +194,9 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	}
 	k.local = local
 	k.user = true
+	for _, b := range mod.Bindings {
+		k.elems = append(k.elems, b.Elem)
+	}
 	d.mu.Lock()
 	d.user[k] = struct{}{}
 	d.mu.Unlock()
@@ -329,37 +333,88 @@ func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) e
 		return ErrClosed
 	}
 	defer k.life.leave()
+	var cores [recorder.MaxBindings]*bufferCore
+	n, err := k.bind(&cores, push, args)
+	if err != nil {
+		return err
+	}
+	return k.launch(s, groups, push, cores[:n])
+}
+
+// bind checks push constants and arguments against the kernel and fills
+// cores with the arguments' buffers (on the caller's stack). A buffer or
+// param must hold the kind of number the module declares for its binding:
+// float for float, int32 or uint32 for int. A binding declared uint takes
+// any buffer, as raw 32-bit words (the catalogue's fill and copy work on
+// any element type that way).
+func (k *Kernel) bind(cores *[recorder.MaxBindings]*bufferCore, push []byte, args []Arg) (int, error) {
 	if uint32(len(push)) != k.push {
-		return fmt.Errorf("vkc: kernel %q: %d bytes of push constants, want %d", k.name, len(push), k.push)
+		return 0, fmt.Errorf("vkc: kernel %q: %d bytes of push constants, want %d", k.name, len(push), k.push)
 	}
 	if len(args) != len(k.access) {
-		return fmt.Errorf("vkc: kernel %q: %d buffers, want %d", k.name, len(args), len(k.access))
+		return 0, fmt.Errorf("vkc: kernel %q: %d buffers, want %d", k.name, len(args), len(k.access))
 	}
 	if len(args) > recorder.MaxBindings {
-		return fmt.Errorf("vkc: kernel %q: %d buffers (at most %d)", k.name, len(args), recorder.MaxBindings)
+		return 0, fmt.Errorf("vkc: kernel %q: %d buffers (at most %d)", k.name, len(args), recorder.MaxBindings)
 	}
-	var cores [recorder.MaxBindings]*bufferCore
 	for i, a := range args {
+		cores[i] = nil
 		if a != nil {
 			cores[i] = a.arg()
 		}
 		if cores[i] == nil {
-			return fmt.Errorf("vkc: kernel %q: buffer %d is nil", k.name, i)
+			return 0, fmt.Errorf("vkc: kernel %q: buffer %d is nil", k.name, i)
+		}
+		if i < len(k.elems) && !fits(k.elems[i], cores[i].elem) {
+			return 0, fmt.Errorf("vkc: kernel %q: binding %d holds %v in the module, given %v", k.name, i, k.elems[i], cores[i].elem)
 		}
 	}
-	return k.launch(s, groups, push, cores[:len(args)])
+	return len(args), nil
+}
+
+// fits reports whether a buffer of kind have may bind where the module
+// declares want.
+func fits(want shaders.ScalarType, have elemKind) bool {
+	switch want {
+	case shaders.ScalarFloat:
+		return have == elemFloat
+	case shaders.ScalarInt:
+		return have == elemInt || have == elemUint
+	}
+	return true
 }
 
 // launch checks the group counts and the buffers and hands the launch to
 // the recorder. It allocates nothing: the bindings live on the stack.
 func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*bufferCore) error {
+	return k.launchWith(s, cores, nil, &launchSpec{groups: groups, push: push})
+}
+
+// launchSpec is a launch beyond its kernel and buffers: group counts (when
+// no device view holds them), push constants, and for dynamic ops the
+// extent of each written buffer and the lengths that size it. It holds no
+// pointer to a buffer, so the callers' arrays of buffers stay on their
+// stacks.
+type launchSpec struct {
+	groups  [3]uint32
+	push    []byte
+	extents []capture.Extent // per core; nil: every written buffer whole
+	limits  []recorder.Limit
+}
+
+// launchWith is launch with everything a dynamic op adds: indirect, when
+// not nil, holds the group counts read when the launch runs. The caller
+// has entered the stream's device.
+func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore, l *launchSpec) error {
 	if s.dev != k.dev {
 		return fmt.Errorf("vkc: kernel %q launched on a stream of another device", k.name)
 	}
-	lim := k.dev.info.Limits.MaxComputeWorkGroupCount
-	for i, g := range groups {
-		if g == 0 || g > lim[i] {
-			return fmt.Errorf("vkc: kernel %q: group counts %v outside 1..%v", k.name, groups, lim)
+	if indirect == nil {
+		lim := k.dev.info.Limits.MaxComputeWorkGroupCount
+		for i, g := range l.groups {
+			if g == 0 || g > lim[i] {
+				return fmt.Errorf("vkc: kernel %q: group counts %v outside 1..%v", k.name, l.groups, lim)
+			}
 		}
 	}
 	var binds [recorder.MaxBindings]capture.Binding
@@ -374,9 +429,21 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 			return err
 		}
 		binds[i] = capture.Binding{Claim: c.claim, Write: k.access[i].Writes(), Read: k.access[i].Reads()}
+		if l.extents != nil {
+			binds[i].Extent = l.extents[i]
+		}
 	}
-	l := recorder.Launch{Args: binds[:len(cores)], Groups: groups, Push: push}
-	err := k.dev.rec.Launch(s.id, k.rk, &l)
+	rl := recorder.Launch{Args: binds[:len(cores)], Groups: l.groups, Push: l.push, Limits: l.limits}
+	var err error
+	if indirect != nil {
+		if err = indirect.use(s); err == nil {
+			rl.Indirect = indirect.claim
+			err = k.dev.rec.Launch(s.id, k.rk, &rl)
+			indirect.done()
+		}
+	} else {
+		err = k.dev.rec.Launch(s.id, k.rk, &rl)
+	}
 	for _, c := range cores {
 		c.done()
 	}

@@ -90,7 +90,7 @@ func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
 		return err
 	}
 	var p [16]byte
-	bits := *(*uint32)(ptrOf(&v))
+	bits := bitsOf(v)
 	return run1D(s, "fill", buf.core.n, pushWords(&p, bits, uint32(buf.core.n)), buf.core)
 }
 

@@ -82,9 +82,6 @@ func requireSame[T Element](t testing.TB, want, got []T) {
 	}
 }
 
-// bitsOf is an element's 32 bits, so that float comparisons are exact.
-func bitsOf[T Element](v T) uint32 { return *(*uint32)(ptrOf(&v)) }
-
 // ulps is a tolerance of k float32 rounding steps relative to the magnitude m.
 func ulps(k, m float64) float64 { return k * f32eps * m }
 

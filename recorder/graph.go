@@ -231,16 +231,18 @@ type Graph struct {
 	b       *slot
 	owner   StreamID
 	cb      CommandBuffer
-	writes  []alloc.Claim  // what the recording writes
-	touched []alloc.Claim  // everything it reads or writes, indexed by steps
-	inputs  []alloc.Claim  // what it reads from before the replay
-	steps   []capture.Step // each recorded launch's reads and writes
-	guards  []alloc.Claim  // claims kept out of reuse while the graph lives
-	pins    []*setEntry    // descriptor sets its command buffer names
-	host    []*Staging     // host staging its copies re-read on every replay
-	kernels []*Kernel      // kernels it launches, kept alive until Close
-	limits  []Limit        // device lengths it is sized by
-	dynamic bool           // some step writes a prefix a device length decides
+	writes  []alloc.Claim     // what the recording writes
+	touched []alloc.Claim     // everything it reads or writes, indexed by steps
+	inputs  []alloc.Claim     // what it reads from before the replay
+	steps   []capture.Step    // each recorded launch's reads and writes
+	guards  []alloc.Claim     // claims kept out of reuse while the graph lives
+	pins    []*setEntry       // descriptor sets its command buffer names
+	host    []*Staging        // host staging its copies re-read on every replay
+	kernels []*Kernel         // kernels it launches, kept alive until Close
+	limits  []Limit           // device lengths it is sized by
+	dynamic bool              // some step writes a prefix a device length decides
+	state   []alloc.FailureID // settleLedger's scratch, reused under the slot's lock
+	one     [1]alloc.Claim    // settleLedger's scratch
 
 	lastSerial uint64
 	closed     bool
@@ -312,12 +314,17 @@ func (g *Graph) settleLedger() {
 		l.Written(g.writes)
 		return
 	}
-	state := make([]alloc.FailureID, len(g.touched))
+	if cap(g.state) < len(g.touched) {
+		g.state = make([]alloc.FailureID, len(g.touched))
+	}
+	state := g.state[:len(g.touched)]
+	clear(state)
 	if tainted {
 		for i := range g.touched {
 			state[i], _ = l.Failure(g.touched[i : i+1])
 		}
 	}
+	one := g.one[:]
 	for _, st := range g.steps {
 		var failure alloc.FailureID
 		for _, i := range st.Reads {
@@ -328,14 +335,14 @@ func (g *Graph) settleLedger() {
 		}
 		for j, i := range st.Writes {
 			state[i] = failure
-			c := g.touched[i]
+			one[0] = g.touched[i]
 			if st.Extents != nil {
-				c = st.Extents[j].Prefix(c, g.r.valueAt(st.Extents[j].Param))
+				one[0] = st.Extents[j].Prefix(one[0], g.r.valueAt(st.Extents[j].Param))
 			}
 			if failure == 0 {
-				l.Written([]alloc.Claim{c})
+				l.Written(one)
 			} else {
-				l.Inherit([]alloc.Claim{c}, failure)
+				l.Inherit(one, failure)
 			}
 		}
 	}

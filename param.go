@@ -1,0 +1,332 @@
+package vkc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/vkcompute/vkc/alloc"
+)
+
+var errNilParam = errors.New("vkc: nil param (use NewParam)")
+
+// Param is a scalar that lives in device memory and is set from the host:
+// every launch that reads it, eager or replayed, reads the value current
+// when it runs. A graph that recorded launches reading a Param therefore
+// changes behaviour with Set, with no re-capture: a learning rate, a time
+// step, or — as the length argument of the ops' Dyn forms — how much work
+// a replay does.
+//
+// A Param binds to a user kernel like a one-element buffer (it is an Arg),
+// and GroupsOf turns one into group counts for Kernel.LaunchIndirect.
+//
+// Set never races work issued before it: it waits for pending work that
+// reads the value (none in the common loop — replay, read the results,
+// Set, replay — since reading waits for the replay). Set is not recorded
+// by a capture window: inside one it takes effect at once, and every
+// replay reads the value current when it runs. Close makes later Sets fail
+// with ErrClosed; a graph that recorded the param keeps its memory (and
+// its last value) until the graph closes.
+type Param[T Element] struct{ core *paramCore }
+
+// paramCore is the untyped part of a param: its value in host-visible
+// memory, and the device values derived from it when it is a length.
+type paramCore struct {
+	buf *bufferCore // the value: one element of host-visible memory
+
+	mu     sync.Mutex
+	bits   uint32 // the value's bits as last set
+	length bool   // some op took it as a length: 0 is refused
+	views  []*lengthView
+	// claims, data and scratch are what Set hands to SetHost: the value's
+	// claim and every view's, and their bytes. They change only when a view
+	// is added, so Set allocates nothing.
+	claims  []alloc.Claim
+	data    [][]byte
+	scratch []byte
+}
+
+// lengthView is a device value derived from a length param that an op
+// reads: the length divided (rounding up) by 256 some number of times (the
+// element count of a reduction's later pass), or the group counts that
+// cover it.
+type lengthView struct {
+	buf    *bufferCore
+	passes int    // value = ceil(n / 256^passes)
+	groups bool   // the view holds indirect group counts (3 words) for the value
+	local  uint32 // groups: elements one group covers in x, or in y when fixedX is set
+	fixedX uint32 // groups: 2-D, x groups fixed and y = ceil(value / local)
+	spread bool   // groups: past the device's x limit, spread over y (the catalogue kernels fold y back)
+}
+
+func (v *lengthView) same(o lengthView) bool {
+	return v.passes == o.passes && v.groups == o.groups && v.local == o.local && v.fixedX == o.fixedX && v.spread == o.spread
+}
+
+// reductionWidth is the elements one group of the catalogue's reductions
+// sums: each later pass of a reduction works on ceil(n/256) partials.
+const reductionWidth = 256
+
+func bitsOf[T Element](v T) uint32 { return *(*uint32)(unsafe.Pointer(&v)) }
+
+func valueOf[T Element](bits uint32) T { return *(*T)(unsafe.Pointer(&bits)) }
+
+// NewParam makes a device scalar holding v.
+func NewParam[T Element](d *Device, v T) (*Param[T], error) {
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	buf, err := newCore(d, 1, kindOf[T](), alloc.Upload)
+	if err != nil {
+		return nil, err
+	}
+	c := &paramCore{buf: buf, bits: bitsOf(v)}
+	c.rebuild()
+	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
+	if err := d.rec.SetHost(c.claims, c.data); err != nil {
+		_ = buf.close()
+		return nil, err
+	}
+	return &Param[T]{core: c}, nil
+}
+
+func (p *Param[T]) valid() error {
+	if p == nil || p.core == nil {
+		return errNilParam
+	}
+	return nil
+}
+
+// Value is the value last set (the zero value for a nil Param).
+func (p *Param[T]) Value() T {
+	if p.valid() != nil {
+		return 0
+	}
+	p.core.mu.Lock()
+	defer p.core.mu.Unlock()
+	return valueOf[T](p.core.bits)
+}
+
+// Device is the device the param lives on.
+func (p *Param[T]) Device() *Device {
+	if p.valid() != nil {
+		return nil
+	}
+	return p.core.buf.dev
+}
+
+// Set changes the value that launches and replays issued from now on read.
+// It waits for pending work issued earlier that reads the param. For a
+// param used as a length it refuses 0 and any value above what the
+// buffers of every live graph sized by it hold (the error says which
+// limit), so a replay never runs past its buffers. It allocates nothing.
+func (p *Param[T]) Set(v T) error {
+	if err := p.valid(); err != nil {
+		return err
+	}
+	c := p.core
+	d := c.buf.dev
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	if !c.buf.life.enter() {
+		return ErrClosed
+	}
+	defer c.buf.life.leave()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bits := bitsOf(v)
+	if c.length {
+		if err := c.checkLength(bits); err != nil {
+			return err
+		}
+	}
+	c.fill(bits, d.info.Limits.MaxComputeWorkGroupCount)
+	if err := d.rec.SetHost(c.claims, c.data); err != nil {
+		c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
+		return err
+	}
+	c.bits = bits
+	return nil
+}
+
+// checkLength refuses a length the param's uses cannot take.
+func (c *paramCore) checkLength(n uint32) error {
+	if n == 0 {
+		return fmt.Errorf("vkc: length 0: a length param sizes work and must be at least 1")
+	}
+	if max, limited := c.buf.dev.rec.LengthLimit(c.buf.claim); limited && n > max {
+		return fmt.Errorf("vkc: length %d above %d, what the buffers of a live graph sized by this param hold", n, max)
+	}
+	maxX := c.buf.dev.info.Limits.MaxComputeWorkGroupCount[0]
+	for _, v := range c.views {
+		if v.groups && !v.spread && v.fixedX == 0 && groupsFor(n, v.passes, v.local) > uint64(maxX) {
+			return fmt.Errorf("vkc: length %d needs %d groups of %d, above the device's %d", n, groupsFor(n, v.passes, v.local), v.local, maxX)
+		}
+	}
+	return nil
+}
+
+// Close frees the param. A graph that recorded launches reading it keeps
+// its memory and last value until the graph closes; Set after Close
+// returns ErrClosed. Idempotent.
+func (p *Param[T]) Close() error {
+	if p.valid() != nil {
+		return nil
+	}
+	c := p.core
+	c.mu.Lock()
+	views := c.views
+	c.views = nil
+	c.mu.Unlock()
+	err := c.buf.close()
+	for _, v := range views {
+		if verr := v.buf.close(); verr != nil && err == nil {
+			err = verr
+		}
+	}
+	return err
+}
+
+// arg binds the param to a user kernel like a one-element buffer.
+func (p *Param[T]) arg() *bufferCore {
+	if p == nil || p.core == nil {
+		return nil
+	}
+	return p.core.buf
+}
+
+// deviceValue is the param itself, as an op's scalar.
+func (p *Param[T]) deviceValue(d *Device) (*bufferCore, error) {
+	if err := p.valid(); err != nil {
+		return nil, err
+	}
+	if p.core.buf.dev != d {
+		return nil, fmt.Errorf("vkc: param of device %q used on a stream of another device", p.core.buf.dev.info.Name)
+	}
+	return p.core.buf, nil
+}
+
+// divide is ceil(n / 256^passes).
+func divide(n uint32, passes int) uint64 {
+	v := uint64(n)
+	for i := 0; i < passes; i++ {
+		v = (v + reductionWidth - 1) / reductionWidth
+	}
+	return v
+}
+
+func groupsFor(n uint32, passes int, local uint32) uint64 {
+	return (divide(n, passes) + uint64(local) - 1) / uint64(local)
+}
+
+// rebuild lays out claims, data and scratch for the value and every view.
+func (c *paramCore) rebuild() {
+	c.claims = append(c.claims[:0], c.buf.claim)
+	size := 4
+	for _, v := range c.views {
+		c.claims = append(c.claims, v.buf.claim)
+		size += 4 * v.buf.n
+	}
+	c.scratch = make([]byte, size)
+	c.data = c.data[:0]
+	c.data = append(c.data, c.scratch[:4:4])
+	at := 4
+	for _, v := range c.views {
+		n := 4 * v.buf.n
+		c.data = append(c.data, c.scratch[at:at+n:at+n])
+		at += n
+	}
+}
+
+// fill writes the bytes of the value n and of every view into scratch.
+func (c *paramCore) fill(n uint32, maxGroups [3]uint32) {
+	binary.LittleEndian.PutUint32(c.data[0], n)
+	for i, v := range c.views {
+		v.encode(c.data[i+1], n, maxGroups)
+	}
+}
+
+// encode writes the view's bytes for the length n.
+func (v *lengthView) encode(out []byte, n uint32, maxGroups [3]uint32) {
+	if !v.groups {
+		binary.LittleEndian.PutUint32(out, uint32(divide(n, v.passes)))
+		return
+	}
+	var g [3]uint64
+	switch {
+	case v.fixedX != 0:
+		g = [3]uint64{uint64(v.fixedX), groupsFor(n, v.passes, v.local), 1}
+	case v.spread:
+		g = spread(groupsFor(n, v.passes, v.local), uint64(maxGroups[0]))
+	default:
+		g = [3]uint64{groupsFor(n, v.passes, v.local), 1, 1}
+	}
+	for i, x := range g {
+		binary.LittleEndian.PutUint32(out[4*i:], uint32(min(x, uint64(maxGroups[i]))))
+	}
+}
+
+// spread lays g groups over x and, past maxX, y, as the catalogue's 1-D
+// kernels expect (they fold y back into the element index).
+func spread(g, maxX uint64) [3]uint64 {
+	if g <= maxX {
+		return [3]uint64{g, 1, 1}
+	}
+	gy := (g + maxX - 1) / maxX
+	return [3]uint64{(g + gy - 1) / gy, gy, 1}
+}
+
+// view returns the device value an op needs, making it on first use (from
+// the current length) and keeping it up to date on every Set. The caller
+// has entered the device.
+func (c *paramCore) view(want lengthView) (*bufferCore, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if want.passes == 0 && !want.groups {
+		return c.buf, nil
+	}
+	for _, v := range c.views {
+		if v.same(want) {
+			return v.buf, nil
+		}
+	}
+	d := c.buf.dev
+	words := 1
+	if want.groups {
+		words = 3
+	}
+	buf, err := newCore(d, words, elemUint, alloc.Upload)
+	if err != nil {
+		return nil, err
+	}
+	v := want
+	v.buf = buf
+	data := make([]byte, 4*words)
+	v.encode(data, c.bits, d.info.Limits.MaxComputeWorkGroupCount)
+	if err := d.rec.SetHost([]alloc.Claim{buf.claim}, [][]byte{data}); err != nil {
+		_ = buf.close()
+		return nil, err
+	}
+	c.views = append(c.views, &v)
+	c.rebuild()
+	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
+	return buf, nil
+}
+
+// asLength marks the param as a length for work sized up to capacity and
+// checks its current value fits.
+func (c *paramCore) asLength(op string, capacity int) (uint32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.length = true
+	n := c.bits
+	if n == 0 || uint64(n) > uint64(capacity) {
+		return 0, fmt.Errorf("vkc: %s: length %d outside 1..%d, what the buffers hold", op, n, capacity)
+	}
+	return n, nil
+}
