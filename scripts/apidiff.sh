@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Guards the public API of vkc's stable packages against accidental breaks,
-# with golang.org/x/exp/cmd/apidiff (a tool of go.mod, run as go tool apidiff).
+# Guards the public API of vkc against accidental breaks, with
+# golang.org/x/exp/cmd/apidiff (a tool of go.mod, run as go tool apidiff).
 #
 #   bash scripts/apidiff.sh                   check the tree against the last release
 #   bash scripts/apidiff.sh -release vX.Y.Z   record the tree's API as release vX.Y.Z
 #
-# The API of each release is kept in the repository as apidiff's export data,
-# api/vX.Y.Z/<package>.export, so the check needs no tags and no history: a
-# fresh shallow clone has everything. The last release is the highest version
-# under api/.
+# The promised API is the root package github.com/vkcompute/vkc, including
+# the types it re-exports from the packages that serve it (type DeviceInfo
+# = vk.DeviceInfo, and the types their declarations use, such as vk.Limits):
+# a field removed from vk.DeviceInfo breaks vkc.DeviceInfo. Everything else
+# in vk/, alloc/, capture/, recorder/ and shaders/ may change freely.
 #
-# The check fails when a stable package has an incompatible change, unless
+# The API of each release is kept in the repository as apidiff's export
+# data of the whole module, api/vX.Y.Z/module.zip, so the check needs no tags
+# and no history: a fresh shallow clone has everything. The last release is
+# the highest version under api/.
+#
+# The check fails when the promised API has an incompatible change, unless
 # CHANGELOG.md records it: its newest version heading ("## vX.Y.Z" or
 # "## [vX.Y.Z]") must be a bump over the last release that allows a break
 # (the minor version while the major is 0, the major after that) and its
 # section must have a "### Breaking" heading whose entries name every
-# changed identifier (as apidiff prints it, e.g. Open or Buffer.Close).
-# Compatible changes (additions) are listed and pass.
+# changed identifier as the check prints it (Open, Buffer.Close,
+# DeviceInfo.Vendor). Compatible changes, and changes elsewhere in the
+# module, are listed and pass.
 #
 # -release writes the current tree's API as the base of vX.Y.Z, which must
 # have its heading in CHANGELOG.md. Rerunning it for the same version
@@ -24,9 +31,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# The packages whose API is promised: the root package only. vk/, alloc/,
-# capture/, recorder/ and shaders/ serve it and change with it.
-stable_packages=(github.com/vkcompute/vkc)
+module=github.com/vkcompute/vkc
 
 die() { printf 'apidiff: %s\n' "$*" >&2; exit 1; }
 
@@ -40,8 +45,8 @@ fi
 # from any clone.
 run_apidiff() { GOFLAGS="${GOFLAGS:-} -trimpath" go tool apidiff "$@"; }
 
-# export_file maps an import path to its file under a release directory.
-export_file() { printf '%s/%s.export\n' "$1" "$(printf '%s' "$2" | tr '/' '_')"; }
+# base_file is the recorded API of release $1.
+base_file() { printf 'api/%s/module.zip\n' "$1"; }
 
 # version_parts prints "MAJOR MINOR PATCH" of vX.Y.Z, or fails.
 version_parts() {
@@ -74,13 +79,42 @@ record_release() {
     version_parts "$version" >/dev/null || die "-release $version: want vMAJOR.MINOR.PATCH"
     changelog_versions | grep -qx -- "$version" ||
         die "CHANGELOG.md has no '## $version' heading: describe the release before recording its API"
-    local dir="api/$version"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    local pkg
-    for pkg in "${stable_packages[@]}"; do
-        run_apidiff -w "$(export_file "$dir" "$pkg")" "$pkg"
-        printf 'apidiff: wrote the API of %s as %s\n' "$pkg" "$(export_file "$dir" "$pkg")"
+    local file
+    file=$(base_file "$version")
+    rm -rf "api/$version"
+    mkdir -p "api/$version"
+    run_apidiff -m -w "$file" "$module" 2> >(grep -v '^Ignoring internal package' >&2)
+    printf 'apidiff: wrote the API of %s as %s\n' "$module" "$file"
+}
+
+# reexported_types prints "PKG.Type NAME" for every type of the module's
+# other packages that the root package's API shows, NAME being how a user
+# of vkc calls it: the targets of the root's aliases (type NAME = pkg.Type,
+# one per line) and, recursively, the types their declarations use
+# (fields, method signatures), which keep their own names.
+reexported_types() {
+    declare -A seen=()
+    local queue=() item pkg typ name decl types tok
+    while read -r item; do
+        [ -n "$item" ] && queue+=("$item")
+    done < <(ls ./*.go | grep -v '_test\.go$' | xargs sed -n -E \
+        's/^type ([A-Z][A-Za-z0-9_]*) = ([a-z][a-z0-9_]*)\.([A-Z][A-Za-z0-9_]*)[[:space:]]*(\/\/.*)?$/\2.\3 \1/p' | sort -u)
+    while [ ${#queue[@]} -gt 0 ]; do
+        item=${queue[0]}
+        queue=("${queue[@]:1}")
+        read -r typ name <<<"$item"
+        [ -z "${seen[$typ]:-}" ] || continue
+        seen[$typ]=1
+        printf '%s %s\n' "$typ" "$name"
+        pkg=${typ%%.*}
+        # The declaration and the method signatures, without doc text.
+        decl=$(go doc "./$pkg" "${typ#*.}" | grep -v -E '^    |^[[:space:]]*//|^package ' | sed 's|//.*||')
+        types=$(go doc -short "./$pkg" | sed -n -E 's/^type ([A-Z][A-Za-z0-9_]*).*/\1/p')
+        for tok in $(grep -oE '\b[A-Z][A-Za-z0-9_]*\b' <<<"$decl" | sort -u); do
+            if grep -qx -- "$tok" <<<"$types"; then
+                queue+=("$pkg.$tok $tok")
+            fi
+        done
     done
 }
 
@@ -107,33 +141,66 @@ allows_break() {
     fi
 }
 
-check() {
-    local base
-    base=$(last_release)
-    [ -n "$base" ] || die "no release under api/: record one with 'bash scripts/apidiff.sh -release vX.Y.Z'"
-    local pkg file report incompatible=() line
-    for pkg in "${stable_packages[@]}"; do
-        file=$(export_file "api/$base" "$pkg")
-        [ -f "$file" ] || die "$file is missing: rerun 'bash scripts/apidiff.sh -release $base'"
-        report=$(run_apidiff "$file" "$pkg") || die "go tool apidiff failed on $pkg"
-        if [ -z "$report" ]; then
-            printf 'apidiff: %s: no change since %s\n' "$pkg" "$base"
+# promised_changes reads apidiff -m's report on stdin and prints the
+# incompatible changes to the promised API, one identifier a line, as a user
+# of vkc names it: root-package lines as they are ("Scale",
+# "(*Buffer[T]).Len" as Buffer.Len), lines of another package
+# ("./vk.DeviceInfo.Vendor") only when their type is re-exported, under its
+# name in vkc (DeviceInfo.Vendor).
+promised_changes() {
+    local reexports=$1 line name pkg rest head tail typ alias
+    while IFS= read -r line; do
+        name=${line#- }
+        name=${name%%: *}
+        if [[ $name == ./* ]]; then
+            rest=${name#./}
+            pkg=${rest%%.*}
+            rest=${rest#*.}
+        else
+            pkg=""
+            rest=$name
+        fi
+        # (*T[P]).M and (T).M name the method T.M.
+        rest=$(printf '%s' "$rest" | sed -E 's/^\(\*?([A-Za-z0-9_]+)(\[[^]]*\])?\)/\1/')
+        head=${rest%%.*}
+        tail=${rest#"$head"}
+        if [ -z "$pkg" ]; then
+            printf '%s\n' "$rest"
             continue
         fi
-        printf 'apidiff: %s: changes since %s:\n%s\n' "$pkg" "$base" "$report"
-        # apidiff prints "Incompatible changes:" then "- NAME: what", then
-        # possibly "Compatible changes:"; keep the names of the first group,
-        # methods as Type.Method ("(*Buffer[T]).Len" is Buffer.Len).
-        while IFS= read -r line; do
-            incompatible+=("$line")
-        done < <(printf '%s\n' "$report" | awk '
-            /^Incompatible changes:/ { on = 1; next }
-            /^[A-Za-z].*:$/ { on = 0 }
-            on && /^- / { sub(/^- /, ""); sub(/: .*/, ""); print }
-        ' | sed -E 's/^\(\*?([A-Za-z0-9_]+)(\[[^]]*\])?\)/\1/' | sort -u)
-    done
+        while read -r typ alias; do
+            if [ "$typ" = "$pkg.$head" ]; then
+                printf '%s%s\n' "$alias" "$tail"
+                break
+            fi
+        done <<<"$reexports"
+    done < <(awk '
+        /^Incompatible changes:/ { on = 1; next }
+        /^[A-Za-z].*:$/ { on = 0 }
+        on && /^- / { print }
+    ') | sort -u
+}
+
+check() {
+    local base file report reexports
+    base=$(last_release)
+    [ -n "$base" ] || die "no release under api/: record one with 'bash scripts/apidiff.sh -release vX.Y.Z'"
+    file=$(base_file "$base")
+    [ -f "$file" ] || die "$file is missing: rerun 'bash scripts/apidiff.sh -release $base'"
+    report=$(run_apidiff -m "$file" "$module" 2> >(grep -v '^Ignoring internal package' >&2)) ||
+        die "go tool apidiff failed"
+    if [ -z "$report" ]; then
+        printf 'apidiff: no change to the API of %s since %s\n' "$module" "$base"
+        return 0
+    fi
+    printf 'apidiff: changes in %s since %s (lines starting ./ are other packages of the module):\n%s\n' "$module" "$base" "$report"
+    reexports=$(reexported_types)
+    local incompatible=() name
+    while IFS= read -r name; do
+        [ -n "$name" ] && incompatible+=("$name")
+    done < <(promised_changes "$reexports" <<<"$report")
     if [ ${#incompatible[@]} -eq 0 ]; then
-        printf 'apidiff: compatible with %s\n' "$base"
+        printf 'apidiff: the API of %s is compatible with %s\n' "$module" "$base"
         return 0
     fi
     local newest
@@ -141,7 +208,7 @@ check() {
     if [ -z "$newest" ] || [ "$newest" = "$base" ] || ! allows_break "$base" "$newest"; then
         die "incompatible change to the API of $base (${incompatible[*]}): bump the version in CHANGELOG.md (a new '## vX.Y.Z' heading on top: the minor version while the major is 0, else the major) and list each change under '### Breaking'"
     fi
-    local section name missing=()
+    local section missing=()
     section=$(breaking_section "$newest")
     [ -n "$(printf '%s' "$section" | tr -d '[:space:]')" ] ||
         die "incompatible change to the API of $base (${incompatible[*]}): CHANGELOG.md's $newest has no entries under '### Breaking'"
