@@ -97,7 +97,7 @@ reexported_types() {
     local queue=() item pkg typ name decl types tok
     while read -r item; do
         [ -n "$item" ] && queue+=("$item")
-    done < <(ls ./*.go | grep -v '_test\.go$' | xargs sed -n -E \
+    done < <(for f in ./*.go; do [[ $f == *_test.go ]] || printf '%s\0' "$f"; done | xargs -0 sed -n -E \
         's/^type ([A-Z][A-Za-z0-9_]*) = ([a-z][a-z0-9_]*)\.([A-Z][A-Za-z0-9_]*)[[:space:]]*(\/\/.*)?$/\2.\3 \1/p' | sort -u)
     while [ ${#queue[@]} -gt 0 ]; do
         item=${queue[0]}
@@ -110,11 +110,11 @@ reexported_types() {
         # The declaration and the method signatures, without doc text.
         decl=$(go doc "./$pkg" "${typ#*.}" | grep -v -E '^    |^[[:space:]]*//|^package ' | sed 's|//.*||')
         types=$(go doc -short "./$pkg" | sed -n -E 's/^type ([A-Z][A-Za-z0-9_]*).*/\1/p')
-        for tok in $(grep -oE '\b[A-Z][A-Za-z0-9_]*\b' <<<"$decl" | sort -u); do
+        while read -r tok; do
             if grep -qx -- "$tok" <<<"$types"; then
                 queue+=("$pkg.$tok $tok")
             fi
-        done
+        done < <(grep -oE '\b[A-Z][A-Za-z0-9_]*\b' <<<"$decl" | sort -u)
     done
 }
 
@@ -131,9 +131,9 @@ last_release() {
 
 # allows_break says whether version $2 may break the API of release $1.
 allows_break() {
-    local bmaj bmin bpat nmaj nmin npat
-    read -r bmaj bmin bpat < <(version_parts "$1")
-    read -r nmaj nmin npat < <(version_parts "$2")
+    local bmaj bmin nmaj nmin
+    read -r bmaj bmin _ < <(version_parts "$1")
+    read -r nmaj nmin _ < <(version_parts "$2")
     if [ "$bmaj" -eq 0 ]; then
         [ "$nmaj" -gt 0 ] || [ "$nmin" -gt "$bmin" ]
     else
