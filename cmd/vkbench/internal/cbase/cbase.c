@@ -46,6 +46,7 @@ struct cbase_device {
 	VkFence fence;
 	cb_fns fn;
 	int live;
+	int staged; // every buffer goes through staging copies, mapped or not
 	int val_errors, val_warnings;
 	char val_last[512];
 	char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
@@ -98,6 +99,7 @@ cbase_device *cbase_new(void) { return calloc(1, sizeof(cbase_device)); }
 const char *cbase_error(const cbase_device *d) { return d->err; }
 const char *cbase_device_name(const cbase_device *d) { return d->name; }
 int cbase_live(const cbase_device *d) { return d->live; }
+void cbase_set_staged(cbase_device *d, int staged) { d->staged = staged; }
 
 void cbase_validation(const cbase_device *d, int *errors, int *warnings, char *last, size_t last_len) {
 	*errors = d->val_errors;
@@ -352,7 +354,7 @@ static int buf_new(cbase_device *d, VkDeviceSize size, int host_only, cb_buf *b)
 	if (r != VK_SUCCESS) return cb_fail(d, "vkAllocateMemory", r);
 	d->live++;
 	TRY(d, "vkBindBufferMemory", d->fn.BindBufferMemory(d->dev, b->buf, b->mem, 0));
-	if (map) TRY(d, "vkMapMemory", d->fn.MapMemory(d->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map));
+	if (map && (host_only || !d->staged)) TRY(d, "vkMapMemory", d->fn.MapMemory(d->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map));
 	return 0;
 }
 

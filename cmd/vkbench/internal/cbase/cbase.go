@@ -121,6 +121,17 @@ func (d *Device) Live() int {
 	return int(C.cbase_live(d.c))
 }
 
+// setStaged makes the buffers made from now on go through staging copies
+// even where the host could map them: the path discrete GPUs take, which
+// the tests can then run on a CPU driver.
+func (d *Device) setStaged(on bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.cbase_set_staged(d.c, v)
+}
+
 // ValidationMessages returns how many errors and warnings the validation
 // layer reported and the last of them.
 func (d *Device) ValidationMessages() (errs, warnings int, last string) {

@@ -38,6 +38,10 @@ const char *cbase_device_name(const cbase_device *d);
 // cbase_live counts the Vulkan objects made on the device and not yet
 // destroyed (buffers, memory, pipelines, command buffers and the rest).
 int cbase_live(const cbase_device *d);
+// cbase_set_staged makes buffers made from now on skip the mapping and go
+// through staging copies, the path of devices whose device-local memory the
+// host cannot map (discrete GPUs), so that a CPU driver can test it.
+void cbase_set_staged(cbase_device *d, int staged);
 void cbase_validation(const cbase_device *d, int *errors, int *warnings, char *last, size_t last_len);
 // cbase_close destroys the device and the instance (the validation counts
 // stay readable, so messages raised while tearing down are seen); with live
