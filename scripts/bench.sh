@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds vkbench and runs it, passing every argument through: it measures
-# what vkc costs against the plain-C floor, on this machine, in one run.
+# what vkc costs against the plain-C Vulkan baseline built into it, on this
+# machine, in one run (bash scripts/bench.sh -h lists the flags).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what building and testing vkc need on Debian 12, run as root:
+# Installs what building and testing vkc need on Debian 12 or Ubuntu
+# (24.04, 26.04), run as root or by a user with password-less sudo:
 # a C toolchain for cgo, the Vulkan loader and headers, Mesa's lavapipe (the
 # CPU Vulkan device every test runs on), the Khronos validation layer, glslc
 # and spirv-tools for the shaders, and Go when it is not there.
@@ -30,13 +31,25 @@ is_installed() {
     [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
 }
 
+# as_root runs a command as root: directly when this script is root, else
+# through sudo when it needs no password (CI runners, cloud images).
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        sudo -n env DEBIAN_FRONTEND=noninteractive "$@"
+    else
+        return 1
+    fi
+}
+
 apt_install() {
-    [ "$(id -u)" -eq 0 ] || die "packages missing ($*): run this script as root, or install them"
+    as_root true || die "packages missing ($*): run this script as root (or with password-less sudo), or install them"
     export DEBIAN_FRONTEND=noninteractive
     say "apt-get update"
-    apt-get update -q
+    as_root apt-get update -q
     say "apt-get install $*"
-    apt-get install -y -q --no-install-recommends "$@"
+    as_root apt-get install -y -q --no-install-recommends "$@"
 }
 
 install_packages() {

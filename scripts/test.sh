@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (what CI runs): installs what is missing, then
-# checks formatting, vets, runs every test with the race detector and the
-# Khronos validation layer on, and gives each fuzz target of alloc/,
-# capture/, recorder/ and shaders/ a short run. Aims to finish in under 10 minutes on 2 cores.
+# checks formatting, vets, checks the public API against the last release,
+# runs every test with the race detector and the Khronos validation layer
+# on, and gives each fuzz target of alloc/, capture/, recorder/ and shaders/
+# a short run. Aims to finish in under 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -22,6 +23,11 @@ fi
 
 step "go vet ./..."
 go vet ./...
+
+# The root package's API against the last release recorded under api/; an
+# incompatible change must be recorded in CHANGELOG.md (scripts/apidiff.sh).
+step "API compatibility (go tool apidiff)"
+bash scripts/apidiff.sh
 
 # Tests that touch the device turn the validation layer on from
 # VKC_VALIDATION and fail on any message it prints. LP_NUM_THREADS=0 makes

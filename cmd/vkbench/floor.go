@@ -15,17 +15,17 @@ import (
 	"strings"
 )
 
-// ErrFloorUnavailable means the plain-C floor cannot be built here: its
-// directory, a shell, glslc or a C compiler is missing. vkbench reports vkc's
-// own figures without the comparison rather than crash.
+// ErrFloorUnavailable means the external reference given with -floor cannot
+// be built here: its build.sh, a shell, glslc or a C compiler is missing.
+// vkbench reports everything else and says why in a note rather than fail.
 var ErrFloorUnavailable = errors.New("vkbench: floor unavailable")
 
-// ErrFloorFailed means the floor was built but failed to build or run (a
+// ErrFloorFailed means the external reference failed to build or run (a
 // Vulkan error, a result mismatch, a validation error).
 var ErrFloorFailed = errors.New("vkbench: floor failed")
 
-// ErrFloorOutput means the floor's output is not in the format rawvk.c
-// prints: a required result line is missing or one does not parse.
+// ErrFloorOutput means the external reference's output is not in the RAWVK
+// line format: a required result line is missing or one does not parse.
 var ErrFloorOutput = errors.New("vkbench: unexpected floor output")
 
 // FloorRate is one throughput the floor measured: the best of its timed runs
@@ -293,30 +293,12 @@ func (p *floorParser) complete() error {
 	return nil
 }
 
-// floorDirFrom finds the floor's directory: $VKC_FLOOR_DIR when set,
-// otherwise shared/floor beside the module root found by walking up from wd
-// to the directory holding go.mod (CI and the developers' checkouts keep
-// shared/ beside the repository).
-func floorDirFrom(getenv func(string) string, wd string) (string, error) {
-	if dir := getenv("VKC_FLOOR_DIR"); dir != "" {
-		return checkFloorDir(dir)
-	}
-	for dir := filepath.Clean(wd); ; {
-		if info, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !info.IsDir() {
-			return checkFloorDir(filepath.Join(dir, "..", "shared", "floor"))
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("%w: no go.mod above %s and VKC_FLOOR_DIR is not set", ErrFloorUnavailable, wd)
-		}
-		dir = parent
-	}
-}
-
+// checkFloorDir checks that dir holds the reference's build.sh and makes
+// it absolute, so that the build runs there whatever the working directory.
 func checkFloorDir(dir string) (string, error) {
 	script := filepath.Join(dir, "build.sh")
 	if info, err := os.Stat(script); err != nil || info.IsDir() {
-		return "", fmt.Errorf("%w: no build.sh in %s (set VKC_FLOOR_DIR to the floor's directory)", ErrFloorUnavailable, dir)
+		return "", fmt.Errorf("%w: no build.sh in %s", ErrFloorUnavailable, dir)
 	}
 	return filepath.Abs(dir)
 }
@@ -343,21 +325,17 @@ func floorTools(getenv func(string) string) error {
 // stderrTailBytes is how much of a failed floor's stderr goes into the error.
 const stderrTailBytes = 2048
 
-// RunFloor builds and runs the plain-C floor in a fresh build directory and
-// parses what it printed. env is added to the process environment; the floor
-// reads RAWVK_K, RAWVK_REPS, RAWVK_SKIP_BW, RAWVK_SKIP_SGEMM, VALIDATE and
-// LP_NUM_THREADS. Cancelling ctx kills the floor.
-func RunFloor(ctx context.Context, env []string) (*FloorResult, error) {
-	lookup := envLookup(env)
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFloorUnavailable, err)
-	}
-	dir, err := floorDirFrom(lookup, wd)
+// RunFloor builds and runs the external reference in floorDir (its
+// build.sh, with a fresh build directory in RAWVK_BUILD) and parses what it
+// printed. env is added to the process environment; the reference reads
+// RAWVK_K, RAWVK_REPS, RAWVK_SKIP_BW, RAWVK_SKIP_SGEMM, VALIDATE and
+// LP_NUM_THREADS. Cancelling ctx kills it.
+func RunFloor(ctx context.Context, floorDir string, env []string) (*FloorResult, error) {
+	dir, err := checkFloorDir(floorDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := floorTools(lookup); err != nil {
+	if err := floorTools(envLookup(env)); err != nil {
 		return nil, err
 	}
 	buildDir, err := os.MkdirTemp("", "vkbench-floor-")

@@ -181,43 +181,15 @@ func TestFloorFiguresCarryEveryMeasurement(t *testing.T) {
 	assert.Len(t, figs, 4+4+2)
 }
 
-func TestFloorDirIsFoundBesideTheModuleRoot(t *testing.T) {
-	root := t.TempDir()
-	repo := filepath.Join(root, "repo")
-	wd := filepath.Join(repo, "cmd", "vkbench")
-	require.NoError(t, os.MkdirAll(wd, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644))
-	noEnv := func(string) string { return "" }
-
-	_, err := floorDirFrom(noEnv, wd)
-	assert.ErrorIs(t, err, ErrFloorUnavailable, "no shared/floor yet")
-
-	floor := filepath.Join(root, "shared", "floor")
-	require.NoError(t, os.MkdirAll(floor, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte("exit 0\n"), 0o755))
-	dir, err := floorDirFrom(noEnv, wd)
-	require.NoError(t, err)
-	assert.Equal(t, floor, dir)
-
-	elsewhere := t.TempDir()
-	_, err = floorDirFrom(func(k string) string { return map[string]string{"VKC_FLOOR_DIR": elsewhere}[k] }, wd)
-	assert.ErrorIs(t, err, ErrFloorUnavailable, "VKC_FLOOR_DIR wins and has no build.sh")
-
-	_, err = floorDirFrom(noEnv, t.TempDir())
-	assert.ErrorIs(t, err, ErrFloorUnavailable, "no go.mod above")
-}
-
 func TestRunFloorNamesWhatIsMissing(t *testing.T) {
-	t.Setenv("VKC_FLOOR_DIR", t.TempDir())
-	_, err := RunFloor(context.Background(), nil)
+	_, err := RunFloor(context.Background(), t.TempDir(), nil)
 	require.ErrorIs(t, err, ErrFloorUnavailable)
 	assert.Contains(t, err.Error(), "build.sh")
 
 	floor := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte("exit 0\n"), 0o755))
-	t.Setenv("VKC_FLOOR_DIR", floor)
 	t.Setenv("PATH", t.TempDir())
-	_, err = RunFloor(context.Background(), nil)
+	_, err = RunFloor(context.Background(), floor, nil)
 	require.ErrorIs(t, err, ErrFloorUnavailable)
 	assert.Contains(t, err.Error(), "glslc")
 }
@@ -229,43 +201,30 @@ func TestRunFloorReportsAFailingRun(t *testing.T) {
 	floor := t.TempDir()
 	script := "echo 'RAWVK device: broken' ; echo 'glslc: error: no such shader' >&2; exit 3\n"
 	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte(script), 0o755))
-	t.Setenv("VKC_FLOOR_DIR", floor)
-	_, err := RunFloor(context.Background(), nil)
+	_, err := RunFloor(context.Background(), floor, nil)
 	require.ErrorIs(t, err, ErrFloorFailed)
 	assert.Contains(t, err.Error(), "no such shader", "stderr explains the failure")
 }
 
-// TestRunFloorOnThisMachine builds and runs the real floor with the smallest
-// workload: its dispatch section only, few launches, one repetition.
-func TestRunFloorOnThisMachine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds C and shaders")
-	}
+// TestRunFloorRunsBuildSh runs a reference whose build.sh prints a known
+// result and the settings it was given: RunFloor must run it in its own
+// directory with env and a build directory, and parse what it printed.
+func TestRunFloorRunsBuildSh(t *testing.T) {
 	if _, err := exec.LookPath("glslc"); err != nil {
 		t.Skip("glslc not installed: scripts/setup.sh installs it")
 	}
-	wd, err := os.Getwd()
+	floor := t.TempDir()
+	want := syntheticFloor()
+	want.Bandwidth, want.Sgemm = nil, nil
+	var out bytes.Buffer
+	printFloor(&out, want)
+	require.NoError(t, os.WriteFile(filepath.Join(floor, "result.txt"), out.Bytes(), 0o644))
+	script := `test -d "$RAWVK_BUILD" || exit 4
+test "$RAWVK_K" = 250 || exit 5
+cat result.txt
+`
+	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte(script), 0o755))
+	got, err := RunFloor(context.Background(), floor, []string{"RAWVK_K=250"})
 	require.NoError(t, err)
-	if _, err := floorDirFrom(os.Getenv, wd); err != nil {
-		t.Skipf("floor not here: %v", err)
-	}
-	env := []string{"RAWVK_K=16", "RAWVK_REPS=1", "RAWVK_SKIP_BW=1", "RAWVK_SKIP_SGEMM=1", "LP_NUM_THREADS=0"}
-	validate := os.Getenv("VKC_VALIDATION") == "1"
-	if validate {
-		env = append(env, "VALIDATE=1")
-	}
-	fr, err := RunFloor(context.Background(), env)
-	require.NoError(t, err)
-	assert.EqualValues(t, 16, fr.K)
-	assert.Equal(t, 1, fr.Reps)
-	assert.Nil(t, fr.Bandwidth)
-	assert.Nil(t, fr.Sgemm)
-	assert.Zero(t, fr.VerifyMismatches)
-	for _, v := range []float64{fr.EagerPerDispatchUs, fr.BatchedPerDispatchUs, fr.ReplayPerDispatchUs} {
-		assert.Positive(t, v)
-	}
-	if validate {
-		assert.Zero(t, fr.ValidationErrors)
-		assert.Zero(t, fr.ValidationWarnings)
-	}
+	assert.Equal(t, want, got)
 }

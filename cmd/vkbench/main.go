@@ -1,7 +1,12 @@
 // Command vkbench measures vkc on a Vulkan device: per-launch cost of eager,
-// batched and captured work against a raw vk/ path and the plain-C floor,
-// transfer bandwidth against a host copy, matmul throughput and allocation
-// rates. Each suite runs in its own child process, because lavapipe reads
+// batched and captured work, transfer bandwidth, matmul throughput and
+// allocation rates, each beside the same work done by a plain-C Vulkan
+// program built into vkbench (the C baseline, figures named "c-…") and, for
+// dispatch and allocation, beside a raw path on vkc's own vk package. Every
+// ratio it prints compares vkc with the C baseline, measured in the same run
+// on the same device.
+//
+// Each suite runs in its own child process, because lavapipe reads
 // LP_NUM_THREADS once at process start and the dispatch figures need it at 0
 // while bandwidth and matmul need the driver's threads.
 //
@@ -9,8 +14,14 @@
 //
 //	vkbench [-suite dispatch|transfer|matmul|alloc|all] [-format table|json|bench]
 //	        [-plot FILE.svg|FILE.png] [-device INDEX|NAME] [-validate]
-//	        [-count N] [-time DURATION] [-quick] [-floor=false]
+//	        [-count N] [-time DURATION] [-quick] [-floor DIR]
 //	vkbench -devices
+//
+// Install it with
+//
+//	go install github.com/vkcompute/vkc/cmd/vkbench@latest
+//
+// (cgo, the Vulkan headers and, to run it, the Vulkan loader and a driver).
 package main
 
 import (
@@ -57,35 +68,60 @@ type options struct {
 	count    int
 	minTime  time.Duration
 	quick    bool
-	floor    bool
-	child    string // hidden: run this one suite and print its result as JSON
+	floorDir string
+	child    string // internal: run this one suite and print its result as JSON
+}
+
+// usageHeader opens vkbench -h, before the flags.
+const usageHeader = `Usage: vkbench [flags]
+       vkbench -devices
+
+vkbench measures what vkc costs on a Vulkan device against a plain-C Vulkan
+program built into it (the C baseline, figures named "c-..."), in one run on
+the same device. Suites: dispatch (a chain of K dependent 256-element axpy
+launches: eager, batched, captured and replayed), transfer (upload, download,
+device copy, memcpy), matmul, alloc. Every ratio compares vkc with the C
+baseline; smaller is better and LIMIT is the most allowed.
+
+Flags:
+`
+
+// newFlagSet defines every flag of vkbench into o; -h prints them all.
+func newFlagSet(o *options, suite *string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("vkbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageHeader)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, or all")
+	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat)")
+	fs.StringVar(&o.plotPath, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png; several, comma-separated)")
+	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
+	fs.BoolVar(&o.devices, "devices", false, "list the Vulkan devices and exit")
+	fs.BoolVar(&o.validate, "validate", false, "run vkc and the C baseline with the Khronos validation layer (slow; any message fails the run)")
+	fs.IntVar(&o.count, "count", 5, "timed runs per figure; the figure is their median")
+	fs.DurationVar(&o.minTime, "time", 200*time.Millisecond, "minimum `duration` of one timed run (the operation repeats until it has passed)")
+	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul), to check that everything runs")
+	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others, no ratio uses them")
+	fs.StringVar(&o.child, "child", "", "internal: run one `suite` in this process and print its result as JSON (vkbench runs each suite this way)")
+	return fs
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("vkbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	suite := fs.String("suite", "all", "suite to run: dispatch, transfer, matmul, alloc or all")
-	fs.StringVar(&o.format, "format", "table", "output format: table, json or bench (Go benchmark lines for benchstat)")
-	fs.StringVar(&o.plotPath, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png; several, comma-separated)")
-	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring (default: VKC_DEVICE, else the best)")
-	fs.BoolVar(&o.devices, "devices", false, "list the Vulkan devices and exit")
-	fs.BoolVar(&o.validate, "validate", false, "run with the Khronos validation layer (slow; any message fails the run)")
-	fs.IntVar(&o.count, "count", 5, "timed runs per figure; the figure is their median")
-	fs.DurationVar(&o.minTime, "time", 200*time.Millisecond, "minimum duration of one timed run")
-	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64-size matmul), for tests")
-	fs.BoolVar(&o.floor, "floor", true, "also build and run the plain-C floor and compare against it")
-	fs.StringVar(&o.child, "child", "", "internal: run one suite in this process and print JSON")
+	var suite string
+	fs := newFlagSet(&o, &suite, stderr)
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("%w: %v", ErrUsage, err)
+		return o, fmt.Errorf("%w: %w", ErrUsage, err) // keeps flag.ErrHelp visible to run
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("%w: unexpected arguments %q", ErrUsage, fs.Args())
 	}
-	if *suite == "all" {
+	if suite == "all" {
 		o.suites = slices.Clone(suiteOrder)
 	} else {
-		for _, s := range strings.Split(*suite, ",") {
+		for _, s := range strings.Split(suite, ",") {
 			if _, ok := suiteRunners[s]; !ok {
 				return o, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc or all)", ErrUsage, s)
 			}
@@ -119,10 +155,11 @@ func main() {
 // 0 success, 1 a failed check or run, 2 a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseOptions(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // -h asked for the usage, which is printed
+	}
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, err)
-		}
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	cfg := settings{count: o.count, minTime: o.minTime, quick: o.quick, device: o.device, validate: o.validate, progress: newProgress()}
@@ -219,7 +256,7 @@ func suiteEnv(suite string) []string {
 
 // childArgs passes the settings on to a child.
 func childArgs(suite string, cfg settings) []string {
-	args := []string{"-child", suite, "-count", strconv.Itoa(cfg.count), "-time", cfg.minTime.String(), "-floor=false"}
+	args := []string{"-child", suite, "-count", strconv.Itoa(cfg.count), "-time", cfg.minTime.String()}
 	if cfg.device != "" {
 		args = append(args, "-device", cfg.device)
 	}
@@ -251,7 +288,8 @@ func runSuiteProcess(ctx context.Context, exe, suite string, cfg settings) (*sui
 	return &res, nil
 }
 
-// runParent runs each selected suite in a child and the floor, and merges
+// runParent runs each selected suite in a child (each measures vkc and the
+// C baseline), the external reference when -floor names one, and merges
 // everything into one report. failures are the result checks that failed.
 func runParent(ctx context.Context, o options, cfg settings) (*Report, []string, error) {
 	exe, err := os.Executable()
@@ -274,24 +312,22 @@ func runParent(ctx context.Context, o options, cfg settings) (*Report, []string,
 	if _, set := os.LookupEnv("LP_NUM_THREADS"); !set && isLavapipe(rep.Device.Name) {
 		rep.Notes = append(rep.Notes, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul and alloc with the driver's default threads (see ENV)")
 	}
-	floorOK := false
-	if o.floor {
-		cfg.progress.Printf("floor: building and running")
+	if o.floorDir != "" {
+		cfg.progress.Printf("floor: building and running %s", o.floorDir)
 		figs, notes := floorFigures(ctx, o, rep.Device)
 		rep.Figures = append(rep.Figures, figs...)
 		rep.Notes = append(rep.Notes, notes...)
-		floorOK = len(figs) > 0
 	}
-	ratios, notes := computeRatios(rep.Figures, floorOK)
+	ratios, notes := computeRatios(rep.Figures)
 	rep.Ratios = ratios
 	rep.Notes = append(rep.Notes, notes...)
 	return rep, failures, nil
 }
 
-// floorFigures runs the plain-C floor twice: with LP_NUM_THREADS=0 for its
-// dispatch figures, and with the driver's threads for bandwidth and sgemm
-// (its dispatch figures from that run are dropped). A floor that cannot run
-// gives a note, not a failure.
+// floorFigures runs the external reference of -floor twice: with
+// LP_NUM_THREADS=0 for its dispatch figures, and with the driver's threads
+// for bandwidth and sgemm (its dispatch figures from that run are dropped).
+// A reference that cannot run gives a note, not a failure.
 func floorFigures(ctx context.Context, o options, device DeviceDesc) ([]Figure, []string) {
 	wants := func(s string) bool { return slices.Contains(o.suites, s) }
 	common := []string{"RAWVK_REPS=" + strconv.Itoa(o.count)}
@@ -303,7 +339,7 @@ func floorFigures(ctx context.Context, o options, device DeviceDesc) ([]Figure, 
 	check := func(fr *FloorResult, err error) bool {
 		switch {
 		case err != nil:
-			notes = append(notes, fmt.Sprintf("floor skipped, no floor ratios: %v", err))
+			notes = append(notes, fmt.Sprintf("floor skipped: %v", err))
 			return false
 		case fr.VerifyMismatches > 0 || fr.ValidationErrors > 0:
 			notes = append(notes, fmt.Sprintf("floor failed its own checks (%d mismatches, %d validation errors): its figures are left out", fr.VerifyMismatches, fr.ValidationErrors))
@@ -322,7 +358,7 @@ func floorFigures(ctx context.Context, o options, device DeviceDesc) ([]Figure, 
 		}
 		env := append(slices.Clone(common), "RAWVK_SKIP_BW=1", "RAWVK_SKIP_SGEMM=1", "LP_NUM_THREADS="+threads,
 			"RAWVK_K="+strconv.Itoa(ks[len(ks)-1]))
-		fr, err := RunFloor(ctx, env)
+		fr, err := RunFloor(ctx, o.floorDir, env)
 		if !check(fr, err) {
 			return nil, notes
 		}
@@ -340,7 +376,7 @@ func floorFigures(ctx context.Context, o options, device DeviceDesc) ([]Figure, 
 		if v, set := os.LookupEnv("LP_NUM_THREADS"); set {
 			threads = v
 		}
-		fr, err := RunFloor(ctx, env)
+		fr, err := RunFloor(ctx, o.floorDir, env)
 		if !check(fr, err) {
 			return nil, notes
 		}
@@ -374,86 +410,65 @@ func indexFigures(figs []Figure) figureIndex {
 }
 
 // transferRatioMinBytes is the smallest size at which transfer speed is
-// compared with memcpy: below it Go's copy still runs largely from cache
-// (on this project's machines memcpy holds ~35 GB/s up to 16 MiB and drops
-// to DRAM speed only at 64 MiB), while the driver's copies use glibc's
-// memcpy, whose non-temporal stores bypass the cache, so the ratio would
-// compare cache with DRAM rather than vkc with the host.
+// compared with the C baseline's memcpy: below it Go's copy (which upload
+// and download use) still runs largely from cache (on this project's
+// machines ~35 GB/s up to 16 MiB, DRAM speed only at 64 MiB), while glibc's
+// memcpy switches to non-temporal stores that bypass the cache, so the
+// ratio would compare cache with DRAM rather than vkc with C. The device
+// copy is compared with the baseline's vkCmdCopyBuffer at every size: both
+// run the driver's copy.
 const transferRatioMinBytes = 64 << 20
 
-// computeRatios derives the verdicts from the figures. Every ratio is
-// written so that smaller is better and the limit is the most allowed:
-// times divided by times, or a reference speed divided by vkc's speed.
-func computeRatios(figs []Figure, floorOK bool) ([]Ratio, []string) {
+// computeRatios derives the verdicts from the figures: each compares one
+// of vkc's figures with the C baseline's figure for the same work at the
+// same parameters, and is written so that smaller is better and the limit
+// is the most allowed: times divided by times, or the baseline's speed
+// divided by vkc's.
+func computeRatios(figs []Figure) ([]Ratio, []string) {
 	idx := indexFigures(figs)
 	var ratios []Ratio
 	var notes []string
-	add := func(suite, name string, params map[string]int64, num, den string, limit float64) {
+	add := func(suite, name string, params map[string]int64, num, den string, limit float64) bool {
 		n, okN := idx[figureKey(suite, num, params)]
 		d, okD := idx[figureKey(suite, den, params)]
 		if okN && okD {
 			ratios = append(ratios, NewRatio(suite, name, params, n, d, limit))
 		}
+		return okN && okD
 	}
-	var ks, sizes []int64
+	var dispatched, multiplied, copied, memcopied bool
 	for _, f := range figs {
+		p := f.Params
 		switch {
-		case f.Suite == "dispatch" && f.Name == "replay":
-			ks = append(ks, f.Params["k"])
-		case f.Suite == "transfer" && f.Name == "memcpy":
-			sizes = append(sizes, f.Params["bytes"])
+		case f.Suite == "dispatch" && f.Name == "c-replay":
+			// One submit per launch may cost a little more than in C;
+			// captured work must stay close to C resubmitting the same
+			// command buffer, and so must the raw vk/ path.
+			dispatched = add("dispatch", "eager/c-eager", p, "eager", "c-eager", 1.3) || dispatched
+			dispatched = add("dispatch", "eager-batched/c-batched", p, "eager-batched", "c-batched", 1.5) || dispatched
+			dispatched = add("dispatch", "replay/c-replay", p, "replay", "c-replay", 1.15) || dispatched
+			dispatched = add("dispatch", "raw/c-replay", p, "raw", "c-replay", 1.1) || dispatched
+		case f.Suite == "matmul" && f.Name == "c-naive":
+			multiplied = add("matmul", "c-naive/matmul", p, "c-naive", "matmul", 1.0/3) || multiplied
+		case f.Suite == "transfer" && f.Name == "c-copy-buffer":
+			copied = add("transfer", "c-copy-buffer/copy", p, "c-copy-buffer", "copy", 1.1) || copied
+		case f.Suite == "transfer" && f.Name == "c-memcpy" && p["bytes"] >= transferRatioMinBytes:
+			memcopied = add("transfer", "c-memcpy/upload", p, "c-memcpy", "upload", 1.25) || memcopied
+			memcopied = add("transfer", "c-memcpy/download", p, "c-memcpy", "download", 1.25) || memcopied
+			memcopied = add("transfer", "c-memcpy/copy", p, "c-memcpy", "copy", 1/0.85) || memcopied
 		}
 	}
-	for _, k := range ks {
-		p := map[string]int64{"k": k}
-		// Captured work must never lose to one submit per launch, and adds
-		// little to the same command buffer replayed on the raw path.
-		add("dispatch", "replay/eager", p, "replay", "eager", 1)
-		add("dispatch", "replay/raw", p, "replay", "raw", 1.15)
+	if dispatched {
+		notes = append(notes, "dispatch: x/c-y is vkc's time per launch over the C baseline's for the same chain (eager: a submit per launch; batched: one submit per chain; replay: a command buffer recorded once); c-record is the C baseline's recording alone")
 	}
-	if len(ks) > 0 {
-		notes = append(notes, "dispatch: replay/eager <= 1 says a captured graph beats one submit per launch; its inverse is the capture window's speed-up")
+	if multiplied {
+		notes = append(notes, "matmul: c-naive/matmul <= 0.333 means vkc's matmul runs at least 3x the C baseline's naive sgemm")
 	}
-	if floorOK {
-		for _, f := range figs {
-			if f.Suite != "dispatch" || f.Name != "floor-replay" {
-				continue
-			}
-			p := f.Params
-			add("dispatch", "replay/floor-replay", p, "replay", "floor-replay", 1.15)
-			add("dispatch", "eager-batched/floor-batched", p, "eager-batched", "floor-batched", 1.5)
-			add("dispatch", "eager/floor-eager", p, "eager", "floor-eager", 1.3)
-			add("dispatch", "raw/floor-replay", p, "raw", "floor-replay", 1.1)
-		}
-		add("matmul", "floor-naive/matmul", map[string]int64{"m": 512, "n": 512, "k": 512}, "floor-naive", "matmul", 1.0/3)
-		if _, ok := idx[figureKey("matmul", "floor-naive", map[string]int64{"m": 512, "n": 512, "k": 512})]; ok {
-			notes = append(notes, "matmul: floor-naive/matmul <= 0.333 means vkc's matmul is at least 3x the floor's naive sgemm at 512")
-		}
-		// The floor copies 64 MiB with glibc's memcpy and with
-		// vkCmdCopyBuffer (which lavapipe runs on glibc's memcpy); Go's copy,
-		// the "memcpy" figure, is often faster than both on large sizes.
-		p64 := map[string]int64{"bytes": 64 << 20}
-		add("transfer", "floor-memcpy/copy", p64, "floor-memcpy", "copy", 1/0.85)
-		add("transfer", "floor-copy-buffer/copy", p64, "floor-copy-buffer", "copy", 1.1)
-		add("transfer", "floor-memcpy/upload", p64, "floor-memcpy", "upload", 1.25)
-		add("transfer", "floor-memcpy/download", p64, "floor-memcpy", "download", 1.25)
-		if _, ok := idx[figureKey("transfer", "floor-memcpy", p64)]; ok {
-			notes = append(notes, "transfer: floor-memcpy/copy compares the device copy with the floor's C memcpy (glibc, which lavapipe's vkCmdCopyBuffer itself calls); floor-copy-buffer/copy with the floor's raw vkCmdCopyBuffer")
-		}
+	if copied {
+		notes = append(notes, "transfer: c-copy-buffer/copy <= 1.1 means vkc.Copy reaches at least 91% of the C baseline's vkCmdCopyBuffer")
 	}
-	compared := false
-	for _, size := range sizes {
-		if size < transferRatioMinBytes {
-			continue
-		}
-		p := map[string]int64{"bytes": size}
-		add("transfer", "memcpy/upload", p, "memcpy", "upload", 1.25)
-		add("transfer", "memcpy/download", p, "memcpy", "download", 1.25)
-		add("transfer", "memcpy/copy", p, "memcpy", "copy", 1/0.85)
-		compared = true
-	}
-	if compared {
-		notes = append(notes, fmt.Sprintf("transfer: compared with memcpy from %s up (smaller copies run from cache); memcpy/x <= 1.25 is x at >= 80%% of memcpy, memcpy/copy <= 1.176 is copy at >= 85%%", formatBytes(transferRatioMinBytes)))
+	if memcopied {
+		notes = append(notes, fmt.Sprintf("transfer: compared with the C baseline's memcpy from %s up (smaller copies run from cache); c-memcpy/x <= 1.25 is x at >= 80%% of memcpy, c-memcpy/copy <= 1.176 is copy at >= 85%%", formatBytes(transferRatioMinBytes)))
 	}
 	return ratios, notes
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,18 +48,19 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("dispatch", func(t *testing.T) {
 		res, err := runDispatch(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched")
-		assert.Len(t, res.Figures, 5*len(dispatchKs(true)))
+		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched",
+			"c-eager", "c-batched", "c-record", "c-replay")
+		assert.Len(t, res.Figures, 9*len(dispatchKs(true)))
 	})
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy")
+		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy")
 	})
 	t.Run("matmul", func(t *testing.T) {
 		res, err := runMatmul(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "matmul", "GFLOP/s", "matmul")
+		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive")
 	})
 	t.Run("alloc", func(t *testing.T) {
 		res, err := runAlloc(cfg)
@@ -102,28 +105,39 @@ func TestChecksCatchWrongResults(t *testing.T) {
 }
 
 func TestComputeRatios(t *testing.T) {
+	k1 := map[string]int64{"k": 1}
 	k := map[string]int64{"k": 1000}
 	big := map[string]int64{"bytes": 64 << 20}
 	small := map[string]int64{"bytes": 1 << 20}
 	sq := map[string]int64{"m": 512, "n": 512, "k": 512}
+	small3 := map[string]int64{"m": 64, "n": 64, "k": 64}
 	figs := []Figure{
 		{Suite: "dispatch", Name: "eager", Params: k, Value: 9000},
 		{Suite: "dispatch", Name: "eager-batched", Params: k, Value: 1200},
 		{Suite: "dispatch", Name: "replay", Params: k, Value: 1000},
 		{Suite: "dispatch", Name: "raw", Params: k, Value: 950},
-		{Suite: "dispatch", Name: "floor-eager", Params: k, Value: 8000},
-		{Suite: "dispatch", Name: "floor-batched", Params: k, Value: 1000},
-		{Suite: "dispatch", Name: "floor-replay", Params: k, Value: 900},
+		{Suite: "dispatch", Name: "c-eager", Params: k, Value: 8000},
+		{Suite: "dispatch", Name: "c-batched", Params: k, Value: 1000},
+		{Suite: "dispatch", Name: "c-record", Params: k, Value: 300},
+		{Suite: "dispatch", Name: "c-replay", Params: k, Value: 900},
+		{Suite: "dispatch", Name: "replay", Params: k1, Value: 30000},
+		{Suite: "dispatch", Name: "c-replay", Params: k1, Value: 20000},
+		{Suite: "dispatch", Name: "floor-replay", Params: k, Value: 800},
 		{Suite: "transfer", Name: "upload", Params: big, Value: 8},
 		{Suite: "transfer", Name: "download", Params: big, Value: 9},
 		{Suite: "transfer", Name: "copy", Params: big, Value: 6},
 		{Suite: "transfer", Name: "memcpy", Params: big, Value: 10},
+		{Suite: "transfer", Name: "c-memcpy", Params: big, Value: 7},
+		{Suite: "transfer", Name: "c-copy-buffer", Params: big, Value: 6.5},
 		{Suite: "transfer", Name: "upload", Params: small, Value: 1},
-		{Suite: "transfer", Name: "memcpy", Params: small, Value: 50},
+		{Suite: "transfer", Name: "copy", Params: small, Value: 5},
+		{Suite: "transfer", Name: "c-memcpy", Params: small, Value: 50},
+		{Suite: "transfer", Name: "c-copy-buffer", Params: small, Value: 4},
 		{Suite: "transfer", Name: "floor-memcpy", Params: big, Value: 7},
-		{Suite: "transfer", Name: "floor-copy-buffer", Params: big, Value: 6.5},
 		{Suite: "matmul", Name: "matmul", Params: sq, Value: 30},
-		{Suite: "matmul", Name: "floor-naive", Params: sq, Value: 12},
+		{Suite: "matmul", Name: "c-naive", Params: sq, Value: 12},
+		{Suite: "matmul", Name: "matmul", Params: small3, Value: 3},
+		{Suite: "matmul", Name: "c-naive", Params: small3, Value: 2},
 	}
 	value := func(suite, name string, p map[string]int64) float64 {
 		for _, f := range figs {
@@ -134,11 +148,13 @@ func TestComputeRatios(t *testing.T) {
 		t.Fatalf("no figure %s/%s", suite, name)
 		return 0
 	}
-	ratios, notes := computeRatios(figs, true)
-	assert.NotEmpty(t, notes)
+	ratios, notes := computeRatios(figs)
+	assert.Len(t, notes, 4, "one note per kind of ratio")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
-		got[r.Name] = r
+		got[figureKey(r.Suite, r.Name, r.Params)] = r
+		assert.Contains(t, r.Name, "c-", "every ratio uses the C baseline")
+		assert.NotContains(t, r.Name, "floor", "no ratio uses the external reference")
 	}
 	cases := []struct {
 		name      string
@@ -147,24 +163,22 @@ func TestComputeRatios(t *testing.T) {
 		num, den  string
 		wantLimit float64
 	}{
-		{"replay/eager", "dispatch", k, "replay", "eager", 1},
-		{"replay/raw", "dispatch", k, "replay", "raw", 1.15},
-		{"replay/floor-replay", "dispatch", k, "replay", "floor-replay", 1.15},
-		{"eager-batched/floor-batched", "dispatch", k, "eager-batched", "floor-batched", 1.5},
-		{"eager/floor-eager", "dispatch", k, "eager", "floor-eager", 1.3},
-		{"raw/floor-replay", "dispatch", k, "raw", "floor-replay", 1.1},
-		{"memcpy/upload", "transfer", big, "memcpy", "upload", 1.25},
-		{"memcpy/download", "transfer", big, "memcpy", "download", 1.25},
-		{"memcpy/copy", "transfer", big, "memcpy", "copy", 1 / 0.85},
-		{"floor-naive/matmul", "matmul", sq, "floor-naive", "matmul", 1.0 / 3},
-		{"floor-memcpy/copy", "transfer", big, "floor-memcpy", "copy", 1 / 0.85},
-		{"floor-copy-buffer/copy", "transfer", big, "floor-copy-buffer", "copy", 1.1},
-		{"floor-memcpy/upload", "transfer", big, "floor-memcpy", "upload", 1.25},
-		{"floor-memcpy/download", "transfer", big, "floor-memcpy", "download", 1.25},
+		{"eager/c-eager", "dispatch", k, "eager", "c-eager", 1.3},
+		{"eager-batched/c-batched", "dispatch", k, "eager-batched", "c-batched", 1.5},
+		{"replay/c-replay", "dispatch", k, "replay", "c-replay", 1.15},
+		{"raw/c-replay", "dispatch", k, "raw", "c-replay", 1.1},
+		{"replay/c-replay", "dispatch", k1, "replay", "c-replay", 1.15},
+		{"c-memcpy/upload", "transfer", big, "c-memcpy", "upload", 1.25},
+		{"c-memcpy/download", "transfer", big, "c-memcpy", "download", 1.25},
+		{"c-memcpy/copy", "transfer", big, "c-memcpy", "copy", 1 / 0.85},
+		{"c-copy-buffer/copy", "transfer", big, "c-copy-buffer", "copy", 1.1},
+		{"c-copy-buffer/copy", "transfer", small, "c-copy-buffer", "copy", 1.1},
+		{"c-naive/matmul", "matmul", sq, "c-naive", "matmul", 1.0 / 3},
+		{"c-naive/matmul", "matmul", small3, "c-naive", "matmul", 1.0 / 3},
 	}
 	for _, c := range cases {
-		r, ok := got[c.name]
-		if !assert.True(t, ok, "ratio %s missing", c.name) {
+		r, ok := got[figureKey(c.suite, c.name, c.params)]
+		if !assert.True(t, ok, "ratio %s %v missing", c.name, c.params) {
 			continue
 		}
 		want := value(c.suite, c.num, c.params) / value(c.suite, c.den, c.params)
@@ -172,13 +186,33 @@ func TestComputeRatios(t *testing.T) {
 		assert.InDelta(t, c.wantLimit, r.Limit, 1e-12, c.name)
 		assert.Equal(t, want <= c.wantLimit, r.OK, c.name)
 	}
-	assert.Len(t, ratios, len(cases), "the 1 MiB transfer is not compared")
+	assert.Len(t, ratios, len(cases), "no memcpy ratio at 1 MiB, none where a side is missing")
 
-	withoutFloor, _ := computeRatios(figs, false)
-	for _, r := range withoutFloor {
-		assert.NotContains(t, r.Name, "floor", "floor ratios without a floor run")
+	none, notes := computeRatios([]Figure{{Suite: "dispatch", Name: "replay", Params: k, Value: 1}})
+	assert.Empty(t, none, "no baseline, no ratio")
+	assert.Empty(t, notes)
+}
+
+// Every flag vkbench defines appears in -h with a help text that says
+// something, and -h exits 0.
+func TestHelpListsEveryFlag(t *testing.T) {
+	var stderr bytes.Buffer
+	assert.Equal(t, 0, run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &stderr))
+	help := stderr.String()
+	assert.True(t, strings.HasPrefix(help, "Usage: vkbench"), help)
+	var o options
+	var suite string
+	fs := newFlagSet(&o, &suite, io.Discard)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		assert.Regexp(t, regexp.MustCompile(`(?m)^  -`+regexp.QuoteMeta(f.Name)+`\b`), help, "-h lists -%s", f.Name)
+		assert.GreaterOrEqual(t, len(strings.Fields(f.Usage)), 5, "-%s has a help text that explains it: %q", f.Name, f.Usage)
+	})
+	assert.GreaterOrEqual(t, n, 11)
+	for _, name := range []string{"suite", "format", "plot", "device", "devices", "validate", "count", "time", "quick", "floor"} {
+		assert.NotNil(t, fs.Lookup(name), "-%s", name)
 	}
-	assert.Len(t, withoutFloor, 5)
 }
 
 func TestParseOptions(t *testing.T) {
@@ -187,7 +221,7 @@ func TestParseOptions(t *testing.T) {
 	assert.Equal(t, suiteOrder, o.suites)
 	assert.Equal(t, "table", o.format)
 	assert.Equal(t, 5, o.count)
-	assert.True(t, o.floor)
+	assert.Empty(t, o.floorDir, "no external reference unless asked for")
 
 	for _, bad := range [][]string{
 		{"-suite", "nope"}, {"-format", "xml"}, {"-count", "0"}, {"-time", "-1s"}, {"stray"}, {"-child", "nope"},
@@ -246,7 +280,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 		t.Skip("builds and runs the command")
 	}
 	exe := buildVkbench(t)
-	quick := []string{"-quick", "-count", "1", "-time", "0s", "-floor=false"}
+	quick := []string{"-quick", "-count", "1", "-time", "0s"}
 
 	t.Run("json and plot", func(t *testing.T) {
 		dir := t.TempDir()
@@ -278,6 +312,15 @@ func TestBinaryEndToEnd(t *testing.T) {
 			assert.Positive(t, suites[s], "suite %s has no figures", s)
 		}
 		assert.NotEmpty(t, rep.Ratios)
+		ratioSuites := map[string]bool{}
+		for _, r := range rep.Ratios {
+			assert.Contains(t, r.Name, "c-", "every ratio compares with the C baseline")
+			assert.Positive(t, r.Value, r.Name)
+			ratioSuites[r.Suite] = true
+		}
+		for _, s := range []string{"dispatch", "transfer", "matmul"} {
+			assert.True(t, ratioSuites[s], "no %s ratio", s)
+		}
 		for _, path := range plotPaths {
 			info, err := os.Stat(path)
 			require.NoError(t, err)
@@ -314,21 +357,39 @@ func TestBinaryEndToEnd(t *testing.T) {
 	})
 }
 
-func TestFloorFiguresQuick(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the C floor")
+// floorFigures runs the reference -floor names and keeps its figures only
+// when they were measured on the device vkc measured.
+func TestFloorFiguresFromADirectory(t *testing.T) {
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc not installed: scripts/setup.sh installs it")
 	}
-	o := options{suites: []string{"dispatch"}, count: 1, quick: true}
-	figs, notes := floorFigures(context.Background(), o, DeviceDesc{Name: "llvmpipe"})
-	if len(figs) == 0 {
-		require.NotEmpty(t, notes, "a floor that cannot run must say why")
-		t.Skipf("floor unavailable: %v", notes)
-	}
+	floor := t.TempDir()
+	fr := syntheticFloor()
+	fr.VerifyMismatches = 0
+	fr.Bandwidth, fr.Sgemm = nil, nil
+	var out bytes.Buffer
+	printFloor(&out, fr)
+	require.NoError(t, os.WriteFile(filepath.Join(floor, "result.txt"), out.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(floor, "build.sh"), []byte("cat result.txt\n"), 0o755))
+
+	o := options{suites: []string{"dispatch"}, count: 1, quick: true, floorDir: floor}
+	figs, notes := floorFigures(context.Background(), o, DeviceDesc{Name: "llvmpipe (LLVM 15.0.6, 256 bits)"})
+	assert.Empty(t, notes)
 	names := map[string]bool{}
 	for _, f := range figs {
 		assert.Equal(t, "dispatch", f.Suite)
-		assert.Equal(t, int64(dispatchKs(true)[1]), f.Params["k"])
 		names[f.Name] = true
 	}
-	assert.True(t, names["floor-replay"] && names["floor-eager"] && names["floor-batched"])
+	assert.True(t, names["floor-replay"] && names["floor-eager"] && names["floor-batched"], "%v", names)
+
+	figs, notes = floorFigures(context.Background(), o, DeviceDesc{Name: "another GPU"})
+	assert.Empty(t, figs, "figures of another device are left out")
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "another GPU")
+
+	o.floorDir = t.TempDir()
+	figs, notes = floorFigures(context.Background(), o, DeviceDesc{Name: "llvmpipe (LLVM 15.0.6, 256 bits)"})
+	assert.Empty(t, figs)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "build.sh")
 }

@@ -86,7 +86,7 @@ func (r *rawDevice) hostBlock(size uint64) (*vk.Block, error) {
 }
 
 // rawAxpy is an axpy chain (y = a*x + y, K times over the same x and y)
-// written straight on vk/: the floor's replay in Go.
+// written straight on vk/: the C baseline's replay in Go.
 type rawAxpy struct {
 	raw    *rawDevice
 	n      int
@@ -181,7 +181,7 @@ func (a *rawAxpy) record(cb *vk.CommandBuffer, flags uint32, k int) error {
 	return d.End(cb)
 }
 
-// submitWait submits cb and waits for it, as the floor's submit_wait does.
+// submitWait submits cb and waits for it, as the C baseline does.
 func (a *rawAxpy) submitWait(cb *vk.CommandBuffer) error {
 	d := a.raw.dev
 	if err := d.Submit(cb, a.fence); err != nil {
@@ -193,10 +193,10 @@ func (a *rawAxpy) submitWait(cb *vk.CommandBuffer) error {
 	return d.ResetFence(a.fence)
 }
 
-// Replay resubmits the chain recorded once: the floor's replay.
+// Replay resubmits the chain recorded once: the C baseline's replay.
 func (a *rawAxpy) Replay() error { return a.submitWait(a.replay) }
 
-// Batched re-records the k-launch chain and submits it: the floor's batched.
+// Batched re-records the k-launch chain and submits it: the C baseline's batched.
 func (a *rawAxpy) Batched(k int) error {
 	if err := a.raw.dev.Reset(a.batch); err != nil {
 		return err

@@ -24,14 +24,15 @@ import (
 var ErrInvalidReport = errors.New("vkbench: invalid report")
 
 // Figure is one measured number. It is independent of how it was measured so
-// that vkc's suites and the plain-C floor land in the same table, JSON
-// document and benchstat input, and compare line by line.
+// that vkc's figures, the C baseline's and an external reference's land in
+// the same table, JSON document and benchstat input, and compare line by
+// line.
 type Figure struct {
 	// Suite groups figures that are read together: "dispatch", "transfer",
 	// "matmul", "alloc".
 	Suite string `json:"suite"`
 	// Name says which way of doing the work was measured, e.g. "replay",
-	// "eager", "eager-batched", "floor-replay", "upload", "matmul-tiled".
+	// "eager", "eager-batched", "c-replay", "upload", "c-naive".
 	Name string `json:"name"`
 	// Params are the sizes the figure depends on, e.g. {"k":1000},
 	// {"bytes":1048576} or {"m":512,"n":512,"k":512}.
@@ -49,7 +50,7 @@ type Figure struct {
 }
 
 // Ratio compares two figures of one suite against the limit vkc promises,
-// e.g. "replay/floor-replay" at most 1.15. It is a verdict, so it is reported
+// e.g. "replay/c-replay" at most 1.15. It is a verdict, so it is reported
 // apart from the raw figures.
 type Ratio struct {
 	Suite  string           `json:"suite"`
@@ -83,7 +84,7 @@ type DeviceDesc struct {
 }
 
 // Report is everything one vkbench run measured: the device, the figures of
-// vkc and of the floor side by side, the verdicts and free-form notes.
+// vkc and of the C baseline side by side, the verdicts and free-form notes.
 type Report struct {
 	Device  DeviceDesc `json:"device"`
 	Started time.Time  `json:"started"`

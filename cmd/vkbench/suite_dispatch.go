@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
 )
 
 // dispatchN is the vector length of every dispatch figure: one workgroup,
@@ -53,9 +55,47 @@ func checkChain(what string, k int, xs, ys []float32, launches int) error {
 	return nil
 }
 
-// runDispatch measures a chain of K dependent axpy launches four ways on
-// vkc (one submit per launch, batched, captured and replayed) and two on
-// the raw vk/ path (replay, re-recorded batch), in ns per launch.
+// chainWay is one way of running a K-chain, measured as ns per launch: op
+// runs the chain once and executes launches launches (0 when it only
+// records); reset zeroes y and readY reads it back for the check.
+type chainWay struct {
+	name     string
+	op       func() error
+	launches int
+	reset    func() error
+	readY    func() ([]float32, error)
+}
+
+// spec turns the way into a timed figure whose check compares y with the
+// launches executed since the last reset.
+func (w chainWay) spec(k int, xs []float32) measureSpec {
+	var done int
+	return measureSpec{
+		op: func() (float64, error) {
+			done += w.launches
+			return float64(k), w.op()
+		},
+		reset: func() error {
+			done = 0
+			return w.reset()
+		},
+		check: func() error {
+			ys, err := w.readY()
+			if err != nil {
+				return err
+			}
+			return checkChain(w.name, k, xs, ys, done)
+		},
+		maxReps: maxExactLaunches / k,
+	}
+}
+
+// runDispatch measures a chain of K dependent axpy launches three ways on
+// vkc (one submit per launch, batched, captured and replayed), two on the
+// raw vk/ path (replay, re-recorded batch) and four in the C baseline
+// (eager, batched, the recording alone, replay), in ns per launch. The
+// figures of one K are measured round-robin, so each ratio compares runs
+// taken under the same conditions.
 func runDispatch(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -73,10 +113,6 @@ func runDispatch(cfg settings) (*suiteResult, error) {
 		return nil, err
 	}
 	defer y.Close()
-	s := dev.Stream()
-	ctx := context.Background()
-	zeros := make([]float32, dispatchN)
-	ys := make([]float32, dispatchN)
 
 	raw, err := openRaw(cfg)
 	if err != nil {
@@ -88,105 +124,29 @@ func runDispatch(cfg settings) (*suiteResult, error) {
 			_ = raw.Close()
 		}
 	}()
+	base, err := openBaseline(cfg, dev)
+	if err != nil {
+		return nil, err
+	}
+	baseClosed := false
+	defer func() {
+		if !baseClosed {
+			_ = base.Close()
+		}
+	}()
 
 	for _, k := range dispatchKs(cfg.quick) {
-		var launches int
-		resetY := func() error {
-			launches = 0
-			if err := y.Write(zeros); err != nil {
-				return err
-			}
-			return s.Sync(ctx)
-		}
-		checkY := func(what string) func() error {
-			return func() error {
-				if err := y.ReadInto(ctx, s, ys); err != nil {
-					return err
-				}
-				return checkChain(what, k, xs, ys, launches)
-			}
-		}
-		chain := func(s *vkc.Stream) error {
-			for range k {
-				if err := vkc.Axpy(s, 1, x, y); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		maxReps := maxExactLaunches / k
-		ways := []struct {
-			name string
-			op   func() error
-		}{
-			{"eager", func() error {
-				for range k {
-					if err := vkc.Axpy(s, 1, x, y); err != nil {
-						return err
-					}
-					if err := s.Sync(ctx); err != nil {
-						return err
-					}
-				}
-				return nil
-			}},
-			{"eager-batched", func() error {
-				if err := chain(s); err != nil {
-					return err
-				}
-				return s.Sync(ctx)
-			}},
-		}
-		for _, way := range ways {
-			cfg.progress.Printf("dispatch: %s K=%d", way.name, k)
-			perLaunch, err := measure(cfg, measureSpec{
-				op: func() (float64, error) {
-					launches += k
-					return float64(k), way.op()
-				},
-				reset: resetY, check: checkY(way.name), maxReps: maxReps,
-			})
-			if err != nil {
-				res.fail(err)
-				continue
-			}
-			res.Figures = append(res.Figures, dispatchFigure(way.name, k, perLaunch, cfg, env))
-		}
-
-		cfg.progress.Printf("dispatch: replay K=%d", k)
-		if err := resetY(); err != nil {
+		if err := dispatchK(cfg, dev, x, y, xs, raw, base, k, env, res); err != nil {
 			return nil, err
-		}
-		g, err := s.Capture(chain) // the warmup inside runs the chain once
-		if err != nil {
-			return nil, fmt.Errorf("capture of K=%d: %w", k, err)
-		}
-		perLaunch, err := measure(cfg, measureSpec{
-			op: func() (float64, error) {
-				launches += k
-				if err := g.Replay(); err != nil {
-					return 0, err
-				}
-				return float64(k), s.Sync(ctx)
-			},
-			reset: resetY, check: checkY("replay"), maxReps: maxReps,
-		})
-		if cerr := g.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-		if err != nil {
-			res.fail(err)
-		} else {
-			res.Figures = append(res.Figures, dispatchFigure("replay", k, perLaunch, cfg, env))
-		}
-
-		if err := measureRawDispatch(cfg, raw, res, xs, k, env); err != nil {
-			return nil, fmt.Errorf("raw path, K=%d: %w", k, err)
 		}
 	}
 	rawClosed = true
 	if err := raw.Close(); err != nil {
 		res.fail(err)
+	}
+	baseClosed = true
+	if err := base.Close(); err != nil {
+		res.fail(fmt.Errorf("C baseline: %w", err))
 	}
 	if err := validationFailures(dev); err != nil {
 		res.fail(err)
@@ -194,50 +154,100 @@ func runDispatch(cfg settings) (*suiteResult, error) {
 	return res, nil
 }
 
-// measureRawDispatch adds the raw path's replay and re-recorded batch of a
-// K-chain to res. Result mismatches are failures in res; an error means the
-// raw path itself could not run.
-func measureRawDispatch(cfg settings, raw *rawDevice, res *suiteResult, xs []float32, k int, env map[string]string) error {
-	chain, err := newRawAxpy(raw, xs, k)
-	if err != nil {
-		return err
+// dispatchK measures every way of running the K-chain. Result mismatches
+// are failures in res; an error means a way could not even be set up.
+func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []float32, raw *rawDevice, base *cbase.Device,
+	k int, env map[string]string, res *suiteResult) error {
+	s := dev.Stream()
+	ctx := context.Background()
+	zeros := make([]float32, dispatchN)
+	resetY := func() error {
+		if err := y.Write(zeros); err != nil {
+			return err
+		}
+		return s.Sync(ctx)
 	}
-	defer chain.Close()
-	var launches int
-	reset := func() error {
-		launches = 0
-		return chain.ResetY()
+	readY := func() ([]float32, error) {
+		ys := make([]float32, dispatchN)
+		return ys, y.ReadInto(ctx, s, ys)
 	}
-	check := func(what string) func() error {
-		return func() error {
-			ys, err := chain.Y()
-			if err != nil {
+	chain := func(s *vkc.Stream) error {
+		for range k {
+			if err := vkc.Axpy(s, 1, x, y); err != nil {
 				return err
 			}
-			return checkChain(what, k, xs, ys, launches)
 		}
+		return nil
 	}
-	ways := []struct {
-		name string
-		op   func() error
-	}{
-		{"raw", chain.Replay},
-		{"raw-batched", func() error { return chain.Batched(k) }},
+	if err := resetY(); err != nil {
+		return err
 	}
-	for _, way := range ways {
-		cfg.progress.Printf("dispatch: %s K=%d", way.name, k)
-		perLaunch, err := measure(cfg, measureSpec{
-			op: func() (float64, error) {
-				launches += k
-				return float64(k), way.op()
-			},
-			reset: reset, check: check(way.name), maxReps: maxExactLaunches / k,
-		})
-		if err != nil {
+	g, err := s.Capture(chain) // the warmup inside runs the chain once
+	if err != nil {
+		return fmt.Errorf("capture of K=%d: %w", k, err)
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			res.fail(fmt.Errorf("graph of K=%d: %w", k, err))
+		}
+	}()
+	rawChain, err := newRawAxpy(raw, xs, k)
+	if err != nil {
+		return fmt.Errorf("raw path, K=%d: %w", k, err)
+	}
+	defer rawChain.Close()
+	cChain, err := base.NewChain(xs, k)
+	if err != nil {
+		return fmt.Errorf("C baseline, K=%d: %w", k, err)
+	}
+	defer cChain.Close()
+
+	ways := []chainWay{
+		{"eager", func() error {
+			for range k {
+				if err := vkc.Axpy(s, 1, x, y); err != nil {
+					return err
+				}
+				if err := s.Sync(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, k, resetY, readY},
+		{"eager-batched", func() error {
+			if err := chain(s); err != nil {
+				return err
+			}
+			return s.Sync(ctx)
+		}, k, resetY, readY},
+		{"replay", func() error {
+			if err := g.Replay(); err != nil {
+				return err
+			}
+			return s.Sync(ctx)
+		}, k, resetY, readY},
+		{"raw", rawChain.Replay, k, rawChain.ResetY, rawChain.Y},
+		{"raw-batched", func() error { return rawChain.Batched(k) }, k, rawChain.ResetY, rawChain.Y},
+		{"c-eager", cChain.Eager, k, cChain.ResetY, cChain.Y},
+		{"c-batched", cChain.Batched, k, cChain.ResetY, cChain.Y},
+		{"c-record", cChain.Record, 0, cChain.ResetY, cChain.Y},
+		{"c-replay", cChain.Replay, k, cChain.ResetY, cChain.Y},
+	}
+	specs := make([]measureSpec, len(ways))
+	for i, w := range ways {
+		specs[i] = w.spec(k, xs)
+	}
+	cfg.progress.Printf("dispatch: K=%d, %d ways round-robin", k, len(ways))
+	perLaunch, errs := measureInterleaved(cfg, specs)
+	for i, w := range ways {
+		if err := errs[i]; err != nil {
+			if !errors.Is(err, ErrMismatch) {
+				err = fmt.Errorf("dispatch %s K=%d: %w", w.name, k, err)
+			}
 			res.fail(err)
 			continue
 		}
-		res.Figures = append(res.Figures, dispatchFigure(way.name, k, perLaunch, cfg, env))
+		res.Figures = append(res.Figures, dispatchFigure(w.name, k, perLaunch[i], cfg, env))
 	}
 	return nil
 }

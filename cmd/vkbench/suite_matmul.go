@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
 )
 
 // matmulShape is C[m x n] = A[m x k] · B[k x n].
@@ -20,6 +21,11 @@ func matmulShapes(quick bool) []matmulShape {
 	return []matmulShape{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 3000, 500}}
 }
 
+// naiveMaxSide is the largest square the C baseline's naive sgemm is
+// measured at: it runs at about 1 GFLOP/s on lavapipe, so 2048 would take
+// minutes per figure, and 512 is where the comparison is set.
+const naiveMaxSide = 512
+
 // matmulTolerance is the relative error allowed against the float64
 // reference: float32 accumulation over k terms, with room to spare.
 const matmulTolerance = 1e-4
@@ -27,8 +33,8 @@ const matmulTolerance = 1e-4
 // matmulSamples is how many entries of C are checked against the reference.
 const matmulSamples = 64
 
-// matmulInputs fills a and b with small integers, as the floor does, so that
-// float32 products and sums are exact and any difference is a real error.
+// matmulInputs fills a and b with small integers, so that float32 products
+// and sums are exact and any difference is a real error.
 func matmulInputs(a, b []float32) {
 	for i := range a {
 		a[i] = float32((i*7)%13) - 6
@@ -59,17 +65,26 @@ func checkMatmul(sh matmulShape, a, b, c []float32) error {
 }
 
 // runMatmul measures vkc.Matmul in GFLOP/s (2·m·n·k per product), checking
-// every shape's result against a float64 reference.
+// every shape's result against a float64 reference, and on the squares up to
+// naiveMaxSide the C baseline's naive sgemm ("c-naive") beside it.
 func runMatmul(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer dev.Close()
+	base, err := openBaseline(cfg, dev)
+	if err != nil {
+		return nil, err
+	}
 	for _, sh := range matmulShapes(cfg.quick) {
-		if err := matmulShapeRun(cfg, dev, sh, env, res); err != nil {
+		if err := matmulShapeRun(cfg, dev, base, sh, env, res); err != nil {
+			_ = base.Close()
 			return nil, fmt.Errorf("matmul %dx%dx%d: %w", sh.m, sh.n, sh.k, err)
 		}
+	}
+	if err := base.Close(); err != nil {
+		res.fail(fmt.Errorf("C baseline: %w", err))
 	}
 	if err := validationFailures(dev); err != nil {
 		res.fail(err)
@@ -77,7 +92,9 @@ func runMatmul(cfg settings) (*suiteResult, error) {
 	return res, nil
 }
 
-func matmulShapeRun(cfg settings, dev *vkc.Device, sh matmulShape, env map[string]string, res *suiteResult) error {
+// matmulShapeRun measures one shape: vkc's matmul and, on small enough
+// squares, the naive sgemm round-robin with it.
+func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmulShape, env map[string]string, res *suiteResult) error {
 	cfg.progress.Printf("matmul: %dx%dx%d", sh.m, sh.n, sh.k)
 	as := make([]float32, sh.m*sh.k)
 	bs := make([]float32, sh.k*sh.n)
@@ -101,7 +118,8 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, sh matmulShape, env map[strin
 	ctx := context.Background()
 	cs := make([]float32, sh.m*sh.n)
 	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k)
-	perFlop, err := measure(cfg, measureSpec{
+	names := []string{"matmul"}
+	specs := []measureSpec{{
 		op: func() (float64, error) {
 			if err := vkc.Matmul(s, a, b, c, sh.m, sh.n, sh.k); err != nil {
 				return 0, err
@@ -114,15 +132,36 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, sh matmulShape, env map[strin
 			}
 			return checkMatmul(sh, as, bs, cs)
 		},
-	})
-	if err != nil {
-		res.fail(err)
-		return nil
+	}}
+	if sh.m == sh.n && sh.n == sh.k && sh.n <= naiveMaxSide {
+		naive, err := base.NewSgemm(sh.n, as, bs)
+		if err != nil {
+			return fmt.Errorf("C baseline: %w", err)
+		}
+		defer naive.Close()
+		names = append(names, "c-naive")
+		specs = append(specs, measureSpec{
+			op: func() (float64, error) { return flops, naive.Run() },
+			check: func() error {
+				got, err := naive.C()
+				if err != nil {
+					return err
+				}
+				return checkMatmul(sh, as, bs, got)
+			},
+		})
 	}
-	res.Figures = append(res.Figures, Figure{
-		Suite: "matmul", Name: "matmul",
-		Params: map[string]int64{"m": int64(sh.m), "n": int64(sh.n), "k": int64(sh.k)},
-		Value:  1 / perFlop / 1e9, Unit: "GFLOP/s", Samples: cfg.count, Env: env,
-	})
+	perFlop, errs := measureInterleaved(cfg, specs)
+	for i, name := range names {
+		if errs[i] != nil {
+			res.fail(fmt.Errorf("%s: %w", name, errs[i]))
+			continue
+		}
+		res.Figures = append(res.Figures, Figure{
+			Suite: "matmul", Name: name,
+			Params: map[string]int64{"m": int64(sh.m), "n": int64(sh.n), "k": int64(sh.k)},
+			Value:  1 / perFlop[i] / 1e9, Unit: "GFLOP/s", Samples: cfg.count, Env: env,
+		})
+	}
 	return nil
 }

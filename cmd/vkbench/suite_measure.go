@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
 )
 
 // ErrMismatch means a suite's result check failed: the figure measured wrong
@@ -166,6 +167,18 @@ func openSuite(cfg settings) (*vkc.Device, *suiteResult, map[string]string, erro
 		return nil, nil, nil, err
 	}
 	return dev, &suiteResult{Device: describeDevice(dev.Info())}, lavapipeEnv(dev.Info()), nil
+}
+
+// openBaseline opens the C baseline on the device vkc opened (the same index
+// and name) with the same validation setting, so that its figures describe
+// the same device under the same checks.
+func openBaseline(cfg settings, dev *vkc.Device) (*cbase.Device, error) {
+	info := dev.Info()
+	base, err := cbase.Open(info.Index, info.Name, cfg.validate)
+	if err != nil {
+		return nil, fmt.Errorf("C baseline: %w", err)
+	}
+	return base, nil
 }
 
 // describeDevice turns the device's information into the report's header.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
 )
 
 // transferSizes are the byte counts measured: powers of 4 from 1 MiB to
@@ -55,7 +57,8 @@ func sampleDiff(what string, want, got []uint32) error {
 
 // runTransfer measures upload (Write), download (ReadInto a preallocated
 // slice) and device-to-device copy (vkc.Copy) in GB/s, beside Go's copy of
-// two pre-faulted host slices of the same size ("memcpy").
+// two pre-faulted host slices of the same size ("memcpy") and the C
+// baseline's vkCmdCopyBuffer ("c-copy-buffer") and C memcpy ("c-memcpy").
 func runTransfer(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -68,12 +71,20 @@ func runTransfer(cfg settings) (*suiteResult, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("transfer: sizes stop at %s, the device's maxStorageBufferRange (%d bytes)",
 			formatBytes(sizes[len(sizes)-1]), info.Limits.MaxStorageBufferRange))
 	}
+	base, err := openBaseline(cfg, dev)
+	if err != nil {
+		return nil, err
+	}
 	s := dev.Stream()
 	ctx := context.Background()
 	for _, size := range sizes {
-		if err := transferSize(cfg, dev, s, ctx, size, env, res); err != nil {
+		if err := transferSize(cfg, dev, base, s, ctx, size, env, res); err != nil {
+			_ = base.Close()
 			return nil, fmt.Errorf("transfer of %s: %w", formatBytes(size), err)
 		}
+	}
+	if err := base.Close(); err != nil {
+		res.fail(fmt.Errorf("C baseline: %w", err))
 	}
 	if err := validationFailures(dev); err != nil {
 		res.fail(err)
@@ -81,8 +92,8 @@ func runTransfer(cfg settings) (*suiteResult, error) {
 	return res, nil
 }
 
-// transferSize measures the four figures at one size.
-func transferSize(cfg settings, dev *vkc.Device, s *vkc.Stream, ctx context.Context, size int64, env map[string]string, res *suiteResult) error {
+// transferSize measures the six figures at one size.
+func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stream, ctx context.Context, size int64, env map[string]string, res *suiteResult) error {
 	n := int(size / 4)
 	src := make([]uint32, n)
 	transferPattern(src, 0x5eed)
@@ -112,10 +123,23 @@ func transferSize(cfg settings, dev *vkc.Device, s *vkc.Stream, ctx context.Cont
 	}
 	copy(hostDst, hostSrc) // fault in every page of the destination
 
-	// The four figures are measured round-robin (measureInterleaved), so
+	cCopy, err := base.NewCopy(src)
+	if err != nil {
+		return fmt.Errorf("C baseline: %w", err)
+	}
+	defer cCopy.Close()
+	cMemcpy, err := cbase.NewMemcpy(hostSrc)
+	if err != nil {
+		return fmt.Errorf("C baseline: %w", err)
+	}
+	defer cMemcpy.Close()
+	cOut := make([]uint32, n)
+	cBytes := make([]byte, size)
+
+	// The six figures are measured round-robin (measureInterleaved), so
 	// each ratio compares runs taken under the same conditions.
-	cfg.progress.Printf("transfer: upload, download, copy, memcpy %s", formatBytes(size))
-	names := []string{"upload", "download", "copy", "memcpy"}
+	cfg.progress.Printf("transfer: upload, download, copy, memcpy, c-copy-buffer, c-memcpy %s", formatBytes(size))
+	names := []string{"upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy"}
 	perByte, errs := measureInterleaved(cfg, []measureSpec{{
 		op: func() (float64, error) {
 			if err := a.Write(src); err != nil {
@@ -152,6 +176,31 @@ func transferSize(cfg settings, dev *vkc.Device, s *vkc.Stream, ctx context.Cont
 		op: func() (float64, error) {
 			copy(hostDst, hostSrc)
 			return float64(size), nil
+		},
+	}, {
+		op: func() (float64, error) {
+			return float64(size), cCopy.Run()
+		},
+		reset: cCopy.ClearDst,
+		check: func() error {
+			if err := cCopy.Dst(cOut); err != nil {
+				return err
+			}
+			return sampleDiff("c-copy-buffer", src, cOut)
+		},
+	}, {
+		op: func() (float64, error) {
+			return float64(size), cMemcpy.Run()
+		},
+		reset: cMemcpy.ClearDst,
+		check: func() error {
+			if err := cMemcpy.Dst(cBytes); err != nil {
+				return err
+			}
+			if !bytes.Equal(cBytes, hostSrc) {
+				return fmt.Errorf("%w: c-memcpy: destination differs from the source", ErrMismatch)
+			}
+			return nil
 		},
 	}})
 	for i, name := range names {

@@ -1,0 +1,261 @@
+package cbase
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// openTest opens device 0 with the validation layer on when VKC_VALIDATION=1,
+// and checks at the end that nothing is left alive and the layer was quiet.
+func openTest(t *testing.T) *Device {
+	t.Helper()
+	d, err := Open(0, "", os.Getenv("VKC_VALIDATION") == "1")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.Zero(t, d.Live(), "objects left alive")
+		assert.NoError(t, d.Close())
+	})
+	return d
+}
+
+func TestChainRunsEveryWay(t *testing.T) {
+	d := openTest(t)
+	assert.NotEmpty(t, d.Name())
+	x := make([]float32, 256)
+	for i := range x {
+		x[i] = float32(i % 3)
+	}
+	const k = 4
+	ch, err := d.NewChain(x, k)
+	require.NoError(t, err)
+	defer ch.Close()
+	assert.Positive(t, d.Live())
+
+	// y grows by k*x per chain run; Record runs nothing.
+	launches := 0
+	for _, step := range []struct {
+		name string
+		run  func() error
+		adds int
+	}{
+		{"eager", ch.Eager, k}, {"batched", ch.Batched, k}, {"replay", ch.Replay, k}, {"record", ch.Record, 0}, {"replay again", ch.Replay, k},
+	} {
+		require.NoError(t, step.run(), step.name)
+		launches += step.adds
+		y, err := ch.Y()
+		require.NoError(t, err)
+		for i := range x {
+			require.Equal(t, float32(launches)*x[i], y[i], "%s: y[%d]", step.name, i)
+		}
+	}
+	require.NoError(t, ch.ResetY())
+	y, err := ch.Y()
+	require.NoError(t, err)
+	assert.Equal(t, make([]float32, len(x)), y)
+}
+
+// A chain longer than one workgroup still covers every element.
+func TestChainSpansGroups(t *testing.T) {
+	d := openTest(t)
+	x := make([]float32, 300)
+	for i := range x {
+		x[i] = 1
+	}
+	ch, err := d.NewChain(x, 2)
+	require.NoError(t, err)
+	defer ch.Close()
+	require.NoError(t, ch.Replay())
+	y, err := ch.Y()
+	require.NoError(t, err)
+	for i := range y {
+		require.Equal(t, float32(2), y[i], "y[%d]", i)
+	}
+}
+
+func TestCopyAndMemcpy(t *testing.T) {
+	d := openTest(t)
+	src := make([]uint32, 1<<14)
+	for i := range src {
+		src[i] = uint32(i)*2654435761 ^ 0x5eed
+	}
+	cp, err := d.NewCopy(src)
+	require.NoError(t, err)
+	defer cp.Close()
+	out := make([]uint32, len(src))
+	require.NoError(t, cp.Dst(out))
+	assert.Equal(t, make([]uint32, len(src)), out, "the destination starts zeroed")
+	require.NoError(t, cp.Run())
+	require.NoError(t, cp.Dst(out))
+	assert.Equal(t, src, out)
+	require.NoError(t, cp.ClearDst())
+	require.NoError(t, cp.Dst(out))
+	assert.Equal(t, make([]uint32, len(src)), out)
+	assert.Error(t, cp.Dst(out[:1]))
+
+	bytesIn := make([]byte, 1<<16)
+	for i := range bytesIn {
+		bytesIn[i] = byte(i * 7)
+	}
+	m, err := NewMemcpy(bytesIn)
+	require.NoError(t, err)
+	defer m.Close()
+	got := make([]byte, len(bytesIn))
+	require.NoError(t, m.Dst(got))
+	assert.Equal(t, make([]byte, len(bytesIn)), got)
+	require.NoError(t, m.Run())
+	require.NoError(t, m.Dst(got))
+	assert.Equal(t, bytesIn, got)
+	require.NoError(t, m.ClearDst())
+	require.NoError(t, m.Dst(got))
+	assert.Equal(t, make([]byte, len(bytesIn)), got)
+	m.Close()
+	assert.ErrorIs(t, m.Run(), ErrClosed)
+}
+
+func TestSgemmMatchesReference(t *testing.T) {
+	d := openTest(t)
+	const n = 37 // not a multiple of the 16 x 16 workgroup
+	a, b := make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i] = float32((i*7)%13) - 6
+		b[i] = float32((i*5)%11) - 5
+	}
+	sg, err := d.NewSgemm(n, a, b)
+	require.NoError(t, err)
+	defer sg.Close()
+	require.NoError(t, sg.Run())
+	c, err := sg.C()
+	require.NoError(t, err)
+	for r := range n {
+		for col := range n {
+			var want float32
+			for q := range n {
+				want += a[r*n+q] * b[q*n+col]
+			}
+			require.Equal(t, want, c[r*n+col], "C[%d,%d]", r, col) // small integers: exact
+		}
+	}
+	_, err = d.NewSgemm(n, a[:1], b)
+	assert.Error(t, err)
+}
+
+func TestCloseRefusesLiveObjectsAndIsIdempotent(t *testing.T) {
+	d, err := Open(0, "", false)
+	require.NoError(t, err)
+	ch, err := d.NewChain([]float32{1, 2, 3}, 1)
+	require.NoError(t, err)
+	require.ErrorIs(t, d.Close(), ErrLive)
+	ch.Close()
+	ch.Close()
+	assert.ErrorIs(t, ch.Replay(), ErrClosed)
+	assert.Zero(t, d.Live())
+	require.NoError(t, d.Close())
+	require.NoError(t, d.Close())
+	_, err = d.NewChain([]float32{1}, 1)
+	assert.ErrorIs(t, err, ErrClosed)
+	_, err = d.NewCopy([]uint32{1})
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
+func TestOpenChecksTheDevice(t *testing.T) {
+	d, err := Open(0, "", false)
+	require.NoError(t, err)
+	name := d.Name()
+	require.NoError(t, d.Close())
+
+	d, err = Open(0, name, false)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+
+	_, err = Open(0, name+" but another one", false)
+	assert.ErrorIs(t, err, ErrVulkan)
+	assert.Contains(t, err.Error(), "not "+name+" but another one")
+	_, err = Open(1<<20, "", false)
+	assert.ErrorIs(t, err, ErrVulkan)
+	_, err = Open(-1, "", false)
+	assert.Error(t, err)
+}
+
+func TestBadArguments(t *testing.T) {
+	d := openTest(t)
+	_, err := d.NewChain(nil, 1)
+	assert.Error(t, err)
+	_, err = d.NewChain([]float32{1}, 0)
+	assert.Error(t, err)
+	_, err = d.NewCopy(nil)
+	assert.Error(t, err)
+	_, err = NewMemcpy(nil)
+	assert.Error(t, err)
+}
+
+// Every operation still computes the right thing when no buffer is mapped
+// and every upload and read-back goes through a staging copy, as on a
+// discrete GPU.
+func TestStagedBuffers(t *testing.T) {
+	d := openTest(t)
+	d.setStaged(true)
+	x := []float32{1, 0, 2, 5}
+	ch, err := d.NewChain(x, 3)
+	require.NoError(t, err)
+	defer ch.Close()
+	for _, run := range []func() error{ch.Eager, ch.Batched, ch.Replay} {
+		require.NoError(t, run())
+	}
+	y, err := ch.Y()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{9, 0, 18, 45}, y)
+	require.NoError(t, ch.ResetY())
+	y, err = ch.Y()
+	require.NoError(t, err)
+	assert.Equal(t, make([]float32, len(x)), y)
+
+	src := []uint32{7, 8, 9, 10, 11}
+	cp, err := d.NewCopy(src)
+	require.NoError(t, err)
+	defer cp.Close()
+	require.NoError(t, cp.Run())
+	out := make([]uint32, len(src))
+	require.NoError(t, cp.Dst(out))
+	assert.Equal(t, src, out)
+	require.NoError(t, cp.ClearDst())
+	require.NoError(t, cp.Dst(out))
+	assert.Equal(t, make([]uint32, len(src)), out)
+
+	const n = 17
+	a, b := make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i], b[i] = float32(i%5), float32(i%3)
+	}
+	sg, err := d.NewSgemm(n, a, b)
+	require.NoError(t, err)
+	defer sg.Close()
+	require.NoError(t, sg.Run())
+	c, err := sg.C()
+	require.NoError(t, err)
+	var want float32
+	for q := range n {
+		want += a[3*n+q] * b[q*n+5]
+	}
+	assert.Equal(t, want, c[3*n+5])
+}
+
+// The committed module must be what glslc builds from the source now, with
+// the flags of the go:generate line in cbase.go.
+func TestCommittedSPIRVIsFresh(t *testing.T) {
+	compiler, err := exec.LookPath("glslc")
+	if err != nil {
+		t.Skip("glslc not on PATH; cannot check sgemm_naive.spv against its source")
+	}
+	out := filepath.Join(t.TempDir(), "sgemm_naive.spv")
+	msg, err := exec.Command(compiler, "-O", "--target-env=vulkan1.1", "sgemm_naive.comp", "-o", out).CombinedOutput()
+	require.NoError(t, err, "glslc: %s", msg)
+	fresh, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(fresh, sgemmNaiveSPIRV), "sgemm_naive.spv is stale: run go generate ./cmd/vkbench/internal/cbase")
+}
