@@ -307,10 +307,19 @@ func (d *Device) Submit(cb *CommandBuffer, fence *Fence) error {
 // goroutine is never held up by it (the wait then ends with ErrClosed).
 const waitSlice = 100 * time.Millisecond
 
+// fenceSpin is how long a fence wait polls the fence before it blocks:
+// long enough for a small submission to finish, short against any real
+// work.
+const fenceSpin = 50 * time.Microsecond
+
 // WaitFence waits up to timeout (negative: forever, or until the device is
 // closed) and reports whether the fence signaled.
 func (d *Device) WaitFence(f *Fence, timeout time.Duration) (bool, error) {
 	forever := timeout < 0
+	spin := uint64(0)
+	if timeout != 0 {
+		spin = uint64(fenceSpin) // polled once, before the first blocking slice
+	}
 	for {
 		slice := waitSlice
 		if !forever && timeout < slice {
@@ -323,7 +332,8 @@ func (d *Device) WaitFence(f *Fence, timeout time.Duration) (bool, error) {
 			d.leave()
 			return false, ErrClosed
 		}
-		r := Result(C.vkc_wait_fence(d.fns, f.fence, C.uint64_t(slice)))
+		r := Result(C.vkc_wait_fence(d.fns, f.fence, C.uint64_t(spin), C.uint64_t(slice)))
+		spin = 0
 		d.leave()
 		if r != Timeout {
 			return r == Success, d.check("vkWaitForFences", r)
