@@ -219,3 +219,59 @@ func ExampleMatmul() {
 	fmt.Println(out)
 	// Output: [4 5 10 11]
 }
+
+// A graph whose scalar and length change on every replay, with no
+// re-capture: the launches read a Param for the scale and another for how
+// many elements to touch, and Set changes both between replays. Elements
+// past the length are left as they were.
+func ExampleParam() {
+	dev, err := vkc.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	ctx := context.Background()
+	s := dev.NewStream()
+
+	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3, 4, 5, 6})
+	y, _ := vkc.FromSlice(dev, []float32{0, 0, 0, 0, 0, 0})
+	total, _ := vkc.NewBuffer[float32](dev, 1)
+	a, _ := vkc.NewParam(dev, float32(1)) // the scale
+	n, _ := vkc.NewParam(dev, uint32(6))  // how many elements
+
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		if err := vkc.ScaleDyn(s, a, x, y, n); err != nil { // y[:n] = a * x[:n]
+			return err
+		}
+		return vkc.SumDyn(s, y, total, n) // total = sum of y[:n]
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+
+	for _, step := range []struct {
+		a float32
+		n uint32
+	}{{10, 2}, {100, 3}, {-1, 6}} {
+		if err := a.Set(step.a); err != nil {
+			log.Fatal(err)
+		}
+		if err := n.Set(step.n); err != nil {
+			log.Fatal(err)
+		}
+		if err := g.Replay(); err != nil {
+			log.Fatal(err)
+		}
+		ys, _ := y.ReadOn(ctx, s)
+		t, _ := total.ReadOn(ctx, s)
+		fmt.Println(ys, t[0])
+	}
+	// A length above what the graph's buffers hold is refused at Set.
+	fmt.Println(n.Set(7))
+	// Output:
+	// [10 20 3 4 5 6] 30
+	// [100 200 300 4 5 6] 600
+	// [-1 -2 -3 -4 -5 -6] -21
+	// vkc: length 7 above 6, what the buffers of a live graph sized by this param hold
+}

@@ -191,6 +191,34 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 			res.fail(fmt.Errorf("graph of K=%d: %w", k, err))
 		}
 	}()
+	// The dynamic chain: the same K launches as AxpyDyn, sized by a length
+	// param that changes before every replay (alternately the whole vector
+	// and all but its last element), so each replay does a different
+	// amount of work with no re-capture.
+	n, err := vkc.NewParam(dev, uint32(dispatchN))
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+	if err := resetY(); err != nil {
+		return err
+	}
+	dyn, err := s.Capture(func(s *vkc.Stream) error {
+		for range k {
+			if err := vkc.AxpyDyn(s, vkc.Const[float32](1), x, y, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("dynamic capture of K=%d: %w", k, err)
+	}
+	defer func() {
+		if err := dyn.Close(); err != nil {
+			res.fail(fmt.Errorf("dynamic graph of K=%d: %w", k, err))
+		}
+	}()
 	rawChain, err := newRawAxpy(raw, xs, k)
 	if err != nil {
 		return fmt.Errorf("raw path, K=%d: %w", k, err)
@@ -237,6 +265,22 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 	for i, w := range ways {
 		specs[i] = w.spec(k, xs)
 	}
+	ways, specs = append(ways, chainWay{name: "record"}), append(specs, recordSpec(s, x, y, k, resetY))
+	ways, specs = append(ways, chainWay{name: "replay-dynamic"}), append(specs, dynamicSpec(s, dyn, n, xs, k, resetY, readY))
+	ways = append(ways, chainWay{name: "recapture"})
+	specs = append(specs, chainWay{"recapture", func() error {
+		g, err := s.Capture(chain)
+		if err != nil {
+			return err
+		}
+		if err := g.Replay(); err != nil {
+			return errors.Join(err, g.Close())
+		}
+		if err := s.Sync(ctx); err != nil {
+			return errors.Join(err, g.Close())
+		}
+		return g.Close()
+	}, 2 * k, resetY, readY}.spec(k, xs)) // the warmup and the replay each run the chain
 	cfg.progress.Printf("dispatch: K=%d, %d ways round-robin", k, len(ways))
 	perLaunch, errs := measureInterleaved(cfg, specs)
 	for i, w := range ways {
@@ -250,6 +294,75 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		res.Figures = append(res.Figures, dispatchFigure(w.name, k, perLaunch[i], cfg, env))
 	}
 	return nil
+}
+
+// recordSpec times recording the K-chain alone: the launches go into a
+// capture window that is then aborted, so nothing is submitted — the
+// Go-side cost of a launch, beside the C baseline's c-record.
+func recordSpec(s *vkc.Stream, x, y *vkc.Buffer[float32], k int, reset func() error) measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			if err := s.PrepareCapture(); err != nil {
+				return 0, err
+			}
+			if err := s.BeginCapture(); err != nil {
+				return 0, errors.Join(err, s.AbortCapture())
+			}
+			for range k {
+				if err := vkc.Axpy(s, 1, x, y); err != nil {
+					return 0, errors.Join(err, s.AbortCapture())
+				}
+			}
+			return float64(k), s.AbortCapture()
+		},
+		// An aborted window leaves what it recorded unwritten: write y again.
+		reset: reset,
+		check: reset,
+	}
+}
+
+// dynamicSpec times the dynamic chain: the length param changes before
+// every replay, and the check follows how many launches reached each
+// element.
+func dynamicSpec(s *vkc.Stream, g *vkc.Graph, n *vkc.Param[uint32], xs []float32, k int, reset func() error, readY func() ([]float32, error)) measureSpec {
+	counts := make([]int, dispatchN)
+	flip := false
+	return measureSpec{
+		op: func() (float64, error) {
+			flip = !flip
+			length := dispatchN
+			if flip {
+				length = dispatchN - 1
+			}
+			if err := n.Set(uint32(length)); err != nil {
+				return 0, err
+			}
+			if err := g.Replay(); err != nil {
+				return 0, err
+			}
+			for i := 0; i < length; i++ {
+				counts[i] += k
+			}
+			return float64(k), s.Sync(context.Background())
+		},
+		reset: func() error {
+			clear(counts)
+			return reset()
+		},
+		check: func() error {
+			ys, err := readY()
+			if err != nil {
+				return err
+			}
+			for i, x := range xs {
+				if want := float32(float64(counts[i]) * float64(x)); ys[i] != want {
+					return fmt.Errorf("%w: dispatch replay-dynamic K=%d: y[%d] = %g, want %g", ErrMismatch, k, i, ys[i], want)
+				}
+			}
+			return nil
+		},
+		maxReps: maxExactLaunches / k,
+	}
 }
 
 func dispatchFigure(name string, k int, secondsPerLaunch float64, cfg settings, env map[string]string) Figure {
