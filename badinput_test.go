@@ -91,7 +91,7 @@ type oomDevice struct {
 
 func (d oomDevice) AllocateMemory(kind alloc.Kind, size uint64) (recorder.Memory, error) {
 	if size > d.limit {
-		return 0, injected("vkAllocateMemory", ErrOutOfDeviceMemory)
+		return 0, injected("vkAllocateMemory", recorder.ErrOutOfDeviceMemory)
 	}
 	return d.Device.AllocateMemory(kind, size)
 }
@@ -308,4 +308,17 @@ func TestNilBufferMethodsReturnErrors(t *testing.T) {
 		assert.Error(t, err)
 		assert.NoError(t, b.Close(), "closing nothing is harmless")
 	}
+}
+
+// Every sentinel of the layers below surfaces as the public one, keeping
+// its own message (prefixed by the package it came from) and chain.
+func TestLowerSentinelsMapOntoPublicOnes(t *testing.T) {
+	for _, m := range lowerSentinels {
+		err := public(fmt.Errorf("somewhere: %w", m.lower))
+		assert.ErrorIs(t, err, m.public, "%v", m.lower)
+		assert.ErrorIs(t, err, m.lower, "the lower sentinel still matches")
+		assert.Equal(t, "somewhere: "+m.lower.Error(), err.Error())
+		assert.NotErrorIs(t, public(errors.New("unrelated")), m.public)
+	}
+	assert.Nil(t, public(nil))
 }

@@ -90,7 +90,7 @@ func newCore(d *Device, n int, elem elemKind, kind alloc.Kind) (*bufferCore, err
 	bytes := uint64(n) * elemSize
 	c, err := d.rec.Alloc(kind, bytes)
 	if err != nil {
-		return nil, closedAs(err)
+		return nil, public(err)
 	}
 	d.rec.Taint([]alloc.Claim{c}, errNeverWritten)
 	b := &bufferCore{dev: d, claim: c, n: n, elem: elem}
@@ -211,7 +211,7 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.dev.rec.Write(s.id, c.claim, &c.staging, bytesOf(xs))
+	return public(c.dev.rec.Write(s.id, c.claim, &c.staging, bytesOf(xs)))
 }
 
 // Read returns the buffer's contents after the default stream's work.
@@ -259,7 +259,7 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 		return err
 	}
 	defer c.done()
-	return c.dev.rec.Read(ctx, s.id, c.claim, bytesOf(out))
+	return public(c.dev.rec.Read(ctx, s.id, c.claim, bytesOf(out)))
 }
 
 // Close waits for calls using the buffer on other goroutines and for the
@@ -298,16 +298,7 @@ func (c *bufferCore) free() error {
 	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
 		err = ferr // a closed allocator went with the device, and the claim with it
 	}
-	return err
-}
-
-// closedAs reports the allocator's closed error, which a call racing
-// Device.Close meets past its own closed check, as ErrClosed.
-func closedAs(err error) error {
-	if errors.Is(err, alloc.ErrClosed) && !errors.Is(err, ErrClosed) {
-		return fmt.Errorf("%w: %w", ErrClosed, err)
-	}
-	return err
+	return public(err)
 }
 
 // release frees the buffer's host-side bookkeeping at device close.

@@ -69,7 +69,7 @@ func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize
 func Devices() ([]DeviceInfo, error) {
 	infos, err := recorder.VulkanDevices()
 	if err != nil {
-		return nil, err
+		return nil, public(err)
 	}
 	out := make([]DeviceInfo, len(infos))
 	for i, info := range infos {
@@ -121,14 +121,14 @@ func Open(opts ...Option) (*Device, error) {
 	}
 	rdev, err := open()
 	if err != nil {
-		return nil, err
+		return nil, public(err)
 	}
 	if c.wrap != nil {
 		rdev = c.wrap(rdev)
 	}
 	rec, err := recorder.New(rdev, c.rec)
 	if err != nil {
-		return nil, err
+		return nil, public(err)
 	}
 	d := &Device{rec: rec, info: deviceInfoOf(rec.Info()),
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
@@ -269,7 +269,7 @@ func (d *Device) Close() error {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("vkc: closing device: %w", errors.Join(errs...))
+		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(errs...)))
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func (d *Device) constant(bits uint32) (*bufferCore, error) {
 	b[0], b[1], b[2], b[3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
 	if err := d.rec.SetHost([]alloc.Claim{c.claim}, [][]byte{b[:]}); err != nil {
 		_ = c.close()
-		return nil, err
+		return nil, public(err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

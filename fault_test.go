@@ -146,19 +146,19 @@ func openFaulty(t *testing.T, opts ...Option) (*Device, *faultyDevice) {
 
 // Injected driver failures, each a distinct value so a test can check that
 // exactly this failure is the cause an error unwraps to.
-func outOfDeviceMemory() error { return injected("vkAllocateMemory", ErrOutOfDeviceMemory) }
+func outOfDeviceMemory() error { return injected("vkAllocateMemory", recorder.ErrOutOfDeviceMemory) }
 
-func mapFailure() error { return injected("vkMapMemory", ErrOutOfDeviceMemory) }
+func mapFailure() error { return injected("vkMapMemory", recorder.ErrOutOfDeviceMemory) }
 
-func submitFailure() error { return injected("vkQueueSubmit", ErrOutOfDeviceMemory) }
+func submitFailure() error { return injected("vkQueueSubmit", recorder.ErrOutOfDeviceMemory) }
 
-func fenceFailure() error { return injected("vkWaitForFences", ErrOutOfDeviceMemory) }
+func fenceFailure() error { return injected("vkWaitForFences", recorder.ErrOutOfDeviceMemory) }
 
-func endFailure() error { return injected("vkEndCommandBuffer", ErrOutOfDeviceMemory) }
+func endFailure() error { return injected("vkEndCommandBuffer", recorder.ErrOutOfDeviceMemory) }
 
-func beginFailure() error { return injected("vkBeginCommandBuffer", ErrOutOfDeviceMemory) }
+func beginFailure() error { return injected("vkBeginCommandBuffer", recorder.ErrOutOfDeviceMemory) }
 
-func deviceLoss() error { return injected("vkWaitForFences", ErrDeviceLost) }
+func deviceLoss() error { return injected("vkWaitForFences", recorder.ErrDeviceLost) }
 
 // injectedError is a driver failure a test injects: a distinct value per
 // call, so a test can check that exactly it is the cause an error unwraps
@@ -236,7 +236,7 @@ func testAllocationFault(t *testing.T, call faultCall, cause error) {
 func TestFaultPageAllocation(t *testing.T) {
 	cause := outOfDeviceMemory()
 	testAllocationFault(t, callAllocate, cause)
-	assert.ErrorIs(t, cause, ErrOutOfDeviceMemory)
+	assert.ErrorIs(t, public(cause), ErrOutOfDeviceMemory, "a driver's out-of-memory is the public ErrOutOfDeviceMemory")
 }
 
 func TestFaultMap(t *testing.T) {
@@ -487,7 +487,7 @@ func TestFaultDeviceLossOnFenceWait(t *testing.T) {
 	fd.failAfter(callWaitFence, 0, cause)
 	require.ErrorIs(t, s.Sync(context.Background()), cause)
 	assert.False(t, fd.Device.Lost(), "the loss was injected above the real device")
-	taint := dev.rec.Check([]alloc.Claim{z.core.claim})
+	taint := public(dev.rec.Check([]alloc.Claim{z.core.claim}))
 	require.ErrorIs(t, taint, ErrUnwritten, "the lost submission's writes carry the loss (reads now fail first)")
 	require.ErrorIs(t, taint, cause)
 
@@ -540,7 +540,7 @@ func TestFaultDeviceLossAfterReplay(t *testing.T) {
 	_, err = y.ReadOn(context.Background(), s)
 	require.ErrorIs(t, err, cause)
 	requireLost(t, err, "read after a lost replay")
-	taint := dev.rec.Check([]alloc.Claim{y.core.claim})
+	taint := public(dev.rec.Check([]alloc.Claim{y.core.claim}))
 	require.ErrorIs(t, taint, ErrUnwritten)
 	require.ErrorIs(t, taint, cause)
 	requireLost(t, g.Replay(), "replay")

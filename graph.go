@@ -35,7 +35,7 @@ func (g *Graph) Replay() error {
 		return ErrClosed
 	}
 	defer g.life.leave()
-	return g.g.Replay()
+	return public(g.g.Replay())
 }
 
 // Close waits for replays in flight on other goroutines and for the last
@@ -55,5 +55,5 @@ func (g *Graph) Close() error {
 	d.mu.Lock()
 	delete(d.graphs, g)
 	d.mu.Unlock()
-	return g.g.Close()
+	return public(g.g.Close())
 }

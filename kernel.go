@@ -171,7 +171,7 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	defer d.leave()
 	mod, err := shaders.Inspect(spec.SPIRV)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSPIRV, err)
+		return nil, public(err)
 	}
 	derived := spec.derivesDescription()
 	if derived {
@@ -280,7 +280,7 @@ func (d *Device) build(name string, code []byte, access []Access, push uint32, l
 	}
 	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, PushSize: push, Spec: spec})
 	if err != nil {
-		return nil, err
+		return nil, public(err)
 	}
 	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push, local: local}, nil
 }
@@ -438,11 +438,11 @@ func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore
 	if indirect != nil {
 		if err = indirect.use(s); err == nil {
 			rl.Indirect = indirect.claim
-			err = k.dev.rec.Launch(s.id, k.rk, &rl)
+			err = public(k.dev.rec.Launch(s.id, k.rk, &rl))
 			indirect.done()
 		}
 	} else {
-		err = k.dev.rec.Launch(s.id, k.rk, &rl)
+		err = public(k.dev.rec.Launch(s.id, k.rk, &rl))
 	}
 	for _, c := range cores {
 		c.done()
@@ -466,5 +466,5 @@ func (k *Kernel) Close() error {
 	d.mu.Lock()
 	delete(d.user, k)
 	d.mu.Unlock()
-	return k.rk.Release()
+	return public(k.rk.Release())
 }

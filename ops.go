@@ -119,7 +119,7 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 		return err
 	}
 	defer dst.core.done()
-	return s.dev.rec.Copy(s.id, src.core.claim, dst.core.claim, uint64(src.core.n)*elemSize)
+	return public(s.dev.rec.Copy(s.id, src.core.claim, dst.core.claim, uint64(src.core.n)*elemSize))
 }
 
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
@@ -185,7 +185,7 @@ func (d *Device) sumKernel() string {
 func (d *Device) temp(s *Stream, n int) (*bufferCore, error) {
 	c, err := d.rec.AllocOn(s.id, alloc.DeviceLocal, uint64(n)*elemSize)
 	if err != nil {
-		return nil, closedAs(err)
+		return nil, public(err)
 	}
 	return &bufferCore{dev: d, claim: c, n: n, elem: elemFloat}, nil
 }

@@ -88,7 +88,7 @@ func NewParam[T Element](d *Device, v T) (*Param[T], error) {
 	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
 	if err := d.rec.SetHost(c.claims, c.data); err != nil {
 		_ = buf.close()
-		return nil, err
+		return nil, public(err)
 	}
 	return &Param[T]{core: c}, nil
 }
@@ -148,7 +148,7 @@ func (p *Param[T]) Set(v T) error {
 	c.fill(bits, d.info.Limits.MaxComputeWorkGroupCount)
 	if err := d.rec.SetHost(c.claims, c.data); err != nil {
 		c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
-		return err
+		return public(err)
 	}
 	c.bits = bits
 	return nil
@@ -310,7 +310,7 @@ func (c *paramCore) view(want lengthView) (*bufferCore, error) {
 	v.encode(data, c.bits, d.info.Limits.MaxComputeWorkGroupCount)
 	if err := d.rec.SetHost([]alloc.Claim{buf.claim}, [][]byte{data}); err != nil {
 		_ = buf.close()
-		return nil, err
+		return nil, public(err)
 	}
 	c.views = append(c.views, &v)
 	c.rebuild()

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/recorder"
 )
 
 // The property test: random programs of host writes, launches, copies,
@@ -566,7 +568,7 @@ func (p *propTest) closeGraph(k int) {
 func (p *propTest) fault() {
 	s := p.stream()
 	sl := p.slotOf(s)
-	cause := injected("injected", ErrOutOfDeviceMemory)
+	cause := injected("injected", recorder.ErrOutOfDeviceMemory)
 	taint := func(bufs []int) {
 		for _, i := range bufs {
 			p.bufs[i].want, p.bufs[i].cause = nil, cause

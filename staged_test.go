@@ -96,7 +96,7 @@ func TestStagedWriteFailureTaintsDestination(t *testing.T) {
 	x, err := FromSlice(dev, []float32{1, 2, 3})
 	require.NoError(t, err)
 	require.NoError(t, dev.Stream().Sync(context.Background()))
-	cause := injected("vkBeginCommandBuffer", ErrOutOfDeviceMemory)
+	cause := injected("vkBeginCommandBuffer", recorder.ErrOutOfDeviceMemory)
 	fd.failNext(callBegin, 1, cause)
 	err = x.Write([]float32{4, 5, 6})
 	require.ErrorIs(t, err, cause)

@@ -59,7 +59,7 @@ func (s *Stream) Sync(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	return s.dev.rec.Sync(ctx, s.id)
+	return public(s.dev.rec.Sync(ctx, s.id))
 }
 
 // Flush submits the stream's pending work without waiting.
@@ -68,7 +68,7 @@ func (s *Stream) Flush() error {
 		return err
 	}
 	defer s.leave()
-	return s.dev.rec.Flush(s.id)
+	return public(s.dev.rec.Flush(s.id))
 }
 
 // Capture records fn's work into a Graph. fn runs twice: once as the warmup,
@@ -136,7 +136,7 @@ func (s *Stream) PrepareCapture() error {
 		return err
 	}
 	defer s.leave()
-	return s.dev.rec.PrepareCapture(s.id)
+	return public(s.dev.rec.PrepareCapture(s.id))
 }
 
 // BeginCapture starts recording: from here launches and host writes on this
@@ -146,7 +146,7 @@ func (s *Stream) BeginCapture() error {
 		return err
 	}
 	defer s.leave()
-	return s.dev.rec.BeginCapture(s.id)
+	return public(s.dev.rec.BeginCapture(s.id))
 }
 
 // EndCapture closes the window and seals it into a Graph. A window that was
@@ -160,7 +160,7 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	defer s.leave()
 	rg, err := s.dev.rec.EndCapture(s.id)
 	if err != nil {
-		return nil, err
+		return nil, public(err)
 	}
 	g := &Graph{g: rg, dev: s.dev}
 	s.dev.mu.Lock()
@@ -175,5 +175,5 @@ func (s *Stream) AbortCapture() error {
 		return err
 	}
 	defer s.leave()
-	return s.dev.rec.AbortCapture(s.id)
+	return public(s.dev.rec.AbortCapture(s.id))
 }

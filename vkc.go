@@ -24,45 +24,95 @@
 package vkc
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/shaders"
 )
 
-// Sentinel errors; match them with errors.Is.
+// Sentinel errors; match them with errors.Is. Errors from the layers
+// below (the recorder, the allocator, the device) match these too, while
+// keeping their own message, prefixed by the package they came from.
 var (
 	// ErrUnwritten: a read of memory that no executed work wrote. The error
 	// unwraps to the failure that left it so (a failed submit, a refused
 	// capture, device loss, a buffer never written).
-	ErrUnwritten = alloc.ErrUnwritten
+	ErrUnwritten = errors.New("vkc: read of memory that no executed work wrote")
 	// ErrSyncInCapture: the capturing stream read or synced inside its window.
-	ErrSyncInCapture = recorder.ErrSyncInCapture
+	ErrSyncInCapture = errors.New("vkc: sync or read inside a capture window")
 	// ErrStreamCapturing: another stream on the same slot owns a capture window.
-	ErrStreamCapturing = recorder.ErrStreamCapturing
+	ErrStreamCapturing = errors.New("vkc: another stream on this slot is capturing")
 	// ErrCaptureState: a capture call in the wrong state (nothing changed).
-	ErrCaptureState = capture.ErrCaptureState
+	ErrCaptureState = errors.New("vkc: capture call in the wrong state")
 	// ErrAllocInCapture: an allocation inside a capture window needed a new
 	// page; warm up first so the pools already hold the working set.
-	ErrAllocInCapture = alloc.ErrAllocInCapture
+	ErrAllocInCapture = errors.New("vkc: allocation needs a new page inside a capture window")
 	// ErrOutOfDeviceMemory: the device (or host) ran out of memory.
-	ErrOutOfDeviceMemory = recorder.ErrOutOfDeviceMemory
+	ErrOutOfDeviceMemory = errors.New("vkc: out of device memory")
 	// ErrDeviceLost: the device was lost; every later call fails with it.
-	ErrDeviceLost = recorder.ErrDeviceLost
-	// ErrClosed: use of a closed device, buffer, stream, kernel or graph.
-	ErrClosed = recorder.ErrClosed
+	ErrDeviceLost = errors.New("vkc: device lost")
+	// ErrClosed: use of a closed device, buffer, param, stream, kernel or graph.
+	ErrClosed = errors.New("vkc: use of closed object")
 	// ErrNoLoader: the Vulkan loader (libvulkan1) is not installed.
-	ErrNoLoader = recorder.ErrNoLoader
+	ErrNoLoader = errors.New("vkc: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: no Vulkan driver reports a device (install
 	// mesa-vulkan-drivers for lavapipe on a CPU).
-	ErrNoDevice = recorder.ErrNoDevice
-	// ErrBadSPIRV: kernel bytes that are not a SPIR-V module.
-	ErrBadSPIRV = recorder.ErrBadSPIRV
+	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
+	// ErrBadSPIRV: kernel bytes that are not a valid SPIR-V module.
+	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
 )
+
+// lowerSentinels maps the sentinels of the layers below onto the public ones.
+var lowerSentinels = [...]struct{ lower, public error }{
+	{alloc.ErrUnwritten, ErrUnwritten},
+	{recorder.ErrSyncInCapture, ErrSyncInCapture},
+	{recorder.ErrStreamCapturing, ErrStreamCapturing},
+	{capture.ErrCaptureState, ErrCaptureState},
+	{alloc.ErrAllocInCapture, ErrAllocInCapture},
+	{recorder.ErrOutOfDeviceMemory, ErrOutOfDeviceMemory},
+	{recorder.ErrDeviceLost, ErrDeviceLost},
+	{recorder.ErrClosed, ErrClosed},
+	{alloc.ErrClosed, ErrClosed},
+	{recorder.ErrNoLoader, ErrNoLoader},
+	{recorder.ErrNoDevice, ErrNoDevice},
+	{recorder.ErrBadSPIRV, ErrBadSPIRV},
+	{shaders.ErrInvalidSPIRV, ErrBadSPIRV},
+}
+
+// publicError is an error from a layer below as the public API returns
+// it: its message and chain are the lower error's, and errors.Is also
+// matches the public sentinel each lower sentinel in the chain maps onto.
+type publicError struct{ err error }
+
+func (e *publicError) Error() string { return e.err.Error() }
+func (e *publicError) Unwrap() error { return e.err }
+
+// Is matches the public sentinels the chain's lower sentinels map onto.
+func (e *publicError) Is(target error) bool {
+	for _, m := range lowerSentinels {
+		if target == m.public && errors.Is(e.err, m.lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// public is how an error of the recorder (or below) leaves the public API.
+func public(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*publicError); ok {
+		return err
+	}
+	return &publicError{err: err}
+}
 
 // DeviceType orders devices for default selection: a discrete GPU beats
 // an integrated one, which beats a virtual one, which beats a CPU driver.
