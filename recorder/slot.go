@@ -493,8 +493,10 @@ func (b *slot) destroy() {
 		d.DestroyFence(x.fence)
 	}
 	b.spareEager, b.spareReplay = nil, nil
-	b.cache.destroy()
+	// The pool frees the buffers of graphs still open, which name cached
+	// sets: they go before the sets do.
 	d.DestroyCommandPool(b.pool)
+	b.cache.destroy()
 	b.r.busy.And(^(uint64(1) << uint(b.index)))
 }
 
