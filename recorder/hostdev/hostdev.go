@@ -287,12 +287,26 @@ func (d *Device) Count(c Call) int {
 
 // Lose makes the device lost: every later fallible call and every wait for
 // pending work fails with an error wrapping recorder.ErrDeviceLost, and
-// the queue executes nothing more.
+// the queue executes nothing more. What was pending is no longer pending
+// (Vulkan's rule for a lost device), so it may be destroyed.
 func (d *Device) Lose() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.lost = true
+	for _, sub := range d.queue {
+		d.retire(sub)
+	}
+	d.queue = nil
 	d.notify()
+}
+
+// retire ends a submission's pending state; the caller holds mu.
+func (d *Device) retire(sub *submission) {
+	sub.cb.pending--
+	for _, m := range d.memoriesOf(sub.cb) {
+		m.pending--
+	}
+	sub.fence.pending = false
 }
 
 // Pause holds the queue: submissions stay pending until Resume, so a test
@@ -1037,11 +1051,8 @@ func (d *Device) run() {
 		sub := d.queue[0]
 		d.execute(sub.cb)
 		d.queue = d.queue[1:]
-		sub.cb.pending--
-		for _, m := range d.memoriesOf(sub.cb) {
-			m.pending--
-		}
-		sub.fence.pending, sub.fence.signaled = false, true
+		d.retire(sub)
+		sub.fence.signaled = true
 		d.notify()
 	}
 }
