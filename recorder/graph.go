@@ -113,8 +113,14 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 		b.windowClosed()
 		return nil
 	}
-	sealed, _ := b.win.Seal(s)
-	dropped = b.refuse(sealed, fmt.Errorf("%w: capture aborted", capture.ErrCaptureState))
+	// A window doomed before the abort taints what it recorded with the
+	// failure that doomed it, which Seal wraps.
+	cause := fmt.Errorf("%w: capture aborted", capture.ErrCaptureState)
+	sealed, doomed := b.win.Seal(s)
+	if doomed != nil {
+		cause = fmt.Errorf("%w: capture aborted: %w", capture.ErrCaptureState, doomed)
+	}
+	dropped = b.refuse(sealed, cause)
 	return nil
 }
 
