@@ -101,6 +101,7 @@ func (r *Recorder) destroyKernel(k *Kernel) error {
 		return nil // Close destroyed it
 	}
 	var first error
+	mayBePending := false
 	for _, b := range r.slots {
 		b.mu.Lock()
 		if !b.win.IsRecording() {
@@ -108,8 +109,17 @@ func (r *Recorder) destroyKernel(k *Kernel) error {
 				first = err
 			}
 		}
+		mayBePending = mayBePending || len(b.failed) > 0
 		b.cache.forgetKernel(k, b.done)
 		b.mu.Unlock()
+	}
+	if mayBePending {
+		// A batch whose fence wait failed may still run k: Close, which
+		// waits for the device, destroys it.
+		r.kernelsMu.Lock()
+		r.kernels[k] = struct{}{}
+		r.kernelsMu.Unlock()
+		return first
 	}
 	r.dev.DestroyPipeline(k.pipe)
 	return first

@@ -263,7 +263,7 @@ func (b *slot) waitFence(ctx context.Context, f Fence) error {
 // an error (device loss) taints that submission's writes. Its command
 // buffer, fence and drops are not recycled: after a wait that failed
 // without a loss the work may still be pending, so they stay in b.failed
-// until Close has waited for the device.
+// until a later drain waits for them again, or Close for the device.
 func (b *slot) waitOldest(ctx context.Context) (err error) {
 	x := b.inflight[0]
 	err = b.r.observe(b.waitFence(ctx, x.fence))
@@ -292,7 +292,7 @@ func (b *slot) popOldest() {
 }
 
 func (b *slot) retire(x *batch) {
-	b.done = x.serial
+	b.done = b.completeThrough()
 	if err := b.r.observe(b.r.dev.ResetFence(x.fence)); err != nil {
 		// A fence that cannot be reset cannot be reused: destroy it and let
 		// the batch make a new one next time.
@@ -307,8 +307,24 @@ func (b *slot) retire(x *batch) {
 	b.recycle(x)
 }
 
-// drain submits the open buffer and waits for every submission. The first
-// error is returned; every failed submission's writes are tainted.
+// completeThrough is the serial up to which every submission is known
+// complete: below the oldest one in flight and below the oldest whose
+// fence wait failed, which may still be pending and use its sets.
+func (b *slot) completeThrough() uint64 {
+	done := b.serial
+	if len(b.inflight) > 0 {
+		done = b.inflight[0].serial - 1
+	}
+	if len(b.failed) > 0 {
+		done = min(done, b.failed[0].serial-1)
+	}
+	return done
+}
+
+// drain submits the open buffer and waits for every submission, those
+// whose fence wait failed before included, so nothing they use is reused
+// once the device answers. The first error is returned; every failed
+// submission's writes are tainted.
 func (b *slot) drain(ctx context.Context) error {
 	err := b.submitOpen()
 	for len(b.inflight) > 0 {
@@ -320,6 +336,17 @@ func (b *slot) drain(ctx context.Context) error {
 				err = werr
 			}
 		}
+	}
+	for len(b.failed) > 0 {
+		x := b.failed[0]
+		if werr := b.r.observe(b.waitFence(ctx, x.fence)); werr != nil {
+			if err == nil {
+				err = werr
+			}
+			break
+		}
+		b.failed = slices.Delete(b.failed, 0, 1)
+		b.retire(x)
 	}
 	return err
 }

@@ -77,8 +77,9 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 		b.touched[dst] = struct{}{}
 	}
 	// A failed earlier submission was already tainted and reported by the
-	// wait that saw it; only a lost device stops a write.
-	if err := b.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
+	// wait that saw it; only a lost device stops a write, or a batch whose
+	// fence wait keeps failing, which may still be pending and write dst.
+	if err := b.drain(context.Background()); err != nil && (errors.Is(err, ErrDeviceLost) || len(b.failed) > 0) {
 		return err
 	}
 	if *st != nil {
