@@ -454,8 +454,9 @@ func (d *Device) MapMemory(h recorder.Memory) ([]byte, error) {
 }
 
 // hostAccess checks a flush or invalidate: pending work must not write the
-// bytes the host is handing over or taking.
-func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64) error {
+// bytes the host is handing over or taking, nor read the bytes it hands
+// over (a host write under a pending read races with it).
+func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64, hostWrites bool) error {
 	m, ok := lookup[*memory](d, call, uint64(h))
 	if !ok {
 		return fmt.Errorf("hostdev: %s of a stale handle", call)
@@ -466,18 +467,25 @@ func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64) er
 	if off+size > uint64(len(m.bytes)) || off+size < off {
 		d.misuse("%s: [%d,%d) past the page of %d bytes", call, off, off+size, len(m.bytes))
 	}
-	if m.pending > 0 && d.pendingWrites(span{m, off, off + size}) {
-		d.misuse("%s: host access to [%d,%d) while pending work writes it", call, off, off+size)
+	if m.pending > 0 {
+		s := span{m, off, off + size}
+		switch {
+		case d.pendingAccess(s, d.writesOf):
+			d.misuse("%s: host access to [%d,%d) while pending work writes it", call, off, off+size)
+		case hostWrites && d.pendingAccess(s, d.readsOf):
+			d.misuse("%s: host write to [%d,%d) while pending work reads it", call, off, off+size)
+		}
 	}
 	return nil
 }
 
-// pendingWrites reports whether a pending submission writes s.
-func (d *Device) pendingWrites(s span) bool {
+// pendingAccess reports whether a pending submission accesses s the way
+// spans lists (d.writesOf or d.readsOf).
+func (d *Device) pendingAccess(s span, spans func(*command) []span) bool {
 	for _, sub := range d.queue {
 		for i := range sub.cb.cmds {
-			for _, w := range d.writesOf(&sub.cb.cmds[i]) {
-				if w.overlaps(s) {
+			for _, o := range spans(&sub.cb.cmds[i]) {
+				if o.overlaps(s) {
 					return true
 				}
 			}
@@ -493,7 +501,7 @@ func (d *Device) FlushMemory(h recorder.Memory, off, size uint64) error {
 	if err := d.enter(FlushMemory); err != nil {
 		return err
 	}
-	return d.hostAccess("FlushMemory", h, off, size)
+	return d.hostAccess("FlushMemory", h, off, size, true)
 }
 
 // InvalidateMemory checks the host's read (memory is coherent).
@@ -503,7 +511,7 @@ func (d *Device) InvalidateMemory(h recorder.Memory, off, size uint64) error {
 	if err := d.enter(InvalidateMemory); err != nil {
 		return err
 	}
-	return d.hostAccess("InvalidateMemory", h, off, size)
+	return d.hostAccess("InvalidateMemory", h, off, size, false)
 }
 
 // FreeMemory frees a page that no pending work uses.
