@@ -41,7 +41,11 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 	}
 	b := r.slotOf(s)
 	dstSet := []alloc.Claim{dst}
-	if err := r.settleOthers(b.index, dstSet, r.mapped(dst) != nil); err != nil {
+	// The host writes dst itself when it is mapped, and the persistent
+	// staging when there is one, which a replay pending on another slot
+	// may be copying into dst: then that work must have completed, not
+	// only been submitted.
+	if err := r.settleOthers(b.index, dstSet, r.mapped(dst) != nil || *st != nil); err != nil {
 		return err
 	}
 	b.mu.Lock()
