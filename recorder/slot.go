@@ -176,7 +176,7 @@ func (b *slot) wrote(c alloc.Claim) {
 // idleCheck clears the slot's busy bit once it has no write that another
 // slot might have to wait for.
 func (b *slot) idleCheck() {
-	if (b.open == nil || len(b.open.writes) == 0) && len(b.inflight) == 0 {
+	if (b.open == nil || len(b.open.writes) == 0) && len(b.inflight) == 0 && len(b.failed) == 0 {
 		b.r.busy.And(^(uint64(1) << uint(b.index)))
 	}
 }
@@ -337,25 +337,38 @@ func (b *slot) drain(ctx context.Context) error {
 			}
 		}
 	}
-	for len(b.failed) > 0 {
-		x := b.failed[0]
-		if werr := b.r.observe(b.waitFence(ctx, x.fence)); werr != nil {
-			if err == nil {
-				err = werr
-			}
-			break
-		}
-		b.failed = slices.Delete(b.failed, 0, 1)
-		b.retire(x)
+	if werr := b.rewaitFailed(ctx, nil); werr != nil && err == nil {
+		err = werr
 	}
 	return err
+}
+
+// rewaitFailed waits again for the submissions whose fence wait failed
+// (those that write claims; all of them for nil), retiring each one the
+// device now reports complete. The first that still fails stays, and its
+// error is returned: its work may still be pending.
+func (b *slot) rewaitFailed(ctx context.Context, claims []alloc.Claim) error {
+	for i := 0; i < len(b.failed); {
+		x := b.failed[i]
+		if claims != nil && !overlapsAnyOf(x.writes, claims) {
+			i++
+			continue
+		}
+		if err := b.r.observe(b.waitFence(ctx, x.fence)); err != nil {
+			return err
+		}
+		b.failed = slices.Delete(b.failed, i, i+1)
+		b.retire(x)
+	}
+	return nil
 }
 
 // settleFor makes this slot's pending writes to claims visible to work
 // another slot is about to do: submitted, so the queue orders them first
 // (every batch ends with BarrierToHost), and with complete set (a host
 // access) finished. A failed submission taints what it wrote, which the
-// other slot's own ledger check then sees; only a lost device is an error.
+// other slot's own ledger check then sees; only a lost device is an error,
+// or, for a host access, a write whose fence wait keeps failing.
 func (b *slot) settleFor(claims []alloc.Claim, complete bool) error {
 	if b.r.closed.Load() {
 		return nil
@@ -379,7 +392,9 @@ func (b *slot) settleFor(claims []alloc.Claim, complete bool) error {
 			return err
 		}
 	}
-	return nil
+	// A write whose fence wait failed may still be pending: the host must
+	// not access what it writes until the device says it completed.
+	return b.rewaitFailed(context.Background(), claims)
 }
 
 // settleOthers runs settleFor on every other slot with pending writes,
