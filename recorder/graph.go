@@ -329,10 +329,12 @@ func (g *Graph) settleLedger() {
 			inherited[state[i]] = append(inherited[state[i]], c)
 		}
 	}
-	l.Written(clean)
+	// Inherit first: a failure whose source a later step rewrote lives on
+	// only in what inherits it, and Written would drop its cause.
 	for id, cs := range inherited {
 		l.Inherit(cs, id)
 	}
+	l.Written(clean)
 }
 
 // Close waits for the graph's last replay, then frees its command buffer
