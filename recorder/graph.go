@@ -144,7 +144,7 @@ func (b *slot) refuse(sealed capture.Sealed, cause error) []*Kernel {
 	}
 	b.pins = b.pins[:0]
 	r.taintIfFailed(&cause, sealed.Writes)
-	r.mem.Unguard(b.early)
+	r.unguard(b.early)
 	b.early = b.early[:0]
 	kernels := append([]*Kernel(nil), b.kernels...)
 	b.kernels = b.kernels[:0]
@@ -197,7 +197,7 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 			guards = append(guards, c)
 		}
 	}
-	if gerr := r.mem.Guard(guards); gerr != nil {
+	if gerr := r.guard(guards); gerr != nil {
 		dropped = b.refuse(sealed, gerr)
 		return nil, gerr
 	}
@@ -368,7 +368,7 @@ func (g *Graph) Close() error {
 		e.pins--
 	}
 	if !r.closed.Load() {
-		r.mem.Unguard(g.guards)
+		r.unguard(g.guards)
 	}
 	host, kernels := g.host, g.kernels
 	g.pins, g.guards, g.host, g.kernels = nil, nil, nil, nil

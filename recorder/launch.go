@@ -285,7 +285,7 @@ func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 	delete(b.touched, c)
 	switch b.win.State() {
 	case capture.Recording:
-		if err := b.r.mem.Guard([]alloc.Claim{c}); err != nil {
+		if err := b.r.guard([]alloc.Claim{c}); err != nil {
 			return false, err
 		}
 		b.early = append(b.early, c)
