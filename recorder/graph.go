@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -302,8 +303,13 @@ func (g *Graph) settleLedger() {
 		return
 	}
 	state := make([]alloc.FailureID, len(g.touched))
+	causes := map[alloc.FailureID]error{}
 	for i := range g.touched {
 		state[i], _ = l.Failure(g.touched[i : i+1])
+		var unwritten *alloc.UnwrittenError
+		if _, seen := causes[state[i]]; state[i] != 0 && !seen && errors.As(l.Check(g.touched[i:i+1]), &unwritten) {
+			causes[state[i]] = unwritten.Cause
+		}
 	}
 	written := make([]bool, len(g.touched))
 	for _, st := range g.steps {
@@ -329,10 +335,12 @@ func (g *Graph) settleLedger() {
 			inherited[state[i]] = append(inherited[state[i]], c)
 		}
 	}
-	// Inherit first: a failure whose source a later step rewrote lives on
-	// only in what inherits it, and Written would drop its cause.
+	// Each output gets its input's cause anew rather than inheriting its
+	// failure: the claims carrying a failure may be among those assigned
+	// here (in a cycle, even), and the ledger drops a failure, and its
+	// cause, with the last claim that carries it.
 	for id, cs := range inherited {
-		l.Inherit(cs, id)
+		l.Taint(cs, causes[id])
 	}
 	l.Written(clean)
 }
