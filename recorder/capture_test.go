@@ -509,3 +509,94 @@ func TestWarmupKeepsWhatTheRecordingNeeds(t *testing.T) {
 		})
 	}
 }
+
+// A replay whose step reads a tainted input that a later step of the same
+// graph rewrites: the output of the first step keeps the input's cause,
+// as the same launches done eagerly would leave it.
+func TestReplayKeepsCauseOfRewrittenInput(t *testing.T) {
+	g := newRig(t, true, recorder.Options{Slots: 1})
+	d, e := g.buf(), g.buf()
+	require.NoError(t, g.fill(0, d, 1))
+	require.NoError(t, g.fill(0, e, 2))
+	graph, err := g.capture(0, func() error {
+		if err := g.axpy(0, 1, e, d); err != nil {
+			return err
+		}
+		return g.fill(0, e, 5)
+	})
+	require.NoError(t, err)
+	bad := errors.New("e lost")
+	g.r.Taint([]alloc.Claim{e}, bad)
+	require.NoError(t, graph.Replay())
+	g.requireUnwritten(0, d, bad)
+	g.mustRead(0, e, splat(5))
+	require.NoError(t, graph.Close())
+	g.close()
+}
+
+// A buffer a graph reads keeps its memory when it is freed, and with it
+// what the ledger knows of its bytes: freed while never written (inside
+// the recording or after the graph sealed), the graph's outputs read as
+// unwritten; freed after it was written, the replay still reads its bytes.
+func TestFreedGraphInputKeepsItsLedger(t *testing.T) {
+	for _, when := range []string{"inside the recording", "after sealing"} {
+		t.Run(when, func(t *testing.T) {
+			g := newRig(t, true, recorder.Options{Slots: 1})
+			x, d, w, e := g.buf(), g.buf(), g.buf(), g.buf()
+			require.NoError(t, g.write(0, w, nil, ramp(3)))
+			require.NoError(t, g.r.PrepareCapture(0))
+			require.NoError(t, g.r.BeginCapture(0))
+			require.NoError(t, g.copyK(0, x, d))
+			require.NoError(t, g.copyK(0, w, e))
+			free := func(c alloc.Claim) {
+				require.NoError(t, g.r.Quiesce(1))
+				require.NoError(t, g.r.Free(c))
+			}
+			if when == "inside the recording" {
+				free(x)
+				free(w)
+			}
+			graph, err := g.r.EndCapture(0)
+			require.NoError(t, err)
+			if when == "after sealing" {
+				free(x)
+				free(w)
+			}
+			require.NoError(t, graph.Replay())
+			g.requireUnwritten(0, d, errFresh)
+			g.mustRead(0, e, ramp(3))
+			require.NoError(t, graph.Close())
+			g.close()
+		})
+	}
+}
+
+// Replay-time taint through a cycle of copies: each output keeps the cause
+// of what it was computed from, although every claim that carried a
+// failure is rewritten by the same replay.
+func TestReplayTaintThroughACycle(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 1})
+	p, q, r := g.buf(), g.buf(), g.buf()
+	for _, c := range []alloc.Claim{p, q, r} {
+		require.NoError(t, g.fill(0, c, 1))
+	}
+	graph, err := g.capture(0, func() error {
+		if err := g.copyK(0, q, r); err != nil {
+			return err
+		}
+		if err := g.copyK(0, p, q); err != nil {
+			return err
+		}
+		return g.copyK(0, r, p)
+	})
+	require.NoError(t, err)
+	badP, badQ := errors.New("p lost"), errors.New("q lost")
+	g.r.Taint([]alloc.Claim{p}, badP)
+	g.r.Taint([]alloc.Claim{q}, badQ)
+	require.NoError(t, graph.Replay())
+	g.requireUnwritten(0, r, badQ)
+	g.requireUnwritten(0, q, badP)
+	g.requireUnwritten(0, p, badQ)
+	require.NoError(t, graph.Close())
+	g.close()
+}

@@ -113,3 +113,109 @@ func TestAbortOfDoomedWindowKeepsTheCause(t *testing.T) {
 		g.close()
 	})
 }
+
+// A host write on one stream into memory another slot's batch writes, when
+// the wait for that batch fails, waits for it again rather than land under
+// it; while the device does not answer, the write fails.
+func TestCrossSlotWriteAfterFailedFenceWait(t *testing.T) {
+	g := newRig(t, true, recorder.Options{Slots: 2})
+	x := g.buf()
+	cause := errors.New("fence wait interrupted")
+	g.dev.Pause()
+	require.NoError(t, g.fill(0, x, 3))
+	g.dev.FailNth(hostdev.WaitFence, 1, cause)
+	waits, flushes := g.dev.Count(hostdev.WaitFence), g.dev.Count(hostdev.FlushMemory)
+	done := make(chan error, 1)
+	go func() { done <- g.write(1, x, nil, ramp(1)) }()
+	eventually(t, "the write waits again or writes", func() bool {
+		return g.dev.Count(hostdev.WaitFence) >= waits+2 || g.dev.Count(hostdev.FlushMemory) > flushes
+	})
+	g.dev.Resume()
+	require.NoError(t, <-done)
+	g.mustRead(1, x, ramp(1))
+	g.mustRead(0, x, ramp(1))
+
+	g.dev.Pause()
+	require.NoError(t, g.fill(0, x, 4))
+	g.dev.FailFrom(hostdev.WaitFence, 0, cause)
+	require.ErrorIs(t, g.write(1, x, nil, ramp(2)), cause, "the fill may still be pending")
+	g.dev.Heal(hostdev.WaitFence)
+	g.dev.Resume()
+	g.requireUnwritten(1, x, cause)
+	require.NoError(t, g.write(1, x, nil, ramp(2)))
+	g.mustRead(0, x, ramp(2))
+	g.close()
+}
+
+// A wait given a context that ends gives up without failing the work: the
+// batch stays in flight, a read's readback goes back with it, and a later
+// wait completes it.
+func TestContextEndsAWait(t *testing.T) {
+	both(t, func(t *testing.T, unified bool) {
+		g := newRig(t, unified, recorder.Options{Slots: 1})
+		x := g.buf()
+		require.NoError(t, g.fill(0, x, 3))
+		require.NoError(t, g.r.Sync(context.Background(), 0))
+		g.dev.Pause()
+		require.NoError(t, g.fill(0, x, 4))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 2)
+		go func() { done <- g.r.Sync(ctx, 0) }()
+		eventually(t, "the sync waits", func() bool { return g.dev.Pending() == 1 })
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		ctx, cancel = context.WithCancel(context.Background())
+		go func() { done <- g.r.Read(ctx, 0, x, make([]byte, 4*n)) }()
+		waits := g.dev.Count(hostdev.WaitFence)
+		eventually(t, "the read waits", func() bool { return g.dev.Count(hostdev.WaitFence) > waits })
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		g.dev.Resume()
+		g.mustRead(0, x, splat(4))
+		g.close()
+	})
+}
+
+// A graph closed while its last replay's fence wait failed keeps its
+// command buffer until Close has waited for the device.
+func TestGraphCloseAfterFailedWait(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 1})
+	x, y := g.buf(), g.buf()
+	require.NoError(t, g.write(0, x, nil, ramp(1)))
+	graph, err := g.capture(0, func() error { return g.copyK(0, x, y) })
+	require.NoError(t, err)
+	g.dev.Pause()
+	require.NoError(t, graph.Replay())
+	cause := errors.New("fence wait interrupted")
+	g.dev.FailFrom(hostdev.WaitFence, 0, cause)
+	require.ErrorIs(t, graph.Close(), cause)
+	g.dev.Heal(hostdev.WaitFence)
+	g.dev.Resume()
+	g.requireUnwritten(0, y, cause)
+	g.close()
+}
+
+// What a warmup frees is parked until the window begins; a window that
+// ends before it begins releases it, after the eager work still using it.
+func TestAbortedWarmupReleasesWhatItParked(t *testing.T) {
+	for _, submitted := range []bool{false, true} {
+		g := newRig(t, true, recorder.Options{Slots: 1})
+		x := g.buf()
+		require.NoError(t, g.r.PrepareCapture(0))
+		t1, err := g.r.AllocOn(0, alloc.DeviceLocal, 4*n)
+		require.NoError(t, err)
+		require.NoError(t, g.fill(0, t1, 1))
+		require.NoError(t, g.copyK(0, t1, x))
+		require.NoError(t, g.r.Free(t1))
+		claims := g.r.Stats().LiveClaims
+		require.Equal(t, 2, claims, "parked, not freed")
+		if submitted {
+			require.NoError(t, g.r.Flush(0))
+		}
+		require.NoError(t, g.r.AbortCapture(0))
+		require.NoError(t, g.r.Sync(context.Background(), 0))
+		require.Equal(t, 1, g.r.Stats().LiveClaims, "released after the work using it")
+		g.mustRead(0, x, splat(1))
+		g.close()
+	}
+}

@@ -50,14 +50,15 @@ func (b *mbuf) taint(causes ...error) {
 	b.status, b.causes = tainted, slices.Clone(causes)
 }
 
-// risk makes a clean b at risk of cause; a tainted b stays tainted.
+// risk makes a clean b at risk of cause. A tainted b stays tainted, but
+// the failure may now be reported with this cause instead: pending work
+// that was to write it failed after its taint was recorded.
 func (b *mbuf) risk(causes ...error) {
-	switch b.status {
-	case clean:
+	if b.status == clean {
 		b.status, b.causes = atRisk, slices.Clone(causes)
-	case atRisk:
-		b.causes = union(b.causes, causes)
+		return
 	}
+	b.causes = union(b.causes, causes)
 }
 
 func union(a, b []error) []error {
