@@ -281,6 +281,8 @@ func (r *Recorder) invalidate(c alloc.Claim, n uint64) error {
 // guarded first, so its range stays out of reuse until the graph (or the
 // refusal) lets it go; one a prepared window's warmup used is parked until
 // the window begins, so the warmup needs every range the recorded run will.
+// A guarded claim keeps its taint until the last guard goes: a replay
+// still reads its bytes, and unwritten ones must stay unwritten.
 func (r *Recorder) Free(c alloc.Claim) error {
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()

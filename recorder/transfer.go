@@ -31,10 +31,13 @@ type Staging struct {
 //     staging holds then. A buffer with persistent staging keeps it fresh on
 //     every eager write too, so feeding a graph is a plain write.
 //
-// Work on other streams that writes dst is ordered before the write. *st
-// is the buffer's staging (nil before its first capture); Write may set
-// it. A write that fails after the checks taints dst: its old bytes are not
-// what the caller meant to be there.
+// Work on other streams that writes dst is ordered before the write. A
+// batch that writes dst and whose fence wait failed is waited for again;
+// while the device does not answer, the write fails with that error rather
+// than land under work that may still run. *st is the buffer's staging
+// (nil before its first capture); Write may set it. A write that fails
+// after the checks taints dst: its old bytes are not what the caller meant
+// to be there.
 func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) (err error) {
 	if uint64(len(data)) > dst.Size {
 		return fmt.Errorf("recorder: write of %d bytes into %d", len(data), dst.Size)
