@@ -473,13 +473,16 @@ func TestFaultEveryCall(t *testing.T) {
 	cases := 0
 	both(t, func(t *testing.T, unified bool) {
 		clean := runScenario(t, unified, 0, 0)
+		var counts []string
 		for _, call := range hostdev.Calls() {
 			count := clean.Count(call)
+			counts = append(counts, fmt.Sprintf("%s×%d", call, count))
 			for nth := 1; nth <= count; nth++ {
 				cases++
 				t.Run(fmt.Sprintf("%s#%d", call, nth), func(t *testing.T) { runScenario(t, unified, call, nth) })
 			}
 		}
+		t.Logf("calls of the scenario: %v", counts)
 	})
 	t.Logf("%d (call kind × occurrence) fault cases", cases)
 }
