@@ -322,11 +322,15 @@ func (b *slot) completeThrough() uint64 {
 }
 
 // drain submits the open buffer and waits for every submission, those
-// whose fence wait failed before included, so nothing they use is reused
-// once the device answers. The first error is returned; every failed
-// submission's writes are tainted.
+// whose fence wait failed in an earlier call included, so nothing they use
+// is reused once the device answers (one that fails in this call is left to
+// the next, and its error returned). The first error is returned; every
+// failed submission's writes are tainted.
 func (b *slot) drain(ctx context.Context) error {
-	err := b.submitOpen()
+	err := b.rewaitFailed(ctx, nil)
+	if serr := b.submitOpen(); serr != nil && err == nil {
+		err = serr
+	}
 	for len(b.inflight) > 0 {
 		if werr := b.waitOldest(ctx); werr != nil {
 			if ctx.Err() != nil {
@@ -337,17 +341,18 @@ func (b *slot) drain(ctx context.Context) error {
 			}
 		}
 	}
-	if werr := b.rewaitFailed(ctx, nil); werr != nil && err == nil {
-		err = werr
-	}
 	return err
 }
 
 // rewaitFailed waits again for the submissions whose fence wait failed
 // (those that write claims; all of them for nil), retiring each one the
 // device now reports complete. The first that still fails stays, and its
-// error is returned: its work may still be pending.
+// error is returned: its work may still be pending. A lost device has
+// nothing pending.
 func (b *slot) rewaitFailed(ctx context.Context, claims []alloc.Claim) error {
+	if b.r.lostErr() != nil {
+		return nil
+	}
 	for i := 0; i < len(b.failed); {
 		x := b.failed[i]
 		if claims != nil && !overlapsAnyOf(x.writes, claims) {
