@@ -57,6 +57,13 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 		return err
 	}
 	defer r.taintIfFailed(&err, dstSet)
+	defer func() {
+		// The staging too: a replay copying it must not pass off what a
+		// failed write left there (all of it, part, or none) as written.
+		if err != nil && *st != nil {
+			r.ledger.Taint([]alloc.Claim{(*st).Claim}, err)
+		}
+	}()
 	if err := b.refuseNeighbour(s, "write"); err != nil {
 		return err
 	}
@@ -94,6 +101,7 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 		if err := r.flush((*st).Claim, n); err != nil {
 			return err
 		}
+		r.ledger.Written([]alloc.Claim{(*st).Claim})
 	}
 	if m := r.mapped(dst); m != nil {
 		copy(m, data)
@@ -169,6 +177,7 @@ func (b *slot) recordWrite(dst alloc.Claim, st *Staging, data []byte) error {
 		b.win.Fail(err)
 		return err
 	}
+	r.ledger.Written([]alloc.Claim{st.Claim})
 	b.captureCopy(st.Claim, dst, uint64(len(data)))
 	b.win.RetainHost(st.Claim)
 	return nil
