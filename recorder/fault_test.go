@@ -229,16 +229,19 @@ func (f *fx) write(s recorder.StreamID, b *mbuf, vals []float32) error {
 	}
 	rec := f.recording(s)
 	err := f.r.Write(s, b.c, &b.st, bytesOf(vals))
-	if b.st != nil {
-		b.stage = slices.Clone(vals) // the staging takes the bytes before anything can fail
+	outs := []*mbuf{b}
+	if stg := b.staging(); stg != nil {
+		// A write fills the staging too; one that fails leaves it unwritten.
+		stg.setClean(vals)
+		outs = append(outs, stg)
 	}
 	if rec {
-		f.win.ops = append(f.win.ops, func() { b.setClean(b.stage); f.pend(s, b) })
+		f.win.ops = append(f.win.ops, func() { b.refill(); f.pend(s, b) })
 		f.win.writes = append(f.win.writes, b)
 	} else {
 		b.setClean(vals)
 	}
-	f.after("write "+b.name, err, b)
+	f.after("write "+b.name, err, outs...)
 	if !rec {
 		f.drained(s)
 		f.pend(s, b)

@@ -250,15 +250,21 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 		f.settleReaders(slot, b)
 	}
 	err := f.r.Write(s, b.c, &b.st, bytesOf(vals))
-	if want == nil && !f.lost && b.st != nil {
-		b.stage = slices.Clone(vals)
+	outs := []*mbuf{b}
+	if stg := b.staging(); stg != nil {
+		// A write fills the staging too; one that fails or is refused
+		// leaves it unwritten.
+		if want == nil && !f.lost {
+			stg.setClean(vals)
+		}
+		outs = append(outs, stg)
 	}
 	switch {
 	case want != nil || f.lost:
 	case rec && err == nil:
 		w := &f.win[slot]
 		w.ops = append(w.ops, func() {
-			b.setClean(b.stage)
+			b.refill()
 			f.pending[slot][b] = struct{}{}
 		})
 		w.writes = append(w.writes, b)
@@ -270,7 +276,7 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 	default:
 		b.setClean(vals)
 	}
-	f.result(fmt.Sprintf("write %s on %d", b.name, s), err, want, b)
+	f.result(fmt.Sprintf("write %s on %d", b.name, s), err, want, outs...)
 	if want == nil && !rec && !f.lost {
 		f.drained(slot) // an eager write waits for the slot first
 		f.pending[slot][b] = struct{}{}

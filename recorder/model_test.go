@@ -30,10 +30,25 @@ type mbuf struct {
 	c      alloc.Claim
 	ok     bool // allocated (an allocation may fail under fault injection)
 	st     *recorder.Staging
-	stage  []float32 // what the persistent staging holds, once it exists
+	stg    *mbuf // the persistent staging's model, once it exists
 	val    []float32
 	status status
 	causes []error
+}
+
+// staging returns the model of b's persistent staging, once the recorder
+// gave b one (nil before).
+func (b *mbuf) staging() *mbuf {
+	if b.st != nil && b.stg == nil {
+		b.stg = newMbuf(b.name+"'", len(b.val))
+	}
+	return b.stg
+}
+
+// refill is what a replay's recorded copy from b's staging does.
+func (b *mbuf) refill() {
+	stg := b.stg
+	apply([]*mbuf{stg}, []*mbuf{b}, func() [][]float32 { return [][]float32{slices.Clone(stg.val)} })
 }
 
 func newMbuf(name string, n int) *mbuf {
