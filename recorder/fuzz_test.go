@@ -155,7 +155,9 @@ func (f *fz) settleReaders(self int, bs ...*mbuf) {
 				if w := f.win[slot]; w.state != capture.Idle {
 					s = w.owner
 				}
-				f.sync(s)
+				if f.sync(s) != nil && !f.lost {
+					f.sync(s) // the fault fired in it: a program syncs again
+				}
 				break
 			}
 		}
@@ -277,7 +279,7 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 		b.setClean(vals)
 	}
 	f.result(fmt.Sprintf("write %s on %d", b.name, s), err, want, outs...)
-	if want == nil && !rec && !f.lost {
+	if want == nil && !rec && !f.lost && err == nil {
 		f.drained(slot) // an eager write waits for the slot first
 		f.pending[slot][b] = struct{}{}
 	}
@@ -321,7 +323,7 @@ func (f *fz) read(s recorder.StreamID, b *mbuf) {
 	}
 }
 
-func (f *fz) sync(s recorder.StreamID) {
+func (f *fz) sync(s recorder.StreamID) error {
 	want := f.want(s)
 	if want == nil && f.recording(s) {
 		want = recorder.ErrSyncInCapture
@@ -331,9 +333,10 @@ func (f *fz) sync(s recorder.StreamID) {
 		f.doom(slotOf(s), err)
 	}
 	f.result(fmt.Sprintf("sync %d", s), err, want)
-	if want == nil {
-		f.drained(slotOf(s))
+	if want == nil && err == nil {
+		f.drained(slotOf(s)) // a sync that failed may leave work pending
 	}
+	return err
 }
 
 func (f *fz) flush(s recorder.StreamID) {
@@ -379,7 +382,7 @@ func (f *fz) begin(s recorder.StreamID) {
 		}
 	}
 	f.result(fmt.Sprintf("begin %d", s), err, want)
-	if want == nil {
+	if want == nil && err == nil {
 		f.drained(slot)
 	}
 }
@@ -479,8 +482,14 @@ func (f *fz) renew(i int) {
 	if old.ok {
 		err := f.r.Quiesce(1<<fzSlots - 1)
 		f.result("quiesce", err, nil)
+		if err != nil && !f.lost {
+			// Free needs the slots quiesced: a program whose quiesce
+			// failed (the fault fired in it) quiesces again.
+			err = f.r.Quiesce(1<<fzSlots - 1)
+			f.result("quiesce again", err, nil)
+		}
 		for slot := range f.win {
-			if f.win[slot].state != capture.Recording {
+			if f.win[slot].state != capture.Recording && err == nil {
 				f.drained(slot)
 			}
 		}
@@ -558,7 +567,7 @@ func (f *fz) step() {
 			f.read(s, b1)
 		}
 	case 11:
-		f.sync(s)
+		_ = f.sync(s)
 	case 12:
 		switch mod % 4 {
 		case 0, 1:
