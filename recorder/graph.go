@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -117,8 +118,14 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 		b.windowClosed()
 		return nil
 	}
-	sealed, _ := b.win.Seal(s)
-	dropped = b.refuse(sealed, fmt.Errorf("%w: capture aborted", capture.ErrCaptureState))
+	// A window doomed before the abort taints what it recorded with the
+	// failure that doomed it, which Seal wraps.
+	cause := fmt.Errorf("%w: capture aborted", capture.ErrCaptureState)
+	sealed, doomed := b.win.Seal(s)
+	if doomed != nil {
+		cause = fmt.Errorf("%w: capture aborted: %w", capture.ErrCaptureState, doomed)
+	}
+	dropped = b.refuse(sealed, cause)
 	return nil
 }
 
@@ -142,7 +149,7 @@ func (b *slot) refuse(sealed capture.Sealed, cause error) []*Kernel {
 	}
 	b.pins = b.pins[:0]
 	r.taintIfFailed(&cause, sealed.Writes)
-	r.mem.Unguard(b.early)
+	r.unguard(b.early)
 	b.early = b.early[:0]
 	kernels := append([]*Kernel(nil), b.kernels...)
 	b.kernels, b.limits = b.kernels[:0], b.limits[:0]
@@ -198,7 +205,7 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 			guards = append(guards, c)
 		}
 	}
-	if gerr := r.mem.Guard(guards); gerr != nil {
+	if gerr := r.guard(guards); gerr != nil {
 		dropped = b.refuse(sealed, gerr)
 		return nil, gerr
 	}
@@ -319,9 +326,15 @@ func (g *Graph) settleLedger() {
 	}
 	state := g.state[:len(g.touched)]
 	clear(state)
+	var causes map[alloc.FailureID]error
 	if tainted {
+		causes = map[alloc.FailureID]error{}
 		for i := range g.touched {
 			state[i], _ = l.Failure(g.touched[i : i+1])
+			var unwritten *alloc.UnwrittenError
+			if _, seen := causes[state[i]]; state[i] != 0 && !seen && errors.As(l.Check(g.touched[i:i+1]), &unwritten) {
+				causes[state[i]] = unwritten.Cause
+			}
 		}
 	}
 	one := g.one[:]
@@ -342,7 +355,12 @@ func (g *Graph) settleLedger() {
 			if failure == 0 {
 				l.Written(one)
 			} else {
-				l.Inherit(one, failure)
+				// The output gets its input's cause anew rather than
+				// inheriting the failure: the claims carrying a failure
+				// may be written over earlier in this walk (in a cycle,
+				// even), and the ledger drops a failure, and its cause,
+				// with the last claim that carries it.
+				l.Taint(one, causes[failure])
 			}
 		}
 	}
@@ -396,7 +414,7 @@ func (g *Graph) Close() error {
 		e.pins--
 	}
 	if !r.closed.Load() {
-		r.mem.Unguard(g.guards)
+		r.unguard(g.guards)
 	}
 	host, kernels := g.host, g.kernels
 	g.pins, g.guards, g.host, g.kernels = nil, nil, nil, nil

@@ -107,6 +107,7 @@ func (r *Recorder) destroyKernel(k *Kernel) error {
 		return nil // Close destroyed it
 	}
 	var first error
+	mayBePending := false
 	for _, b := range r.slots {
 		b.mu.Lock()
 		if !b.win.IsRecording() {
@@ -114,8 +115,17 @@ func (r *Recorder) destroyKernel(k *Kernel) error {
 				first = err
 			}
 		}
+		mayBePending = mayBePending || len(b.failed) > 0
 		b.cache.forgetKernel(k, b.done)
 		b.mu.Unlock()
+	}
+	if mayBePending {
+		// A batch whose fence wait failed may still run k: Close, which
+		// waits for the device, destroys it.
+		r.kernelsMu.Lock()
+		r.kernels[k] = struct{}{}
+		r.kernelsMu.Unlock()
+		return first
 	}
 	r.dev.DestroyPipeline(k.pipe)
 	return first
@@ -330,7 +340,7 @@ func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 	delete(b.touched, c)
 	switch b.win.State() {
 	case capture.Recording:
-		if err := b.r.mem.Guard([]alloc.Claim{c}); err != nil {
+		if err := b.r.guard([]alloc.Claim{c}); err != nil {
 			return false, err
 		}
 		b.early = append(b.early, c)

@@ -69,6 +69,10 @@ type Recorder struct {
 	graphsMu sync.Mutex
 	graphs   map[*Graph]struct{} // every graph not yet closed, for LengthLimit
 
+	guardMu sync.Mutex
+	guarded map[alloc.ClaimKey]int      // guards the recorder holds, by claim
+	freed   map[alloc.ClaimKey]struct{} // guarded claims already freed
+
 	recording atomic.Int32  // windows recording now, for Free's fast path
 	active    atomic.Int32  // windows prepared or recording, for Free's fast path
 	busy      atomic.Uint64 // slots with writes not yet submitted or completed
@@ -114,7 +118,8 @@ func New(dev Device, o Options) (*Recorder, error) {
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
-		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{}}
+		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{},
+		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}}
 	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
 		Alignment: align,
@@ -313,6 +318,8 @@ func (r *Recorder) invalidate(c alloc.Claim, n uint64) error {
 // guarded first, so its range stays out of reuse until the graph (or the
 // refusal) lets it go; one a prepared window's warmup used is parked until
 // the window begins, so the warmup needs every range the recorded run will.
+// A guarded claim keeps its taint until the last guard goes: a replay
+// still reads its bytes, and unwritten ones must stay unwritten.
 func (r *Recorder) Free(c alloc.Claim) error {
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
@@ -327,8 +334,58 @@ func (r *Recorder) Free(c alloc.Claim) error {
 			}
 		}
 	}
-	r.ledger.Written([]alloc.Claim{c})
+	if !r.freeGuarded(c) {
+		r.ledger.Written([]alloc.Claim{c})
+	}
 	return r.mem.Free(c)
+}
+
+// guard keeps claims out of reuse for a graph or a recording window.
+func (r *Recorder) guard(claims []alloc.Claim) error {
+	if err := r.mem.Guard(claims); err != nil {
+		return err
+	}
+	r.guardMu.Lock()
+	for _, c := range claims {
+		r.guarded[c]++
+	}
+	r.guardMu.Unlock()
+	return nil
+}
+
+// unguard drops one guard of each claim. A claim freed while guarded is
+// released with its last guard, and only then does the ledger forget its
+// bytes.
+func (r *Recorder) unguard(claims []alloc.Claim) {
+	var released []alloc.Claim
+	r.guardMu.Lock()
+	for _, c := range claims {
+		if r.guarded[c]--; r.guarded[c] > 0 {
+			continue
+		}
+		delete(r.guarded, c)
+		if _, ok := r.freed[c]; ok {
+			delete(r.freed, c)
+			released = append(released, c)
+		}
+	}
+	r.guardMu.Unlock()
+	r.mem.Unguard(claims)
+	r.ledger.Written(released)
+}
+
+// freeGuarded reports whether a claim being freed is guarded, and then
+// remembers it: its bytes stay what a graph reads, so the ledger keeps
+// what it knows of them (unwritten bytes stay unwritten) until the last
+// guard goes.
+func (r *Recorder) freeGuarded(c alloc.Claim) bool {
+	r.guardMu.Lock()
+	defer r.guardMu.Unlock()
+	if r.guarded[c] == 0 {
+		return false
+	}
+	r.freed[c] = struct{}{}
+	return true
 }
 
 // free releases c where the caller holds a slot lock (so devMu is already

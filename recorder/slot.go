@@ -266,7 +266,7 @@ func (b *slot) waitFence(ctx context.Context, f Fence) error {
 // an error (device loss) taints that submission's writes. Its command
 // buffer, fence and drops are not recycled: after a wait that failed
 // without a loss the work may still be pending, so they stay in b.failed
-// until Close has waited for the device.
+// until a later drain waits for them again, or Close for the device.
 func (b *slot) waitOldest(ctx context.Context) (err error) {
 	x := b.inflight[0]
 	err = b.r.observe(b.waitFence(ctx, x.fence))
@@ -294,8 +294,22 @@ func (b *slot) popOldest() {
 	b.inflight = b.inflight[:n]
 }
 
+// completeThrough is the serial up to which every submission is known
+// complete: below the oldest one in flight and below the oldest whose
+// fence wait failed, which may still be pending and use its sets.
+func (b *slot) completeThrough() uint64 {
+	done := b.serial
+	if len(b.inflight) > 0 {
+		done = b.inflight[0].serial - 1
+	}
+	if len(b.failed) > 0 {
+		done = min(done, b.failed[0].serial-1)
+	}
+	return done
+}
+
 func (b *slot) retire(x *batch) {
-	b.done = x.serial
+	b.done = b.completeThrough()
 	if err := b.r.observe(b.r.dev.ResetFence(x.fence)); err != nil {
 		// A fence that cannot be reset cannot be reused: destroy it and let
 		// the batch make a new one next time.
@@ -364,6 +378,7 @@ func (b *slot) retryFailed(ctx context.Context, n int) error {
 	}
 	clear(b.failed[len(kept):])
 	b.failed = kept
+	b.done = b.completeThrough()
 	return first
 }
 
@@ -403,14 +418,6 @@ func (b *slot) settleFor(claims []alloc.Claim, a access) error {
 	if a == ordered {
 		return nil
 	}
-	for _, x := range b.failed {
-		if a.uses(x, claims) {
-			if err := b.retryFailed(context.Background(), len(b.failed)); err != nil && (a == hostWrites || errors.Is(err, ErrDeviceLost)) {
-				return err
-			}
-			break
-		}
-	}
 	last := -1
 	for i, x := range b.inflight {
 		if a.uses(x, claims) {
@@ -420,6 +427,16 @@ func (b *slot) settleFor(claims []alloc.Claim, a access) error {
 	for ; last >= 0; last-- {
 		if err := b.waitOldest(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
 			return err
+		}
+	}
+	// Work whose fence wait failed may still be pending: the host must not
+	// change what it reads or writes until the device says it completed.
+	for _, x := range b.failed {
+		if a.uses(x, claims) {
+			if err := b.retryFailed(context.Background(), len(b.failed)); err != nil && (a == hostWrites || errors.Is(err, ErrDeviceLost)) {
+				return err
+			}
+			break
 		}
 	}
 	return nil
@@ -567,8 +584,10 @@ func (b *slot) destroy() {
 		d.DestroyFence(x.fence)
 	}
 	b.spareEager, b.spareReplay = nil, nil
-	b.cache.destroy()
+	// The pool frees the buffers of graphs still open, which name cached
+	// sets: they go before the sets do.
 	d.DestroyCommandPool(b.pool)
+	b.cache.destroy()
 	b.r.busy.And(^(uint64(1) << uint(b.index)))
 }
 

@@ -31,21 +31,31 @@ type Staging struct {
 //     staging holds then. A buffer with persistent staging keeps it fresh on
 //     every eager write too, so feeding a graph is a plain write.
 //
-// Work on other streams that writes dst is ordered before the write. *st
-// is the buffer's staging (nil before its first capture); Write may set
-// it. A write that fails after the checks taints dst: its old bytes are not
-// what the caller meant to be there.
+// Work on other streams that writes dst is ordered before the write. A
+// batch that writes dst and whose fence wait failed is waited for again;
+// while the device does not answer, the write fails with that error rather
+// than land under work that may still run. *st is the buffer's staging
+// (nil before its first capture); Write may set it. A write that fails
+// after the checks taints dst: its old bytes are not what the caller meant
+// to be there.
 func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) (err error) {
 	if uint64(len(data)) > dst.Size {
 		return fmt.Errorf("recorder: write of %d bytes into %d", len(data), dst.Size)
 	}
 	b := r.slotOf(s)
 	dstSet := []alloc.Claim{dst}
-	a := ordered
-	if r.mapped(dst) != nil {
+	// The host writes dst itself when it is mapped, and the persistent
+	// staging when there is one, which a replay pending on another slot may
+	// be copying into dst: work on other slots that reads or writes either
+	// must have completed, not only been submitted.
+	a, claims := ordered, dstSet
+	if *st != nil {
+		claims = []alloc.Claim{dst, (*st).Claim}
+	}
+	if r.mapped(dst) != nil || *st != nil {
 		a = hostWrites
 	}
-	if err := r.settleOthers(b.index, dstSet, a); err != nil {
+	if err := r.settleOthers(b.index, claims, a); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -54,6 +64,13 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 		return err
 	}
 	defer r.taintIfFailed(&err, dstSet)
+	defer func() {
+		// The staging too: a replay copying it must not pass off what a
+		// failed write left there (all of it, part, or none) as written.
+		if err != nil && *st != nil {
+			r.ledger.Taint([]alloc.Claim{(*st).Claim}, err)
+		}
+	}()
 	if err := b.refuseNeighbour(s, "write"); err != nil {
 		return err
 	}
@@ -91,6 +108,7 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 		if err := r.flush((*st).Claim, n); err != nil {
 			return err
 		}
+		r.ledger.Written([]alloc.Claim{(*st).Claim})
 	}
 	if m := r.mapped(dst); m != nil {
 		copy(m, data)
@@ -167,6 +185,7 @@ func (b *slot) recordWrite(dst alloc.Claim, st *Staging, data []byte) error {
 		b.win.Fail(err)
 		return err
 	}
+	r.ledger.Written([]alloc.Claim{st.Claim})
 	b.captureCopy(st.Claim, dst, uint64(len(data)))
 	b.win.RetainHost(st.Claim)
 	return nil

@@ -288,12 +288,26 @@ func (d *Device) Count(c Call) int {
 
 // Lose makes the device lost: every later fallible call and every wait for
 // pending work fails with an error wrapping recorder.ErrDeviceLost, and
-// the queue executes nothing more.
+// the queue executes nothing more. What was pending is no longer pending
+// (Vulkan's rule for a lost device), so it may be destroyed.
 func (d *Device) Lose() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.lost = true
+	for _, sub := range d.queue {
+		d.retire(sub)
+	}
+	d.queue = nil
 	d.notify()
+}
+
+// retire ends a submission's pending state; the caller holds mu.
+func (d *Device) retire(sub *submission) {
+	sub.cb.pending--
+	for _, m := range d.memoriesOf(sub.cb) {
+		m.pending--
+	}
+	sub.fence.pending = false
 }
 
 // Pause holds the queue: submissions stay pending until Resume, so a test
@@ -441,9 +455,9 @@ func (d *Device) MapMemory(h recorder.Memory) ([]byte, error) {
 }
 
 // hostAccess checks a flush or invalidate: pending work must not write the
-// bytes the host is handing over or taking, nor (for a flush: the host
-// wrote them) read them.
-func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64, hostWrote bool) error {
+// bytes the host is handing over or taking, nor read the bytes it hands
+// over (a host write under a pending read races with it).
+func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64, hostWrites bool) error {
 	m, ok := lookup[*memory](d, call, uint64(h))
 	if !ok {
 		return fmt.Errorf("hostdev: %s of a stale handle", call)
@@ -454,28 +468,25 @@ func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64, ho
 	if off+size > uint64(len(m.bytes)) || off+size < off {
 		d.misuse("%s: [%d,%d) past the page of %d bytes", call, off, off+size, len(m.bytes))
 	}
-	if m.pending > 0 && d.pendingUse(span{m, off, off + size}, hostWrote) {
-		d.misuse("%s: host access to [%d,%d) while pending work uses it", call, off, off+size)
+	if m.pending > 0 {
+		s := span{m, off, off + size}
+		switch {
+		case d.pendingAccess(s, d.writesOf):
+			d.misuse("%s: host access to [%d,%d) while pending work writes it", call, off, off+size)
+		case hostWrites && d.pendingAccess(s, d.readsOf):
+			d.misuse("%s: host write to [%d,%d) while pending work reads it", call, off, off+size)
+		}
 	}
 	return nil
 }
 
-// pendingUse reports whether a pending submission writes s, or with reads
-// set reads it.
-func (d *Device) pendingUse(s span, reads bool) bool {
+// pendingAccess reports whether a pending submission accesses s the way
+// spans lists (d.writesOf or d.readsOf).
+func (d *Device) pendingAccess(s span, spans func(*command) []span) bool {
 	for _, sub := range d.queue {
 		for i := range sub.cb.cmds {
-			c := &sub.cb.cmds[i]
-			for _, w := range d.writesOf(c) {
-				if w.overlaps(s) {
-					return true
-				}
-			}
-			if !reads {
-				continue
-			}
-			for _, r := range d.readsOf(c) {
-				if r.overlaps(s) {
+			for _, o := range spans(&sub.cb.cmds[i]) {
+				if o.overlaps(s) {
 					return true
 				}
 			}
@@ -1070,11 +1081,8 @@ func (d *Device) run() {
 		sub := d.queue[0]
 		d.execute(sub.cb)
 		d.queue = d.queue[1:]
-		sub.cb.pending--
-		for _, m := range d.memoriesOf(sub.cb) {
-			m.pending--
-		}
-		sub.fence.pending, sub.fence.signaled = false, true
+		d.retire(sub)
+		sub.fence.signaled = true
 		d.notify()
 	}
 }
