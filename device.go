@@ -54,7 +54,7 @@ func WithSyncValidation(on bool) Option {
 // WithLogger sends validation messages and warnings to l instead of slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithStreams sets the number of backend stream slots (default 4).
+// WithStreams sets the number of slots (default 4): the pooled command streams logical streams share.
 // Logical streams share slots by id % n.
 func WithStreams(n int) Option { return func(c *config) { c.rec.Slots = n } }
 
@@ -169,7 +169,7 @@ func (d *Device) NewStream() *Stream {
 }
 
 // StreamWithID returns the logical stream id: ids equal modulo the slot
-// count share a backend slot (and so a capture window). It is nil for a
+// count share a slot (and so a capture window). It is nil for a
 // nil Device.
 func (d *Device) StreamWithID(id uint64) *Stream {
 	if !d.opened() {
@@ -178,7 +178,7 @@ func (d *Device) StreamWithID(id uint64) *Stream {
 	return &Stream{dev: d, id: id}
 }
 
-// Slots is the number of backend stream slots (0 for a nil Device).
+// Slots is the number of slots (0 for a nil Device).
 func (d *Device) Slots() int {
 	if !d.opened() {
 		return 0

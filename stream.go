@@ -6,7 +6,7 @@ import (
 )
 
 // Stream is a logical stream: launches on one stream run in order. Streams
-// map onto backend slots by ID() % Device.Slots(); two streams on one slot
+// map onto slots by ID() % Device.Slots(); two streams on one slot
 // share its command pool and its capture window.
 type Stream struct {
 	dev *Device

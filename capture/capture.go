@@ -115,9 +115,9 @@ type CaptureEnd struct {
 	Owned bool
 }
 
-// StreamCapture is one pooled backend stream's capture window and what its
+// StreamCapture is one slot's capture window and what its
 // recorded launches were given. The zero value is Idle and ready to use. It is
-// not safe for concurrent use; the backend stream's lock guards it.
+// not safe for concurrent use; the slot's lock guards it.
 //
 // Its buffers are reused from one window to the next, so Record allocates
 // nothing once the working set of a window has been seen before.
@@ -199,7 +199,7 @@ func (c *StreamCapture) Begin() error {
 }
 
 // End closes the window. From Recording it always returns to Idle, even when
-// caller is not the owner, so that the backend stream shared by several
+// caller is not the owner, so that the slot shared by several
 // logical streams never wedges; the result says whether caller owned the
 // window, and only an owned end may seal. What was recorded stays to be taken
 // with TakeRecorded, TakeRetainedHost and TakeFailure.
@@ -381,7 +381,7 @@ func (c *StreamCapture) State() State { return c.state }
 func (c *StreamCapture) IsRecording() bool { return c.state == Recording }
 
 // IsActive reports whether a window is open (Prepared or Recording), in which
-// case only its owner may use the backend stream.
+// case only its owner may use the slot.
 func (c *StreamCapture) IsActive() bool { return c.state != Idle }
 
 // Owner returns the logical stream that owns the open window; ok is false

@@ -1,5 +1,5 @@
 // Package capture is the bookkeeping of vkc's capture window: the lifecycle
-// of one pooled backend stream's window and the memory its recorded launches
+// of one slot's window and the memory its recorded launches
 // were given. It imports nothing from Vulkan, so every rule here is tested,
 // fuzzed and benchmarked in microseconds with no device; the recorder pairs it
 // with the command buffer it actually records into.
@@ -32,14 +32,14 @@
 // from Prepared noted above, leaves both the state and the recording
 // untouched, so a misuse never corrupts a window in progress.
 //
-// End closes the window even for a caller that does not own it: the backend
-// stream is shared by several logical streams, and a window that only its
+// End closes the window even for a caller that does not own it: the slot
+// is shared by several logical streams, and a window that only its
 // owner could close would wedge the slot for all of them. Only an owned End
 // may seal; Seal turns any other outcome into an error while still handing
 // back the recorded write set (to taint, since those launches never ran) and
 // the retained host staging (to release).
 //
-// A StreamCapture is not safe for concurrent use: the recorder's lock on the
-// backend stream guards it, so Record, called on every recorded launch,
+// A StreamCapture is not safe for concurrent use: the recorder's lock on
+// the slot guards it, so Record, called on every recorded launch,
 // takes no lock and allocates nothing.
 package capture

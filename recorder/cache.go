@@ -26,7 +26,7 @@ type setEntry struct {
 	prev, next *setEntry
 }
 
-// setCache is a per-backend LRU of descriptor sets. In capture mode it
+// setCache is a per-slot LRU of descriptor sets. In capture mode it
 // never evicts (a graph's sets must survive), growing pools instead.
 type setCache struct {
 	r          *Recorder

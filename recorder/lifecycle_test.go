@@ -194,8 +194,6 @@ func TestAccessors(t *testing.T) {
 	require.True(t, g.r.Info().UnifiedMemory)
 	require.Equal(t, 3, g.r.Slots())
 	require.Equal(t, 2, g.r.Slot(5))
-	require.Equal(t, 7, g.r.BatchSize())
-	require.Equal(t, uint64(1<<20), g.r.PageSize())
 	require.Equal(t, g.dev.Live(), g.r.Live())
 	require.True(t, g.r.Diagnostics().Checking)
 	x := g.buf()

@@ -156,12 +156,6 @@ func (r *Recorder) Slots() int { return len(r.slots) }
 // Slot returns the slot index of stream s.
 func (r *Recorder) Slot(s StreamID) int { return int(s % uint64(len(r.slots))) }
 
-// BatchSize is how many eager launches a command buffer takes.
-func (r *Recorder) BatchSize() int { return r.opts.BatchSize }
-
-// PageSize is the suballocator's page size.
-func (r *Recorder) PageSize() uint64 { return r.mem.Config().PageSize }
-
 // Live counts the device's live objects by kind.
 func (r *Recorder) Live() map[string]int64 { return r.dev.Live() }
 
