@@ -1,18 +1,44 @@
 // cvk.c - see cvk.h.
 #include "cvk.h"
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 #include <string.h>
 #include <time.h>
 #include "_cgo_export.h"
 
+// vkc_load opens the system's Vulkan loader by its versioned name (the
+// unversioned libvulkan.so comes only with the -dev package on Linux).
 PFN_vkGetInstanceProcAddr vkc_load(const char **err) {
-	void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	PFN_vkGetInstanceProcAddr f = NULL;
+#if defined(_WIN32)
+	HMODULE lib = LoadLibraryA("vulkan-1.dll");
+	if (!lib) {
+		*err = "cannot load vulkan-1.dll";
+		return NULL;
+	}
+	f = (PFN_vkGetInstanceProcAddr)(void (*)(void))GetProcAddress(lib, "vkGetInstanceProcAddr");
+	if (!f) *err = "vulkan-1.dll exports no vkGetInstanceProcAddr";
+#else
+	static const char *const names[] = {
+#if defined(__APPLE__)
+		"libvulkan.1.dylib", "libvulkan.dylib", "libMoltenVK.dylib",
+#else
+		"libvulkan.so.1",
+#endif
+	};
+	void *lib = NULL;
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		*err = dlerror();
 		return NULL;
 	}
-	PFN_vkGetInstanceProcAddr f = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vkGetInstanceProcAddr");
-	if (!f) *err = dlerror();
+	void *sym = dlsym(lib, "vkGetInstanceProcAddr");
+	memcpy(&f, &sym, sizeof f); // ISO C has no object-to-function pointer cast
+	if (!f) *err = "the Vulkan loader exports no vkGetInstanceProcAddr";
+#endif
 	return f;
 }
 

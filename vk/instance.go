@@ -1,7 +1,7 @@
 package vk
 
 /*
-#cgo LDFLAGS: -ldl
+#cgo linux LDFLAGS: -ldl
 #include <stdlib.h>
 #include "cvk.h"
 */

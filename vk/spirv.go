@@ -3,7 +3,9 @@
 package vk
 
 /*
-#cgo LDFLAGS: -lSPIRV-Tools -lstdc++ -lm
+#cgo LDFLAGS: -lSPIRV-Tools -lm
+#cgo !darwin LDFLAGS: -lstdc++
+#cgo darwin LDFLAGS: -lc++
 #include <stdlib.h>
 #include <string.h>
 #include <spirv-tools/libspirv.h>
