@@ -66,6 +66,9 @@ type Recorder struct {
 	kernelsMu sync.Mutex
 	kernels   map[*Kernel]struct{} // every kernel not yet destroyed
 
+	presMu        sync.Mutex
+	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
+
 	recording atomic.Int32  // windows recording now, for Free's fast path
 	active    atomic.Int32  // windows prepared or recording, for Free's fast path
 	busy      atomic.Uint64 // slots with writes not yet submitted or completed
@@ -358,6 +361,7 @@ func (r *Recorder) Close() error {
 	}
 	clear(r.kernels)
 	r.kernelsMu.Unlock()
+	r.closePresentations()
 	if r.mem != nil {
 		r.mem.Close()
 	}
