@@ -50,7 +50,7 @@ func cStringArray(names []string) (**C.char, func()) {
 	if len(names) == 0 {
 		return nil, func() {}
 	}
-	arr := (*[1 << 20]*C.char)(C.calloc(C.size_t(len(names)), C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(names):len(names)]
+	arr := unsafe.Slice((**C.char)(C.calloc(C.size_t(len(names)), C.size_t(unsafe.Sizeof((*C.char)(nil))))), len(names))
 	for i, n := range names {
 		arr[i] = C.CString(n)
 	}
