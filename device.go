@@ -29,6 +29,9 @@ type config struct {
 	rec            recorder.Options
 	wrap           func(recorder.Device) recorder.Device
 	open           func() (recorder.Device, error) // nil: the Vulkan device chosen above
+	// surface and instanceExtensions open the device to present (present.go).
+	surface            func(instance uintptr) (uint64, error)
+	instanceExtensions []string
 }
 
 // WithDevice picks the device by index or by a case-insensitive substring of
@@ -116,7 +119,8 @@ func Open(opts ...Option) (*Device, error) {
 	if open == nil {
 		open = func() (recorder.Device, error) {
 			return recorder.OpenVulkan(recorder.VulkanOptions{Device: c.device, Validation: c.validation,
-				SyncValidation: c.syncValidation, Logger: c.logger})
+				SyncValidation: c.syncValidation, Logger: c.logger,
+				Surface: c.surface, InstanceExtensions: c.instanceExtensions})
 		}
 	}
 	rdev, err := open()

@@ -3,6 +3,7 @@ module github.com/vkcompute/vkc
 go 1.26.8
 
 require (
+	github.com/go-gl/glfw/v3.3/glfw v0.0.0-20250301202403-da16c1255728
 	github.com/mattn/go-isatty v0.0.24
 	github.com/stretchr/testify v1.12.1
 	gonum.org/v1/plot v0.17.0

@@ -83,6 +83,8 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrNoDevice, ErrNoDevice},
 	{recorder.ErrBadSPIRV, ErrBadSPIRV},
 	{shaders.ErrInvalidSPIRV, ErrBadSPIRV},
+	{recorder.ErrOutOfDate, ErrOutOfDate},
+	{recorder.ErrNoPresentation, ErrNoPresentation},
 }
 
 // publicError is an error from a layer below as the public API returns

@@ -73,6 +73,9 @@ type Recorder struct {
 	guarded map[alloc.ClaimKey]int      // guards the recorder holds, by claim
 	freed   map[alloc.ClaimKey]struct{} // guarded claims already freed
 
+	presMu        sync.Mutex
+	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
+
 	recording atomic.Int32  // windows recording now, for Free's fast path
 	active    atomic.Int32  // windows prepared or recording, for Free's fast path
 	busy      atomic.Uint64 // slots with writes not yet submitted or completed
@@ -446,6 +449,7 @@ func (r *Recorder) Close() error {
 	}
 	clear(r.kernels)
 	r.kernelsMu.Unlock()
+	r.closePresentations()
 	if r.mem != nil {
 		r.mem.Close()
 	}

@@ -22,6 +22,14 @@ type VulkanOptions struct {
 	SyncValidation bool
 	// Logger receives validation messages; nil means slog.Default().
 	Logger *slog.Logger
+	// Surface, when set, opens the device to present to a window: it is
+	// called with the new VkInstance and returns the window's VkSurfaceKHR
+	// (GLFW's CreateWindowSurface does this), which the device then owns;
+	// the device chosen can present to it, has VK_KHR_swapchain, and is
+	// also a Presenter. InstanceExtensions are the surface extensions to
+	// enable (GLFW's GetRequiredInstanceExtensions).
+	Surface            func(instance uintptr) (uint64, error)
+	InstanceExtensions []string
 }
 
 // VulkanDevices lists the Vulkan devices of this machine.
@@ -45,6 +53,9 @@ func VulkanDevices() ([]DeviceInfo, error) {
 // OpenVulkan opens a Vulkan device (an instance of its own, with the
 // validation layer if asked) as a Device.
 func OpenVulkan(o VulkanOptions) (Device, error) {
+	if o.Surface != nil {
+		return openPresentingVulkan(o)
+	}
 	in, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation || o.SyncValidation, SyncValidation: o.SyncValidation, Logger: o.Logger})
 	if err != nil {
 		return nil, fromVK(err)

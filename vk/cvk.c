@@ -90,6 +90,16 @@ VkResult vkc_create_instance(PFN_vkGetInstanceProcAddr gipa, const vkc_instance_
 		ici.enabledExtensionCount = 1;
 		ici.ppEnabledExtensionNames = exts;
 	}
+	// Extensions the caller asks for (presentation) join the list above.
+	const char *all[VKC_MAX_EXTENSIONS + 1];
+	if (o->ext_count) {
+		if (o->ext_count > VKC_MAX_EXTENSIONS) return VK_ERROR_EXTENSION_NOT_PRESENT;
+		uint32_t n = 0;
+		if (o->validation) all[n++] = exts[0];
+		for (uint32_t i = 0; i < o->ext_count; i++) all[n++] = o->exts[i];
+		ici.enabledExtensionCount = n;
+		ici.ppEnabledExtensionNames = all;
+	}
 	VkResult r = create(&ici, NULL, inst);
 	if (r != VK_SUCCESS || !o->validation) return r;
 	PFN_vkCreateDebugUtilsMessengerEXT cm =
@@ -199,7 +209,8 @@ static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
 }
 #undef LOAD
 
-VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family, vkc_fns *f) {
+VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
+		uint32_t ext_count, const char *const *exts, vkc_fns *f) {
 	memset(f, 0, sizeof *f);
 	PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
 	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
@@ -207,7 +218,8 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	float priority = 1;
 	VkDeviceQueueCreateInfo qci = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = family,
 		.queueCount = 1, .pQueuePriorities = &priority };
-	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci };
+	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
+		.enabledExtensionCount = ext_count, .ppEnabledExtensionNames = ext_count ? exts : NULL };
 	VkDevice dev;
 	VkResult r = create(pd, &dci, NULL, &dev);
 	if (r != VK_SUCCESS) return r;

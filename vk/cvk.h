@@ -16,9 +16,11 @@
 #include <stdint.h>
 
 // VKC_MAX_BINDINGS is the most storage buffers one set may hold; VKC_MAX_SPEC
-// the most specialization constants one pipeline may set.
+// the most specialization constants one pipeline may set;
+// VKC_MAX_EXTENSIONS the most extensions a caller adds to an instance or device.
 #define VKC_MAX_BINDINGS 16
 #define VKC_MAX_SPEC 64
+#define VKC_MAX_EXTENSIONS 16
 
 // vkc_load opens libvulkan.so.1 and returns vkGetInstanceProcAddr, or NULL
 // with *err set to dlerror()'s text.
@@ -29,6 +31,8 @@ typedef struct vkc_instance_opts {
 	int validation;      // enable VK_LAYER_KHRONOS_validation
 	int sync_validation; // also enable synchronization validation
 	uintptr_t user;      // Go handle passed to the message callback
+	uint32_t ext_count;  // more instance extensions to enable (presentation: VK_KHR_surface and a platform's)
+	const char *const *exts;
 } vkc_instance_opts;
 
 VkResult vkc_create_instance(PFN_vkGetInstanceProcAddr gipa, const vkc_instance_opts *o,
@@ -110,9 +114,12 @@ typedef struct vkc_fns {
 	PFN_vkQueueWaitIdle queueWaitIdle;
 } vkc_fns;
 
-// vkc_open_device creates a device with one queue of family and fills f
-// with its function table and queue. On failure nothing is left alive.
-VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family, vkc_fns *f);
+// vkc_open_device creates a device with one queue of family and the
+// ext_count device extensions exts (none by default; VK_KHR_swapchain for
+// presentation), and fills f with its function table and queue. On failure
+// nothing is left alive.
+VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
+	uint32_t ext_count, const char *const *exts, vkc_fns *f);
 // vkc_close_device waits for the queue and destroys the device.
 void vkc_close_device(vkc_fns *f);
 

@@ -31,11 +31,16 @@ const (
 	ObjCommandBuffer
 	ObjFence
 	ObjQueryPool
+	ObjSurface   // a window's surface, owned by the device that presents to it
+	ObjSwapchain // presentation (present.go)
+	ObjSemaphore
+	ObjImage
 	numObjectKinds
 )
 
 var objectNames = [numObjectKinds]string{"memory", "buffer", "shader-module", "pipeline", "pipeline-layout",
-	"set-layout", "descriptor-pool", "descriptor-set", "command-pool", "command-buffer", "fence", "query-pool"}
+	"set-layout", "descriptor-pool", "descriptor-set", "command-pool", "command-buffer", "fence", "query-pool",
+	"surface", "swapchain", "semaphore", "image"}
 
 // String names the kind.
 func (k ObjectKind) String() string {
@@ -71,6 +76,8 @@ type Device struct {
 	// moduleCalls counts vkCreateShaderModule calls, so that a test can
 	// show a refused module never reached the driver.
 	moduleCalls atomic.Int64
+	// pres is set on a device opened to present (present.go), else nil.
+	pres *presentation
 }
 
 // OpenDevice creates a logical device on physical device index with one
@@ -101,8 +108,17 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	if family < 0 {
 		return nil, fmt.Errorf("vk: device %d has no compute queue", index)
 	}
+	return in.createDevice(pd, family, nil)
+}
+
+// createDevice creates the logical device on pd with one queue of family
+// and the device extensions exts; the caller is inside the instance's gate.
+func (in *Instance) createDevice(pd physical, family int, exts []string) (*Device, error) {
+	names, free := cStringArray(exts)
+	defer free()
 	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
-	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family), fns))); err != nil {
+	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family),
+		C.uint32_t(len(exts)), names, fns))); err != nil {
 		C.free(unsafe.Pointer(fns))
 		return nil, err
 	}
@@ -200,6 +216,7 @@ func (d *Device) Close() {
 	}
 	d.closed.Store(true)
 	C.vkc_close_device(d.fns)
+	d.closePresentation()
 	C.free(unsafe.Pointer(d.fns))
 	d.fns = nil
 }

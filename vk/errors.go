@@ -57,6 +57,9 @@ var resultNames = map[Result]string{
 	-10:                  "VK_ERROR_TOO_MANY_OBJECTS",
 	-12:                  "VK_ERROR_FRAGMENTED_POOL",
 	-1000069000:          "VK_ERROR_OUT_OF_POOL_MEMORY",
+	Suboptimal:           "VK_SUBOPTIMAL_KHR",
+	ErrorOutOfDate:       "VK_ERROR_OUT_OF_DATE_KHR",
+	ErrorSurfaceLost:     "VK_ERROR_SURFACE_LOST_KHR",
 }
 
 // String names the result like the Vulkan headers do.

@@ -45,6 +45,11 @@ type InstanceOptions struct {
 	SyncValidation bool
 	// Logger receives validation messages; nil means slog.Default().
 	Logger *slog.Logger
+	// Extensions are instance extensions to enable besides the validation
+	// layer's: presentation asks for VK_KHR_surface and the window
+	// system's surface extension (what GLFW's GetRequiredInstanceExtensions
+	// lists). None by default.
+	Extensions []string
 }
 
 // Instance is a Vulkan instance plus the validation messenger, whose
@@ -98,6 +103,9 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 			opts.sync_validation = 1
 		}
 	}
+	exts, freeExts := cStringArray(o.Extensions)
+	defer freeExts()
+	opts.ext_count, opts.exts = C.uint32_t(len(o.Extensions)), exts
 	var inst C.VkInstance
 	var msgr C.VkDebugUtilsMessengerEXT
 	created := Result(C.vkc_create_instance(gipa, &opts, &inst, &msgr))
