@@ -113,13 +113,17 @@ func NewBuffer[T Element](d *Device, n int) (*Buffer[T], error) {
 	return &Buffer[T]{core: c}, nil
 }
 
-// FromSlice allocates a buffer holding a copy of xs (written on the default stream).
+// FromSlice allocates a buffer holding a copy of xs. The copy runs on the
+// default stream or, while a capture window is open on its slot, on a
+// stream whose slot has none: a new buffer belongs to no stream, and
+// streams that use it next are ordered after the copy.
 func FromSlice[T Element](d *Device, xs []T) (*Buffer[T], error) {
 	b, err := NewBuffer[T](d, len(xs))
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Write(xs); err != nil {
+	s := d.StreamWithID(d.rec.OutsideWindows(0))
+	if err := b.WriteOn(s, xs); err != nil {
 		b.Close()
 		return nil, err
 	}

@@ -766,3 +766,25 @@ func BenchmarkReplay(b *testing.B) {
 	require.NoError(b, s.Sync(context.Background()))
 	require.NoError(b, g.Close())
 }
+
+// FromSlice while a window is open on the default stream's slot (stream
+// Slots() shares it) still works: the new buffer is filled on a slot with
+// no window, and the window is untouched.
+func TestFromSliceBesideAWindowOnTheDefaultSlot(t *testing.T) {
+	dev := openTest(t)
+	s := dev.StreamWithID(uint64(dev.Slots()))
+	x, y := capBuffer(t, dev, capRamp(8, 1, 1)), capBuffer(t, dev, capRamp(8, 0, 0))
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, Axpy(s, 1, x, y))
+	require.NoError(t, s.Sync(context.Background()))
+	require.NoError(t, s.BeginCapture())
+	require.NoError(t, Axpy(s, 1, x, y))
+	z, err := FromSlice(dev, capRamp(8, 5, 0))
+	require.NoError(t, err, "a new buffer is not refused by the window on slot 0")
+	g, err := s.EndCapture()
+	require.NoError(t, err)
+	require.NoError(t, g.Replay())
+	assert.Equal(t, capRamp(8, 2, 2), capReadOn(t, s, y))
+	assert.Equal(t, capRamp(8, 5, 0), capReadOn(t, dev.NewStream(), z))
+	require.NoError(t, g.Close())
+}

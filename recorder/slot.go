@@ -548,6 +548,13 @@ func (r *Recorder) Flush(s StreamID) error {
 	return b.submitOpen()
 }
 
+// windowOpen reports whether a capture window is prepared or recording.
+func (b *slot) windowOpen() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.win.IsActive()
+}
+
 // failWindow dooms this slot's window if it is recording.
 func (b *slot) failWindow(err error) {
 	b.mu.Lock()
