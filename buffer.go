@@ -113,21 +113,38 @@ func NewBuffer[T Element](d *Device, n int) (*Buffer[T], error) {
 	return &Buffer[T]{core: c}, nil
 }
 
-// FromSlice allocates a buffer holding a copy of xs. The copy runs on the
-// default stream or, while a capture window is open on its slot, on a
-// stream whose slot has none: a new buffer belongs to no stream, and
-// streams that use it next are ordered after the copy.
+// FromSlice allocates a buffer holding a copy of xs. A new buffer belongs
+// to no stream: the copy runs on the default stream's slot or, while a
+// capture window is open there, on a slot with none, so no window records
+// it and a window on the default stream does not refuse it. Streams that
+// use the buffer next are ordered after the copy.
 func FromSlice[T Element](d *Device, xs []T) (*Buffer[T], error) {
 	b, err := NewBuffer[T](d, len(xs))
 	if err != nil {
 		return nil, err
 	}
-	s := d.StreamWithID(d.rec.OutsideWindows(0))
-	if err := b.WriteOn(s, xs); err != nil {
+	if err := b.core.fill(bytesOf(xs)); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// fill is FromSlice's copy into the new buffer (see Recorder.WriteFresh).
+func (c *bufferCore) fill(data []byte) error {
+	if err := c.dev.enter(); err != nil {
+		return err
+	}
+	defer c.dev.leave()
+	if !c.life.enter() {
+		return ErrClosed
+	}
+	defer c.done()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	slot, err := c.dev.rec.WriteFresh(c.dev.def.id, c.claim, &c.staging, data)
+	c.slots.Or(uint64(1) << uint(slot%64))
+	return public(err)
 }
 
 // Len is the number of elements.

@@ -149,3 +149,42 @@ func TestCrossSlotWriteWaitsForReplayReadingStaging(t *testing.T) {
 		g.close()
 	})
 }
+
+// WriteFresh fills a new buffer on a slot with no window open, so no
+// window records it, whichever stream opens one; with a window on every
+// slot it is refused like a neighbour's write, and the buffer stays
+// unwritten.
+func TestWriteFreshSkipsWindows(t *testing.T) {
+	both(t, func(t *testing.T, unified bool) {
+		g := newRig(t, unified, recorder.Options{Slots: 2})
+		x, fresh := g.buf(), g.buf()
+		require.NoError(t, g.write(0, x, nil, ramp(1)))
+		require.NoError(t, g.r.PrepareCapture(0))
+		require.NoError(t, g.fill(0, x, 2))
+		require.NoError(t, g.r.BeginCapture(0))
+		require.NoError(t, g.fill(0, x, 2))
+		var st *recorder.Staging
+		slot, err := g.r.WriteFresh(0, fresh, &st, bytesOf(ramp(7)))
+		require.NoError(t, err)
+		require.Equal(t, 1, slot, "slot 0 records stream 0's window; the write goes to slot 1")
+		graph, err := g.r.EndCapture(0)
+		require.NoError(t, err)
+		g.mustRead(0, fresh, ramp(7), "the write ran, not recorded into the graph")
+		require.NoError(t, graph.Close())
+
+		other := g.buf()
+		for s := range recorder.StreamID(2) {
+			require.NoError(t, g.r.PrepareCapture(s))
+		}
+		_, err = g.r.WriteFresh(1, other, &st, bytesOf(ramp(3)))
+		require.ErrorIs(t, err, recorder.ErrStreamCapturing)
+		for s := range recorder.StreamID(2) {
+			require.NoError(t, g.r.AbortCapture(s))
+		}
+		g.requireUnwritten(0, other, errFresh)
+		if st != nil {
+			g.r.ReleaseStaging(st)
+		}
+		g.close()
+	})
+}

@@ -167,22 +167,6 @@ func (r *Recorder) Diagnostics() Diagnostics { return r.dev.Diagnostics() }
 
 func (r *Recorder) slotOf(s StreamID) *slot { return r.slots[s%uint64(len(r.slots))] }
 
-// OutsideWindows returns prefer when no capture window is open on its
-// slot, else a stream whose slot has none (prefer when every slot has
-// one): where to do work that belongs to no stream in particular, such as
-// filling a new buffer, without a neighbour's window refusing it.
-func (r *Recorder) OutsideWindows(prefer StreamID) StreamID {
-	if !r.slotOf(prefer).windowOpen() {
-		return prefer
-	}
-	for i, b := range r.slots {
-		if !b.windowOpen() {
-			return StreamID(i)
-		}
-	}
-	return prefer
-}
-
 // usable fails once the recorder is closed or the device lost.
 func (r *Recorder) usable() error {
 	if r.closed.Load() {

@@ -38,11 +38,42 @@ type Staging struct {
 // (nil before its first capture); Write may set it. A write that fails
 // after the checks taints dst: its old bytes are not what the caller meant
 // to be there.
-func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) (err error) {
+func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte) error {
+	return r.writeOn(r.slotOf(s), s, false, dst, st, data)
+}
+
+// WriteFresh fills dst, the claim of a new buffer that no stream has used
+// yet, on the first slot from prefer's on that has no capture window open.
+// Which slot does the write does not matter to anyone (every stream that
+// uses the buffer next is ordered after it), but no window may record it:
+// the check and the write happen under the chosen slot's lock, so a window
+// opening meanwhile on that slot cannot take the write into its graph, as
+// it would if the write borrowed a stream that then opened one. With a
+// window open on every slot it is refused with ErrStreamCapturing (a write
+// as prefer could be its own window's). It returns the slot that took the write, which the buffer must wait for
+// before its memory is reused.
+func (r *Recorder) WriteFresh(prefer StreamID, dst alloc.Claim, st **Staging, data []byte) (slot int, err error) {
+	first := r.slotOf(prefer).index
+	for i := range r.slots {
+		b := r.slots[(first+i)%len(r.slots)]
+		if err := r.writeOn(b, 0, true, dst, st, data); !errors.Is(err, errWindowOpen) {
+			return b.index, err
+		}
+	}
+	return first, fmt.Errorf("%w: a new buffer is not filled while every slot has a capture window open", ErrStreamCapturing)
+}
+
+// errWindowOpen is writeOn's refusal of a fresh write on a slot with a
+// window open, before it changed anything; WriteFresh tries the next slot.
+var errWindowOpen = errors.New("recorder: a capture window is open on the slot")
+
+// writeOn is Write on slot b as stream s, or, when fresh, as no stream:
+// then it is refused with errWindowOpen, changing nothing, if b has a
+// window open.
+func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st **Staging, data []byte) (err error) {
 	if uint64(len(data)) > dst.Size {
 		return fmt.Errorf("recorder: write of %d bytes into %d", len(data), dst.Size)
 	}
-	b := r.slotOf(s)
 	dstSet := []alloc.Claim{dst}
 	// The host writes dst itself when it is mapped, and the persistent
 	// staging when there is one, which a replay pending on another slot may
@@ -63,6 +94,9 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 	if err := r.usable(); err != nil {
 		return err
 	}
+	if fresh && b.win.IsActive() {
+		return errWindowOpen
+	}
 	defer r.taintIfFailed(&err, dstSet)
 	defer func() {
 		// The staging too: a replay copying it must not pass off what a
@@ -71,8 +105,10 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 			r.ledger.Taint([]alloc.Claim{(*st).Claim}, err)
 		}
 	}()
-	if err := b.refuseNeighbour(s, "write"); err != nil {
-		return err
+	if !fresh {
+		if err := b.refuseNeighbour(s, "write"); err != nil {
+			return err
+		}
 	}
 	return b.write(dst, st, data)
 }
