@@ -166,3 +166,33 @@ func TestHotPathsAllocateNothing(t *testing.T) {
 	}
 	require.NoError(t, g.Close())
 }
+
+// BenchmarkRecord times recording the K=1000 axpy chain into a capture
+// window that is then aborted, reported per launch: the Go-side cost of
+// recording a launch with nothing submitted (vkbench's record figure).
+func BenchmarkRecord(b *testing.B) {
+	dev, x, y := benchAxpyPair(b)
+	s := dev.Stream()
+	const k = 1000
+	b.ReportAllocs()
+	b.ResetTimer()
+	launches := 0
+	for b.Loop() {
+		if err := s.PrepareCapture(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.BeginCapture(); err != nil {
+			b.Fatal(err)
+		}
+		for range k {
+			if err := Axpy(s, 1, x, y); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.AbortCapture(); err != nil {
+			b.Fatal(err)
+		}
+		launches += k
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(launches), "ns/launch")
+}

@@ -94,6 +94,8 @@ type Device struct {
 	// Close waits for calls in flight and later calls get ErrClosed.
 	life lifetime
 
+	builtins atomic.Pointer[map[string]*Kernel] // a copy of kernels, read without the lock
+
 	mu      sync.Mutex
 	kernels map[string]*Kernel       // catalogue pipelines, built on first use
 	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close

@@ -3,6 +3,7 @@ package vkc
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
@@ -287,6 +288,11 @@ func (d *Device) build(name string, code []byte, access []Access, push uint32, l
 
 // builtin returns the catalogue kernel name, building it on first use.
 func (d *Device) builtin(name string) (*Kernel, error) {
+	if m := d.builtins.Load(); m != nil {
+		if k, ok := (*m)[name]; ok {
+			return k, nil // the common case: no lock on the launch path
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if k, ok := d.kernels[name]; ok {
@@ -306,6 +312,8 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	}
 	k.tile = sk.Tile
 	d.kernels[name] = k
+	published := maps.Clone(d.kernels)
+	d.builtins.Store(&published)
 	return k, nil
 }
 

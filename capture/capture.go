@@ -140,6 +140,13 @@ type StreamCapture struct {
 	extents []Extent
 	inputs  []bool
 
+	// last, lastAt and lastN memo the previous step's bindings and their
+	// indexes (see sameAsLast); lastValid is false after drop.
+	last      [maxStepBindings]Binding
+	lastAt    [maxStepBindings]int32
+	lastN     int
+	lastValid bool
+
 	host   []alloc.Claim
 	hostAt map[alloc.ClaimKey]struct{}
 
@@ -162,6 +169,7 @@ func (c *StreamCapture) drop() {
 	c.steps = c.steps[:0]
 	c.extents = c.extents[:0]
 	c.inputs = c.inputs[:0]
+	c.lastValid = false
 	c.host = c.host[:0]
 	clear(c.hostAt)
 	c.failure = nil
@@ -259,33 +267,84 @@ func (c *StreamCapture) Record(bindings ...Binding) {
 	if c.recordedAt == nil {
 		c.recordedAt = make(map[alloc.ClaimKey]int, len(bindings))
 	}
-	seen := int32(len(c.recorded)) // claims from here on are new in this step
-	for _, b := range bindings {   // claims are numbered in binding order
-		c.index(b)
+	var at [maxStepBindings]int32
+	if len(bindings) > len(at) || !c.sameAsLast(bindings) {
+		seen := int32(len(c.recorded)) // claims from here on are new in this step
+		for j, b := range bindings {   // claims are numbered in binding order
+			i := c.index(b)
+			if j < len(at) {
+				at[j] = i
+			}
+			if b.Reads() && i >= seen {
+				c.inputs[i] = true // new in this step and read: an input of the recording
+			}
+		}
+		c.remember(bindings, at[:min(len(bindings), len(at))])
+	} else {
+		copy(at[:], c.lastAt[:len(bindings)])
 	}
 	head := len(c.steps)
 	c.steps = append(c.steps, 0, 0)
-	for _, b := range bindings { // reads first: a step reads before it writes
+	for j, b := range bindings { // reads first: a step reads before it writes
 		if b.Reads() {
-			i := c.index(b)
-			if i >= seen {
-				c.inputs[i] = true
-			}
-			c.steps = append(c.steps, i)
+			c.steps = append(c.steps, c.indexAt(at[:], j, b))
 			c.steps[head]++
 		}
 	}
-	for _, b := range bindings {
+	for j, b := range bindings {
 		if b.Write {
 			extent := int32(-1)
 			if b.Extent.Dynamic() {
 				extent = int32(len(c.extents))
 				c.extents = append(c.extents, b.Extent)
 			}
-			c.steps = append(c.steps, c.index(b), extent)
+			c.steps = append(c.steps, c.indexAt(at[:], j, b), extent)
 			c.steps[head+1]++
 		}
 	}
+}
+
+// maxStepBindings is how many bindings of one step Record keeps on the
+// stack (a launch binds at most 16, plus its indirect group counts).
+const maxStepBindings = 20
+
+// indexAt is the index of bindings[j] computed above, or looked up for a
+// step too large to keep on the stack.
+func (c *StreamCapture) indexAt(at []int32, j int, b Binding) int32 {
+	if j < len(at) {
+		return at[j]
+	}
+	return c.index(b)
+}
+
+// sameAsLast reports whether bindings repeat the previous step's exactly
+// (claims and Write flags): a chain records the same launch over and over,
+// and its indexes are then known without a map lookup.
+func (c *StreamCapture) sameAsLast(bindings []Binding) bool {
+	if !c.lastValid || len(bindings) != c.lastN {
+		return false
+	}
+	for j, b := range bindings {
+		if c.last[j].Claim != b.Claim || c.last[j].Write != b.Write {
+			return false
+		}
+	}
+	return true
+}
+
+// remember keeps the step's bindings and indexes for sameAsLast. A claim
+// already recorded with Write keeps it, so a repeat of the step changes
+// nothing index can change.
+func (c *StreamCapture) remember(bindings []Binding, at []int32) {
+	c.lastValid = len(bindings) <= len(c.last)
+	if !c.lastValid {
+		return
+	}
+	c.lastN = len(bindings)
+	for j, b := range bindings {
+		c.last[j] = Binding{Claim: b.Claim, Write: b.Write}
+	}
+	copy(c.lastAt[:], at)
 }
 
 // index returns b's claim's index in recorded, adding it on first sight.
@@ -317,6 +376,7 @@ func (c *StreamCapture) TakeRecorded() []Binding {
 	c.steps = c.steps[:0]
 	c.extents = c.extents[:0]
 	c.inputs = c.inputs[:0]
+	c.lastValid = false
 	return taken
 }
 

@@ -330,7 +330,7 @@ func TestSeal(t *testing.T) {
 		sealed, err := c.Seal(neighbourStrm)
 		require.ErrorIs(t, err, ErrCaptureState)
 		assert.Contains(t, err.Error(), fmt.Sprintf("stream %d ended a capture owned by stream %d", neighbourStrm, ownerStream))
-		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs, Steps: wantSteps}, sealed)
+		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs}, sealed)
 		assertIdle(t, c)
 		assertEmpty(t, c)
 	})
@@ -340,7 +340,7 @@ func TestSeal(t *testing.T) {
 		sealed, err := c.Seal(ownerStream)
 		require.ErrorIs(t, err, errDoomedA)
 		assert.NotErrorIs(t, err, ErrCaptureState)
-		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs, Steps: wantSteps}, sealed)
+		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs}, sealed)
 		assertIdle(t, c)
 		assertEmpty(t, c)
 	})
@@ -368,6 +368,31 @@ func TestSeal(t *testing.T) {
 		assert.Equal(t, Sealed{}, sealed)
 		assertIdle(t, c)
 	})
+}
+
+func TestAbandon(t *testing.T) {
+	t.Run("Recording", func(t *testing.T) {
+		c := startRecording(t)
+		c.Fail(errDoomedA)
+		sealed, doomed, err := c.Abandon()
+		require.NoError(t, err)
+		assert.Equal(t, errDoomedA, doomed)
+		assert.Equal(t, Sealed{Owner: ownerStream, Touched: []alloc.Claim{claimA, claimB}, Writes: []alloc.Claim{claimB}, Host: []alloc.Claim{stagingA}, Inputs: []alloc.Claim{claimA}}, sealed,
+			"an abandoned window hands back what to taint and release, but no steps")
+		assertIdle(t, c)
+		assertEmpty(t, c)
+	})
+	for name, start := range map[string]func(*testing.T) *StreamCapture{"Prepared": startPrepared, "Idle": startIdle} {
+		t.Run(name, func(t *testing.T) {
+			c := start(t)
+			before := c.State()
+			sealed, doomed, err := c.Abandon()
+			require.ErrorIs(t, err, ErrCaptureState)
+			assert.Equal(t, Sealed{}, sealed)
+			assert.NoError(t, doomed)
+			assert.Equal(t, before, c.State(), "a refused Abandon changes nothing")
+		})
+	}
 }
 
 func TestStringers(t *testing.T) {

@@ -56,16 +56,18 @@ type Step struct {
 //   - Recording, owner, window doomed by Fail: the error wraps the failure.
 //   - Recording, owner, no failure: the Sealed and nil.
 //
-// In the last three cases the Sealed is fully filled even when the error is
-// not nil: on error it is not a graph, but its Writes are what the caller must
-// taint (those launches never ran) and its Host what it must release.
+// In the last three cases the Sealed is filled even when the error is not
+// nil: on error it is not a graph, but its Writes are what the caller must
+// taint (those launches never ran) and its Host what it must release. Only
+// Steps, which nothing but a graph uses, are left nil on error.
 func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
 	end, err := c.end(fmt.Sprintf("Seal(%d)", caller), caller)
 	if err != nil {
 		return Sealed{Owner: end.Owner}, err
 	}
-	sealed := c.drainSealed(end.Owner)
-	failure := c.TakeFailure()
+	failure := c.failure
+	sealed := c.drainSealed(end.Owner, end.Owned && failure == nil)
+	failure = c.TakeFailure()
 	switch {
 	case !end.Owned && failure != nil:
 		return sealed, fmt.Errorf("%w: stream %d ended a capture owned by stream %d, which was also doomed: %w",
@@ -81,9 +83,11 @@ func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
 
 // drainSealed takes the closed window's recording and host staging into a
 // Sealed for owner.
-func (c *StreamCapture) drainSealed(owner uint64) Sealed {
+func (c *StreamCapture) drainSealed(owner uint64, steps bool) Sealed {
 	sealed := Sealed{Owner: owner, Host: c.TakeRetainedHost()}
-	sealed.Steps = decodeSteps(c.steps, c.extents)
+	if steps {
+		sealed.Steps = decodeSteps(c.steps, c.extents)
+	}
 	inputs := append([]bool(nil), c.inputs...)
 	recorded := c.TakeRecorded()
 	if len(recorded) == 0 {
@@ -102,14 +106,34 @@ func (c *StreamCapture) drainSealed(owner uint64) Sealed {
 	return sealed
 }
 
+// Abandon closes a recording window its owner gives up (an abort): like
+// Seal, it leaves the stream Idle and empty and hands back what must be
+// tainted (Writes) and released (Host), but no Steps, which only a graph
+// needs. doomed is the failure that doomed the window, if one did, so the
+// taint can name it. It fails with ErrCaptureState, changing nothing,
+// unless the window is Recording.
+func (c *StreamCapture) Abandon() (sealed Sealed, doomed error, err error) {
+	if c.state != Recording {
+		return Sealed{}, nil, c.stateError("Abandon")
+	}
+	owner := c.owner
+	c.toIdle()
+	sealed = c.drainSealed(owner, false)
+	return sealed, c.TakeFailure(), nil
+}
+
 // decodeSteps turns the flat step encoding into Steps whose index slices
 // share one array.
 func decodeSteps(flat []int32, extents []Extent) []Step {
 	if len(flat) == 0 {
 		return nil
 	}
-	var data []int32
-	var steps []Step
+	count := 0
+	for i := 0; i < len(flat); count++ {
+		i += 2 + int(flat[i]) + 2*int(flat[i+1])
+	}
+	data := make([]int32, 0, len(flat))
+	steps := make([]Step, 0, count)
 	for i := 0; i < len(flat); {
 		r, w := int(flat[i]), int(flat[i+1])
 		i += 2

@@ -32,7 +32,7 @@ func (r *Recorder) PrepareCapture(s StreamID) error {
 	if err := b.win.Prepare(s); err != nil {
 		return err
 	}
-	clear(b.touched)
+	b.forgetTouched()
 	r.mem.KeepPages()
 	r.active.Add(1)
 	return nil
@@ -42,7 +42,7 @@ func (r *Recorder) PrepareCapture(s StreamID) error {
 // Idle by any path.
 func (b *slot) windowClosed() {
 	b.releaseParked()
-	clear(b.touched)
+	b.forgetTouched()
 	b.r.mem.UnkeepPages()
 	b.r.active.Add(-1)
 	b.cache.trim(b.done)
@@ -90,7 +90,7 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 	b.capCB = cb
 	b.capHaz.reset()
 	b.winGen++
-	clear(b.touched)
+	b.forgetTouched()
 	b.early, b.pins, b.kernels, b.limits = b.early[:0], b.pins[:0], b.kernels[:0], b.limits[:0]
 	r.mem.LockGrowth()
 	r.recording.Add(1)
@@ -119,9 +119,12 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 		return nil
 	}
 	// A window doomed before the abort taints what it recorded with the
-	// failure that doomed it, which Seal wraps.
+	// failure that doomed it.
 	cause := fmt.Errorf("%w: capture aborted", capture.ErrCaptureState)
-	sealed, doomed := b.win.Seal(s)
+	sealed, doomed, err := b.win.Abandon()
+	if err != nil {
+		return err
+	}
 	if doomed != nil {
 		cause = fmt.Errorf("%w: capture aborted: %w", capture.ErrCaptureState, doomed)
 	}

@@ -182,7 +182,11 @@ func (b *slot) splitArgs(l *Launch) {
 	b.reads, b.writes = b.reads[:0], b.writes[:0]
 	for _, a := range b.args {
 		if a.Write {
-			b.writes = append(b.writes, a.Extent.Prefix(a.Claim, b.r.valueAt(a.Extent.Param)))
+			c := a.Claim
+			if a.Extent.Dynamic() {
+				c = a.Extent.Prefix(c, b.r.valueAt(a.Extent.Param))
+			}
+			b.writes = append(b.writes, c)
 		}
 		if a.Reads() {
 			b.reads = append(b.reads, a.Claim)
@@ -320,8 +324,24 @@ func (b *slot) dispatch(cb CommandBuffer, h *hazards, k *Kernel, e *setEntry, l 
 // touch remembers the claims the open window (warmup or recording) used,
 // for Free.
 func (b *slot) touch(args []capture.Binding) {
+	if len(args) == b.lastTouchN && len(args) <= len(b.lastTouch) {
+		same := true
+		for i, a := range args {
+			same = same && b.lastTouch[i] == a.Claim
+		}
+		if same {
+			return // a chain touches the same claims launch after launch
+		}
+	}
 	for _, a := range args {
 		b.touched[a.Claim] = struct{}{}
+	}
+	b.lastTouchN = 0
+	if len(args) <= len(b.lastTouch) {
+		for i, a := range args {
+			b.lastTouch[i] = a.Claim
+		}
+		b.lastTouchN = len(args)
 	}
 }
 
@@ -338,6 +358,7 @@ func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 		return false, nil
 	}
 	delete(b.touched, c)
+	b.lastTouchN = 0
 	switch b.win.State() {
 	case capture.Recording:
 		if err := b.r.guard([]alloc.Claim{c}); err != nil {
@@ -367,4 +388,10 @@ func (b *slot) releaseParked() {
 		}
 	}
 	b.parked = b.parked[:0]
+}
+
+// forgetTouched empties the window's touched set (and touch's memo of it).
+func (b *slot) forgetTouched() {
+	clear(b.touched)
+	b.lastTouchN = 0
 }

@@ -71,11 +71,15 @@ type slot struct {
 	capCB   CommandBuffer
 	capHaz  hazards
 	touched map[alloc.ClaimKey]struct{} // claims the open window (warmup or recording) used
-	early   []alloc.Claim               // claims freed inside the recording, guarded at once
-	parked  []alloc.Claim               // claims freed during the warmup, released when it ends
-	pins    []*setEntry                 // sets the recording used, pinned for the graph
-	kernels []*Kernel                   // kernels the recording used, kept for the graph
-	limits  []Limit                     // device lengths the recording is sized by
+	// lastTouch memos touch's previous claims; it is forgotten whenever
+	// touched loses entries (a claim freed, a window opened or closed).
+	lastTouch  [MaxBindings + 1]alloc.Claim
+	lastTouchN int
+	early      []alloc.Claim // claims freed inside the recording, guarded at once
+	parked     []alloc.Claim // claims freed during the warmup, released when it ends
+	pins       []*setEntry   // sets the recording used, pinned for the graph
+	kernels    []*Kernel     // kernels the recording used, kept for the graph
+	limits     []Limit       // device lengths the recording is sized by
 }
 
 func newSlot(r *Recorder, index int) (*slot, error) {
@@ -546,13 +550,6 @@ func (r *Recorder) Flush(s StreamID) error {
 		return nil
 	}
 	return b.submitOpen()
-}
-
-// windowOpen reports whether a capture window is prepared or recording.
-func (b *slot) windowOpen() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.win.IsActive()
 }
 
 // failWindow dooms this slot's window if it is recording.

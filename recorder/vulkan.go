@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -97,38 +98,52 @@ type vulkanDevice struct {
 }
 
 // table maps handles to objects: a handle is an index plus one, so the
-// zero handle names nothing. Freed slots are reused.
+// zero handle names nothing. Lookups (every recorded command makes a few)
+// take no lock: entries live in chunks that never move, each published
+// with an atomic store. Adding and removing lock; freed handles are reused.
 type table[T any] struct {
-	mu    sync.RWMutex
-	items []T
-	free  []uint64
+	mu     sync.Mutex
+	chunks [tableChunks]atomic.Pointer[[tableChunk]atomic.Pointer[T]]
+	next   uint64 // handles handed out so far
+	free   []uint64
 }
+
+const (
+	tableChunk  = 1024
+	tableChunks = 4096 // at most 4M live objects of one kind
+)
 
 func (t *table[T]) add(v T) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	var h uint64
 	if n := len(t.free); n > 0 {
-		h := t.free[n-1]
-		t.free = t.free[:n-1]
-		t.items[h-1] = v
-		return h
+		h, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		t.next++
+		h = t.next
+		c := (h - 1) / tableChunk
+		if c >= tableChunks {
+			panic("recorder: more live Vulkan objects of one kind than the handle table holds")
+		}
+		if t.chunks[c].Load() == nil {
+			t.chunks[c].Store(new([tableChunk]atomic.Pointer[T]))
+		}
 	}
-	t.items = append(t.items, v)
-	return uint64(len(t.items))
+	t.chunks[(h-1)/tableChunk].Load()[(h-1)%tableChunk].Store(&v)
+	return h
 }
 
 func (t *table[T]) get(h uint64) T {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.items[h-1]
+	return *t.chunks[(h-1)/tableChunk].Load()[(h-1)%tableChunk].Load()
 }
 
 func (t *table[T]) remove(h uint64) T {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v := t.items[h-1]
-	var zero T
-	t.items[h-1] = zero
+	e := &t.chunks[(h-1)/tableChunk].Load()[(h-1)%tableChunk]
+	v := *e.Load()
+	e.Store(nil)
 	t.free = append(t.free, h)
 	return v
 }
