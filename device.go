@@ -61,8 +61,11 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // Logical streams share slots by id % n.
 func WithStreams(n int) Option { return func(c *config) { c.rec.Slots = n } }
 
-// WithBatchSize sets how many eager launches a command buffer takes before
-// it is submitted without waiting (default 1024).
+// WithBatchSize sets the most eager launches a command buffer takes before
+// it is submitted without waiting (default 1024). A batch is also submitted
+// early, every 64 launches, when the stream's slot has no earlier work left
+// on the device, so the device runs a long chain while the host records
+// the rest of it.
 func WithBatchSize(n int) Option { return func(c *config) { c.rec.BatchSize = n } }
 
 // WithPageSize sets the suballocator's page size (default 64 MiB).

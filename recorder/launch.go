@@ -270,10 +270,28 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 		b.read(c)
 	}
 	b.open.launches++
-	if b.open.launches >= r.opts.BatchSize {
+	if b.open.launches >= r.opts.BatchSize || b.open.launches%feedEvery == 0 && b.deviceIdle() {
 		return b.submitOpen()
 	}
 	return nil
+}
+
+// feedEvery is how many launches the open batch takes between checks of
+// whether the slot's earlier work has finished.
+const feedEvery = 64
+
+// deviceIdle reports whether every submission of the slot has completed
+// (or none is in flight): then the open batch is submitted early, so the
+// device works on it while the host records the rest of the chain instead
+// of waiting for the whole batch. Only the newest fence is polled: one
+// queue completes its submissions in order. A poll that fails says busy;
+// the wait that retires the batch reports the error.
+func (b *slot) deviceIdle() bool {
+	if len(b.inflight) == 0 {
+		return true
+	}
+	ok, err := b.r.dev.WaitFence(b.inflight[len(b.inflight)-1].fence, 0)
+	return ok && err == nil
 }
 
 // recordLaunch records a launch into the recording window's buffer: it

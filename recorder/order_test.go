@@ -236,3 +236,36 @@ func TestDescriptorCachePinnedByWindowAndGraph(t *testing.T) {
 	require.ErrorIs(t, graph.Replay(), recorder.ErrClosed)
 	g.close()
 }
+
+// An eager batch is submitted early, every 64 launches, when the slot has
+// no work left on the device, and not while its earlier batch still runs;
+// the chain's result is the same as one batch's.
+func TestIdleDeviceGetsTheOpenBatch(t *testing.T) {
+	both(t, func(t *testing.T, unified bool) {
+		g := newRig(t, unified, recorder.Options{Slots: 1})
+		x, y := g.buf(), g.buf()
+		require.NoError(t, g.write(0, x, nil, splat(1)))
+		require.NoError(t, g.write(0, y, nil, splat(0)))
+		require.NoError(t, g.r.Sync(context.Background(), 0))
+		g.dev.Pause()
+		chain := func(k int) {
+			for range k {
+				require.NoError(t, g.axpy(0, 1, x, y))
+			}
+		}
+		chain(63)
+		require.Equal(t, 0, g.dev.Pending(), "63 launches stay in the open batch")
+		chain(1)
+		require.Equal(t, 1, g.dev.Pending(), "the 64th goes to the idle device")
+		chain(128)
+		require.Equal(t, 1, g.dev.Pending(), "nothing more is submitted while the first batch runs")
+		g.dev.Resume()
+		eventually(t, "the first batch completes", func() bool { return g.dev.Pending() == 0 })
+		g.dev.Pause()
+		chain(64)
+		require.Equal(t, 1, g.dev.Pending(), "the next check finds the device idle and submits 192 launches")
+		g.dev.Resume()
+		g.mustRead(0, y, splat(64+128+64))
+		g.close()
+	})
+}

@@ -19,7 +19,7 @@ type StreamID = uint64
 // Options tune a Recorder; zero values take the defaults.
 type Options struct {
 	Slots     int    // slots (pooled command streams); default 4, at most 64
-	BatchSize int    // launches per eager command buffer before it is submitted; default 1024
+	BatchSize int    // most launches per eager command buffer; default 1024 (it is submitted earlier when the slot's device work has run out)
 	PageSize  uint64 // suballocator page; default 64 MiB
 	CacheSize int    // descriptor sets cached per slot; default 512
 }
