@@ -483,19 +483,15 @@ func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, pe
 // one of args. Every buffer the kernel writes counts as written whole.
 func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) error {
 	if k == nil || k.rk == nil {
-		return fmt.Errorf("vkc: nil kernel (use Device.LoadKernel)")
+		return errNilKernel
 	}
 	if g.per == 0 || g.n.valid() != nil {
 		return fmt.Errorf("vkc: kernel %q: LaunchIndirect needs GroupsOf(a *Param[uint32], perGroup > 0)", k.name)
 	}
-	if err := s.enter(); err != nil {
+	if err := k.enter(s); err != nil {
 		return err
 	}
-	defer s.leave()
-	if !k.life.enter() {
-		return ErrClosed
-	}
-	defer k.life.leave()
+	defer k.leave(s)
 	var bound [recorder.MaxBindings]*bufferCore
 	nb, err := k.bind(&bound, push, args)
 	if err != nil {

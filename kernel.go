@@ -327,20 +327,38 @@ func (b *Buffer[T]) arg() *bufferCore {
 	return b.core
 }
 
-// Launch records the kernel on stream s with the given group counts, push
-// constants (exactly the described size) and buffers, in binding order.
-func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) error {
+// errNilKernel is returned by the launches of a nil or zero Kernel.
+var errNilKernel = fmt.Errorf("vkc: nil kernel (use Device.LoadKernel)")
+
+// enter starts a launch of k on s: both must be usable, and neither the
+// kernel nor the device closes until leave.
+func (k *Kernel) enter(s *Stream) error {
 	if k == nil || k.rk == nil {
-		return fmt.Errorf("vkc: nil kernel (use Device.LoadKernel)")
+		return errNilKernel
 	}
 	if err := s.enter(); err != nil {
 		return err
 	}
-	defer s.leave()
 	if !k.life.enter() {
+		s.leave()
 		return ErrClosed
 	}
-	defer k.life.leave()
+	return nil
+}
+
+// leave ends a launch begun by enter.
+func (k *Kernel) leave(s *Stream) {
+	k.life.leave()
+	s.leave()
+}
+
+// Launch records the kernel on stream s with the given group counts, push
+// constants (exactly the described size) and buffers, in binding order.
+func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) error {
+	if err := k.enter(s); err != nil {
+		return err
+	}
+	defer k.leave(s)
 	var cores [recorder.MaxBindings]*bufferCore
 	n, err := k.bind(&cores, push, args)
 	if err != nil {
