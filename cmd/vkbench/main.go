@@ -321,6 +321,9 @@ func runParent(ctx context.Context, o options, cfg settings) (*Report, []string,
 	ratios, notes := computeRatios(rep.Figures)
 	rep.Ratios = ratios
 	rep.Notes = append(rep.Notes, notes...)
+	if cfg.quick {
+		rep.Notes = append(rep.Notes, "-quick: tiny sizes, to check that everything runs; the limits are set for the full sizes, where the work outweighs fixed costs")
+	}
 	return rep, failures, nil
 }
 
