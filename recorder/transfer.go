@@ -133,10 +133,14 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 	if b.win.IsActive() {
 		b.touched[dst] = struct{}{}
 	}
-	// A failed earlier submission was already tainted and reported by the
-	// wait that saw it; only a lost device, or one that may still run and
-	// overwrite what the host writes now, stops a write.
-	if err := b.drain(context.Background()); err != nil && (errors.Is(err, ErrDeviceLost) || errors.Is(err, errMayStillRun)) {
+	// A failed submission was tainted and reported by the wait that saw it,
+	// earlier or in this drain; but its work may still run and overwrite
+	// what the host writes now, so it is waited for again, and while it
+	// does not answer the write fails. A lost device stops the write too.
+	if err := b.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
+		return err
+	}
+	if err := b.retryFailed(context.Background(), len(b.failed)); err != nil {
 		return err
 	}
 	if *st != nil {
