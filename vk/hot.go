@@ -145,11 +145,7 @@ func (d *Device) Reset(cb *CommandBuffer) error {
 // the fields are written into the command buffer's C scratch. A destroyed
 // pipeline or a closed device records nothing and fails the recording's End.
 func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
-	if cb.state == nil {
-		return // a freed command buffer records nothing
-	}
-	if d.enter() != nil {
-		cb.fail(ErrClosed)
+	if !d.enterRecording(cb) {
 		return
 	}
 	if x.Pipeline.destroyed.Load() {
@@ -186,11 +182,7 @@ func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
 
 // CmdBarrier records one global memory barrier.
 func (d *Device) CmdBarrier(cb *CommandBuffer, b Barrier) {
-	if cb.state == nil {
-		return // a freed command buffer records nothing
-	}
-	if d.enter() != nil {
-		cb.fail(ErrClosed)
+	if !d.enterRecording(cb) {
 		return
 	}
 	C.vkc_cmd_barrier(d.fns, cb.state, C.VkPipelineStageFlags(b.SrcStage), C.VkPipelineStageFlags(b.DstStage),
@@ -200,11 +192,7 @@ func (d *Device) CmdBarrier(cb *CommandBuffer, b Barrier) {
 
 // CmdCopy records a buffer-to-buffer copy between blocks.
 func (d *Device) CmdCopy(cb *CommandBuffer, src *Block, srcOff uint64, dst *Block, dstOff, size uint64) {
-	if cb.state == nil {
-		return // a freed command buffer records nothing
-	}
-	if d.enter() != nil {
-		cb.fail(ErrClosed)
+	if !d.enterRecording(cb) {
 		return
 	}
 	if src.released.Load() || dst.released.Load() {
@@ -216,13 +204,23 @@ func (d *Device) CmdCopy(cb *CommandBuffer, src *Block, srcOff uint64, dst *Bloc
 	d.leave()
 }
 
-// CmdFill records a fill of size bytes (a multiple of 4) with a 32-bit word.
-func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word uint32) {
+// enterRecording starts recording one command into cb, which then ends
+// with leave. It is false, and nothing is to be recorded, for a freed
+// command buffer, or for a closed device (which fails the recording).
+func (d *Device) enterRecording(cb *CommandBuffer) bool {
 	if cb.state == nil {
-		return // a freed command buffer records nothing
+		return false // a freed command buffer records nothing
 	}
 	if d.enter() != nil {
 		cb.fail(ErrClosed)
+		return false
+	}
+	return true
+}
+
+// CmdFill records a fill of size bytes (a multiple of 4) with a 32-bit word.
+func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word uint32) {
+	if !d.enterRecording(cb) {
 		return
 	}
 	if dst.released.Load() {
@@ -236,11 +234,7 @@ func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word u
 
 // CmdResetQueries records a reset of count queries from first.
 func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count uint32) {
-	if cb.state == nil {
-		return // a freed command buffer records nothing
-	}
-	if d.enter() != nil {
-		cb.fail(ErrClosed)
+	if !d.enterRecording(cb) {
 		return
 	}
 	if q.destroyed.Load() {
@@ -254,11 +248,7 @@ func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count u
 
 // CmdTimestamp records a bottom-of-pipe timestamp into query.
 func (d *Device) CmdTimestamp(cb *CommandBuffer, q *QueryPool, query uint32) {
-	if cb.state == nil {
-		return // a freed command buffer records nothing
-	}
-	if d.enter() != nil {
-		cb.fail(ErrClosed)
+	if !d.enterRecording(cb) {
 		return
 	}
 	if q.destroyed.Load() {

@@ -572,11 +572,7 @@ type FrameCopy struct {
 // destination, and ends ready to present. A released block, a destroyed
 // swapchain or a source of another size records nothing and fails End.
 func (d *Device) CmdFrameCopy(cb *CommandBuffer, sc *Swapchain, x *FrameCopy) {
-	if cb.state == nil {
-		return
-	}
-	if d.enter() != nil {
-		cb.fail(ErrClosed)
+	if !d.enterRecording(cb) {
 		return
 	}
 	defer d.leave()
