@@ -164,6 +164,20 @@ func TestHotPathsAllocateNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(500, func() { i++; _ = n.Set(1 + i%benchN) }); a != 0 {
 		t.Errorf("Param.Set allocates %.1f times per call", a)
 	}
+	// A launch recorded into a capture window allocates nothing once the
+	// window's slices have grown, in the first window and in the next.
+	for range 2 {
+		require.NoError(t, s.PrepareCapture())
+		require.NoError(t, Axpy(s, 1, x, y))
+		require.NoError(t, s.BeginCapture())
+		for range 1024 {
+			require.NoError(t, Axpy(s, 1, x, y))
+		}
+		if a := testing.AllocsPerRun(500, func() { _ = Axpy(s, 1, x, y) }); a != 0 {
+			t.Errorf("Axpy in a capture window allocates %.1f times per launch", a)
+		}
+		require.NoError(t, s.AbortCapture())
+	}
 	require.NoError(t, g.Close())
 }
 
