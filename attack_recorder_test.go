@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/internal/gcpressure"
 )
 
 // A replay whose input was never written leaves its outputs unwritten, as
@@ -372,7 +373,7 @@ func TestChainPastLastMemberRewritesOnlyTheChains(t *testing.T) {
 // return exactly what completed work wrote (the pending work's bytes, if
 // the read waits for it) or fail with ErrUnwritten.
 func TestAttackPropertyCrossSlotReadsAndTaintedReplays(t *testing.T) {
-	seeds, steps := scaled(20, 200), scaled(800, 2000)
+	seeds, steps := gcpressure.Scaled(20, 200), gcpressure.Scaled(800, 2000)
 	var total propTest
 	for seed := range seeds {
 		total.add(runProperty(t, seed, steps, propOptions{crossSlotReads: true, taintedReplays: true, lateFailedWork: true}))
@@ -449,7 +450,7 @@ func TestAttackHammerOnSharedSlots(t *testing.T) {
 	dev := openTest(t)
 	sh, err := newStressShared(dev, affineSpec(t), 16)
 	require.NoError(t, err)
-	rounds := scaled(60, 1000)
+	rounds := gcpressure.Scaled(60, 1000)
 	var tally stressTally
 	var refused atomic.Int64
 	errs := make([]error, workers)

@@ -5,45 +5,12 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
-	"runtime/debug"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/internal/gcpressure"
 )
-
-// allocateConstantly makes the garbage collector run as often as it can
-// until the test ends: GC percent 1 (see gcPercent) and a goroutine that
-// allocates without pause and never calls vkc, like the other goroutines
-// of any real program.
-func allocateConstantly(t *testing.T) {
-	t.Helper()
-	old := debug.SetGCPercent(gcPercent())
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var sink atomic.Pointer[[]byte]
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			b := make([]byte, 4096)
-			sink.Store(&b)
-		}
-	}()
-	t.Cleanup(func() {
-		close(stop)
-		wg.Wait()
-		debug.SetGCPercent(old)
-	})
-}
 
 // TestGCPressureOpenUseClose is an outside program's first minutes with
 // vkc while its other goroutines allocate: open a device, upload, Matmul,
@@ -54,11 +21,8 @@ func allocateConstantly(t *testing.T) {
 // SIGSEGV inside vkCreateComputePipelines within a few rounds. VKC_SOAK=1
 // runs 200 rounds instead of 25.
 func TestGCPressureOpenUseClose(t *testing.T) {
-	allocateConstantly(t)
-	rounds := 25
-	if os.Getenv("VKC_SOAK") != "" {
-		rounds = 200
-	}
+	gcpressure.Start(t)
+	rounds := gcpressure.Scaled(25, 200)
 	affine, err := os.ReadFile("testdata/affine.spv")
 	require.NoError(t, err)
 	const m = 8 // 8x8 matrices: 64 elements, as the reported program used
@@ -121,13 +85,4 @@ func readGC(t *testing.T, b *Buffer[float32]) []float32 {
 	out, err := b.Read(context.Background())
 	require.NoError(t, err)
 	return out
-}
-
-// gcPercent is 1, the most frequent collection, unless the environment
-// sets GOGC, which then rules (GOGC=100 runs the test with Go's default).
-func gcPercent() int {
-	if v, err := strconv.Atoi(os.Getenv("GOGC")); err == nil {
-		return v
-	}
-	return 1
 }

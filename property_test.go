@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/gcpressure"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -653,7 +654,7 @@ func (p *propTest) fault() {
 // whose fence wait failed is let finish (the run without these
 // restrictions awaits the recorder's fixes: attack_recorder_test.go).
 func TestStressPropertyReadsMatchModel(t *testing.T) {
-	seeds, steps := scaled(20, 200), scaled(800, 2000)
+	seeds, steps := gcpressure.Scaled(20, 200), gcpressure.Scaled(800, 2000)
 	var total propTest
 	for seed := range seeds {
 		p := runProperty(t, seed, steps, propOptions{})

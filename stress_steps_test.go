@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sync/atomic"
 )
 
@@ -16,18 +15,6 @@ import (
 // what it allocated. Steps return errors instead of failing the test, so
 // they can run on any goroutine; the first failed call or wrong result
 // ends the step.
-
-// soak reports whether the long runs are asked for (VKC_SOAK=1); the CI
-// runs keep each stress test within a few tens of seconds under -race.
-func soak() bool { return os.Getenv("VKC_SOAK") == "1" }
-
-// scaled is ci, or soakN under VKC_SOAK=1.
-func scaled(ci, soakN int) int {
-	if soak() {
-		return soakN
-	}
-	return ci
-}
 
 // stressTally counts what a stress test did, across its goroutines.
 type stressTally struct {

@@ -3,50 +3,19 @@ package vkc
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/internal/gcpressure"
 )
 
 // The stress suite: garbage-collector pressure over every constructor and
 // op, a concurrent hammer, Device.Close racing every call, and (in
 // property_test.go) random programs checked against a model of what
 // completed work wrote. Each logs its figures; VKC_SOAK=1 runs them longer.
-
-// gcSink keeps the churn goroutine's allocations from being optimised away.
-var gcSink atomic.Pointer[[]byte]
-
-// churn starts a goroutine that allocates without pause, as every real
-// program's other goroutines do, and returns a function that stops it and
-// reports how many allocations it made.
-func churn() (stop func() int64) {
-	done := make(chan struct{})
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			b := make([]byte, 4096)
-			gcSink.Store(&b)
-			n.Add(1)
-		}
-	})
-	return func() int64 {
-		close(done)
-		wg.Wait()
-		gcSink.Store(nil)
-		return n.Load()
-	}
-}
 
 // settledGoroutines waits (a bounded while) for the goroutine count to
 // come back to at most before, and returns the count it saw last.
@@ -76,11 +45,9 @@ func closeCounted(t *testing.T, dev *Device) (live, messages int64) {
 // round (so every pipeline is built again) while a goroutine allocates
 // without pause and the collector runs at GOGC=1.
 func TestStressGCPressure(t *testing.T) {
-	old := debug.SetGCPercent(1)
-	defer debug.SetGCPercent(old)
 	before := runtime.NumGoroutine()
-	stop := churn()
-	rounds := scaled(10, 300)
+	churn := gcpressure.Start(t)
+	rounds := gcpressure.Scaled(10, 300)
 	spec := affineSpec(t)
 	var tally stressTally
 	var live, messages int64
@@ -105,7 +72,7 @@ func TestStressGCPressure(t *testing.T) {
 		tally.calls.Add(1)
 		live, messages = live+l, messages+m
 	}
-	allocs := stop()
+	allocs := churn.Stop()
 	runtime.ReadMemStats(&gcs)
 	after := settledGoroutines(before)
 	assert.LessOrEqual(t, after, before, "goroutines leaked")
@@ -126,7 +93,7 @@ func TestStressConcurrentHammer(t *testing.T) {
 	require.NoError(t, err)
 	sh, err := newStressShared(dev, affineSpec(t), 16)
 	require.NoError(t, err)
-	rounds := scaled(300, 3000)
+	rounds := gcpressure.Scaled(300, 3000)
 	var tally stressTally
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -168,7 +135,7 @@ func TestStressDeviceCloseRace(t *testing.T) {
 		}
 	}
 	before := runtime.NumGoroutine()
-	rounds := scaled(30, 500)
+	rounds := gcpressure.Scaled(30, 500)
 	spec := affineSpec(t)
 	var tally stressTally
 	var live, messages int64

@@ -4,55 +4,12 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
-	"runtime/debug"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/internal/gcpressure"
 )
-
-// gcPressure makes the collector run as often as it can for the rest of
-// the test: GC percent 1 (see gcPercent) and a goroutine that allocates
-// without pause, as any real program's other goroutines do. A collection
-// that lands inside a cgo call frees whatever only a finalizer or an
-// unreachable Go value kept alive, so every call that hands the driver
-// memory it does not own shows up here as a crash or a wrong result.
-func gcPressure(t testing.TB) {
-	t.Helper()
-	old := debug.SetGCPercent(gcPercent())
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var sink atomic.Pointer[[]byte]
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			b := make([]byte, 4096)
-			sink.Store(&b)
-		}
-	}()
-	t.Cleanup(func() {
-		close(stop)
-		wg.Wait()
-		debug.SetGCPercent(old)
-	})
-}
-
-// soakRounds is n, or 25 times n when VKC_SOAK is set (the long run).
-func soakRounds(n int) int {
-	if os.Getenv("VKC_SOAK") != "" {
-		return 25 * n
-	}
-	return n
-}
 
 // specRun builds testdata/spec.spv (three bindings, push constants, two
 // specialization constants), runs it once over n elements and checks every
@@ -127,12 +84,12 @@ func specRun(t *testing.T, d *Device, code []byte, scale float32, n int) {
 // Before vk built its create infos in C, this crashed within a few rounds
 // with SIGSEGV inside vkCreateComputePipelines.
 func TestGCPressureEveryConstructor(t *testing.T) {
-	gcPressure(t)
+	gcpressure.Start(t)
 	code, err := os.ReadFile("testdata/spec.spv")
 	require.NoError(t, err)
 	axpy, err := os.ReadFile("testdata/axpy.spv")
 	require.NoError(t, err)
-	rounds := soakRounds(8)
+	rounds := gcpressure.Scaled(8, 200)
 	for round := 0; round < rounds; round++ {
 		in, err := NewInstance(InstanceOptions{Validation: true})
 		require.NoError(t, err)
@@ -157,13 +114,4 @@ func TestGCPressureEveryConstructor(t *testing.T) {
 		assert.Zero(t, e+w, "round %d: validation messages: %v", round, in.RecentMessages())
 		in.Close()
 	}
-}
-
-// gcPercent is 1, the most frequent collection, unless the environment
-// sets GOGC, which then rules (GOGC=100 runs the test with Go's default).
-func gcPercent() int {
-	if v, err := strconv.Atoi(os.Getenv("GOGC")); err == nil {
-		return v
-	}
-	return 1
 }
