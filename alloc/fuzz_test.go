@@ -87,14 +87,18 @@ func (m *allocModel) gaps(id PageID, extents [][2]uint64) []uint64 {
 	var out []uint64
 	var at uint64
 	for _, e := range extents {
-		require.GreaterOrEqual(m.t, e[0], at, "claims overlap in page %d", id)
+		if e[0] < at {
+			m.t.Fatalf("claims overlap in page %d: %v", id, extents)
+		}
 		if e[0] > at {
 			out = append(out, e[0]-at)
 		}
 		at = e[1]
 	}
 	size := m.pages[id].block.size
-	require.LessOrEqual(m.t, at, size, "claim beyond page %d", id)
+	if at > size {
+		m.t.Fatalf("claim beyond page %d (size %d): %v", id, size, extents)
+	}
 	if size > at {
 		out = append(out, size-at)
 	}
@@ -306,23 +310,34 @@ func (m *allocModel) check(releasedBefore int) {
 	var want Stats
 	var emptyShared [numKinds]uint64
 	extents := m.extents()
+	// Plain comparisons in the loops below: testify's helpers walk the stack
+	// on every call, which made this check most of a fuzz execution.
 	for id, p := range m.pages {
-		require.LessOrEqual(t, p.block.releases, 1, "block released twice")
+		if p.block.releases > 1 {
+			t.Fatalf("block of page %d released %d times", id, p.block.releases)
+		}
 		block, kind, ok := m.a.Page(id)
-		require.Equal(t, p.block.releases == 0, ok, "page %d", id)
+		if ok != (p.block.releases == 0) {
+			t.Fatalf("page %d: Page reports live=%v, block released %d times", id, ok, p.block.releases)
+		}
 		if !ok {
-			require.Empty(t, extents[id], "page %d released with claims in it", id)
+			if len(extents[id]) > 0 {
+				t.Fatalf("page %d released with claims in it: %v", id, extents[id])
+			}
 			continue
 		}
-		require.Same(t, p.block, block)
-		require.Equal(t, p.kind, kind)
+		if block != p.block || kind != p.kind {
+			t.Fatalf("page %d: Page gives block %p kind %v, want %p kind %v", id, block, kind, p.block, p.kind)
+		}
 		want.Pages++
 		want.Reserved += p.block.size
 		for _, g := range m.gaps(id, extents[id]) {
 			want.LargestFree = max(want.LargestFree, g)
 		}
 		if len(extents[id]) == 0 && m.locks == 0 && m.keeps == 0 {
-			require.False(t, p.dedicated, "empty dedicated page %d kept", id)
+			if p.dedicated {
+				t.Fatalf("empty dedicated page %d kept", id)
+			}
 			emptyShared[p.kind] += p.block.size
 		}
 	}
