@@ -37,8 +37,28 @@ export VKC_VALIDATION=1 LP_NUM_THREADS=0
 step "go test -race ./..."
 go test -race -count=1 ./...
 
-# -fuzz takes one target at a time, so each is run on its own.
-fuzz_time=${VKC_FUZZTIME:-10s}
+# -fuzz takes one target at a time, so each is run on its own. Budgets are
+# counts of executions, not durations: with a duration, Go's fuzz
+# coordinator before Go 1.27 can report "context deadline exceeded" as a
+# failure when time runs out while a worker is mid-call (go.dev/issue/75804),
+# a failure with no input behind it. Each count is about ten seconds on two
+# cores; VKC_FUZZTIME (a count such as 5000x, or a duration) overrides them
+# all.
+fuzz_budget() {
+    if [ -n "${VKC_FUZZTIME:-}" ]; then
+        echo "$VKC_FUZZTIME"
+        return
+    fi
+    case $1 in
+    FuzzAllocator) echo 15000x ;;
+    FuzzLedger) echo 75000x ;;
+    FuzzStreamCapture) echo 150000x ;;
+    FuzzRecorder) echo 40000x ;;
+    FuzzHazards) echo 250000x ;;
+    FuzzDecode | FuzzInspect) echo 400000x ;;
+    *) echo 20000x ;;
+    esac
+}
 for pkg in alloc capture recorder shaders; do
     [ -d "$pkg" ] || continue
     targets=$(grep -hoE '^func Fuzz[A-Za-z0-9_]*\(' "$pkg"/*_test.go 2>/dev/null |
@@ -48,8 +68,10 @@ for pkg in alloc capture recorder shaders; do
         continue
     fi
     for target in $targets; do
-        step "fuzz ./$pkg $target for $fuzz_time"
-        go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzz_time" "./$pkg"
+        budget=$(fuzz_budget "$target")
+        step "fuzz ./$pkg $target for $budget"
+        go test -run='^$' -fuzz="^${target}\$" -fuzztime="$budget" \
+            -fuzzminimizetime=5s "./$pkg"
     done
 done
 
