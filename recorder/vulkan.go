@@ -180,27 +180,13 @@ func fromVK(err error) error {
 }
 
 func infoFromVK(i vk.DeviceInfo) DeviceInfo {
-	l := i.Limits
-	out := DeviceInfo{
-		Index: i.Index, Name: i.Name, Type: DeviceType(i.Type), VendorID: i.VendorID, DeviceID: i.DeviceID,
+	out := DeviceInfo{Index: i.Index, Name: i.Name, Type: DeviceType(i.Type), VendorID: i.VendorID, DeviceID: i.DeviceID,
 		Vendor: i.Vendor, DriverVersion: i.DriverVersion, APIVersion: i.APIVersion,
-		Limits: Limits{
-			MaxComputeWorkGroupCount:        l.MaxComputeWorkGroupCount,
-			MaxComputeWorkGroupSize:         l.MaxComputeWorkGroupSize,
-			MaxComputeWorkGroupInvocations:  l.MaxComputeWorkGroupInvocations,
-			MaxComputeSharedMemorySize:      l.MaxComputeSharedMemorySize,
-			MaxStorageBufferRange:           l.MaxStorageBufferRange,
-			MaxPushConstantsSize:            l.MaxPushConstantsSize,
-			MaxMemoryAllocationCount:        l.MaxMemoryAllocationCount,
-			MinStorageBufferOffsetAlignment: l.MinStorageBufferOffsetAlignment,
-			NonCoherentAtomSize:             l.NonCoherentAtomSize,
-			TimestampPeriod:                 l.TimestampPeriod,
-		},
-		Subgroup:      SubgroupInfo{Size: i.Subgroup.Size, Arithmetic: i.Subgroup.Arithmetic},
-		UnifiedMemory: i.UnifiedMemory,
-	}
+		Limits:        Limits(i.Limits),
+		Subgroup:      SubgroupInfo(i.Subgroup),
+		UnifiedMemory: i.UnifiedMemory}
 	for _, h := range i.Heaps {
-		out.Heaps = append(out.Heaps, MemoryHeap{Size: h.Size, DeviceLocal: h.DeviceLocal})
+		out.Heaps = append(out.Heaps, MemoryHeap(h))
 	}
 	return out
 }

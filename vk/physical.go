@@ -98,17 +98,6 @@ type DeviceInfo struct {
 	UnifiedMemory bool
 }
 
-// DeviceLocalBytes sums the device-local heaps.
-func (d DeviceInfo) DeviceLocalBytes() uint64 {
-	var n uint64
-	for _, h := range d.Heaps {
-		if h.DeviceLocal {
-			n += h.Size
-		}
-	}
-	return n
-}
-
 func vendorName(id uint32) string {
 	switch id {
 	case 0x10DE:
