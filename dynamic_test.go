@@ -302,3 +302,72 @@ func TestDynamicUserKernel(t *testing.T) {
 	require.ErrorContains(t, n.Set(1<<31), "above", "more groups than the device allows, or than the graph's limit")
 	require.NoError(t, g.Close())
 }
+
+// FillDyn and the four elementwise Dyn forms, eagerly and then replayed
+// with a new scalar and a longer length: the first n elements hold the
+// host result, the rest keep the value a Fill gave them before.
+func TestDynamicFillAndElementwise(t *testing.T) {
+	type op struct {
+		run func(s *Stream, x, y, z *Buffer[float32], v *Param[float32], n *Param[uint32]) error
+		ref func(x, y, v float32) float32
+	}
+	ops := map[string]op{
+		"FillDyn": {func(s *Stream, _, _, z *Buffer[float32], v *Param[float32], n *Param[uint32]) error {
+			return FillDyn(s, z, Value[float32](v), n)
+		}, func(_, _, v float32) float32 { return v }},
+		"AddDyn": {func(s *Stream, x, y, z *Buffer[float32], _ *Param[float32], n *Param[uint32]) error {
+			return AddDyn(s, x, y, z, n)
+		}, func(x, y, _ float32) float32 { return x + y }},
+		"SubDyn": {func(s *Stream, x, y, z *Buffer[float32], _ *Param[float32], n *Param[uint32]) error {
+			return SubDyn(s, x, y, z, n)
+		}, func(x, y, _ float32) float32 { return x - y }},
+		"MulDyn": {func(s *Stream, x, y, z *Buffer[float32], _ *Param[float32], n *Param[uint32]) error {
+			return MulDyn(s, x, y, z, n)
+		}, func(x, y, _ float32) float32 { return x * y }},
+		"DivDyn": {func(s *Stream, x, y, z *Buffer[float32], _ *Param[float32], n *Param[uint32]) error {
+			return DivDyn(s, x, y, z, n)
+		}, func(x, y, _ float32) float32 { return x / y }},
+	}
+	const size, untouched = 64, float32(-7)
+	xs, ys := capRamp(size, 1, 1), capRamp(size, 0.5, 0.25)
+	want := func(o op, v float32, n int) []float32 {
+		out := make([]float32, size)
+		for i := range out {
+			out[i] = untouched
+			if i < n {
+				out[i] = o.ref(xs[i], ys[i], v)
+			}
+		}
+		return out
+	}
+	for name, open := range devices(t) {
+		t.Run(name, func(t *testing.T) {
+			dev := open(t)
+			for opName, o := range ops {
+				s := dev.NewStream()
+				x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
+				z, err := NewBuffer[float32](dev, size)
+				require.NoError(t, err)
+				require.NoError(t, Fill(s, z, untouched))
+				v, err := NewParam(dev, float32(3))
+				require.NoError(t, err)
+				n, err := NewParam(dev, uint32(10))
+				require.NoError(t, err)
+
+				require.NoError(t, o.run(s, x, y, z, v, n), opName)
+				assert.Equal(t, want(o, 3, 10), capReadOn(t, s, z), "%s eagerly", opName)
+
+				g, err := s.Capture(func(s *Stream) error { return o.run(s, x, y, z, v, n) })
+				require.NoError(t, err, opName)
+				require.NoError(t, v.Set(-2))
+				require.NoError(t, n.Set(37))
+				require.NoError(t, g.Replay(), opName)
+				assert.Equal(t, want(o, -2, 37), capReadOn(t, s, z), "%s replayed", opName)
+				require.NoError(t, g.Close())
+				for _, c := range []interface{ Close() error }{x, y, z, v, n} {
+					require.NoError(t, c.Close())
+				}
+			}
+		})
+	}
+}
