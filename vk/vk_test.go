@@ -1,7 +1,9 @@
 package vk
 
 import (
+	"bytes"
 	"encoding/binary"
+	"log/slog"
 	"math"
 	"os"
 	"slices"
@@ -174,7 +176,8 @@ func TestBadInputs(t *testing.T) {
 }
 
 func TestValidationCountsMessages(t *testing.T) {
-	in, err := NewInstance(InstanceOptions{Validation: true})
+	var logged bytes.Buffer
+	in, err := NewInstance(InstanceOptions{Validation: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	require.NoError(t, err)
 	defer in.Close()
 	if !in.Validating() {
@@ -193,6 +196,7 @@ func TestValidationCountsMessages(t *testing.T) {
 	errs, _ := in.ValidationCounts()
 	assert.Positive(t, errs, "the layer must report the zero range")
 	assert.NotEmpty(t, in.RecentMessages())
+	assert.Contains(t, logged.String(), "level=ERROR msg=\"vulkan validation\"", "the message reaches the instance's logger")
 }
 
 func TestTimestamps(t *testing.T) {
