@@ -199,11 +199,6 @@ func (f *fx) add(s recorder.StreamID, x, y, z *mbuf) error {
 		func() [][]float32 { return [][]float32{modelAdd(x.val, y.val)} })
 }
 
-func (f *fx) copyK(s recorder.StreamID, src, dst *mbuf) error {
-	return f.launch(s, "copy", words(n), []arg{{src, argR}, {dst, argW}},
-		func() [][]float32 { return [][]float32{slices.Clone(src.val)} })
-}
-
 func (f *fx) sum(s recorder.StreamID, src, dst *mbuf) error {
 	return f.launch(s, "sum", words(n), []arg{{src, argR}, {dst, argW}},
 		func() [][]float32 { return [][]float32{modelSum(src.val)} })
