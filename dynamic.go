@@ -503,11 +503,20 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	}
 	maxX := s.dev.info.Limits.MaxComputeWorkGroupCount[0]
 	c := g.n.core
+	// The param is held for the launch: it records a limit on the param's
+	// claim, which must not be freed and claimed again meanwhile.
+	if !c.buf.life.enter() {
+		return ErrClosed
+	}
+	defer c.buf.life.leave()
 	c.mu.Lock()
-	c.length = true
 	n := c.bits
+	err = c.checkLength(n) // under c.mu, as in Set: it reads c.views
+	if err == nil {
+		c.length = true
+	}
 	c.mu.Unlock()
-	if err := c.checkLength(n); err != nil {
+	if err != nil {
 		return fmt.Errorf("vkc: kernel %q: %w", k.name, err)
 	}
 	if groupsFor(n, 0, g.per) > uint64(maxX) {

@@ -2,8 +2,10 @@ package vkc
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -369,5 +371,61 @@ func TestDynamicFillAndElementwise(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A length param used after Close: LaunchIndirect and the Dyn ops return
+// ErrClosed and allocate nothing (no view of the closed param is made
+// again). And launches racing each other and the param's Close on two
+// goroutines: each returns nil or ErrClosed, and nothing is left behind.
+func TestDynamicClosedAndRacingLengthParam(t *testing.T) {
+	dev := openTest(t)
+	s := dev.NewStream()
+	k, err := dev.LoadKernel(KernelSpec{Name: "affine", SPIRV: testSPIRV(t, "affine")})
+	require.NoError(t, err)
+	const total = 256
+	x := capBuffer(t, dev, capRamp(total, 1, 1))
+	y := capBuffer(t, dev, capRamp(total, 0, 0))
+	n, err := NewParam(dev, uint32(64))
+	require.NoError(t, err)
+	require.NoError(t, n.Close())
+	before := dev.MemoryStats().LiveClaims + 1 // the sum's buffer
+	require.ErrorIs(t, k.LaunchIndirect(s, GroupsOf(n, 64), affinePush(2, 1, total), x, y), ErrClosed)
+	require.ErrorIs(t, AddDyn(s, x, x, y, n), ErrClosed)
+	sum, err := NewBuffer[float32](dev, 1)
+	require.NoError(t, err)
+	require.ErrorIs(t, SumDyn(s, x, sum, n), ErrClosed)
+	assert.Equal(t, before, dev.MemoryStats().LiveClaims, "a closed param's call made a buffer")
+
+	for round := range 20 {
+		n, err := NewParam(dev, uint32(64))
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := dev.NewStream()
+				for range 4 {
+					if err := k.LaunchIndirect(s, GroupsOf(n, uint32(32<<i)), affinePush(2, 1, total), x, y); err != nil {
+						errs[i] = err
+						return
+					}
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[2] = n.Close()
+		}()
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, ErrClosed) {
+				t.Fatalf("round %d, goroutine %d: %v", round, i, err)
+			}
+		}
+		assert.Equal(t, before, dev.MemoryStats().LiveClaims, "round %d: a view outlived its param", round)
 	}
 }

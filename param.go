@@ -179,11 +179,14 @@ func (p *Param[T]) Close() error {
 		return nil
 	}
 	c := p.core
+	// The param closes before its views are collected: view refuses a
+	// closed param under c.mu, so a view made by a call racing this Close
+	// is either refused or in the list freed here.
+	err := c.buf.close()
 	c.mu.Lock()
 	views := c.views
 	c.views = nil
 	c.mu.Unlock()
-	err := c.buf.close()
 	for _, v := range views {
 		if verr := v.buf.close(); verr != nil && err == nil {
 			err = verr
@@ -287,6 +290,9 @@ func spread(g, maxX uint64) [3]uint64 {
 func (c *paramCore) view(want lengthView) (*bufferCore, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.buf.life.closed() {
+		return nil, ErrClosed // Close frees the views; a new one would outlive it
+	}
 	if want.passes == 0 && !want.groups {
 		return c.buf, nil
 	}
