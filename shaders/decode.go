@@ -52,6 +52,7 @@ var minOperands = map[uint32]int{
 	opConstantComposite:     2, // result type, result
 	opSpecConstantComposite: 2, // result type, result
 	opFunction:              4, // result type, result, control, function type
+	opFunctionCall:          3, // result type, result, function
 	opVariable:              3, // result type, result, storage class
 	opDecorate:              2, // target, decoration
 	opMemberDecorate:        3, // structure, member, decoration
@@ -63,7 +64,7 @@ var minOperands = map[uint32]int{
 // instructions that fit in the module and carry the operands their opcodes
 // require, functions that open and close in turn, at least one entry point
 // (Vulkan builds pipelines only from entry points) and every entry point a
-// function with a body. Drivers do not validate SPIR-V (lavapipe crashed on
+// function with a body, and every function called defined. Drivers do not validate SPIR-V (lavapipe crashed on
 // a module cut at an instruction boundary), so this is what stands between
 // a user's bytes and the driver; meaning is left to the validation layer.
 // Every error wraps ErrInvalidSPIRV.
@@ -73,7 +74,7 @@ func decode(code []byte) ([]instruction, error) {
 		return nil, err
 	}
 	var insts []instruction
-	functions := functionShape{entryBodies: map[uint32]bool{}}
+	functions := functionShape{entryBodies: map[uint32]bool{}, defined: map[uint32]bool{}, called: map[uint32]int{}}
 	for pos := headerWords; pos < len(words); {
 		count, op := int(words[pos]>>16), words[pos]&0xffff
 		if count == 0 || count > len(words)-pos {
@@ -116,9 +117,14 @@ func moduleWords(code []byte) ([]uint32, error) {
 
 // functionShape follows function boundaries through a module to see that
 // it is not cut short: a module truncated at an instruction boundary
-// otherwise reads as valid words.
+// otherwise reads as valid words. Functions that open and close in turn do
+// not show a cut between two functions; glslang writes main first and the
+// functions it calls after it, so such a cut leaves calls to functions the
+// module never defines, which is what defined and called catch.
 type functionShape struct {
 	entryBodies map[uint32]bool // entry point function id -> a body was seen
+	defined     map[uint32]bool // every OpFunction's result id
+	called      map[uint32]int  // OpFunctionCall callee -> word offset of its first call
 	open        uint32          // the function being read
 	inFunction  bool
 }
@@ -134,6 +140,11 @@ func (s *functionShape) see(in instruction) error {
 			return fmt.Errorf("%w: function %%%d at word %d opens inside function %%%d", ErrInvalidSPIRV, in.operands[1], in.at, s.open)
 		}
 		s.open, s.inFunction = in.operands[1], true
+		s.defined[in.operands[1]] = true
+	case opFunctionCall:
+		if _, ok := s.called[in.operands[2]]; !ok {
+			s.called[in.operands[2]] = in.at
+		}
 	case opFunctionEnd:
 		if !s.inFunction {
 			return fmt.Errorf("%w: OpFunctionEnd at word %d outside a function", ErrInvalidSPIRV, in.at)
@@ -163,6 +174,15 @@ func (s *functionShape) finish() error {
 	}
 	if found {
 		return fmt.Errorf("%w: entry point %%%d has no function body (module truncated?)", ErrInvalidSPIRV, missing)
+	}
+	undefined, at := uint32(0), -1
+	for id, pos := range s.called {
+		if !s.defined[id] && (at < 0 || pos < at) {
+			undefined, at = id, pos // the first call, so the message is stable
+		}
+	}
+	if at >= 0 {
+		return fmt.Errorf("%w: function %%%d called at word %d is never defined (module truncated?)", ErrInvalidSPIRV, undefined, at)
 	}
 	return nil
 }

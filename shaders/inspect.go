@@ -114,6 +114,7 @@ const (
 	opSpecConstantComposite   = 51
 	opFunction                = 54
 	opFunctionEnd             = 56
+	opFunctionCall            = 57
 	opVariable                = 59
 	opDecorate                = 71
 	opMemberDecorate          = 72
