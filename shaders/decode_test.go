@@ -105,6 +105,44 @@ func TestInspectRefusesEveryTruncation(t *testing.T) {
 	}
 }
 
+// Two WorkgroupSize built-ins, (64,1,1) and (1,64,1): which sets the size
+// would follow map order, so Inspect refuses the module rather than answer
+// differently from run to run.
+func TestInspectRefusesTwoWorkgroupSizeBuiltIns(t *testing.T) {
+	const (
+		uintType, vec3Type, one, sixtyFour, first, second = 11, 12, 13, 14, 15, 16
+		builtIn                                           = decorationBuiltIn
+	)
+	code := assemble(entryMain,
+		[]uint32{opDecorate, first, builtIn, builtInWorkgroupSize},
+		[]uint32{opDecorate, second, builtIn, builtInWorkgroupSize},
+		typeVoid, typeVoidFn,
+		[]uint32{opTypeInt, uintType, 32, 0},
+		[]uint32{opTypeVector, vec3Type, uintType, 3},
+		[]uint32{opConstant, uintType, one, 1},
+		[]uint32{opConstant, uintType, sixtyFour, 64},
+		[]uint32{opConstantComposite, vec3Type, first, sixtyFour, one, one},
+		[]uint32{opConstantComposite, vec3Type, second, one, sixtyFour, one},
+		function5, label, returnVoid, functionEnd)
+	for range 20 {
+		mod, err := Inspect(code)
+		require.ErrorIs(t, err, ErrInvalidSPIRV, "local size %v", mod.LocalSize)
+		assert.Contains(t, err.Error(), "%15 and %16")
+	}
+	single := assemble(entryMain,
+		[]uint32{opDecorate, first, builtIn, builtInWorkgroupSize},
+		typeVoid, typeVoidFn,
+		[]uint32{opTypeInt, uintType, 32, 0},
+		[]uint32{opTypeVector, vec3Type, uintType, 3},
+		[]uint32{opConstant, uintType, one, 1},
+		[]uint32{opConstant, uintType, sixtyFour, 64},
+		[]uint32{opConstantComposite, vec3Type, first, sixtyFour, one, one},
+		function5, label, returnVoid, functionEnd)
+	mod, err := Inspect(single)
+	require.NoError(t, err)
+	assert.Equal(t, [3]uint32{64, 1, 1}, mod.LocalSize)
+}
+
 // A module whose main calls a function defined after it (glslang's
 // layout) cut between the two functions has only whole functions left;
 // the call to the missing one is what shows the cut. Every cut, at every

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -34,16 +35,26 @@ func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].wo
 
 // localSize is the default workgroup size and, per axis, the
 // specialization-constant ID that sets it (-1 if none). The WorkgroupSize
-// built-in wins over the LocalSize execution mode, as in Vulkan.
+// built-in wins over the LocalSize execution mode, as in Vulkan. Compilers
+// write one WorkgroupSize built-in and SPIR-V does not say which of two
+// would set the size; reading two, the answer would follow map order and
+// change from run to run, so a second is refused.
 func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error) {
 	specIDs = [3]int64{-1, -1, -1}
 	if d.modeLocalSize != nil {
 		size = *d.modeLocalSize
 	}
+	var builtIns []uint32
 	for id, deco := range d.decorations {
-		if !deco.workgroupSizeBuiltIn {
-			continue
+		if deco.workgroupSizeBuiltIn {
+			builtIns = append(builtIns, id)
 		}
+	}
+	if len(builtIns) > 1 {
+		slices.Sort(builtIns)
+		return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in decorates both %%%d and %%%d", ErrInvalidSPIRV, builtIns[0], builtIns[1])
+	}
+	for _, id := range builtIns {
 		parts, ok := d.composites[id]
 		if !ok || len(parts) != 3 {
 			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", ErrInvalidSPIRV, id)
