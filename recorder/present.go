@@ -308,9 +308,14 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 		b.recycle(x)
 		return err
 	}
+	// The copy reads src until the batch's fence signals: a host write to
+	// it (SetHost, or a mapped write on unified memory) from any stream
+	// settles only busy slots and waits only for batches whose reads or
+	// writes name it, so both are set whether or not a shot is taken.
+	r.busy.Or(1 << uint(b.index))
+	x.reads = append(x.reads, src)
 	if withShot {
 		r.ledger.Written(claims[1:])
-		r.busy.Or(1 << uint(b.index))
 		x.writes = append(x.writes, shot)
 	}
 	b.enqueued(x)

@@ -248,3 +248,58 @@ func TestPresentationDrivesTheEngine(t *testing.T) {
 	assert.Empty(t, f.Live())
 	assert.Zero(t, f.Diagnostics().Errors, f.Diagnostics().Recent)
 }
+
+// A frame's copy reads its source until the frame's submission completes:
+// a host write into the source (SetHost, from no stream in particular)
+// waits for it, with a shot and without one, so the frame shows the bytes
+// it was presented with and no host write lands under the pending copy.
+func TestPresentedSourceWaitsForHostWrites(t *testing.T) {
+	f := newFake()
+	r, err := recorder.New(f, recorder.Options{PageSize: 1 << 20})
+	require.NoError(t, err)
+	const w, h = 2, 2
+	pr, err := r.NewPresentation(w, h, false)
+	require.NoError(t, err)
+	src, err := r.Alloc(alloc.Upload, w*h*4) // mapped, so SetHost can write it
+	require.NoError(t, err)
+	shot, err := r.Alloc(alloc.DeviceLocal, w*h*4)
+	require.NoError(t, err)
+	old, next := bytes.Repeat([]byte{1}, w*h*4), bytes.Repeat([]byte{2}, w*h*4)
+	setSrc := func(b []byte) error { return r.SetHost([]alloc.Claim{src}, [][]byte{b}) }
+	require.NoError(t, setSrc(old))
+	const s = recorder.StreamID(1)
+	ctx := context.Background()
+	require.NoError(t, pr.Present(s, src, w, h, alloc.Claim{}), "sizes the frame source")
+	require.NoError(t, r.Sync(ctx, s))
+
+	for _, withShot := range []bool{false, true} {
+		var sh alloc.Claim
+		if withShot {
+			sh = shot
+		}
+		f.Pause()
+		require.NoError(t, pr.Present(s, src, w, h, sh))
+		done := make(chan error, 1)
+		go func() { done <- setSrc(next) }()
+		select {
+		case err := <-done:
+			f.Resume()
+			t.Fatalf("shot %v: SetHost of the source returned (%v) while the frame's copy of it is pending", withShot, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		f.Resume()
+		require.NoError(t, <-done)
+		if withShot {
+			out := make([]byte, w*h*4)
+			require.NoError(t, r.Read(ctx, s, shot, out))
+			require.Equal(t, old, out, "the frame shows the source as it was presented")
+		}
+		require.NoError(t, setSrc(old))
+	}
+
+	f.check(t)
+	require.NoError(t, pr.Close())
+	require.NoError(t, r.Close())
+	assert.Empty(t, f.Live())
+	assert.Zero(t, f.Diagnostics().Errors, f.Diagnostics().Recent)
+}
