@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -363,4 +364,45 @@ func closeRaceStep(d *Device, code []byte) error {
 	}
 	_, err = d.WaitFence(f, -1)
 	return err
+}
+
+// A command given a nil pipeline, block or query pool fails the recording
+// without panicking, and leaves the device's gate free: a panic while the
+// gate was held shared made the next Close wait forever.
+func TestNilCommandArgumentsFailTheRecordingAndCloseReturns(t *testing.T) {
+	in, d := openPlain(t)
+	r := newAxpyRig(t, d, 64)
+	record := []func(){
+		func() { d.CmdDispatch(r.cb, nil) },
+		func() { d.CmdDispatch(r.cb, &Dispatch{Set: r.set, Groups: [3]uint32{1, 1, 1}}) },
+		func() { d.CmdCopy(r.cb, nil, 0, r.y, 0, 4) },
+		func() { d.CmdCopy(r.cb, r.x, 0, nil, 0, 4) },
+		func() { d.CmdFill(r.cb, nil, 0, 4, 0) },
+		func() { d.CmdResetQueries(r.cb, nil, 0, 1) },
+		func() { d.CmdTimestamp(r.cb, nil, 0) },
+	}
+	for i, cmd := range record {
+		require.NoError(t, d.Begin(r.cb, OneTimeSubmit))
+		func() {
+			defer func() { assert.Nil(t, recover(), "command %d panicked", i) }()
+			cmd()
+		}()
+		err := d.End(r.cb)
+		assert.Error(t, err, "command %d", i)
+		assert.NotErrorIs(t, err, ErrClosed, "command %d: a nil argument is not a closed object", i)
+		assert.Error(t, d.Submit(r.cb, r.f), "command %d", i)
+		require.NoError(t, d.Reset(r.cb))
+	}
+	r.close()
+	closed := make(chan struct{})
+	go func() {
+		d.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		in.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("Device.Close did not return: a command left the gate held")
+	}
 }

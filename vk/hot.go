@@ -7,6 +7,7 @@ package vk
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -86,6 +87,12 @@ var (
 	errDestroyedPipeline = fmt.Errorf("vk: command records a destroyed pipeline: %w", ErrClosed)
 	errReleasedBlock     = fmt.Errorf("vk: command records a released block: %w", ErrClosed)
 	errDestroyedQueries  = fmt.Errorf("vk: command records a destroyed query pool: %w", ErrClosed)
+	// A nil argument is refused before the device's gate is entered: were
+	// it dereferenced inside, the panic would leave the gate read-locked
+	// and Device.Close would wait for it forever.
+	errNilDispatch = errors.New("vk: command records a nil dispatch or pipeline")
+	errNilBlock    = errors.New("vk: command records a nil block")
+	errNilQueries  = errors.New("vk: command records a nil query pool")
 )
 
 // fail keeps the first misuse of a recording for End.
@@ -110,8 +117,8 @@ func (d *Device) Begin(cb *CommandBuffer, flags uint32) error {
 
 // End finishes recording. It returns the first misuse met while recording
 // (a command that named a destroyed pipeline, a released block or a
-// destroyed query pool, wrapping ErrClosed): such a recording lacks that
-// command and must not be submitted.
+// destroyed query pool, wrapping ErrClosed; or a nil one): such a
+// recording lacks that command and must not be submitted.
 func (d *Device) End(cb *CommandBuffer) error {
 	if cb.state == nil {
 		return ErrClosed
@@ -143,8 +150,13 @@ func (d *Device) Reset(cb *CommandBuffer) error {
 // CmdDispatch records bind pipeline, bind set, push constants, dispatch
 // (and the barrier first when asked) in one cgo call. It allocates nothing:
 // the fields are written into the command buffer's C scratch. A destroyed
-// pipeline or a closed device records nothing and fails the recording's End.
+// pipeline, a nil one or a closed device records nothing and fails the
+// recording's End.
 func (d *Device) CmdDispatch(cb *CommandBuffer, x *Dispatch) {
+	if x == nil || x.Pipeline == nil {
+		cb.fail(errNilDispatch)
+		return
+	}
 	if !d.enterRecording(cb) {
 		return
 	}
@@ -192,6 +204,10 @@ func (d *Device) CmdBarrier(cb *CommandBuffer, b Barrier) {
 
 // CmdCopy records a buffer-to-buffer copy between blocks.
 func (d *Device) CmdCopy(cb *CommandBuffer, src *Block, srcOff uint64, dst *Block, dstOff, size uint64) {
+	if src == nil || dst == nil {
+		cb.fail(errNilBlock)
+		return
+	}
 	if !d.enterRecording(cb) {
 		return
 	}
@@ -220,6 +236,10 @@ func (d *Device) enterRecording(cb *CommandBuffer) bool {
 
 // CmdFill records a fill of size bytes (a multiple of 4) with a 32-bit word.
 func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word uint32) {
+	if dst == nil {
+		cb.fail(errNilBlock)
+		return
+	}
 	if !d.enterRecording(cb) {
 		return
 	}
@@ -234,6 +254,10 @@ func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word u
 
 // CmdResetQueries records a reset of count queries from first.
 func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count uint32) {
+	if q == nil {
+		cb.fail(errNilQueries)
+		return
+	}
 	if !d.enterRecording(cb) {
 		return
 	}
@@ -248,6 +272,10 @@ func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count u
 
 // CmdTimestamp records a bottom-of-pipe timestamp into query.
 func (d *Device) CmdTimestamp(cb *CommandBuffer, q *QueryPool, query uint32) {
+	if q == nil {
+		cb.fail(errNilQueries)
+		return
+	}
 	if !d.enterRecording(cb) {
 		return
 	}
