@@ -172,7 +172,8 @@ func (sc *Swapchain) present(s *Stream, pixels *Buffer[uint32], width, height in
 	if s.dev != sc.dev {
 		return fmt.Errorf("vkc: swapchain presented on a stream of another device")
 	}
-	if width <= 0 || height <= 0 || int64(width)*int64(height) > int64(pixels.Len()) {
+	// Divided, not multiplied: width*height can wrap for sizes no buffer holds.
+	if width <= 0 || height <= 0 || width > pixels.Len() || height > pixels.Len()/width {
 		return fmt.Errorf("vkc: a frame of %dx%d pixels from a buffer of %d", width, height, pixels.Len())
 	}
 	pc := pixels.core

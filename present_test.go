@@ -91,6 +91,8 @@ func TestSwapchainPresents(t *testing.T) {
 
 	assert.Error(t, sc.Present(s, pixels, 64, 64), "more pixels than the buffer holds")
 	assert.Error(t, sc.Present(s, pixels, 0, 32))
+	assert.Error(t, sc.Present(s, pixels, 1<<31, 1<<31+1<<32), "a width*height that wraps to a negative int64")
+	assert.Error(t, sc.Present(s, pixels, 1<<32, 1<<32), "a width*height that wraps to 0")
 	assert.Error(t, sc.PresentAndCopy(s, pixels, 32, 32, pixels), "a shot into its own pixels")
 	small, err := NewBuffer[uint32](dev, 16)
 	require.NoError(t, err)
