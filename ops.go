@@ -11,14 +11,8 @@ import (
 // groups1D spreads ceil(n/local) workgroups over x and, past the device's x
 // limit, y (the kernels fold y back into the element index).
 func (d *Device) groups1D(n int, local uint32) [3]uint32 {
-	g := (uint64(n) + uint64(local) - 1) / uint64(local)
-	maxX := uint64(d.info.Limits.MaxComputeWorkGroupCount[0])
-	if g <= maxX {
-		return [3]uint32{uint32(g), 1, 1}
-	}
-	gy := (g + maxX - 1) / maxX
-	gx := (g + gy - 1) / gy
-	return [3]uint32{uint32(gx), uint32(gy), 1}
+	g := spread((uint64(n)+uint64(local)-1)/uint64(local), uint64(d.info.Limits.MaxComputeWorkGroupCount[0]))
+	return [3]uint32{uint32(g[0]), uint32(g[1]), uint32(g[2])}
 }
 
 // pushWords packs 32-bit push-constant words into buf.
@@ -190,15 +184,11 @@ func (d *Device) temp(s *Stream, n int) (*bufferCore, error) {
 	return &bufferCore{dev: d, claim: c, n: n, elem: elemFloat}, nil
 }
 
-// reduce sums n values of src into out[0], through partials as needed.
-func reduce(s *Stream, src *bufferCore, n int, out *bufferCore) error {
+// reduce sums the first pass's inputs into out[0], through partials as
+// needed: n values of srcs[0] (the sum kernel), or with two sources the
+// products of their n pairs (the dot kernel), then sums of the partials.
+func reduce(s *Stream, srcs []*bufferCore, n int, out *bufferCore) error {
 	d := s.dev
-	name := d.sumKernel()
-	k, err := d.builtin(name)
-	if err != nil {
-		return err
-	}
-	w := int(k.local[0])
 	var prev *bufferCore
 	defer func() {
 		if prev != nil {
@@ -206,24 +196,36 @@ func reduce(s *Stream, src *bufferCore, n int, out *bufferCore) error {
 		}
 	}()
 	for {
+		name := d.sumKernel()
+		if len(srcs) == 2 {
+			name = "dot"
+		}
+		k, err := d.builtin(name)
+		if err != nil {
+			return err
+		}
+		w := int(k.local[0])
 		var p [16]byte
 		push := pushWords(&p, uint32(n))
+		var bound [3]*bufferCore
+		cores := append(bound[:0], srcs...)
 		if n <= w {
-			return k.launch(s, [3]uint32{1, 1, 1}, push, []*bufferCore{src, out})
+			return k.launch(s, [3]uint32{1, 1, 1}, push, append(cores, out))
 		}
 		parts := (n + w - 1) / w
 		t, err := d.temp(s, parts)
 		if err != nil {
 			return err
 		}
-		if err := k.launch(s, d.groups1D(n, uint32(w)), push, []*bufferCore{src, t}); err != nil {
+		if err := k.launch(s, d.groups1D(n, uint32(w)), push, append(cores, t)); err != nil {
 			_ = d.rec.Drop(s.id, t.claim)
 			return err
 		}
 		if prev != nil {
 			_ = d.rec.Drop(s.id, prev.claim)
 		}
-		prev, src, n = t, t, parts
+		prev, n = t, parts
+		srcs = []*bufferCore{t}
 	}
 }
 
@@ -240,7 +242,7 @@ func Sum(s *Stream, x, out *Buffer[float32]) error {
 		return err
 	}
 	defer s.leave()
-	return reduce(s, x.core, x.core.n, out.core)
+	return reduce(s, []*bufferCore{x.core}, x.core.n, out.core)
 }
 
 // Dot writes the dot product of x and y into out, a one-element buffer.
@@ -259,27 +261,7 @@ func Dot(s *Stream, x, y, out *Buffer[float32]) error {
 		return err
 	}
 	defer s.leave()
-	d := s.dev
-	k, err := d.builtin("dot")
-	if err != nil {
-		return err
-	}
-	n, w := x.core.n, int(k.local[0])
-	var p [16]byte
-	push := pushWords(&p, uint32(n))
-	if n <= w {
-		return k.launch(s, [3]uint32{1, 1, 1}, push, []*bufferCore{x.core, y.core, out.core})
-	}
-	parts := (n + w - 1) / w
-	t, err := d.temp(s, parts)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = d.rec.Drop(s.id, t.claim) }()
-	if err := k.launch(s, d.groups1D(n, uint32(w)), push, []*bufferCore{x.core, y.core, t}); err != nil {
-		return err
-	}
-	return reduce(s, t, parts, out.core)
+	return reduce(s, []*bufferCore{x.core, y.core}, x.core.n, out.core)
 }
 
 func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }
