@@ -321,9 +321,3 @@ func (c *bufferCore) free() error {
 	}
 	return public(err)
 }
-
-// release frees the buffer's host-side bookkeeping at device close.
-func (c *bufferCore) release() { _ = c.free() }
-
-// arg is one buffer bound to a launch.
-func (c *bufferCore) arg() *bufferCore { return c }

@@ -269,7 +269,7 @@ func (d *Device) Close() error {
 		}
 	}
 	for b := range bufs {
-		b.release()
+		_ = b.free() // the buffer's host-side bookkeeping, at device close
 	}
 	for k := range user {
 		k.life.close() // the recorder's Close destroys its pipeline
