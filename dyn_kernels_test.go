@@ -441,3 +441,17 @@ func TestDynKernelsMatchStaticKernels(t *testing.T) {
 		}
 	}
 }
+
+// The device values of a dynamic reduction's passes (divide: ceil(n/256)
+// per pass) assume every reduction kernel sums groups of reductionWidth
+// elements; a catalogue kernel with another local size would leave the
+// partial counts out of step with the group counts.
+func TestReductionKernelsSumGroupsOfReductionWidth(t *testing.T) {
+	for _, name := range []string{"sum", "sum_subgroup", "dot"} {
+		for _, get := range []func(string) (shaders.Kernel, error){shaders.Get, shaders.Dynamic} {
+			k, err := get(name)
+			require.NoError(t, err, name)
+			require.Equal(t, [3]uint32{reductionWidth, 1, 1}, k.LocalSize, k.Name)
+		}
+	}
+}
