@@ -113,10 +113,23 @@ func (m *lifecycleModel) takeRecorded() []Binding {
 	return taken
 }
 
+// writeCount is how many of bs are written.
+func writeCount(bs []Binding) int {
+	n := 0
+	for _, b := range bs {
+		if b.Write {
+			n++
+		}
+	}
+	return n
+}
+
 // takeSteps derives Sealed's Steps and Inputs from the raw Record calls by
 // definition: indexes into recorded (binding order of first sight); a step
-// reads its unwritten and read-write bindings before writing; an input is
-// a claim whose first step reads it.
+// reads its unwritten and read-write bindings before writing; its Extents
+// are nil unless a write is dynamic, else one per write (the zero Extent
+// for a whole-claim write), an extent on a read binding meaning nothing;
+// an input is a claim whose first step reads it.
 func (m *lifecycleModel) takeSteps(recorded []Binding) ([]Step, []alloc.Claim) {
 	at := func(c alloc.Claim) int32 {
 		for i, b := range recorded {
@@ -137,9 +150,16 @@ func (m *lifecycleModel) takeSteps(recorded []Binding) ([]Step, []alloc.Claim) {
 				reads[b.Claim] = true
 			}
 		}
-		for _, b := range bs {
-			if b.Write {
-				st.Writes = append(st.Writes, at(b.Claim))
+		for j, b := range bs {
+			if !b.Write {
+				continue
+			}
+			st.Writes = append(st.Writes, at(b.Claim))
+			if b.Extent.Dynamic() {
+				if st.Extents == nil {
+					st.Extents = make([]Extent, writeCount(bs))
+				}
+				st.Extents[len(st.Writes)-1] = bs[j].Extent
 			}
 		}
 		for _, b := range bs {
@@ -195,10 +215,18 @@ func (f *fuzzBytes) claim() alloc.Claim {
 	return claimFromByte(f.next())
 }
 
-// binding is a claim from the pool plus write and read bits from the same byte.
+// binding is a claim from the pool plus write and read bits from the same
+// byte, and with bit 5 a dynamic Extent whose length parameter (one of four,
+// on a page of its own) and scale come from the top two bits, so that steps
+// and sealed graphs carry extents that differ from one write to the next.
 func (f *fuzzBytes) binding() Binding {
 	b := f.next()
-	return Binding{Claim: claimFromByte(b), Write: b&8 != 0, Read: b&16 != 0}
+	binding := Binding{Claim: claimFromByte(b), Write: b&8 != 0, Read: b&16 != 0}
+	if b&32 != 0 {
+		k := uint64(b >> 6)
+		binding.Extent = Extent{Param: alloc.Claim{Page: 2, Offset: 4 * k, Size: 4}, Scale: 4 << k}
+	}
+	return binding
 }
 
 func claimFromByte(b byte) alloc.Claim {
@@ -229,6 +257,10 @@ func FuzzStreamCapture(f *testing.F) {
 	f.Add([]byte{opPrepare, 0, opBegin, opRecord, 1, 4, opSeal, 2, opPrepare, 2, opSeal, 2, opSeal, 2})
 	f.Add([]byte{opEnd, 0, opAbort, opBegin, opPrepare, 1, opPrepare, 2, opEnd, 2, opTakeFailure})
 	f.Add([]byte{opAbandon, opPrepare, 1, opAbandon, opBegin, opRecord, 2, 9, 16, opFail, 1, opAbandon, opAbandon, opSeal, 1})
+	// Dynamic extents: a step with a dynamic write (bit 5), a whole-claim
+	// write and a read carrying an extent bit; a repeat of it (sameAsLast)
+	// with other extents; a step with none.
+	f.Add([]byte{opPrepare, 1, opBegin, opRecord, 3, 0b01101001, 0b00001010, 0b00100100, opRecord, 3, 0b11101001, 0b00101010, 0b00100100, opRecord, 1, 9, opSeal, 1})
 	f.Fuzz(runCallSequence)
 }
 
