@@ -252,10 +252,16 @@ func (d *Device) CmdFill(cb *CommandBuffer, dst *Block, off, size uint64, word u
 	d.leave()
 }
 
-// CmdResetQueries records a reset of count queries from first.
+// CmdResetQueries records a reset of count queries from first. Queries
+// past the pool's end fail the recording, as Results refuses them: the
+// driver would write outside the pool.
 func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count uint32) {
 	if q == nil {
 		cb.fail(errNilQueries)
+		return
+	}
+	if uint64(first)+uint64(count) > uint64(q.count) {
+		cb.fail(fmt.Errorf("vk: command resets timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count))
 		return
 	}
 	if !d.enterRecording(cb) {
@@ -270,10 +276,15 @@ func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count u
 	d.leave()
 }
 
-// CmdTimestamp records a bottom-of-pipe timestamp into query.
+// CmdTimestamp records a bottom-of-pipe timestamp into query; a query
+// past the pool's end fails the recording.
 func (d *Device) CmdTimestamp(cb *CommandBuffer, q *QueryPool, query uint32) {
 	if q == nil {
 		cb.fail(errNilQueries)
+		return
+	}
+	if query >= q.count {
+		cb.fail(fmt.Errorf("vk: command writes timestamp %d of a pool of %d", query, q.count))
 		return
 	}
 	if !d.enterRecording(cb) {

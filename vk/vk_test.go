@@ -319,3 +319,31 @@ func TestCallsAfterCloseDoNotCrash(t *testing.T) {
 	_, err = d.AllocateBlock(UseUpload, 64)
 	assert.ErrorIs(t, err, ErrClosed)
 }
+
+// Recording a reset or a timestamp past the pool's end fails the
+// recording, as Results refuses such queries, instead of handing the
+// driver an index outside the pool.
+func TestRecordingQueriesPastThePoolFails(t *testing.T) {
+	d := fixture(t)
+	r := newAxpyRig(t, d, 64)
+	defer r.close()
+	q, err := d.NewTimestampPool(2)
+	require.NoError(t, err)
+	defer q.Destroy()
+	record := []func(){
+		func() { d.CmdResetQueries(r.cb, q, 1, 2) },
+		func() { d.CmdResetQueries(r.cb, q, math.MaxUint32, 2) },
+		func() { d.CmdTimestamp(r.cb, q, 2) },
+	}
+	for i, cmd := range record {
+		require.NoError(t, d.Begin(r.cb, OneTimeSubmit))
+		cmd()
+		assert.ErrorContains(t, d.End(r.cb), "of a pool of 2", "command %d", i)
+		assert.Error(t, d.Submit(r.cb, r.f), "command %d", i)
+		require.NoError(t, d.Reset(r.cb))
+	}
+	require.NoError(t, d.Begin(r.cb, OneTimeSubmit))
+	d.CmdResetQueries(r.cb, q, 0, 2)
+	d.CmdTimestamp(r.cb, q, 1)
+	require.NoError(t, d.End(r.cb), "the whole pool is in range")
+}
