@@ -209,7 +209,9 @@ func (pr *Presentation) quiesce() error {
 // stream whose slot has a capture window open is refused (a presentation
 // cannot be recorded). ErrOutOfDate asks for Resize.
 func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint32, shot alloc.Claim) (err error) {
-	if width == 0 || height == 0 || uint64(width)*uint64(height)*4 > src.Size {
+	// width*height fits in 64 bits; times 4 it may not (1<<31 squared
+	// wraps to 0), so the pixel count is compared with src's.
+	if width == 0 || height == 0 || uint64(width)*uint64(height) > src.Size/4 {
 		return fmt.Errorf("recorder: a frame of %dx%d pixels from a claim of %d bytes", width, height, src.Size)
 	}
 	pr.mu.Lock()
@@ -226,7 +228,7 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 		if !pr.info.Copyable {
 			return fmt.Errorf("recorder: this swapchain's images cannot be copied out")
 		}
-		if need := uint64(pr.info.Width) * uint64(pr.info.Height) * 4; shot.Size < need {
+		if uint64(pr.info.Width)*uint64(pr.info.Height) > shot.Size/4 {
 			return fmt.Errorf("recorder: a shot of %dx%d pixels into a claim of %d bytes", pr.info.Width, pr.info.Height, shot.Size)
 		}
 	}

@@ -303,3 +303,28 @@ func TestPresentedSourceWaitsForHostWrites(t *testing.T) {
 	assert.Empty(t, f.Live())
 	assert.Zero(t, f.Diagnostics().Errors, f.Diagnostics().Recent)
 }
+
+// A frame whose pixels do not fit its source is refused before anything
+// reaches the engine, however large: 1<<31 x 1<<31 pixels of 4 bytes
+// wrap a 64-bit byte count to 0. So is a frame of no pixels.
+func TestPresentRefusesFramesItsSourceCannotHold(t *testing.T) {
+	f := newFake()
+	r, err := recorder.New(f, recorder.Options{PageSize: 1 << 20})
+	require.NoError(t, err)
+	pr, err := r.NewPresentation(4, 4, false)
+	require.NoError(t, err)
+	src, err := r.Alloc(alloc.DeviceLocal, 4*4*4)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(0, src, new(*recorder.Staging), make([]byte, 4*4*4)))
+	for _, size := range [][2]uint32{{1 << 31, 1 << 31}, {1 << 30, 1 << 30}, {5, 4}, {0, 4}, {4, 0}} {
+		assert.Error(t, pr.Present(0, src, size[0], size[1], alloc.Claim{}), "%dx%d", size[0], size[1])
+	}
+	f.mu.Lock()
+	assert.Zero(t, f.acquires, "a refused frame acquired an image")
+	f.mu.Unlock()
+	require.NoError(t, pr.Present(0, src, 4, 4, alloc.Claim{}), "a frame that fits")
+	require.NoError(t, pr.Close())
+	require.NoError(t, r.Close())
+	assert.Empty(t, f.Live())
+	assert.Zero(t, f.Diagnostics().Errors, f.Diagnostics().Recent)
+}
