@@ -8,7 +8,8 @@
 #
 # Idempotent and quick to rerun: apt runs only when a package is missing, and
 # Go is installed only when neither PATH nor /usr/local/go/bin has it.
-# Go comes from the Go module proxy named by $GOPROXY (the toolchain module
+# Go comes from the Go module proxy named by $GOPROXY (default, as Go's:
+# proxy.golang.org; the toolchain module
 # golang.org/toolchain), never from any other download. VKC_GOROOT moves
 # where it goes (default /usr/local/go).
 set -euo pipefail
@@ -70,10 +71,11 @@ install_packages() {
     apt_install "${missing[@]}"
 }
 
-# first_proxy prints the first http(s) entry of $GOPROXY, if any.
+# first_proxy prints the first http(s) entry of $GOPROXY, if any; unset or
+# empty, it is Go's own default (proxy.golang.org), as on a fresh machine.
 first_proxy() {
     local entry
-    IFS=',|' read -r -a entries <<<"${GOPROXY:-}"
+    IFS=',|' read -r -a entries <<<"${GOPROXY:-https://proxy.golang.org,direct}"
     for entry in "${entries[@]}"; do
         case "$entry" in
         http://* | https://*) printf '%s\n' "${entry%/}"; return 0 ;;
