@@ -14,14 +14,25 @@ import (
 	"testing"
 )
 
-// Percent is the GC percent a pressured test runs with: 1, the most
-// frequent collection, unless the environment sets GOGC, which then rules
-// (GOGC=100 runs the test with Go's default).
+// Percent is the GC percent a pressured test runs with, as
+// debug.SetGCPercent takes it: 1, the most frequent collection, unless the
+// environment sets GOGC, which then rules as the runtime reads it, so that
+// Start leaves the collector as the environment set it: GOGC=100 runs the
+// test with Go's default, GOGC=off gives -1 (collection off), and a value
+// the runtime cannot read gives its default, 100. An empty GOGC counts as
+// unset.
 func Percent() int {
-	if v, err := strconv.Atoi(os.Getenv("GOGC")); err == nil {
-		return v
+	v := os.Getenv("GOGC")
+	switch {
+	case v == "":
+		return 1
+	case v == "off":
+		return -1
 	}
-	return 1
+	if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+		return int(n)
+	}
+	return 100
 }
 
 // Churn is a goroutine that allocates without pause and never calls C, as
