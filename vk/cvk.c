@@ -242,11 +242,6 @@ void vkc_close_device(vkc_fns *f) {
 	f->dev = VK_NULL_HANDLE;
 }
 
-// REFUSE returns from a call made with no function table: the device was
-// closed. The Go side never makes one (Device's gate), so this is a guard.
-#define REFUSE_R if (!f || !f->dev) return VK_ERROR_INITIALIZATION_FAILED
-#define REFUSE if (!f || !f->dev) return
-
 VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t size, VkShaderModule *out) {
 	REFUSE_R;
 	VkShaderModuleCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = size, .pCode = code };

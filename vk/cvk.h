@@ -123,6 +123,13 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 // vkc_close_device waits for the queue and destroys the device.
 void vkc_close_device(vkc_fns *f);
 
+// REFUSE and REFUSE_R return from a call made with no function table or
+// device: the device was closed. The Go side never makes one (Device's
+// gate), so they are a guard, shared by cvk.c and present.c so that the
+// two cannot drift apart.
+#define REFUSE_R if (!f || !f->dev) return VK_ERROR_INITIALIZATION_FAILED
+#define REFUSE if (!f || !f->dev) return
+
 // Creates and destroys. Each create fills its Vulkan create info from the
 // arguments; the destroys pass a NULL allocator.
 VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t size, VkShaderModule *out);

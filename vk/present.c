@@ -69,11 +69,6 @@ int vkc_load_present(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, const vkc_
 }
 #undef LOADP
 
-// REFUSE guards a call made after the device closed (the Go side's gate
-// prevents it; see cvk.c).
-#define REFUSE_R if (!f || !f->dev) return VK_ERROR_INITIALIZATION_FAILED
-#define REFUSE if (!f || !f->dev) return
-
 VkResult vkc_create_swapchain(const vkc_fns *f, const vkc_present_fns *p, VkSurfaceKHR surface, uint32_t min_images,
 		VkFormat format, VkColorSpaceKHR space, uint32_t width, uint32_t height, VkImageUsageFlags usage,
 		VkSurfaceTransformFlagBitsKHR transform, VkCompositeAlphaFlagBitsKHR alpha, VkPresentModeKHR mode,
