@@ -212,7 +212,7 @@ check() {
     [ -n "$(printf '%s' "$section" | tr -d '[:space:]')" ] ||
         die "incompatible change to the API of $base (${incompatible[*]}): CHANGELOG.md's $newest has no entries under '### Breaking'"
     for name in "${incompatible[@]}"; do
-        grep -qF -- "$name" <<<"$section" || missing+=("$name")
+        grep -qwF -- "$name" <<<"$section" || missing+=("$name") # whole words: an entry for OpenWith is not one for Open
     done
     if [ ${#missing[@]} -gt 0 ]; then
         die "CHANGELOG.md's '### Breaking' of $newest does not name: ${missing[*]}"
