@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"errors"
+
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 )
@@ -82,6 +84,11 @@ func (c *setCache) evictable(done uint64) *setEntry {
 }
 
 // allocate takes a set for kernel k from a pool with room, or a new pool.
+// A pool may refuse a set before it holds setsPerPool of them (Vulkan's
+// fragmented or out-of-pool-memory results): it counts as full until one
+// of its sets is freed, and the next pool, or a new one, is tried, so the
+// launch (or the recording window) does not fail for it. Only a lost
+// device, or a refusal from a new pool, fails.
 func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 	d := c.r.dev
 	for i := len(c.pools) - 1; i >= 0; i-- {
@@ -91,7 +98,11 @@ func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 		}
 		set, err := d.AllocateSet(pool, k.pipe)
 		if err != nil {
-			return 0, 0, c.r.observe(err)
+			if err := c.r.observe(err); errors.Is(err, ErrDeviceLost) {
+				return 0, 0, err
+			}
+			c.outstand[pool] = setsPerPool
+			continue
 		}
 		c.outstand[pool]++
 		return set, pool, nil

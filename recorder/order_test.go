@@ -269,3 +269,23 @@ func TestIdleDeviceGetsTheOpenBatch(t *testing.T) {
 		g.close()
 	})
 }
+
+// A descriptor pool that refuses a set before it holds its count (Vulkan's
+// fragmented or out-of-pool-memory pool) does not fail the launch: the
+// cache counts that pool full and takes the set from a new pool.
+func TestDescriptorPoolRefusalTakesANewPool(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 1})
+	pools := func() int { return g.dev.Count(hostdev.NewDescriptorPool) }
+	a, b, c := g.buf(), g.buf(), g.buf()
+	require.NoError(t, g.fill(0, a, 1))
+	p0 := pools()
+	g.dev.FailNth(hostdev.AllocateSet, 1, nil) // the next set, from the pool a's came from
+	require.NoError(t, g.fill(0, b, 2), "the pool refused; a new one serves")
+	require.Equal(t, p0+1, pools())
+	require.NoError(t, g.fill(0, c, 3), "the new pool has room")
+	require.Equal(t, p0+1, pools())
+	g.mustRead(0, a, splat(1))
+	g.mustRead(0, b, splat(2))
+	g.mustRead(0, c, splat(3))
+	g.close()
+}
