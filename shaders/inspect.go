@@ -237,11 +237,14 @@ func (d *declarations) add(in instruction) error {
 	return nil
 }
 
-// of returns the decorations of id, creating them on first use.
+// of returns the decorations of id, creating them on first use. The member
+// maps are left nil (reading a nil map is safe) until decorateMember needs
+// one: only structs have members, and making three maps for every decorated
+// id cost a module of many OpDecorate some hundred bytes per id.
 func (d *declarations) of(id uint32) *decorations {
 	deco := d.decorations[id]
 	if deco == nil {
-		deco = &decorations{memberNonWritable: map[uint32]bool{}, memberNonReadable: map[uint32]bool{}, memberOffset: map[uint32]uint32{}}
+		deco = &decorations{}
 		d.decorations[id] = deco
 	}
 	return deco
@@ -288,14 +291,26 @@ func (d *declarations) decorateMember(in instruction) error {
 	ops := in.operands
 	switch ops[2] {
 	case decorationNonWritable:
-		d.of(ops[0]).memberNonWritable[ops[1]] = true
+		deco := d.of(ops[0])
+		if deco.memberNonWritable == nil {
+			deco.memberNonWritable = map[uint32]bool{}
+		}
+		deco.memberNonWritable[ops[1]] = true
 	case decorationNonReadable:
-		d.of(ops[0]).memberNonReadable[ops[1]] = true
+		deco := d.of(ops[0])
+		if deco.memberNonReadable == nil {
+			deco.memberNonReadable = map[uint32]bool{}
+		}
+		deco.memberNonReadable[ops[1]] = true
 	case decorationOffset:
 		if err := in.need(4); err != nil {
 			return err
 		}
-		d.of(ops[0]).memberOffset[ops[1]] = ops[3]
+		deco := d.of(ops[0])
+		if deco.memberOffset == nil {
+			deco.memberOffset = map[uint32]uint32{}
+		}
+		deco.memberOffset[ops[1]] = ops[3]
 	}
 	return nil
 }
