@@ -156,15 +156,23 @@ func (p *Pipeline) destroyLocked() {
 // methods are safe from several goroutines: Vulkan's external
 // synchronisation of the pool is its mutex.
 type DescriptorPool struct {
-	dev       *Device
-	pool      C.VkDescriptorPool
-	mu        sync.Mutex
-	allocated int // sets allocated and not freed, settled in the live count by Destroy
+	dev  *Device
+	pool C.VkDescriptorPool
+	mu   sync.Mutex
+	// allocated holds the sets allocated and not yet freed, by handle: Free
+	// of a set not in it (the zero set, one freed already, one of another
+	// pool) is a no-op instead of a second vkFreeDescriptorSets and a
+	// second decrement, and Destroy settles what is left in the live count.
+	allocated map[uintptr]struct{}
 	destroyed bool
 }
 
 // DescriptorSet is one allocated set.
 type DescriptorSet struct{ set C.VkDescriptorSet }
+
+// key is the set's handle as a map key: an integer, so that the pool's map
+// holds nothing the garbage collector would take for a Go pointer.
+func (s DescriptorSet) key() uintptr { return uintptr(unsafe.Pointer(s.set)) }
 
 // NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings buffers each.
 func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
@@ -175,7 +183,7 @@ func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
 		return nil, err
 	}
 	defer d.leave()
-	dp := &DescriptorPool{dev: d}
+	dp := &DescriptorPool{dev: d, allocated: map[uintptr]struct{}{}}
 	if err := d.check("vkCreateDescriptorPool", Result(C.vkc_create_descriptor_pool(d.fns, C.uint32_t(maxSets), C.uint32_t(maxSets*MaxBindings), &dp.pool))); err != nil {
 		return nil, err
 	}
@@ -200,14 +208,18 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 		return DescriptorSet{}, err
 	}
 	d.live[ObjDescriptorSet].Add(1)
-	dp.allocated++
+	dp.allocated[s.key()] = struct{}{}
 	return s, nil
 }
 
 // Free returns a set to the pool. The caller guarantees no pending command
 // buffer references it. After Destroy, or the device's Close, it is a
-// no-op (the pool freed it).
+// no-op (the pool freed it), and so it is for the zero set, a set freed
+// already or one this pool did not allocate.
 func (dp *DescriptorPool) Free(s DescriptorSet) {
+	if s.set == nil {
+		return
+	}
 	d := dp.dev
 	if d.enter() != nil {
 		return
@@ -218,7 +230,10 @@ func (dp *DescriptorPool) Free(s DescriptorSet) {
 	if dp.destroyed {
 		return
 	}
-	dp.allocated--
+	if _, ok := dp.allocated[s.key()]; !ok {
+		return
+	}
+	delete(dp.allocated, s.key())
 	C.vkc_free_set(d.fns, dp.pool, s.set)
 	d.live[ObjDescriptorSet].Add(-1)
 }
@@ -240,8 +255,8 @@ func (dp *DescriptorPool) Destroy() {
 	}
 	dp.destroyed = true
 	C.vkc_destroy_descriptor_pool(d.fns, dp.pool)
-	d.live[ObjDescriptorSet].Add(-int64(dp.allocated))
-	dp.allocated = 0
+	d.live[ObjDescriptorSet].Add(-int64(len(dp.allocated)))
+	clear(dp.allocated)
 	d.live[ObjDescriptorPool].Add(-1)
 }
 

@@ -347,3 +347,34 @@ func TestRecordingQueriesPastThePoolFails(t *testing.T) {
 	d.CmdTimestamp(r.cb, q, 1)
 	require.NoError(t, d.End(r.cb), "the whole pool is in range")
 }
+
+// Freeing the zero set, a set twice or a set of another pool does nothing:
+// no second vkFreeDescriptorSets (the layer would report it) and no second
+// decrement of the live count.
+func TestDescriptorPoolFreeIgnoresWhatItDoesNotHold(t *testing.T) {
+	d := fixture(t)
+	code, err := os.ReadFile("testdata/axpy.spv")
+	require.NoError(t, err)
+	p, err := d.NewPipeline(code, PipelineDesc{Bindings: 2, PushSize: 8})
+	require.NoError(t, err)
+	defer p.Destroy()
+	pool, err := d.NewDescriptorPool(4)
+	require.NoError(t, err)
+	defer pool.Destroy()
+	other, err := d.NewDescriptorPool(1)
+	require.NoError(t, err)
+	defer other.Destroy()
+	a, err := pool.Allocate(p)
+	require.NoError(t, err)
+	b, err := pool.Allocate(p)
+	require.NoError(t, err)
+	pool.Free(DescriptorSet{})
+	assert.Equal(t, int64(2), d.LiveCount(ObjDescriptorSet), "the zero set")
+	pool.Free(a)
+	pool.Free(a)
+	assert.Equal(t, int64(1), d.LiveCount(ObjDescriptorSet), "a set freed twice")
+	other.Free(b)
+	assert.Equal(t, int64(1), d.LiveCount(ObjDescriptorSet), "a set of another pool")
+	pool.Free(b)
+	assert.Zero(t, d.LiveCount(ObjDescriptorSet))
+}
