@@ -123,3 +123,52 @@ func TestSetHostWaitsForPendingReaders(t *testing.T) {
 	require.ErrorContains(t, d.r.SetHost([]alloc.Claim{d.length}, nil), "1 claims with 0 values")
 	require.ErrorContains(t, d.r.SetHost([]alloc.Claim{d.length}, [][]byte{make([]byte, 8)}), "not mapped host memory of that size")
 }
+
+// A graph whose launches name a length with different limits bounds it by
+// the smallest, each length by its own; several graphs by the smallest of
+// theirs, until the one that holds it closes.
+func TestLengthLimitIsTheSmallestPerLength(t *testing.T) {
+	d := newDynRig(t, true)
+	defer d.close()
+	src, dst := d.buf(), d.buf()
+	require.NoError(t, d.write(0, src, nil, ramp(1)))
+	other, err := d.r.Alloc(alloc.Upload, 4) // a second length the launches name
+	require.NoError(t, err)
+	launch := func(limits ...recorder.Limit) error {
+		l := recorder.Launch{
+			Args: []capture.Binding{{Claim: src}, {Claim: dst, Write: true, Extent: capture.Extent{Param: d.length, Scale: 4}},
+				{Claim: d.length}},
+			Indirect: d.indirect,
+			Limits:   limits,
+		}
+		return d.r.Launch(0, d.k, &l)
+	}
+	record := func(limits ...[]recorder.Limit) *recorder.Graph {
+		g, err := d.capture(0, func() error {
+			for _, l := range limits {
+				if err := launch(l...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		return g
+	}
+	g1 := record([]recorder.Limit{{Param: d.length, Max: n}, {Param: other, Max: 9}},
+		[]recorder.Limit{{Param: d.length, Max: n - 3}}, []recorder.Limit{{Param: d.length, Max: n - 1}, {Param: other, Max: 7}})
+	g2 := record([]recorder.Limit{{Param: d.length, Max: n - 2}})
+	limit := func(p alloc.Claim) uint32 {
+		max, limited := d.r.LengthLimit(p)
+		require.True(t, limited)
+		return max
+	}
+	require.Equal(t, uint32(n-3), limit(d.length))
+	require.Equal(t, uint32(7), limit(other))
+	require.NoError(t, g1.Close())
+	require.Equal(t, uint32(n-2), limit(d.length), "g2's limit is what is left")
+	_, limited := d.r.LengthLimit(other)
+	require.False(t, limited, "no graph left names the other length")
+	require.NoError(t, g2.Close())
+	require.NoError(t, d.r.Free(other))
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
@@ -215,7 +214,7 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 	g = &Graph{r: r, b: b, owner: s, cb: b.capCB, writes: sealed.Writes, touched: sealed.Touched,
 		inputs: sealed.Inputs, steps: sealed.Steps,
 		guards: append(guards, b.early...), pins: append([]*setEntry(nil), b.pins...),
-		kernels: append([]*Kernel(nil), b.kernels...), limits: slices.Clone(b.limits)}
+		kernels: append([]*Kernel(nil), b.kernels...), limits: tightestLimits(b.limits)}
 	for _, st := range g.steps {
 		g.dynamic = g.dynamic || st.Extents != nil
 	}
@@ -367,6 +366,25 @@ func (g *Graph) settleLedger() {
 			}
 		}
 	}
+}
+
+// tightestLimits reduces the limits a recording collected, one per
+// launch and so mostly the same few lengths over and over, to the
+// smallest Max per Param: all LengthLimit needs, which then scans a few
+// entries per graph on every length Set instead of every recorded launch's.
+func tightestLimits(all []Limit) []Limit {
+	var out []Limit
+next:
+	for _, l := range all {
+		for i := range out {
+			if out[i].Param == l.Param {
+				out[i].Max = min(out[i].Max, l.Max)
+				continue next
+			}
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // LengthLimit is the largest value the device length at param may take:
