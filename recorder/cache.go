@@ -8,7 +8,8 @@ import (
 )
 
 // setKey identifies a descriptor set by kernel (its layout) and the exact
-// claims bound, in binding order.
+// claims bound, in binding order; claims past n are zero, so keys of the
+// same binding compare equal.
 type setKey struct {
 	kernel *Kernel
 	n      int
@@ -141,12 +142,7 @@ func (c *setCache) get(k *Kernel, args []capture.Binding, done uint64, pinned bo
 	for i, a := range args {
 		key.claims[i] = a.Claim
 	}
-	for i := len(args); i < MaxBindings && key.claims[i] != (alloc.Claim{}); i++ {
-		key.claims[i] = alloc.Claim{}
-	}
-	if e := c.last; e != nil && e.key == *key {
-		return e, nil
-	}
+	clear(key.claims[len(args):])
 	if e, ok := c.m[*key]; ok {
 		if c.head != e {
 			c.unlink(e)

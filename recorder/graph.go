@@ -92,7 +92,6 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 	b.forgetTouched()
 	b.early, b.pins, b.kernels, b.limits = b.early[:0], b.pins[:0], b.kernels[:0], b.limits[:0]
 	r.mem.LockGrowth()
-	r.recording.Add(1)
 	return nil
 }
 
@@ -134,7 +133,6 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 // endRecording undoes what BeginCapture locked.
 func (b *slot) endRecording() {
 	b.r.mem.UnlockGrowth()
-	b.r.recording.Add(-1)
 	b.windowClosed()
 }
 

@@ -76,9 +76,8 @@ type Recorder struct {
 	presMu        sync.Mutex
 	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
 
-	recording atomic.Int32  // windows recording now, for Free's fast path
-	active    atomic.Int32  // windows prepared or recording, for Free's fast path
-	busy      atomic.Uint64 // slots with writes not yet submitted or completed
+	active atomic.Int32  // windows prepared or recording, for Free's fast path
+	busy   atomic.Uint64 // slots with writes not yet submitted or completed
 }
 
 // page is one block of device memory as the allocator sees it.
