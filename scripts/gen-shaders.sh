@@ -1,6 +1,9 @@
 #!/bin/sh
 # Compile shaders/glsl/*.comp into shaders/spv/*.spv with glslc, the exact
-# command the staleness test in shaders/ replays. Run through `go generate ./shaders`.
+# commands the staleness test in shaders/ replays. A source with an
+# `#ifdef DYNAMIC` line is compiled a second time with -DDYNAMIC into
+# <name>_dyn.spv, its variant that reads its scalars from device memory.
+# Run through `go generate ./shaders`.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 if ! command -v glslc >/dev/null 2>&1; then
@@ -8,12 +11,11 @@ if ! command -v glslc >/dev/null 2>&1; then
     exit 1
 fi
 mkdir -p "$here/shaders/spv"
+rm -f "$here"/shaders/spv/*.spv
 for src in "$here"/shaders/glsl/*.comp; do
     name=$(basename "$src" .comp)
     glslc -O --target-env=vulkan1.1 "$src" -o "$here/shaders/spv/$name.spv"
-done
-# Drop modules whose source is gone, so every .spv keeps its .comp.
-for spv in "$here"/shaders/spv/*.spv; do
-    name=$(basename "$spv" .spv)
-    [ -f "$here/shaders/glsl/$name.comp" ] || rm -f "$spv"
+    if grep -q '^#ifdef DYNAMIC' "$src"; then
+        glslc -O --target-env=vulkan1.1 -DDYNAMIC "$src" -o "$here/shaders/spv/${name}_dyn.spv"
+    fi
 done

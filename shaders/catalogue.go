@@ -36,7 +36,8 @@
 // (Kernel.Scalars). Its math, workgroup size, group counts and outputs are
 // the static kernel's, and only its scalars bound the work, never the group
 // count, so its groups may come from an indirect dispatch sized for any
-// length up to the buffers'.
+// length up to the buffers'. Both come from one source, the variant built
+// with -DDYNAMIC, so the two cannot drift apart.
 package shaders
 
 //go:generate sh ../scripts/gen-shaders.sh

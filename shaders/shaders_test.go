@@ -28,18 +28,40 @@ func names(dir, ext string, t *testing.T) []string {
 	return out
 }
 
+// builds lists the modules scripts/gen-shaders.sh builds: each source's,
+// and its _dyn variant's (-DDYNAMIC) where the source has one, each with
+// the glslc arguments that build it.
+func builds(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, name := range names("glsl", ".comp", t) {
+		src := filepath.Join("glsl", name+".comp")
+		out[name] = []string{"-O", "--target-env=vulkan1.1", src}
+		text, err := os.ReadFile(src)
+		require.NoError(t, err)
+		if bytes.Contains(text, []byte("\n#ifdef DYNAMIC\n")) {
+			out[name+dynamicSuffix] = []string{"-O", "--target-env=vulkan1.1", "-DDYNAMIC", src}
+		}
+	}
+	return out
+}
+
 func TestEverySourceHasItsModuleAndCatalogueEntry(t *testing.T) {
-	sources := names("glsl", ".comp", t)
+	var built []string
+	for name := range builds(t) {
+		built = append(built, name)
+	}
+	sort.Strings(built)
 	modules := names("spv", ".spv", t)
-	require.NotEmpty(t, sources)
-	assert.Equal(t, sources, modules, "every glsl/*.comp needs its spv/*.spv and vice versa")
+	require.NotEmpty(t, built)
+	assert.Equal(t, built, modules, "every glsl/*.comp (and its -DDYNAMIC variant) needs its spv/*.spv and vice versa")
 
 	var catalogued []string
 	for _, k := range All() {
 		catalogued = append(catalogued, k.Name)
 	}
 	sort.Strings(catalogued)
-	assert.Equal(t, sources, catalogued, "every source needs a catalogue entry and vice versa")
+	assert.Equal(t, built, catalogued, "every module needs a catalogue entry and vice versa")
 	assert.Len(t, All(), len(catalogue), "every catalogue entry found its embedded module")
 }
 
@@ -67,11 +89,11 @@ func TestCommittedSPIRVIsFresh(t *testing.T) {
 	if err != nil {
 		t.Skip("glslc not on PATH; cannot check that spv/ matches glsl/")
 	}
-	for _, name := range names("glsl", ".comp", t) {
+	for name, args := range builds(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), name+".spv")
-			msg, err := exec.Command(compiler, "-O", "--target-env=vulkan1.1", filepath.Join("glsl", name+".comp"), "-o", out).CombinedOutput()
+			msg, err := exec.Command(compiler, append(args, "-o", out)...).CombinedOutput()
 			require.NoError(t, err, "glslc: %s", msg)
 			fresh, err := os.ReadFile(out)
 			require.NoError(t, err)

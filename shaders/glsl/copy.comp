@@ -1,11 +1,27 @@
 #version 450
 // copy: dst[i] = src[i] for i < n, over 32-bit words (any 32-bit element type).
 // Bindings: 0 src (read), 1 dst (write). Push: n uint32.
+// Built with -DDYNAMIC as copy_dyn (see the catalogue): n come
+// from device memory instead of push constants, each a read-only storage
+// buffer holding its value at index 0, so a recorded launch uses the values
+// current at each replay; surplus groups of an indirect dispatch do nothing.
+// copy_dyn bindings: 0 src (read), 1 dst (write), 2 n (read, uint32 at index 0).
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer Src { uint src[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { uint dst[]; };
+#ifdef DYNAMIC
+layout(std430, set = 0, binding = 2) readonly buffer ScalarN { uint n_; };
+#else
 layout(push_constant) uniform Push { uint n; } pc;
+#endif
 void main() {
+#ifdef DYNAMIC
+    // Each scalar is loaded once: the compiler may not assume that a buffer
+    // keeps its value across the kernel's own writes to another binding.
+    uint n = n_;
+#else
+    uint n = pc.n;
+#endif
     uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < pc.n) dst[i] = src[i];
+    if (i < n) dst[i] = src[i];
 }

@@ -3,10 +3,27 @@
 // uint bits, so one kernel fills float32, int32 and uint32 buffers alike.
 // Bindings: 0 out (write). Push: value uint32, n uint32.
 // One element per invocation; groups may be spread over y (see index below).
+// Built with -DDYNAMIC as fill_dyn (see the catalogue): value, n come
+// from device memory instead of push constants, each a read-only storage
+// buffer holding its value at index 0, so a recorded launch uses the values
+// current at each replay; surplus groups of an indirect dispatch do nothing.
+// fill_dyn bindings: 0 out (write), 1 value (read, uint32), 2 n (read, uint32).
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) writeonly buffer Out { uint dst[]; };
+#ifdef DYNAMIC
+layout(std430, set = 0, binding = 1) readonly buffer ScalarValue { uint value_; };
+layout(std430, set = 0, binding = 2) readonly buffer ScalarN { uint n_; };
+#else
 layout(push_constant) uniform Push { uint value; uint n; } pc;
+#endif
 void main() {
+#ifdef DYNAMIC
+    // Each scalar is loaded once: the compiler may not assume that a buffer
+    // keeps its value across the kernel's own writes to another binding.
+    uint value = value_, n = n_;
+#else
+    uint value = pc.value, n = pc.n;
+#endif
     uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < pc.n) dst[i] = pc.value;
+    if (i < n) dst[i] = value;
 }

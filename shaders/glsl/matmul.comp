@@ -18,19 +18,36 @@
 // the loads and dropped at the store, so no access leaves the buffers.
 //
 // Bindings: 0 A (read), 1 B (read), 2 C (write). Push: M, N, K uint32.
+// Built with -DDYNAMIC as matmul_dyn (see the catalogue): M, N, K come
+// from device memory instead of push constants, each a read-only storage
+// buffer holding its value at index 0, so a recorded launch uses the values
+// current at each replay; surplus groups of an indirect dispatch do nothing.
+// matmul_dyn bindings: 0 A (read), 1 B (read), 2 C (write), 3 M, 4 N, 5 K (read, uint32).
 layout(local_size_x = 8, local_size_y = 8, local_size_x_id = 0, local_size_y_id = 1) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B4 { vec4 b4[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C4 { vec4 c4[]; };
+#ifdef DYNAMIC
+layout(std430, set = 0, binding = 3) readonly buffer ScalarM { uint M_; };
+layout(std430, set = 0, binding = 4) readonly buffer ScalarN { uint N_; };
+layout(std430, set = 0, binding = 5) readonly buffer ScalarK { uint K_; };
+#else
 layout(push_constant) uniform Push { uint M; uint N; uint K; } pc;
+#endif
 
 const uint ROWS = 8u; // rows of C per invocation
 const uint COLS = 8u; // columns of C per invocation, two vec4
 
 void main() {
+#ifdef DYNAMIC
+    // Each scalar is loaded once: the compiler may not assume that a buffer
+    // keeps its value across the kernel's own writes to another binding.
+    uint M = M_, N = N_, K = K_;
+#else
     uint M = pc.M, N = pc.N, K = pc.K;
+#endif
     uint row = gl_GlobalInvocationID.y * ROWS;
     uint col = gl_GlobalInvocationID.x * COLS;
     if (row >= M || col >= N) return; // K == 0 falls through and stores zeros

@@ -1,11 +1,30 @@
 #version 450
 // scale: y[i] = a*x[i] for i < n.
 // Bindings: 0 x (read), 1 y (write). Push: a float32, n uint32.
+// Built with -DDYNAMIC as scale_dyn (see the catalogue): a, n come
+// from device memory instead of push constants, each a read-only storage
+// buffer holding its value at index 0, so a recorded launch uses the values
+// current at each replay; surplus groups of an indirect dispatch do nothing.
+// scale_dyn bindings: 0 x (read), 1 y (write), 2 a (read, float32), 3 n (read, uint32).
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+#ifdef DYNAMIC
+layout(std430, set = 0, binding = 2) readonly buffer ScalarA { float a_; };
+layout(std430, set = 0, binding = 3) readonly buffer ScalarN { uint n_; };
+#else
 layout(push_constant) uniform Push { float a; uint n; } pc;
+#endif
 void main() {
+#ifdef DYNAMIC
+    // Each scalar is loaded once: the compiler may not assume that a buffer
+    // keeps its value across the kernel's own writes to another binding.
+    float a = a_;
+    uint n = n_;
+#else
+    float a = pc.a;
+    uint n = pc.n;
+#endif
     uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < pc.n) y[i] = pc.a * x[i];
+    if (i < n) y[i] = a * x[i];
 }

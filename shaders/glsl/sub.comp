@@ -1,12 +1,28 @@
 #version 450
 // sub: z[i] = x[i] - y[i] for i < n.
 // Bindings: 0 x (read), 1 y (read), 2 z (write). Push: n uint32.
+// Built with -DDYNAMIC as sub_dyn (see the catalogue): n come
+// from device memory instead of push constants, each a read-only storage
+// buffer holding its value at index 0, so a recorded launch uses the values
+// current at each replay; surplus groups of an indirect dispatch do nothing.
+// sub_dyn bindings: 0 x (read), 1 y (read), 2 z (write), 3 n (read, uint32 at index 0).
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Y { float y[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Z { float z[]; };
+#ifdef DYNAMIC
+layout(std430, set = 0, binding = 3) readonly buffer ScalarN { uint n_; };
+#else
 layout(push_constant) uniform Push { uint n; } pc;
+#endif
 void main() {
+#ifdef DYNAMIC
+    // Each scalar is loaded once: the compiler may not assume that a buffer
+    // keeps its value across the kernel's own writes to another binding.
+    uint n = n_;
+#else
+    uint n = pc.n;
+#endif
     uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < pc.n) z[i] = x[i] - y[i];
+    if (i < n) z[i] = x[i] - y[i];
 }
