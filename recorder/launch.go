@@ -395,17 +395,28 @@ func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 // eager work that may still use it is pending.
 func (b *slot) releaseParked() {
 	for _, c := range b.parked {
-		switch {
-		case b.open != nil:
-			b.open.drops = append(b.open.drops, c)
-		case len(b.inflight) > 0:
-			last := b.inflight[len(b.inflight)-1]
-			last.drops = append(last.drops, c)
-		default:
+		if !b.queueDrop(c) {
 			b.r.free(c)
 		}
 	}
 	b.parked = b.parked[:0]
+}
+
+// queueDrop puts c on the drop queue of the newest eager work, which may
+// still use it: the open batch, else the last submission in flight, so c
+// returns to the pools when that work's fence signals. With no eager work
+// pending it reports false, and the caller frees c now.
+func (b *slot) queueDrop(c alloc.Claim) bool {
+	switch {
+	case b.open != nil:
+		b.open.drops = append(b.open.drops, c)
+	case len(b.inflight) > 0:
+		last := b.inflight[len(b.inflight)-1]
+		last.drops = append(last.drops, c)
+	default:
+		return false
+	}
+	return true
 }
 
 // forgetTouched empties the window's touched set (and touch's memo of it).

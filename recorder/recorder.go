@@ -408,14 +408,11 @@ func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
 		return r.Free(c)
 	case b.win.IsActive():
 		b.parked = append(b.parked, c)
-	case b.open != nil:
-		b.open.drops = append(b.open.drops, c)
-	case len(b.inflight) > 0:
-		last := b.inflight[len(b.inflight)-1]
-		last.drops = append(last.drops, c)
 	default:
-		b.mu.Unlock()
-		return r.Free(c)
+		if !b.queueDrop(c) {
+			b.mu.Unlock()
+			return r.Free(c)
+		}
 	}
 	b.mu.Unlock()
 	r.ledger.Written([]alloc.Claim{c})
