@@ -33,7 +33,7 @@ type Block struct {
 	use      MemoryUse
 	coherent bool
 	hostVis  bool
-	mu       sync.Mutex           // serialises MapBlock and Release
+	mu       sync.Mutex           // serialises MapBlock, FlushRange, InvalidateRange and Release
 	mapped   atomic.Pointer[byte] // the mapping's first byte, nil when not mapped
 	released atomic.Bool
 }
@@ -161,18 +161,24 @@ func (d *Device) MapBlock(b *Block) error {
 	return nil
 }
 
-// atomRange widens [off, off+size) to nonCoherentAtomSize as flushes require.
-func (b *Block) atomRange(off, size uint64) (uint64, uint64) {
+// atomRange widens [off, off+size) to nonCoherentAtomSize as flushes
+// require. A range that does not lie within the block is an error: the
+// rounding below would wrap around, and the driver would be handed bytes
+// outside the memory.
+func (b *Block) atomRange(off, size uint64) (uint64, uint64, error) {
+	if off > b.size || size > b.size-off {
+		return 0, 0, fmt.Errorf("vk: range [%d,+%d) of a block of %d bytes", off, size, b.size)
+	}
 	atom := b.dev.info.Limits.NonCoherentAtomSize
 	if atom <= 1 {
-		return off, size
+		return off, size, nil
 	}
 	start := off / atom * atom
 	end := (off + size + atom - 1) / atom * atom
 	if end > b.size {
-		return start, wholeSize
+		return start, wholeSize, nil
 	}
-	return start, end - start
+	return start, end - start, nil
 }
 
 // wholeSize is VK_WHOLE_SIZE: to the end of the memory.
@@ -180,20 +186,18 @@ const wholeSize = ^uint64(0)
 
 // FlushRange makes host writes visible to the device on non-coherent memory.
 func (b *Block) FlushRange(off, size uint64) error {
-	if b.coherent || b.mapped.Load() == nil {
-		return nil
-	}
-	d := b.dev
-	if err := d.enter(); err != nil {
-		return err
-	}
-	defer d.leave()
-	o, s := b.atomRange(off, size)
-	return d.check("vkFlushMappedMemoryRanges", Result(C.vkc_flush(d.fns, b.mem, C.VkDeviceSize(o), C.VkDeviceSize(s))))
+	return b.syncRange(off, size, false)
 }
 
 // InvalidateRange makes device writes visible to the host on non-coherent memory.
 func (b *Block) InvalidateRange(off, size uint64) error {
+	return b.syncRange(off, size, true)
+}
+
+// syncRange flushes or invalidates [off, off+size). Coherent memory, and a
+// block not mapped (released included), need neither. It holds b.mu for
+// the call, as Release does, so the memory is never freed under it.
+func (b *Block) syncRange(off, size uint64, invalidate bool) error {
 	if b.coherent || b.mapped.Load() == nil {
 		return nil
 	}
@@ -202,8 +206,19 @@ func (b *Block) InvalidateRange(off, size uint64) error {
 		return err
 	}
 	defer d.leave()
-	o, s := b.atomRange(off, size)
-	return d.check("vkInvalidateMappedMemoryRanges", Result(C.vkc_invalidate(d.fns, b.mem, C.VkDeviceSize(o), C.VkDeviceSize(s))))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.released.Load() || b.mapped.Load() == nil {
+		return nil
+	}
+	o, s, err := b.atomRange(off, size)
+	if err != nil {
+		return err
+	}
+	if invalidate {
+		return d.check("vkInvalidateMappedMemoryRanges", Result(C.vkc_invalidate(d.fns, b.mem, C.VkDeviceSize(o), C.VkDeviceSize(s))))
+	}
+	return d.check("vkFlushMappedMemoryRanges", Result(C.vkc_flush(d.fns, b.mem, C.VkDeviceSize(o), C.VkDeviceSize(s))))
 }
 
 // Release unmaps and frees the block; idempotent. Once the device is
