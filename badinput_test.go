@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/shaders"
 )
 
 // sentinel is a buffer written before any bad call: after each bad call it
@@ -313,6 +315,28 @@ func TestNilBufferMethodsReturnErrors(t *testing.T) {
 // Every sentinel of the layers below surfaces as the public one, keeping
 // its own message (prefixed by the package it came from) and chain.
 func TestLowerSentinelsMapOntoPublicOnes(t *testing.T) {
+	// Written out here, not taken from lowerSentinels, so that a lower
+	// sentinel left out of that table fails this test.
+	want := map[error][]error{
+		ErrUnwritten:         {alloc.ErrUnwritten},
+		ErrSyncInCapture:     {recorder.ErrSyncInCapture},
+		ErrStreamCapturing:   {recorder.ErrStreamCapturing},
+		ErrCaptureState:      {capture.ErrCaptureState},
+		ErrAllocInCapture:    {alloc.ErrAllocInCapture},
+		ErrOutOfDeviceMemory: {recorder.ErrOutOfDeviceMemory},
+		ErrDeviceLost:        {recorder.ErrDeviceLost},
+		ErrClosed:            {recorder.ErrClosed, alloc.ErrClosed},
+		ErrNoLoader:          {recorder.ErrNoLoader},
+		ErrNoDevice:          {recorder.ErrNoDevice},
+		ErrBadSPIRV:          {recorder.ErrBadSPIRV, shaders.ErrInvalidSPIRV},
+		ErrOutOfDate:         {recorder.ErrOutOfDate},
+		ErrNoPresentation:    {recorder.ErrNoPresentation},
+	}
+	for pub, lowers := range want {
+		for _, lower := range lowers {
+			assert.ErrorIs(t, public(fmt.Errorf("somewhere: %w", lower)), pub, "%v", lower)
+		}
+	}
 	for _, m := range lowerSentinels {
 		err := public(fmt.Errorf("somewhere: %w", m.lower))
 		assert.ErrorIs(t, err, m.public, "%v", m.lower)
