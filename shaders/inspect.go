@@ -7,8 +7,10 @@ import (
 
 // ErrInvalidSPIRV reports bytes that are not a whole SPIR-V module Inspect
 // can read: too short, wrong magic number, a truncated instruction, a
-// function left open, an entry point without a body, or a push-constant
-// member of a type whose size it cannot work out. Loading a user kernel
+// function left open, an entry point without a body, a call to a function
+// the module does not define (a module cut between two functions), two
+// WorkgroupSize built-ins, or a push-constant member of a type whose size
+// it cannot work out. Loading a user kernel
 // checks this before handing the bytes to the driver, so bad input is an
 // error at load rather than a crash in the driver.
 var ErrInvalidSPIRV = errors.New("shaders: invalid SPIR-V")
