@@ -600,3 +600,30 @@ func TestReplayTaintThroughACycle(t *testing.T) {
 	require.NoError(t, graph.Close())
 	g.close()
 }
+
+// A claim a live graph guards keeps its taint when it is freed, whichever
+// path frees it: here Free parks it (a warmup touched it) and the aborted
+// window releases it through the drop queue. The graph still reads its
+// bytes, so its replay's outputs inherit the taint until the graph closes.
+func TestParkedGuardedClaimKeepsItsTaint(t *testing.T) {
+	g := newRig(t, true, recorder.Options{Slots: 1})
+	defer g.close()
+	a, x, y := g.buf(), g.buf(), g.buf()
+	require.NoError(t, g.write(0, a, nil, ramp(1)))
+	graph, err := g.capture(0, func() error { return g.add(0, x, a, y) })
+	require.NoError(t, err)
+
+	cause := errors.New("test: x lost its bytes")
+	require.NoError(t, g.r.PrepareCapture(0))
+	require.NoError(t, g.fill(0, x, 1)) // the warmup touches x
+	g.r.Taint([]alloc.Claim{x}, cause)
+	require.NoError(t, g.r.Free(x)) // parked: the warmup used it
+	require.NoError(t, g.r.AbortCapture(0))
+	require.NoError(t, g.r.Sync(context.Background(), 0)) // the drop queue lets x go
+
+	require.NoError(t, graph.Replay())
+	g.requireUnwritten(0, y, cause)
+	require.NoError(t, graph.Close())
+	require.NoError(t, g.r.Free(a))
+	require.NoError(t, g.r.Free(y))
+}

@@ -385,9 +385,14 @@ func (r *Recorder) freeGuarded(c alloc.Claim) bool {
 }
 
 // free releases c where the caller holds a slot lock (so devMu is already
-// held off by that lock).
+// held off by that lock). A claim that reaches it through a drop queue or
+// the warmup's parked claims may be guarded by a live graph (one Free
+// parked because a warmup touched it, say): it keeps its taint until the
+// last guard goes, as Free's claims do.
 func (r *Recorder) free(c alloc.Claim) {
-	r.ledger.Written([]alloc.Claim{c})
+	if !r.freeGuarded(c) {
+		r.ledger.Written([]alloc.Claim{c})
+	}
 	_ = r.mem.Free(c)
 }
 
