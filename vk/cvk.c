@@ -66,6 +66,7 @@ int vkc_layer_available(PFN_vkGetInstanceProcAddr gipa, const char *name) {
 
 VkResult vkc_create_instance(PFN_vkGetInstanceProcAddr gipa, const vkc_instance_opts *o,
 		VkInstance *inst, VkDebugUtilsMessengerEXT *messenger) {
+	*inst = VK_NULL_HANDLE;
 	*messenger = VK_NULL_HANDLE;
 	PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
 	if (!create) return VK_ERROR_INITIALIZATION_FAILED;
@@ -100,13 +101,28 @@ VkResult vkc_create_instance(PFN_vkGetInstanceProcAddr gipa, const vkc_instance_
 		ici.enabledExtensionCount = n;
 		ici.ppEnabledExtensionNames = all;
 	}
-	VkResult r = create(&ici, NULL, inst);
-	if (r != VK_SUCCESS || !o->validation) return r;
+	// Handles are created into locals and handed out only once all of it
+	// succeeded: a failed create leaves its output undefined, and the Go
+	// side must never see (or destroy) such a handle.
+	VkInstance in = VK_NULL_HANDLE;
+	VkResult r = create(&ici, NULL, &in);
+	if (r != VK_SUCCESS) return r;
+	VkDebugUtilsMessengerEXT m = VK_NULL_HANDLE;
 	PFN_vkCreateDebugUtilsMessengerEXT cm =
-		(PFN_vkCreateDebugUtilsMessengerEXT)gipa(*inst, "vkCreateDebugUtilsMessengerEXT");
-	if (!cm) return VK_SUCCESS;
-	mci.pNext = NULL;
-	return cm(*inst, &mci, NULL, messenger);
+		o->validation ? (PFN_vkCreateDebugUtilsMessengerEXT)gipa(in, "vkCreateDebugUtilsMessengerEXT") : NULL;
+	if (cm) {
+		mci.pNext = NULL;
+		r = cm(in, &mci, NULL, &m);
+		if (r != VK_SUCCESS) {
+			// Validation was asked for and its messages would go nowhere:
+			// fail, leaving nothing alive, rather than validate silently.
+			vkc_destroy_instance(gipa, in, VK_NULL_HANDLE);
+			return r;
+		}
+	}
+	*inst = in;
+	*messenger = m;
+	return VK_SUCCESS;
 }
 
 void vkc_destroy_instance(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDebugUtilsMessengerEXT messenger) {

@@ -35,6 +35,9 @@ typedef struct vkc_instance_opts {
 	const char *const *exts;
 } vkc_instance_opts;
 
+// vkc_create_instance creates the instance and, with validation, the
+// messenger (VK_NULL_HANDLE where the layer offers none). On failure both
+// outputs are VK_NULL_HANDLE and nothing is left alive.
 VkResult vkc_create_instance(PFN_vkGetInstanceProcAddr gipa, const vkc_instance_opts *o,
 	VkInstance *inst, VkDebugUtilsMessengerEXT *messenger);
 void vkc_destroy_instance(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDebugUtilsMessengerEXT messenger);

@@ -108,11 +108,9 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 	opts.ext_count, opts.exts = C.uint32_t(len(o.Extensions)), exts
 	var inst C.VkInstance
 	var msgr C.VkDebugUtilsMessengerEXT
+	// On failure the C side leaves nothing alive and no handle to destroy.
 	created := Result(C.vkc_create_instance(gipa, &opts, &inst, &msgr))
 	if err := check("vkCreateInstance", created); err != nil {
-		if inst != nil {
-			C.vkc_destroy_instance(gipa, inst, msgr)
-		}
 		in.self.Delete()
 		if created == Result(C.VK_ERROR_INCOMPATIBLE_DRIVER) {
 			// The loader found no driver manifest (no ICD installed, or

@@ -328,11 +328,16 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 		return nil, err
 	}
 	sc.images = append([]C.VkImage(nil), all[:n]...)
+	// Each semaphore is created into a local and kept only once its create
+	// succeeded (a failed create leaves its output undefined), so that
+	// destroyLocked destroys, and uncounts, only what exists.
 	for i := range sc.acquired {
-		if err := d.check("vkCreateSemaphore", Result(C.vkc_create_semaphore(d.fns, p.fns, &sc.acquired[i]))); err != nil {
+		var s C.VkSemaphore
+		if err := d.check("vkCreateSemaphore", Result(C.vkc_create_semaphore(d.fns, p.fns, &s))); err != nil {
 			sc.destroyLocked()
 			return nil, err
 		}
+		sc.acquired[i] = s
 		d.live[ObjSemaphore].Add(1)
 	}
 	for range sc.images {
