@@ -517,23 +517,28 @@ struct cbase_chain {
 	cbase_device *d;
 	cb_buf x, y;
 	cb_kernel kernel;
-	VkCommandBuffer cbs[3]; // eager, batch (and record), replay
+	VkCommandBuffer cbs[4]; // eager, batch (and record, either way), replay, bound replay
 	uint32_t n, groups, k;
 	float a;
 };
 
-enum { CB_EAGER, CB_BATCH, CB_REPLAY };
+enum { CB_EAGER, CB_BATCH, CB_REPLAY, CB_REPLAY_BOUND, CB_COUNT };
 
-// record_launch records one launch as a plain program does: bind the
-// pipeline and the set, push (a, n), dispatch, then a barrier on y so the
-// next launch (or the host) reads what this one wrote.
-static void record_launch(cbase_chain *c, VkCommandBuffer cb) {
-	cbase_device *d = c->d;
+static void bind_chain(cbase_chain *c, VkCommandBuffer cb) {
 	struct {
 		float a;
 		uint32_t n;
 	} push = { c->a, c->n };
-	bind_kernel(d, cb, &c->kernel, &push, sizeof push);
+	bind_kernel(c->d, cb, &c->kernel, &push, sizeof push);
+}
+
+// record_launch records one launch: the dispatch, then a barrier on y so
+// the next launch (or the host) reads what this one wrote. With bind set it
+// first binds the pipeline and the set and pushes (a, n), as the plain
+// program most people write does for every launch.
+static void record_launch(cbase_chain *c, VkCommandBuffer cb, int bind) {
+	cbase_device *d = c->d;
+	if (bind) bind_chain(c, cb);
 	d->fn.CmdDispatch(cb, c->groups, 1, 1);
 	VkBufferMemoryBarrier bb = { .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
 		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT, .dstAccessMask = CB_LATER_ACCESS,
@@ -542,9 +547,14 @@ static void record_launch(cbase_chain *c, VkCommandBuffer cb) {
 	d->fn.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, CB_LATER_STAGES, 0, 0, NULL, 1, &bb, 0, NULL);
 }
 
-static int record_chain(cbase_chain *c, VkCommandBuffer cb, VkCommandBufferUsageFlags flags) {
+// record_chain records the k launches into cb. bound: bind the pipeline and
+// the set and push (a, n) once at the start of the command buffer (they are
+// the same for every launch, and stay bound across barriers), so each launch
+// is a dispatch and its barrier; else bind and push before every launch.
+static int record_chain(cbase_chain *c, VkCommandBuffer cb, VkCommandBufferUsageFlags flags, int bound) {
 	if (begin(c->d, cb, flags)) return -1;
-	for (uint32_t i = 0; i < c->k; i++) record_launch(c, cb);
+	if (bound) bind_chain(c, cb);
+	for (uint32_t i = 0; i < c->k; i++) record_launch(c, cb, !bound);
 	TRY(c->d, "vkEndCommandBuffer", c->d->fn.EndCommandBuffer(cb));
 	return 0;
 }
@@ -563,8 +573,8 @@ int cbase_chain_new(cbase_device *d, const void *spirv, size_t spirv_bytes, cons
 	cb_buf *bufs[2] = { &c->x, &c->y };
 	if (buf_new(d, (VkDeviceSize)n * 4, 0, &c->x) || buf_new(d, (VkDeviceSize)n * 4, 0, &c->y) ||
 		buf_write(d, &c->x, x) || buf_write(d, &c->y, NULL) ||
-		kernel_new(d, spirv, spirv_bytes, 2, bufs, 8, &c->kernel) || alloc_command_buffers(d, 3, c->cbs) ||
-		record_chain(c, c->cbs[CB_REPLAY], 0)) {
+		kernel_new(d, spirv, spirv_bytes, 2, bufs, 8, &c->kernel) || alloc_command_buffers(d, CB_COUNT, c->cbs) ||
+		record_chain(c, c->cbs[CB_REPLAY], 0, 0) || record_chain(c, c->cbs[CB_REPLAY_BOUND], 0, 1)) {
 		cbase_chain_free(c);
 		return -1;
 	}
@@ -577,23 +587,25 @@ int cbase_chain_eager(cbase_chain *c) {
 	VkCommandBuffer cb = c->cbs[CB_EAGER];
 	for (uint32_t i = 0; i < c->k; i++) {
 		if (begin(d, cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)) return -1;
-		record_launch(c, cb);
+		record_launch(c, cb, 1);
 		TRY(d, "vkEndCommandBuffer", d->fn.EndCommandBuffer(cb));
 		if (submit_wait(d, cb)) return -1;
 	}
 	return 0;
 }
 
-int cbase_chain_batched(cbase_chain *c) {
-	if (record_chain(c, c->cbs[CB_BATCH], VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)) return -1;
+int cbase_chain_batched(cbase_chain *c, int bound) {
+	if (record_chain(c, c->cbs[CB_BATCH], VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, bound)) return -1;
 	return submit_wait(c->d, c->cbs[CB_BATCH]);
 }
 
-int cbase_chain_record(cbase_chain *c) {
-	return record_chain(c, c->cbs[CB_BATCH], VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+int cbase_chain_record(cbase_chain *c, int bound) {
+	return record_chain(c, c->cbs[CB_BATCH], VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, bound);
 }
 
-int cbase_chain_replay(cbase_chain *c) { return submit_wait(c->d, c->cbs[CB_REPLAY]); }
+int cbase_chain_replay(cbase_chain *c, int bound) {
+	return submit_wait(c->d, c->cbs[bound ? CB_REPLAY_BOUND : CB_REPLAY]);
+}
 int cbase_chain_reset_y(cbase_chain *c) { return buf_write(c->d, &c->y, NULL); }
 int cbase_chain_read_y(cbase_chain *c, float *out) { return buf_read(c->d, &c->y, out); }
 
@@ -601,7 +613,7 @@ void cbase_chain_free(cbase_chain *c) {
 	if (!c) return;
 	cbase_device *d = c->d;
 	d->fn.DeviceWaitIdle(d->dev);
-	free_command_buffers(d, 3, c->cbs);
+	free_command_buffers(d, CB_COUNT, c->cbs);
 	kernel_free(d, &c->kernel);
 	buf_free(d, &c->x);
 	buf_free(d, &c->y);

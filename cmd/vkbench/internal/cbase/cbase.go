@@ -179,7 +179,13 @@ func floatPtr(xs []float32) *C.float {
 }
 
 // Chain is k dependent axpy launches (y = x + y, one buffer barrier on y
-// after each) over the x it was made with: the dispatch suite's work.
+// after each) over the x it was made with: the dispatch suite's work. Its
+// batched, record and replay ways come in two recordings: Batched, Record
+// and Replay bind the pipeline and the set and push the constants before
+// every launch (the plain program most people write); BatchedBound,
+// RecordBound and ReplayBound bind and push once per command buffer, since
+// nothing changes between launches, and record only a dispatch and a
+// barrier per launch (the best plain C).
 type Chain struct {
 	d *Device
 	c *C.cbase_chain
@@ -187,8 +193,8 @@ type Chain struct {
 }
 
 // NewChain builds the chain over x with the project's axpy module (one
-// workgroup per LocalSize[0] elements) and y zeroed, and records the
-// command buffer Replay submits.
+// workgroup per LocalSize[0] elements) and y zeroed, and records the two
+// command buffers Replay and ReplayBound submit.
 func (d *Device) NewChain(x []float32, k int) (*Chain, error) {
 	if err := d.open(); err != nil {
 		return nil, err
@@ -221,26 +227,46 @@ func (ch *Chain) do(f func(*C.cbase_chain) C.int) error {
 }
 
 // Eager runs the k launches with one submit and fence wait each, the
-// command buffer re-recorded for every launch.
+// command buffer re-recorded for every launch (one launch per command
+// buffer: it binds once per launch, so it has no bound variant).
 func (ch *Chain) Eager() error {
 	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_eager(c) })
 }
 
-// Batched re-records the k launches into one command buffer and submits it
-// once.
+// Batched re-records the k launches into one command buffer, binding and
+// pushing before every launch, and submits it once.
 func (ch *Chain) Batched() error {
-	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_batched(c) })
+	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_batched(c, 0) })
+}
+
+// BatchedBound is Batched with the pipeline and set bound and the
+// constants pushed once for the command buffer.
+func (ch *Chain) BatchedBound() error {
+	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_batched(c, 1) })
 }
 
 // Record records the k launches as Batched does and submits nothing: the
 // part of Batched that is recording.
 func (ch *Chain) Record() error {
-	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_record(c) })
+	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_record(c, 0) })
 }
 
-// Replay submits the command buffer recorded at creation once more.
+// RecordBound records the k launches as BatchedBound does and submits
+// nothing.
+func (ch *Chain) RecordBound() error {
+	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_record(c, 1) })
+}
+
+// Replay submits the command buffer recorded at creation, binding and
+// pushing before every launch, once more.
 func (ch *Chain) Replay() error {
-	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_replay(c) })
+	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_replay(c, 0) })
+}
+
+// ReplayBound submits the command buffer recorded at creation with one
+// bind and one push for all k launches once more.
+func (ch *Chain) ReplayBound() error {
+	return ch.do(func(c *C.cbase_chain) C.int { return C.cbase_chain_replay(c, 1) })
 }
 
 // ResetY zeroes y.

@@ -51,17 +51,23 @@ int cbase_close(cbase_device *d);
 void cbase_free(cbase_device *d);
 
 // A chain is k dependent launches of axpy (y = a*x + y over n floats, a = 1)
-// with a buffer barrier on y after each one, as a naive C program records it.
+// with a buffer barrier on y after each one. Recorded two ways: binding per
+// launch (bound = 0: the pipeline and the set bound and (a, n) pushed before
+// every dispatch, as the plain program most people write does) and binding
+// once (bound = 1: bound and pushed once at the start of the command buffer,
+// then a dispatch and its barrier per launch, the fewest commands plain C
+// can record for the chain).
 int cbase_chain_new(cbase_device *d, const void *spirv, size_t spirv_bytes, const float *x, uint32_t n,
 	uint32_t groups, uint32_t k, cbase_chain **out);
-// eager: per launch, reset, begin, record, end, submit, wait on the fence.
+// eager: per launch, reset, begin, record, end, submit, wait on the fence
+// (one launch per command buffer, so it binds once per launch either way).
 int cbase_chain_eager(cbase_chain *c);
 // batched: the k launches re-recorded into one command buffer, one submit.
-int cbase_chain_batched(cbase_chain *c);
+int cbase_chain_batched(cbase_chain *c, int bound);
 // record: the recording of batched alone, never submitted.
-int cbase_chain_record(cbase_chain *c);
+int cbase_chain_record(cbase_chain *c, int bound);
 // replay: the command buffer recorded once at creation, submitted again.
-int cbase_chain_replay(cbase_chain *c);
+int cbase_chain_replay(cbase_chain *c, int bound);
 int cbase_chain_reset_y(cbase_chain *c);
 int cbase_chain_read_y(cbase_chain *c, float *out);
 void cbase_chain_free(cbase_chain *c);

@@ -45,6 +45,8 @@ func TestChainRunsEveryWay(t *testing.T) {
 		adds int
 	}{
 		{"eager", ch.Eager, k}, {"batched", ch.Batched, k}, {"replay", ch.Replay, k}, {"record", ch.Record, 0}, {"replay again", ch.Replay, k},
+		{"batched bound", ch.BatchedBound, k}, {"replay bound", ch.ReplayBound, k}, {"record bound", ch.RecordBound, 0},
+		{"replay bound again", ch.ReplayBound, k}, {"batched after bound", ch.Batched, k},
 	} {
 		require.NoError(t, step.run(), step.name)
 		launches += step.adds
@@ -71,10 +73,11 @@ func TestChainSpansGroups(t *testing.T) {
 	require.NoError(t, err)
 	defer ch.Close()
 	require.NoError(t, ch.Replay())
+	require.NoError(t, ch.ReplayBound())
 	y, err := ch.Y()
 	require.NoError(t, err)
 	for i := range y {
-		require.Equal(t, float32(2), y[i], "y[%d]", i)
+		require.Equal(t, float32(4), y[i], "y[%d]", i)
 	}
 }
 
@@ -154,6 +157,9 @@ func TestCloseRefusesLiveObjectsAndIsIdempotent(t *testing.T) {
 	ch.Close()
 	ch.Close()
 	assert.ErrorIs(t, ch.Replay(), ErrClosed)
+	assert.ErrorIs(t, ch.ReplayBound(), ErrClosed)
+	assert.ErrorIs(t, ch.BatchedBound(), ErrClosed)
+	assert.ErrorIs(t, ch.RecordBound(), ErrClosed)
 	assert.Zero(t, d.Live())
 	require.NoError(t, d.Close())
 	require.NoError(t, d.Close())
@@ -204,12 +210,12 @@ func TestStagedBuffers(t *testing.T) {
 	ch, err := d.NewChain(x, 3)
 	require.NoError(t, err)
 	defer ch.Close()
-	for _, run := range []func() error{ch.Eager, ch.Batched, ch.Replay} {
+	for _, run := range []func() error{ch.Eager, ch.Batched, ch.Replay, ch.BatchedBound, ch.ReplayBound, ch.RecordBound} {
 		require.NoError(t, run())
 	}
 	y, err := ch.Y()
 	require.NoError(t, err)
-	assert.Equal(t, []float32{9, 0, 18, 45}, y)
+	assert.Equal(t, []float32{15, 0, 30, 75}, y) // five runs of three launches; the recordings run nothing
 	require.NoError(t, ch.ResetY())
 	y, err = ch.Y()
 	require.NoError(t, err)
