@@ -49,8 +49,9 @@ func TestSuitesInProcess(t *testing.T) {
 		res, err := runDispatch(cfg)
 		require.NoError(t, err)
 		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched",
-			"c-eager", "c-batched", "c-record", "c-replay", "record", "replay-dynamic", "recapture")
-		assert.Len(t, res.Figures, 12*len(dispatchKs(true)))
+			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
+			"record", "replay-dynamic", "recapture")
+		assert.Len(t, res.Figures, 15*len(dispatchKs(true)))
 	})
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)
@@ -120,6 +121,9 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-batched", Params: k, Value: 1000},
 		{Suite: "dispatch", Name: "c-record", Params: k, Value: 300},
 		{Suite: "dispatch", Name: "c-replay", Params: k, Value: 900},
+		{Suite: "dispatch", Name: "c-batched-bound", Params: k, Value: 800},
+		{Suite: "dispatch", Name: "c-record-bound", Params: k, Value: 100},
+		{Suite: "dispatch", Name: "c-replay-bound", Params: k, Value: 850},
 		{Suite: "dispatch", Name: "record", Params: k, Value: 250},
 		{Suite: "dispatch", Name: "replay-dynamic", Params: k, Value: 1100},
 		{Suite: "dispatch", Name: "recapture", Params: k, Value: 5000},
@@ -127,6 +131,8 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-replay", Params: k1, Value: 20000},
 		{Suite: "dispatch", Name: "record", Params: k1, Value: 3000}, // no ratio: the window's fixed cost at K=1
 		{Suite: "dispatch", Name: "c-record", Params: k1, Value: 300},
+		{Suite: "dispatch", Name: "c-replay-bound", Params: k1, Value: 19000},
+		{Suite: "dispatch", Name: "c-record-bound", Params: k1, Value: 200}, // no ratio at K=1, as for c-record
 		{Suite: "dispatch", Name: "floor-replay", Params: k, Value: 800},
 		{Suite: "transfer", Name: "upload", Params: big, Value: 8},
 		{Suite: "transfer", Name: "download", Params: big, Value: 9},
@@ -154,7 +160,7 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 7, "one note per kind of ratio, three for dispatch, one for the external reference")
+	assert.Len(t, notes, 8, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the external reference")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
 		got[figureKey(r.Suite, r.Name, r.Params)] = r
@@ -171,7 +177,7 @@ func TestComputeRatios(t *testing.T) {
 		suite     string
 		params    map[string]int64
 		num, den  string
-		wantLimit float64
+		wantLimit float64 // 0: informational, no limit
 	}{
 		{"eager/c-eager", "dispatch", k, "eager", "c-eager", 1},
 		{"eager-batched/c-batched", "dispatch", k, "eager-batched", "c-batched", 0.8},
@@ -181,6 +187,11 @@ func TestComputeRatios(t *testing.T) {
 		{"replay-dynamic/replay", "dispatch", k, "replay-dynamic", "replay", 1.2},
 		{"replay/floor-replay", "dispatch", k, "replay", "floor-replay", 0.8},
 		{"replay/c-replay", "dispatch", k1, "replay", "c-replay", 1.15},
+		{"eager-batched/c-batched-bound", "dispatch", k, "eager-batched", "c-batched-bound", 0},
+		{"replay/c-replay-bound", "dispatch", k, "replay", "c-replay-bound", 0},
+		{"raw/c-replay-bound", "dispatch", k, "raw", "c-replay-bound", 0},
+		{"record/c-record-bound", "dispatch", k, "record", "c-record-bound", 0},
+		{"replay/c-replay-bound", "dispatch", k1, "replay", "c-replay-bound", 0},
 		{"c-memcpy/upload", "transfer", big, "c-memcpy", "upload", 1.25},
 		{"c-memcpy/download", "transfer", big, "c-memcpy", "download", 1.25},
 		{"c-memcpy/copy", "transfer", big, "c-memcpy", "copy", 1 / 0.85},
@@ -197,6 +208,12 @@ func TestComputeRatios(t *testing.T) {
 		want := value(c.suite, c.num, c.params) / value(c.suite, c.den, c.params)
 		assert.InDelta(t, want, r.Value, 1e-12, c.name)
 		assert.InDelta(t, c.wantLimit, r.Limit, 1e-12, c.name)
+		if c.wantLimit == 0 {
+			assert.True(t, r.Info, "%s is informational", c.name)
+			assert.True(t, r.OK, "%s has no limit to miss", c.name)
+			continue
+		}
+		assert.False(t, r.Info, c.name)
 		assert.Equal(t, want <= c.wantLimit, r.OK, c.name)
 	}
 	assert.Len(t, ratios, len(cases), "no memcpy ratio at 1 MiB, none where a side is missing")

@@ -51,7 +51,8 @@ type Figure struct {
 
 // Ratio compares two figures of one suite against the limit vkc promises,
 // e.g. "replay/c-replay" at most 1.15. It is a verdict, so it is reported
-// apart from the raw figures.
+// apart from the raw figures. An informational ratio (Info) has no limit:
+// Limit is 0, OK is true, and the table shows INFO instead of a verdict.
 type Ratio struct {
 	Suite  string           `json:"suite"`
 	Name   string           `json:"name"`
@@ -59,6 +60,7 @@ type Ratio struct {
 	Value  float64          `json:"value"`
 	Limit  float64          `json:"limit"`
 	OK     bool             `json:"ok"`
+	Info   bool             `json:"info,omitempty"`
 }
 
 // NewRatio builds the ratio numerator/denominator and decides OK from the
@@ -71,6 +73,16 @@ func NewRatio(suite, name string, params map[string]int64, numerator, denominato
 	}
 	ok := !math.IsNaN(value) && !math.IsInf(value, 0) && value <= limit
 	return Ratio{Suite: suite, Name: name, Params: params, Value: value, Limit: limit, OK: ok}
+}
+
+// NewInfoRatio builds the ratio numerator/denominator with no limit: it is
+// shown for information and never counts as a miss (Limit 0, OK true).
+func NewInfoRatio(suite, name string, params map[string]int64, numerator, denominator float64) Ratio {
+	value := math.Inf(1)
+	if denominator != 0 {
+		value = numerator / denominator
+	}
+	return Ratio{Suite: suite, Name: name, Params: params, Value: value, OK: true, Info: true}
 }
 
 // DeviceDesc identifies the Vulkan device a report was measured on; figures
@@ -252,7 +264,9 @@ func formatEnv(env map[string]string) string {
 }
 
 // WriteTable writes the report for a person at a terminal: the device, one
-// aligned block per suite, the ratios with PASS or OVER LIMIT, then the notes.
+// aligned block per suite, the ratios with PASS, OVER LIMIT or (for one with
+// no limit) INFO, then the notes. Neither verdict changes vkbench's exit
+// status: only failed result checks and failed runs do.
 func WriteTable(w io.Writer, r *Report) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -284,11 +298,14 @@ func WriteTable(w io.Writer, r *Report) error {
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SUITE\tRATIO\tPARAMS\tVALUE\tLIMIT\tVERDICT")
 		for _, ratio := range r.Ratios {
-			verdict := "PASS"
-			if !ratio.OK {
+			verdict, limit := "PASS", strconv.FormatFloat(ratio.Limit, 'f', 3, 64)
+			switch {
+			case ratio.Info:
+				verdict, limit = "INFO", "-"
+			case !ratio.OK:
 				verdict = "OVER LIMIT"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%s\n", orDash(ratio.Suite), ratio.Name, formatParams(ratio.Params), ratio.Value, ratio.Limit, verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%s\t%s\n", orDash(ratio.Suite), ratio.Name, formatParams(ratio.Params), ratio.Value, limit, verdict)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -318,11 +335,12 @@ func orDash(s string) string {
 //	  "started": RFC 3339 time,
 //	  "figures": [{"suite", "name", "params": {key: int}, "value", "unit",
 //	               "samples", "env": {key: string}}],
-//	  "ratios":  [{"suite", "name", "params", "value", "limit", "ok"}],
+//	  "ratios":  [{"suite", "name", "params", "value", "limit", "ok", "info"}],
 //	  "notes":   [string]
 //	}
 //
-// "params" and "env" are left out when empty; "figures", "ratios" and
+// "params" and "env" are left out when empty, "info" when false (an info
+// ratio has no limit: "limit" is 0 and "ok" true); "figures", "ratios" and
 // "notes" are always arrays, never null.
 func WriteJSON(w io.Writer, r *Report) error {
 	if err := r.Validate(); err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // sampleReport has every suite, several parameter shapes, a ratio on each
-// side of its limit and notes.
+// side of its limit, an informational one and notes.
 func sampleReport() *Report {
 	lp := map[string]string{"LP_NUM_THREADS": "0"}
 	return &Report{
@@ -35,6 +35,7 @@ func sampleReport() *Report {
 		Ratios: []Ratio{
 			NewRatio("dispatch", "replay/floor-replay", map[string]int64{"k": 1000}, 1843.5, 1781, 1.15),
 			NewRatio("dispatch", "eager/floor-eager", map[string]int64{"k": 1000}, 45653, 20000, 1.5),
+			NewInfoRatio("dispatch", "replay/c-replay-bound", map[string]int64{"k": 1000}, 1843.5, 1700),
 		},
 		Notes: []string{"bandwidth runs with lavapipe's default threads"},
 	}
@@ -86,16 +87,26 @@ func TestWriteTableMarksRatiosAgainstTheirLimits(t *testing.T) {
 	require.NoError(t, WriteTable(&buf, r))
 	_, ratios, found := strings.Cut(buf.String(), "== ratios ==")
 	require.True(t, found)
+	info := 0
 	for _, ratio := range r.Ratios {
+		line := lineContaining(ratios, ratio.Name)
+		require.NotEmpty(t, line, ratio.Name)
+		assert.Contains(t, line, strconv.FormatFloat(ratio.Value, 'f', 3, 64))
+		if ratio.Info {
+			info++
+			assert.Regexp(t, `\s-\s+INFO\s*$`, line, "no limit, no verdict")
+			assert.NotContains(t, line, "PASS")
+			assert.NotContains(t, line, "OVER LIMIT")
+			continue
+		}
 		verdict := "PASS"
 		if !ratio.OK {
 			verdict = "OVER LIMIT"
 		}
-		line := lineContaining(ratios, ratio.Name)
-		require.NotEmpty(t, line, ratio.Name)
 		assert.Contains(t, line, verdict)
 		assert.Contains(t, line, strconv.FormatFloat(ratio.Limit, 'f', 3, 64))
 	}
+	assert.Positive(t, info, "the sample has an informational ratio")
 }
 
 func lineContaining(text, part string) string {
@@ -118,6 +129,13 @@ func TestNewRatioDecidesOKFromTheLimit(t *testing.T) {
 	byZero := NewRatio("dispatch", "a/b", nil, 120, 0, 1.15)
 	assert.False(t, byZero.OK)
 	assert.ErrorIs(t, (&Report{Ratios: []Ratio{byZero}}).Validate(), ErrInvalidReport, "an infinite ratio cannot be written")
+
+	info := NewInfoRatio("dispatch", "a/b", nil, 250, 100)
+	assert.InDelta(t, 2.5, info.Value, 1e-12)
+	assert.True(t, info.Info)
+	assert.True(t, info.OK, "no limit to miss")
+	assert.Zero(t, info.Limit)
+	assert.ErrorIs(t, (&Report{Ratios: []Ratio{NewInfoRatio("dispatch", "a/b", nil, 1, 0)}}).Validate(), ErrInvalidReport)
 }
 
 func TestFormatParamsIsHumanReadable(t *testing.T) {
@@ -146,7 +164,14 @@ func TestWriteJSONRoundTripsThroughTheDocumentedFields(t *testing.T) {
 	figure := doc["figures"].([]any)[0].(map[string]any)
 	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "unit", "samples", "env"}, keys(figure))
 	ratio := doc["ratios"].([]any)[0].(map[string]any)
-	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "limit", "ok"}, keys(ratio))
+	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "limit", "ok"}, keys(ratio), "info is left out when false")
+	for _, rr := range doc["ratios"].([]any) {
+		if rr := rr.(map[string]any); rr["name"] == "replay/c-replay-bound" {
+			assert.Equal(t, true, rr["info"])
+			assert.Equal(t, true, rr["ok"])
+			assert.InDelta(t, 0.0, rr["limit"], 0)
+		}
+	}
 	assert.Equal(t, r.Started.Format(time.RFC3339), doc["started"])
 }
 

@@ -90,12 +90,15 @@ func (w chainWay) spec(k int, xs []float32) measureSpec {
 	}
 }
 
-// runDispatch measures a chain of K dependent axpy launches three ways on
-// vkc (one submit per launch, batched, captured and replayed), two on the
-// raw vk/ path (replay, re-recorded batch) and four in the C baseline
-// (eager, batched, the recording alone, replay), in ns per launch. The
-// figures of one K are measured round-robin, so each ratio compares runs
-// taken under the same conditions.
+// runDispatch measures a chain of K dependent axpy launches on vkc (one
+// submit per launch, batched, recorded alone, captured and replayed,
+// replayed with a changing length, re-captured), two ways on the raw vk/
+// path (replay, re-recorded batch) and seven in the C baseline: eager, then
+// batched, the recording alone and replay each twice, binding the pipeline
+// and set and pushing the constants before every launch (c-batched,
+// c-record, c-replay) and once per command buffer (c-*-bound), in ns per
+// launch. The figures of one K are measured round-robin, so each ratio
+// compares runs taken under the same conditions.
 func runDispatch(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -260,6 +263,9 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		{"c-batched", cChain.Batched, k, cChain.ResetY, cChain.Y},
 		{"c-record", cChain.Record, 0, cChain.ResetY, cChain.Y},
 		{"c-replay", cChain.Replay, k, cChain.ResetY, cChain.Y},
+		{"c-batched-bound", cChain.BatchedBound, k, cChain.ResetY, cChain.Y},
+		{"c-record-bound", cChain.RecordBound, 0, cChain.ResetY, cChain.Y},
+		{"c-replay-bound", cChain.ReplayBound, k, cChain.ResetY, cChain.Y},
 	}
 	specs := make([]measureSpec, len(ways))
 	for i, w := range ways {
