@@ -136,8 +136,22 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 	cOut := make([]uint32, n)
 	cBytes := make([]byte, size)
 
+	// zero clears a device buffer on the device, outside the timer, so that
+	// a check sees what the timed operation wrote and not what an earlier
+	// run left there (a copy that silently stopped running would otherwise
+	// still find src from the warm-up).
+	zero := func(buf *vkc.Buffer[uint32]) func() error {
+		return func() error {
+			if err := vkc.Fill(s, buf, 0); err != nil {
+				return err
+			}
+			return s.Sync(ctx)
+		}
+	}
+
 	// The six figures are measured round-robin (measureInterleaved), so
-	// each ratio compares runs taken under the same conditions.
+	// each ratio compares runs taken under the same conditions. Upload
+	// rewrites a with src, download reads it and copy copies it into b.
 	cfg.progress.Printf("transfer: upload, download, copy, memcpy, c-copy-buffer, c-memcpy %s", formatBytes(size))
 	names := []string{"upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy"}
 	perByte, errs := measureInterleaved(cfg, []measureSpec{{
@@ -147,6 +161,7 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 			}
 			return float64(size), s.Sync(ctx)
 		},
+		reset: zero(a),
 		check: func() error {
 			if err := a.ReadInto(ctx, s, out); err != nil {
 				return err
@@ -157,6 +172,10 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 		op: func() (float64, error) {
 			return float64(size), a.ReadInto(ctx, s, out)
 		},
+		reset: func() error {
+			clear(out)
+			return nil
+		},
 		check: func() error { return sampleDiff("download", src, out) },
 	}, {
 		op: func() (float64, error) {
@@ -165,6 +184,7 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 			}
 			return float64(size), s.Sync(ctx)
 		},
+		reset: zero(b),
 		check: func() error {
 			clear(out)
 			if err := b.ReadInto(ctx, s, out); err != nil {
