@@ -1,8 +1,8 @@
 // Package cbase is vkbench's plain-C reference: the work vkbench's suites
 // measure on vkc, done by a small C program that talks to the Vulkan loader
-// directly (no vkc, no vk package, no vulkan-go), so that every ratio
-// vkbench prints compares vkc with what the same device does for code that
-// has no library at all. It is built with vkbench through cgo and needs only
+// directly (no vkc, no vk package, no vulkan-go), so that vkbench's ratios
+// against it compare vkc with what the same device does for code that has
+// no library at all. It is built with vkbench through cgo and needs only
 // the Vulkan headers to build and the loader to run.
 //
 // Each operation is one cgo call that does all of its work in C (a chain of
