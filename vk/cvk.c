@@ -493,13 +493,13 @@ VkResult vkc_queue_wait_idle(const vkc_fns *f) {
 	return f->queueWaitIdle(f->queue);
 }
 
-void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, const vkc_ranges *r) {
+void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, vkc_ranges r) {
 	if (!f) return; // the device was closed
 	VkDescriptorBufferInfo bi[VKC_MAX_BINDINGS];
 	VkWriteDescriptorSet w[VKC_MAX_BINDINGS];
-	uint32_t n = r->count > VKC_MAX_BINDINGS ? VKC_MAX_BINDINGS : r->count;
+	uint32_t n = r.count > VKC_MAX_BINDINGS ? VKC_MAX_BINDINGS : r.count;
 	for (uint32_t i = 0; i < n; i++) {
-		bi[i] = (VkDescriptorBufferInfo){ .buffer = r->buffer[i], .offset = r->offset[i], .range = r->size[i] };
+		bi[i] = (VkDescriptorBufferInfo){ .buffer = r.buffer[i], .offset = r.offset[i], .range = r.size[i] };
 		w[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
 			.descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[i] };
 	}

@@ -217,13 +217,15 @@ VkResult vkc_fence_status(const vkc_fns *f, VkFence fence);
 VkResult vkc_queue_wait_idle(const vkc_fns *f);
 
 // vkc_ranges names up to VKC_MAX_BINDINGS storage-buffer ranges for one set.
+// vkc_update_set takes it by value: no Go pointer is passed, so the Go
+// side's copy stays on its stack (see UpdateSet).
 typedef struct vkc_ranges {
 	uint32_t count;
 	VkBuffer buffer[VKC_MAX_BINDINGS];
 	VkDeviceSize offset[VKC_MAX_BINDINGS];
 	VkDeviceSize size[VKC_MAX_BINDINGS];
 } vkc_ranges;
-void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, const vkc_ranges *r);
+void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, vkc_ranges r);
 
 VkResult vkc_query_results(const vkc_fns *f, VkQueryPool pool, uint32_t first, uint32_t count, uint64_t *out);
 VkResult vkc_flush(const vkc_fns *f, VkDeviceMemory mem, VkDeviceSize off, VkDeviceSize size);

@@ -267,9 +267,13 @@ type BufferRange struct {
 	Range  uint64
 }
 
-// UpdateSet points the set's bindings 0..len(r)-1 at the ranges. It goes
-// through C with a fixed-size array, so it allocates nothing. On a closed
-// device it does nothing.
+// UpdateSet points the set's bindings 0..len(r)-1 at the ranges. On a
+// closed device it does nothing. The ranges go to C as a fixed-size struct
+// passed by value, so it allocates nothing: a pointer to a Go local would
+// move that local to the heap (cgo makes every pointer argument escape),
+// and #cgo noescape only avoids that together with nocallback, which this
+// call cannot promise, since the validation layer reports a bad range
+// from inside vkUpdateDescriptorSets through the Go message callback.
 func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) {
 	if d.enter() != nil {
 		return
@@ -283,5 +287,5 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) {
 		cr.offset[i] = C.VkDeviceSize(r[i].Offset)
 		cr.size[i] = C.VkDeviceSize(r[i].Range)
 	}
-	C.vkc_update_set(d.fns, s.set, &cr)
+	C.vkc_update_set(d.fns, s.set, cr)
 }

@@ -378,3 +378,13 @@ func TestDescriptorPoolFreeIgnoresWhatItDoesNotHold(t *testing.T) {
 	pool.Free(b)
 	assert.Zero(t, d.LiveCount(ObjDescriptorSet))
 }
+
+// UpdateSet allocates nothing: its ranges reach C by value, not through a
+// pointer to a Go local (which cgo would move to the heap, ~400 B a call).
+func TestUpdateSetAllocatesNothing(t *testing.T) {
+	d := fixture(t)
+	r := newAxpyRig(t, d, 64)
+	defer r.close()
+	ranges := []BufferRange{{r.x, 0, 256}, {r.y, 0, 256}}
+	assert.Zero(t, testing.AllocsPerRun(200, func() { d.UpdateSet(r.set, ranges) }))
+}
