@@ -168,14 +168,19 @@ func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, er
 	if err != nil {
 		return fail(err)
 	}
-	p := &presentation{surface: sf, pd: pd.handle,
-		fns: (*C.vkc_present_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_present_fns{}))))}
-	d.pres = p
-	d.live[ObjSurface].Add(1)
-	if C.vkc_load_present(in.gipa, in.handle, d.fns, p.fns) == 0 {
+	// The table is loaded before the device takes the surface: on failure
+	// d.Close then has no presentation to close, which would enter the
+	// instance's gate a second time on this goroutine (a deadlock with an
+	// Instance.Close waiting in between), and fail destroys the surface
+	// under the hold taken above.
+	fns := (*C.vkc_present_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_present_fns{}))))
+	if C.vkc_load_present(in.gipa, in.handle, d.fns, fns) == 0 {
+		C.free(unsafe.Pointer(fns))
 		d.Close()
-		return nil, fmt.Errorf("vk: device %d (%s) lacks a VK_KHR_swapchain function", index, pd.info.Name)
+		return fail(fmt.Errorf("vk: device %d (%s) lacks a VK_KHR_swapchain function", index, pd.info.Name))
 	}
+	d.pres = &presentation{surface: sf, pd: pd.handle, fns: fns}
+	d.live[ObjSurface].Add(1)
 	return d, nil
 }
 
