@@ -469,7 +469,7 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 		}
 		return okN && okD
 	}
-	var dispatched, bound, floored, multiplied, copied, memcopied bool
+	var dispatched, bound, emptied, floored, multiplied, copied, memcopied bool
 	for _, f := range figs {
 		p := f.Params
 		switch {
@@ -501,6 +501,8 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 			if p["k"] >= recordRatioMinK {
 				bound = addInfo("dispatch", "record/c-record-bound", p, "record", "c-record-bound") || bound
 			}
+		case f.Suite == "dispatch" && f.Name == "c-replay-empty":
+			emptied = true
 		case f.Suite == "dispatch" && f.Name == "floor-replay":
 			// The external reference's own targets, where -floor gave one.
 			floored = add("dispatch", "eager/floor-eager", p, "eager", "floor-eager", 0.5) || floored
@@ -524,6 +526,9 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 	}
 	if bound {
 		notes = append(notes, "dispatch: x/c-y-bound compares with the C baseline binding the pipeline and set and pushing the constants once per command buffer (a dispatch and a barrier per launch: the fewest commands plain C records for the chain); vkc skips the same binds, so this is the comparison with the best plain C; informational, no limit (INFO)")
+	}
+	if emptied {
+		notes = append(notes, "dispatch: c-replay-empty is c-replay-bound with a kernel whose body is empty: what the driver charges per launch for a dispatch and a barrier; the rest of a replay's launch is the kernel's own execution, which no way of recording removes")
 	}
 	if floored {
 		notes = append(notes, "dispatch: x/floor-y compares with the external reference -floor ran, in the same run")

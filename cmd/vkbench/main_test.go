@@ -50,8 +50,8 @@ func TestSuitesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched",
 			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
-			"record", "replay-dynamic", "recapture")
-		assert.Len(t, res.Figures, 15*len(dispatchKs(true)))
+			"c-replay-empty", "record", "replay-dynamic", "recapture")
+		assert.Len(t, res.Figures, 16*len(dispatchKs(true)))
 	})
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)
@@ -124,6 +124,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-batched-bound", Params: k, Value: 800},
 		{Suite: "dispatch", Name: "c-record-bound", Params: k, Value: 100},
 		{Suite: "dispatch", Name: "c-replay-bound", Params: k, Value: 850},
+		{Suite: "dispatch", Name: "c-replay-empty", Params: k, Value: 300}, // a note, no ratio
 		{Suite: "dispatch", Name: "record", Params: k, Value: 250},
 		{Suite: "dispatch", Name: "replay-dynamic", Params: k, Value: 1100},
 		{Suite: "dispatch", Name: "recapture", Params: k, Value: 5000},
@@ -160,7 +161,8 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 8, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the external reference")
+	assert.Len(t, notes, 9, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
+	assert.Contains(t, strings.Join(notes, "\n"), "c-replay-empty is")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
 		got[figureKey(r.Suite, r.Name, r.Params)] = r

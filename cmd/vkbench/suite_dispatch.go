@@ -93,11 +93,12 @@ func (w chainWay) spec(k int, xs []float32) measureSpec {
 // runDispatch measures a chain of K dependent axpy launches on vkc (one
 // submit per launch, batched, recorded alone, captured and replayed,
 // replayed with a changing length, re-captured), two ways on the raw vk/
-// path (replay, re-recorded batch) and seven in the C baseline: eager, then
+// path (replay, re-recorded batch) and eight in the C baseline: eager, then
 // batched, the recording alone and replay each twice, binding the pipeline
 // and set and pushing the constants before every launch (c-batched,
-// c-record, c-replay) and once per command buffer (c-*-bound), in ns per
-// launch. The figures of one K are measured round-robin, so each ratio
+// c-record, c-replay) and once per command buffer (c-*-bound), and the
+// bound replay of a kernel with an empty body (c-replay-empty: the driver's
+// own cost of a dispatch and a barrier), in ns per launch. The figures of one K are measured round-robin, so each ratio
 // compares runs taken under the same conditions.
 func runDispatch(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
@@ -232,6 +233,11 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		return fmt.Errorf("C baseline, K=%d: %w", k, err)
 	}
 	defer cChain.Close()
+	emptyChain, err := base.NewEmptyChain(xs, k)
+	if err != nil {
+		return fmt.Errorf("C baseline, empty kernel, K=%d: %w", k, err)
+	}
+	defer emptyChain.Close()
 
 	ways := []chainWay{
 		{"eager", func() error {
@@ -266,6 +272,7 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		{"c-batched-bound", cChain.BatchedBound, k, cChain.ResetY, cChain.Y},
 		{"c-record-bound", cChain.RecordBound, 0, cChain.ResetY, cChain.Y},
 		{"c-replay-bound", cChain.ReplayBound, k, cChain.ResetY, cChain.Y},
+		{"c-replay-empty", emptyChain.ReplayBound, 0, emptyChain.ResetY, emptyChain.Y},
 	}
 	specs := make([]measureSpec, len(ways))
 	for i, w := range ways {

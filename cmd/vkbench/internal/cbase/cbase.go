@@ -31,8 +31,13 @@ import (
 
 //go:generate glslc -O --target-env=vulkan1.1 sgemm_naive.comp -o sgemm_naive.spv
 
+//go:generate glslc -O --target-env=vulkan1.1 empty.comp -o empty.spv
+
 //go:embed sgemm_naive.spv
 var sgemmNaiveSPIRV []byte
+
+//go:embed empty.spv
+var emptySPIRV []byte
 
 // ErrVulkan means a Vulkan call of the reference failed; the error names the
 // call and its VkResult.
@@ -196,20 +201,35 @@ type Chain struct {
 // workgroup per LocalSize[0] elements) and y zeroed, and records the two
 // command buffers Replay and ReplayBound submit.
 func (d *Device) NewChain(x []float32, k int) (*Chain, error) {
-	if err := d.open(); err != nil {
-		return nil, err
-	}
 	kernel, err := shaders.Get("axpy")
 	if err != nil {
+		return nil, err
+	}
+	return d.newChain(kernel.SPIRV, int(kernel.LocalSize[0]), x, k)
+}
+
+// NewEmptyChain builds the same chain as NewChain, same groups, bindings,
+// constants and barriers, with a kernel whose body is empty (empty.comp):
+// y stays as it is. Its ReplayBound is what the driver charges per launch
+// with no kernel work, the share of a replay no library can remove.
+func (d *Device) NewEmptyChain(x []float32, k int) (*Chain, error) {
+	kernel, err := shaders.Get("axpy")
+	if err != nil {
+		return nil, err
+	}
+	return d.newChain(emptySPIRV, int(kernel.LocalSize[0]), x, k)
+}
+
+func (d *Device) newChain(spirv []byte, local int, x []float32, k int) (*Chain, error) {
+	if err := d.open(); err != nil {
 		return nil, err
 	}
 	if len(x) == 0 || k < 1 {
 		return nil, fmt.Errorf("cbase: a chain needs elements and k >= 1 (got %d, %d)", len(x), k)
 	}
-	local := int(kernel.LocalSize[0])
 	groups := (len(x) + local - 1) / local
 	ch := &Chain{d: d, n: len(x)}
-	if C.cbase_chain_new(d.c, unsafe.Pointer(&kernel.SPIRV[0]), C.size_t(len(kernel.SPIRV)), floatPtr(x),
+	if C.cbase_chain_new(d.c, unsafe.Pointer(&spirv[0]), C.size_t(len(spirv)), floatPtr(x),
 		C.uint32_t(len(x)), C.uint32_t(groups), C.uint32_t(k), &ch.c) != 0 {
 		return nil, d.err()
 	}

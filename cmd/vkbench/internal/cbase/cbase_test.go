@@ -251,17 +251,50 @@ func TestStagedBuffers(t *testing.T) {
 	assert.Equal(t, want, c[3*n+5])
 }
 
-// The committed module must be what glslc builds from the source now, with
-// the flags of the go:generate line in cbase.go.
+// The committed modules must be what glslc builds from their sources now,
+// with the flags of the go:generate lines in cbase.go.
 func TestCommittedSPIRVIsFresh(t *testing.T) {
 	compiler, err := exec.LookPath("glslc")
 	if err != nil {
-		t.Skip("glslc not on PATH; cannot check sgemm_naive.spv against its source")
+		t.Skip("glslc not on PATH; cannot check the committed modules against their sources")
 	}
-	out := filepath.Join(t.TempDir(), "sgemm_naive.spv")
-	msg, err := exec.Command(compiler, "-O", "--target-env=vulkan1.1", "sgemm_naive.comp", "-o", out).CombinedOutput()
-	require.NoError(t, err, "glslc: %s", msg)
-	fresh, err := os.ReadFile(out)
+	for name, committed := range map[string][]byte{"sgemm_naive": sgemmNaiveSPIRV, "empty": emptySPIRV} {
+		out := filepath.Join(t.TempDir(), name+".spv")
+		msg, err := exec.Command(compiler, "-O", "--target-env=vulkan1.1", name+".comp", "-o", out).CombinedOutput()
+		require.NoError(t, err, "glslc: %s", msg)
+		fresh, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(fresh, committed), "%s.spv is stale: run go generate ./cmd/vkbench/internal/cbase", name)
+	}
+}
+
+// The empty chain records what the axpy chain records and runs every way
+// without touching y, and its objects go with Close.
+func TestEmptyChainRunsAndWritesNothing(t *testing.T) {
+	d := openTest(t)
+	before := d.Live()
+	x := make([]float32, 300)
+	for i := range x {
+		x[i] = float32(i%5) + 1
+	}
+	full, err := d.NewChain(x, 3)
 	require.NoError(t, err)
-	assert.True(t, bytes.Equal(fresh, sgemmNaiveSPIRV), "sgemm_naive.spv is stale: run go generate ./cmd/vkbench/internal/cbase")
+	defer full.Close()
+	withFull := d.Live()
+	empty, err := d.NewEmptyChain(x, 3)
+	require.NoError(t, err)
+	assert.Equal(t, withFull-before, d.Live()-withFull, "the empty chain makes as many objects as the axpy chain")
+	for _, run := range []func() error{empty.Eager, empty.Batched, empty.BatchedBound, empty.Replay, empty.ReplayBound} {
+		require.NoError(t, run())
+	}
+	y, err := empty.Y()
+	require.NoError(t, err)
+	assert.Equal(t, make([]float32, len(x)), y)
+	require.NoError(t, full.ReplayBound()) // the same setup with axpy's body does write
+	y, err = full.Y()
+	require.NoError(t, err)
+	assert.Equal(t, 3*x[299], y[299])
+	empty.Close()
+	assert.Equal(t, withFull, d.Live())
+	assert.ErrorIs(t, empty.ReplayBound(), ErrClosed)
 }
