@@ -86,8 +86,8 @@ func (l length) limits() []recorder.Limit {
 	return []recorder.Limit{{Param: l.p.buf.claim, Max: uint32(min(l.capacity, 1<<32-1))}}
 }
 
-// prefix is the extent of a buffer the op writes scale bytes of per unit
-// of the length.
+// prefix is the extent of a buffer the op reads or writes scale bytes of
+// per unit of the length: the ledger checks and marks only that much.
 func (l length) prefix(value *bufferCore, scale uint64) capture.Extent {
 	if l.p == nil {
 		return capture.Extent{}
@@ -316,7 +316,14 @@ func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCor
 	}
 	if capacity <= w {
 		cores := append(append([]*bufferCore(nil), srcs...), out, count)
-		return k.launchWith(s, cores, nil, &launchSpec{groups: [3]uint32{1, 1, 1}, limits: n.limits()})
+		spec := launchSpec{groups: [3]uint32{1, 1, 1}, limits: n.limits()}
+		if n.p != nil {
+			spec.extents = make([]capture.Extent, len(cores))
+			for i := range srcs {
+				spec.extents[i] = n.prefix(count, elemSize)
+			}
+		}
+		return k.launchWith(s, cores, nil, &spec)
 	}
 	parts := (capacity + w - 1) / w
 	t, err := d.temp(s, parts)
@@ -338,6 +345,9 @@ func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCor
 			return err
 		}
 		spec.extents = make([]capture.Extent, len(cores))
+		for i := range srcs {
+			spec.extents[i] = n.prefix(count, elemSize)
+		}
 		spec.extents[len(srcs)] = n.prefix(next, elemSize)
 	}
 	if err := k.launchWith(s, cores, indirect, &spec); err != nil {
@@ -394,6 +404,7 @@ func SoftmaxDyn(s *Stream, src, dst *Buffer[float32], rows *Param[uint32], cols 
 			return err
 		}
 		spec.extents = make([]capture.Extent, len(cores))
+		spec.extents[0] = l.prefix(l.value, uint64(cols)*elemSize)
 		spec.extents[1] = l.prefix(l.value, uint64(cols)*elemSize)
 	}
 	return k.launchWith(s, cores, indirect, &spec)
@@ -458,6 +469,7 @@ func MatmulDyn(s *Stream, a, b, c *Buffer[float32], m *Param[uint32], n, k int) 
 			return err
 		}
 		spec.extents = make([]capture.Extent, len(cores))
+		spec.extents[0] = l.prefix(l.value, uint64(k)*elemSize)
 		spec.extents[2] = l.prefix(l.value, uint64(n)*elemSize)
 	}
 	return kern.launchWith(s, cores, indirect, &spec)

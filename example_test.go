@@ -273,5 +273,5 @@ func ExampleParam() {
 	// [10 20 3 4 5 6] 30
 	// [100 200 300 4 5 6] 600
 	// [-1 -2 -3 -4 -5 -6] -21
-	// vkc: length 7 above 6, what the buffers of a live graph sized by this param hold
+	// vkc: length 7 above 6, what the buffers of a live graph or a recording window sized by this param hold
 }

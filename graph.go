@@ -20,9 +20,11 @@ type Graph struct {
 // pending work; consecutive replays need no host wait and run in order. If
 // it does not enqueue (the submit fails, or another stream records a
 // window on its slot: ErrStreamCapturing) every output of the graph reads
-// as ErrUnwritten (unwrapping to the error) until a replay succeeds. An
-// output whose input holds unwritten bytes when the replay is enqueued
-// reads as ErrUnwritten too, as the same launches done one by one would.
+// as ErrUnwritten (unwrapping to the error) until a replay writes it again
+// (with a dynamic length, only the prefix that length covers is rewritten).
+// An output whose input holds unwritten bytes when the replay is enqueued
+// reads as ErrUnwritten too, as the same launches done one by one would. A
+// replay whose length param is above what its buffers hold is refused.
 func (g *Graph) Replay() error {
 	if g == nil || g.g == nil || g.dev == nil {
 		return errNilGraph

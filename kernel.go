@@ -424,7 +424,7 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 type launchSpec struct {
 	groups  [3]uint32
 	push    []byte
-	extents []capture.Extent // per core; nil: every written buffer whole
+	extents []capture.Extent // per core; nil: every buffer used whole
 	limits  []recorder.Limit
 }
 

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder"
 )
 
 var errNilParam = errors.New("vkc: nil param (use NewParam)")
@@ -121,8 +122,9 @@ func (p *Param[T]) Device() *Device {
 // Set changes the value that launches and replays issued from now on read.
 // It waits for pending work issued earlier that reads the param. For a
 // param used as a length it refuses 0 and any value above what the
-// buffers of every live graph sized by it hold (the error says which
-// limit), so a replay never runs past its buffers. It allocates nothing.
+// buffers of every live graph, and of launches a capture window recording
+// now recorded, sized by it hold (the error says which limit), so a replay
+// never runs past its buffers. It allocates nothing.
 func (p *Param[T]) Set(v T) error {
 	if err := p.valid(); err != nil {
 		return err
@@ -146,21 +148,30 @@ func (p *Param[T]) Set(v T) error {
 		}
 	}
 	c.fill(bits, d.info.Limits.MaxComputeWorkGroupCount)
-	if err := d.rec.SetHost(c.claims, c.data); err != nil {
+	var err error
+	if c.length {
+		err = d.rec.SetLength(c.claims, c.data, uint32(bits))
+	} else {
+		err = d.rec.SetHost(c.claims, c.data)
+	}
+	if err != nil {
 		c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
+		var over *recorder.LengthLimitError
+		if errors.As(err, &over) {
+			return fmt.Errorf("vkc: length %d above %d, what the buffers of a live graph or a recording window sized by this param hold", over.Length, over.Max)
+		}
 		return public(err)
 	}
 	c.bits = bits
 	return nil
 }
 
-// checkLength refuses a length the param's uses cannot take.
+// checkLength refuses a length the param's uses cannot take on any
+// device; what live graphs and recording windows hold, SetLength checks
+// while no launch can record.
 func (c *paramCore) checkLength(n uint32) error {
 	if n == 0 {
 		return fmt.Errorf("vkc: length 0: a length param sizes work and must be at least 1")
-	}
-	if max, limited := c.buf.dev.rec.LengthLimit(c.buf.claim); limited && n > max {
-		return fmt.Errorf("vkc: length %d above %d, what the buffers of a live graph sized by this param hold", n, max)
 	}
 	maxX := c.buf.dev.info.Limits.MaxComputeWorkGroupCount[0]
 	for _, v := range c.views {

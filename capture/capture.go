@@ -76,14 +76,14 @@ type Binding struct {
 	// contents (like Axpy's y): the binding is then an input too. A binding
 	// that is not written is always read.
 	Read bool
-	// Extent, on a written binding, says the launch writes only a prefix
-	// of the claim whose length a device value decides when it runs; the
-	// zero Extent means the whole claim.
+	// Extent says the launch reads and writes only a prefix of the claim
+	// whose length a device value decides when it runs; the zero Extent
+	// means the whole claim.
 	Extent Extent
 }
 
-// Extent is a written prefix whose length is known only when the work
-// runs: Scale bytes per unit of the uint32 the host keeps at Param (a
+// Extent is the prefix of a claim a launch reads or writes, whose length
+// is known only when the work runs: Scale bytes per unit of the uint32 the host keeps at Param (a
 // dynamic length), at most the claim.
 type Extent struct {
 	Param alloc.Claim
@@ -287,21 +287,27 @@ func (c *StreamCapture) Record(bindings ...Binding) {
 	c.steps = append(c.steps, 0, 0)
 	for j, b := range bindings { // reads first: a step reads before it writes
 		if b.Reads() {
-			c.steps = append(c.steps, c.indexAt(at[:], j, b))
+			c.steps = append(c.steps, c.indexAt(at[:], j, b), c.extentIndex(b))
 			c.steps[head]++
 		}
 	}
 	for j, b := range bindings {
 		if b.Write {
-			extent := int32(-1)
-			if b.Extent.Dynamic() {
-				extent = int32(len(c.extents))
-				c.extents = append(c.extents, b.Extent)
-			}
-			c.steps = append(c.steps, c.indexAt(at[:], j, b), extent)
+			c.steps = append(c.steps, c.indexAt(at[:], j, b), c.extentIndex(b))
 			c.steps[head+1]++
 		}
 	}
+}
+
+// extentIndex is where the step encoding finds b's extent: -1 for the
+// whole claim, else an index into c.extents (one entry per use, so a
+// read-write binding appears twice).
+func (c *StreamCapture) extentIndex(b Binding) int32 {
+	if !b.Extent.Dynamic() {
+		return -1
+	}
+	c.extents = append(c.extents, b.Extent)
+	return int32(len(c.extents) - 1)
 }
 
 // maxStepBindings is how many bindings of one step Record keeps on the

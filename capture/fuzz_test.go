@@ -113,6 +113,17 @@ func (m *lifecycleModel) takeRecorded() []Binding {
 	return taken
 }
 
+// readWriteCount is how many of bs are both read and written.
+func readWriteCount(bs []Binding) int {
+	n := 0
+	for _, b := range bs {
+		if b.Write && b.Read {
+			n++
+		}
+	}
+	return n
+}
+
 // writeCount is how many of bs are written.
 func writeCount(bs []Binding) int {
 	n := 0
@@ -126,9 +137,9 @@ func writeCount(bs []Binding) int {
 
 // takeSteps derives Sealed's Steps and Inputs from the raw Record calls by
 // definition: indexes into recorded (binding order of first sight); a step
-// reads its unwritten and read-write bindings before writing; its Extents
-// are nil unless a write is dynamic, else one per write (the zero Extent
-// for a whole-claim write), an extent on a read binding meaning nothing;
+// reads its unwritten and read-write bindings before writing; its
+// ReadExtents and Extents are nil unless a read, or a write, is dynamic,
+// else one per read, or per write (the zero Extent for the whole claim);
 // an input is a claim whose first step reads it.
 func (m *lifecycleModel) takeSteps(recorded []Binding) ([]Step, []alloc.Claim) {
 	at := func(c alloc.Claim) int32 {
@@ -148,6 +159,12 @@ func (m *lifecycleModel) takeSteps(recorded []Binding) ([]Step, []alloc.Claim) {
 			if !b.Write || b.Read {
 				st.Reads = append(st.Reads, at(b.Claim))
 				reads[b.Claim] = true
+				if b.Extent.Dynamic() {
+					if st.ReadExtents == nil {
+						st.ReadExtents = make([]Extent, len(bs)-writeCount(bs)+readWriteCount(bs))
+					}
+					st.ReadExtents[len(st.Reads)-1] = b.Extent
+				}
 			}
 		}
 		for j, b := range bs {

@@ -32,10 +32,12 @@ type Sealed struct {
 }
 
 // Step is one recorded launch or copy: indexes into Sealed.Touched of the
-// claims it read and of those it wrote. Extents, when not nil, holds for
-// each write its extent (the zero Extent: the whole claim).
+// claims it read and of those it wrote. ReadExtents and Extents, when not
+// nil, hold for each read and each write its extent (the zero Extent: the
+// whole claim).
 type Step struct {
 	Reads, Writes []int32
+	ReadExtents   []Extent
 	Extents       []Extent
 }
 
@@ -122,36 +124,45 @@ func (c *StreamCapture) Abandon() (sealed Sealed, doomed error, err error) {
 	return sealed, c.TakeFailure(), nil
 }
 
-// decodeSteps turns the flat step encoding into Steps whose index slices
-// share one array.
+// decodeSteps turns the flat step encoding (per step: the read and write
+// counts, then an index and an extent index for each read and each write)
+// into Steps whose index slices share one array.
 func decodeSteps(flat []int32, extents []Extent) []Step {
 	if len(flat) == 0 {
 		return nil
 	}
 	count := 0
 	for i := 0; i < len(flat); count++ {
-		i += 2 + int(flat[i]) + 2*int(flat[i+1])
+		i += 2 + 2*int(flat[i]) + 2*int(flat[i+1])
 	}
-	data := make([]int32, 0, len(flat))
+	data := make([]int32, 0, len(flat)/2)
 	steps := make([]Step, 0, count)
 	for i := 0; i < len(flat); {
 		r, w := int(flat[i]), int(flat[i+1])
 		i += 2
 		start := len(data)
-		data = append(data, flat[i:i+r]...)
-		i += r
-		var ext []Extent
-		for j := 0; j < w; j++ {
-			data = append(data, flat[i])
-			if e := flat[i+1]; e >= 0 {
-				if ext == nil {
-					ext = make([]Extent, w)
-				}
-				ext[j] = extents[e]
-			}
-			i += 2
-		}
-		steps = append(steps, Step{Reads: data[start : start+r : start+r], Writes: data[start+r : start+r+w : start+r+w], Extents: ext})
+		var readExt, writeExt []Extent
+		i = decodeUses(flat, i, r, extents, &data, &readExt)
+		i = decodeUses(flat, i, w, extents, &data, &writeExt)
+		steps = append(steps, Step{Reads: data[start : start+r : start+r], Writes: data[start+r : start+r+w : start+r+w],
+			ReadExtents: readExt, Extents: writeExt})
 	}
 	return steps
+}
+
+// decodeUses appends the n claim indexes encoded from flat[i] to data and,
+// if any of them has a dynamic extent, sets ext to one extent per use.
+// It returns the index past them.
+func decodeUses(flat []int32, i, n int, extents []Extent, data *[]int32, ext *[]Extent) int {
+	for j := 0; j < n; j++ {
+		*data = append(*data, flat[i])
+		if e := flat[i+1]; e >= 0 {
+			if *ext == nil {
+				*ext = make([]Extent, n)
+			}
+			(*ext)[j] = extents[e]
+		}
+		i += 2
+	}
+	return i
 }

@@ -72,6 +72,7 @@ func TestDynamicLengthLaunches(t *testing.T) {
 			require.NoError(t, d.r.PrepareCapture(0))
 			require.NoError(t, d.copyN(0, src, dst, n))
 			require.NoError(t, d.r.BeginCapture(0))
+			d.set(n - 2) // what the recorded launch's buffers hold
 			require.NoError(t, d.copyN(0, src, dst, n-2))
 			g, err := d.r.EndCapture(0)
 			require.NoError(t, err)
@@ -134,6 +135,8 @@ func TestLengthLimitIsTheSmallestPerLength(t *testing.T) {
 	require.NoError(t, d.write(0, src, nil, ramp(1)))
 	other, err := d.r.Alloc(alloc.Upload, 4) // a second length the launches name
 	require.NoError(t, err)
+	require.NoError(t, d.r.SetHost([]alloc.Claim{other}, [][]byte{words(1)}))
+	d.set(4)
 	launch := func(limits ...recorder.Limit) error {
 		l := recorder.Launch{
 			Args: []capture.Binding{{Claim: src}, {Claim: dst, Write: true, Extent: capture.Extent{Param: d.length, Scale: 4}},
@@ -171,4 +174,49 @@ func TestLengthLimitIsTheSmallestPerLength(t *testing.T) {
 	require.False(t, limited, "no graph left names the other length")
 	require.NoError(t, g2.Close())
 	require.NoError(t, d.r.Free(other))
+}
+
+// SetLength holds a length to the buffers of every live graph and of every
+// window recording now that recorded work sized by it, and leaves the value
+// when it refuses; a launch or replay that finds its length above its
+// buffers (set past the check, as SetHost can) is refused and taints what
+// it would have written.
+func TestLengthAboveItsBuffersIsRefusedEverywhere(t *testing.T) {
+	both(t, func(t *testing.T, unified bool) {
+		d := newDynRig(t, unified)
+		defer d.close()
+		src, dst := d.buf(), d.buf()
+		require.NoError(t, d.write(0, src, nil, ramp(1)))
+		require.NoError(t, d.write(0, dst, nil, ramp(500)))
+		setLength := func(v uint32) error {
+			return d.r.SetLength([]alloc.Claim{d.length, d.indirect}, [][]byte{words(v), words(1, 1, 1)}, v)
+		}
+		d.set(4)
+		require.NoError(t, d.r.PrepareCapture(0))
+		require.NoError(t, d.copyN(0, src, dst, n-2))
+		require.NoError(t, setLength(n), "the warmup is eager: no limit yet")
+		d.set(4)
+		require.NoError(t, d.r.BeginCapture(0))
+		require.NoError(t, d.copyN(0, src, dst, n-2))
+		var over *recorder.LengthLimitError
+		require.ErrorAs(t, setLength(n-1), &over, "the recording window's launch holds the length")
+		require.Equal(t, recorder.LengthLimitError{Length: n - 1, Max: n - 2}, *over)
+		g, err := d.r.EndCapture(0)
+		require.NoError(t, err)
+		require.ErrorAs(t, setLength(n-1), &over, "the graph holds it")
+		require.NoError(t, setLength(n-2))
+		require.NoError(t, g.Replay())
+		want := ramp(500)
+		copy(want[:n-2], ramp(1))
+		d.mustRead(0, dst, want)
+
+		d.set(n) // past the check
+		require.ErrorAs(t, g.Replay(), &over)
+		d.requireUnwritten(0, dst, over)
+		require.NoError(t, d.write(0, dst, nil, ramp(1)))
+		require.ErrorAs(t, d.copyN(1, src, dst, n-2), &over, "an eager launch")
+		d.requireUnwritten(0, dst, over)
+		require.NoError(t, g.Close())
+		require.NoError(t, setLength(n), "no graph left")
+	})
 }

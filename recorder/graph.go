@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -214,7 +213,7 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 		guards: append(guards, b.early...), pins: append([]*setEntry(nil), b.pins...),
 		kernels: append([]*Kernel(nil), b.kernels...), limits: tightestLimits(b.limits)}
 	for _, st := range g.steps {
-		g.dynamic = g.dynamic || st.Extents != nil
+		g.dynamic = g.dynamic || st.Extents != nil || st.ReadExtents != nil
 	}
 	b.capCB = 0
 	b.early, b.pins, b.kernels, b.limits = b.early[:0], b.pins[:0], b.kernels[:0], b.limits[:0]
@@ -238,18 +237,17 @@ type Graph struct {
 	b       *slot
 	owner   StreamID
 	cb      CommandBuffer
-	writes  []alloc.Claim     // what the recording writes
-	touched []alloc.Claim     // everything it reads or writes, indexed by steps
-	inputs  []alloc.Claim     // what it reads from before the replay
-	steps   []capture.Step    // each recorded launch's reads and writes
-	guards  []alloc.Claim     // claims kept out of reuse while the graph lives
-	pins    []*setEntry       // descriptor sets its command buffer names
-	host    []*Staging        // host staging its copies re-read on every replay
-	kernels []*Kernel         // kernels it launches, kept alive until Close
-	limits  []Limit           // device lengths it is sized by
-	dynamic bool              // some step writes a prefix a device length decides
-	state   []alloc.FailureID // settleLedger's scratch, reused under the slot's lock
-	one     [1]alloc.Claim    // settleLedger's scratch
+	writes  []alloc.Claim  // what the recording writes
+	touched []alloc.Claim  // everything it reads or writes, indexed by steps
+	inputs  []alloc.Claim  // what it reads from before the replay
+	steps   []capture.Step // each recorded launch's reads and writes
+	guards  []alloc.Claim  // claims kept out of reuse while the graph lives
+	pins    []*setEntry    // descriptor sets its command buffer names
+	host    []*Staging     // host staging its copies re-read on every replay
+	kernels []*Kernel      // kernels it launches, kept alive until Close
+	limits  []Limit        // device lengths it is sized by
+	dynamic bool           // some step reads or writes a prefix a device length decides
+	scratch []alloc.Claim  // settleLedger's, reused under the slot's lock
 
 	lastSerial uint64
 	closed     bool
@@ -286,6 +284,9 @@ func (g *Graph) Replay() (err error) {
 	if b.win.IsRecording() {
 		return fmt.Errorf("%w: replay on slot %d while it records", ErrStreamCapturing, b.index)
 	}
+	if err := r.checkLimits(g.limits); err != nil {
+		return err
+	}
 	if err := b.submit(); err != nil {
 		return err
 	}
@@ -308,62 +309,47 @@ func (g *Graph) Replay() (err error) {
 }
 
 // settleLedger marks what an enqueued replay writes. When no input holds
-// unwritten bytes (the common case, one ledger lookup) every output is
-// written — for a step whose extent a device length decides, the prefix
-// that length covers now. Otherwise it walks the recorded steps the way
-// the launches done one by one would have been skipped: a step reading a
-// failed claim passes the failure to what it writes, a step reading none
-// clears it.
+// unwritten bytes and every step covers whole claims (the common case, one
+// ledger lookup) every output is written. Otherwise it does to the ledger
+// what the launches done one by one would have, step by step: a step that
+// reads a tainted byte passes that failure to what it writes, one that
+// reads none marks what it writes as written — for a step whose extent a
+// device length decides, the prefix that length covers now, so a later
+// step that reads past it still sees the bytes no work wrote.
 func (g *Graph) settleLedger() {
 	l := g.r.ledger
-	_, tainted := l.Failure(g.inputs)
-	if !tainted && !g.dynamic {
-		l.Written(g.writes)
-		return
-	}
-	if cap(g.state) < len(g.touched) {
-		g.state = make([]alloc.FailureID, len(g.touched))
-	}
-	state := g.state[:len(g.touched)]
-	clear(state)
-	var causes map[alloc.FailureID]error
-	if tainted {
-		causes = map[alloc.FailureID]error{}
-		for i := range g.touched {
-			state[i], _ = l.Failure(g.touched[i : i+1])
-			var unwritten *alloc.UnwrittenError
-			if _, seen := causes[state[i]]; state[i] != 0 && !seen && errors.As(l.Check(g.touched[i:i+1]), &unwritten) {
-				causes[state[i]] = unwritten.Cause
-			}
+	if !g.dynamic {
+		if _, tainted := l.Failure(g.inputs); !tainted {
+			l.Written(g.writes)
+			return
 		}
 	}
-	one := g.one[:]
 	for _, st := range g.steps {
-		var failure alloc.FailureID
-		for _, i := range st.Reads {
-			if state[i] != 0 {
-				failure = state[i]
-				break
-			}
-		}
-		for j, i := range st.Writes {
-			state[i] = failure
-			one[0] = g.touched[i]
-			if st.Extents != nil {
-				one[0] = st.Extents[j].Prefix(one[0], g.r.valueAt(st.Extents[j].Param))
-			}
-			if failure == 0 {
-				l.Written(one)
-			} else {
-				// The output gets its input's cause anew rather than
-				// inheriting the failure: the claims carrying a failure
-				// may be written over earlier in this walk (in a cycle,
-				// even), and the ledger drops a failure, and its cause,
-				// with the last claim that carries it.
-				l.Taint(one, causes[failure])
-			}
+		id, failed := l.Failure(g.uses(st.Reads, st.ReadExtents))
+		writes := g.uses(st.Writes, st.Extents)
+		if failed {
+			// id is live: the step's reads carry it, and inheriting it
+			// keeps it carried.
+			l.Inherit(writes, id)
+		} else {
+			l.Written(writes)
 		}
 	}
+}
+
+// uses is the claims a step names by index into touched, each the prefix
+// its extent (when extents is not nil) covers now, in the graph's scratch:
+// valid until the next call.
+func (g *Graph) uses(idx []int32, extents []capture.Extent) []alloc.Claim {
+	g.scratch = g.scratch[:0]
+	for j, i := range idx {
+		c := g.touched[i]
+		if extents != nil {
+			c = extents[j].Prefix(c, g.r.valueAt(extents[j].Param))
+		}
+		g.scratch = append(g.scratch, c)
+	}
+	return g.scratch
 }
 
 // tightestLimits reduces the limits a recording collected, one per
@@ -386,20 +372,62 @@ next:
 }
 
 // LengthLimit is the largest value the device length at param may take:
-// the smallest Max of the limits every live graph that recorded work sized
-// by it holds (limited is false when no live graph does). Setting a larger
-// value would make a replay run past its buffers.
+// the smallest Max of the limits of every live graph, and of every window
+// recording now, that recorded work sized by it (limited is false when
+// none did). A larger value would make a replay run past its buffers.
 func (r *Recorder) LengthLimit(param alloc.Claim) (max uint32, limited bool) {
-	r.graphsMu.Lock()
-	defer r.graphsMu.Unlock()
-	for g := range r.graphs {
-		for _, lim := range g.limits {
+	for _, b := range r.slots {
+		b.mu.Lock()
+	}
+	defer r.unlockSlots()
+	return r.lengthLimit(param)
+}
+
+// lengthLimit is LengthLimit with every slot's lock held.
+func (r *Recorder) lengthLimit(param alloc.Claim) (max uint32, limited bool) {
+	tighten := func(lims []Limit) {
+		for _, lim := range lims {
 			if lim.Param == param && (!limited || lim.Max < max) {
 				max, limited = lim.Max, true
 			}
 		}
 	}
+	for _, b := range r.slots {
+		if b.win.IsRecording() {
+			tighten(b.limits)
+		}
+	}
+	r.graphsMu.Lock()
+	defer r.graphsMu.Unlock()
+	for g := range r.graphs {
+		tighten(g.limits)
+	}
 	return max, limited
+}
+
+// LengthLimitError is a device length above what the buffers of work sized
+// by it hold: refused by SetLength, and by a launch or replay that finds
+// the length it would run with too large.
+type LengthLimitError struct {
+	Length, Max uint32
+}
+
+func (e *LengthLimitError) Error() string {
+	return fmt.Sprintf("recorder: length %d above %d, what the buffers of the work sized by it hold", e.Length, e.Max)
+}
+
+// checkLimits refuses work sized by a length whose value now is above the
+// limit the work was recorded with. SetLength refuses such values, but a
+// launch checks its length before it records (outside the slot's lock), so
+// a Set in between could otherwise slip a larger one under it. The caller
+// holds the slot's lock, which SetLength also takes to write.
+func (r *Recorder) checkLimits(lims []Limit) error {
+	for _, lim := range lims {
+		if v := r.valueAt(lim.Param); v > lim.Max {
+			return &LengthLimitError{Length: v, Max: lim.Max}
+		}
+	}
+	return nil
 }
 
 // Close waits for the graph's last replay, then frees its command buffer

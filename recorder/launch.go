@@ -148,8 +148,9 @@ type Launch struct {
 	// is then ignored. It counts as an input of the launch.
 	Indirect alloc.Claim
 	// Limits name the device lengths (see capture.Extent) that size this
-	// launch, each with the largest value its buffers hold: a graph that
-	// recorded the launch makes LengthLimit refuse larger values.
+	// launch, each with the largest value its buffers hold: the launch is
+	// refused if a length is larger now, and a graph or window that
+	// recorded it makes SetLength refuse larger values.
 	Limits []Limit
 }
 
@@ -171,9 +172,10 @@ func (r *Recorder) valueAt(c alloc.Claim) uint32 {
 }
 
 // splitArgs fills the slot's scratch sets: b.args, the bindings plus the
-// indirect group counts as a read; b.writes, what the launch writes (the
-// prefix a dynamic extent covers now); b.reads, the inputs whose taint
-// skips the launch (read-only and read-write bindings, the group counts).
+// indirect group counts as a read; b.writes, what the launch writes, and
+// b.reads, the inputs whose taint skips the launch (read-only and
+// read-write bindings, the group counts), each the prefix a dynamic
+// extent covers now.
 func (b *slot) splitArgs(l *Launch) {
 	b.args = append(b.args[:0], l.Args...)
 	if l.Indirect.Size != 0 {
@@ -181,15 +183,15 @@ func (b *slot) splitArgs(l *Launch) {
 	}
 	b.reads, b.writes = b.reads[:0], b.writes[:0]
 	for _, a := range b.args {
+		c := a.Claim
+		if a.Extent.Dynamic() {
+			c = a.Extent.Prefix(c, b.r.valueAt(a.Extent.Param))
+		}
 		if a.Write {
-			c := a.Claim
-			if a.Extent.Dynamic() {
-				c = a.Extent.Prefix(c, b.r.valueAt(a.Extent.Param))
-			}
 			b.writes = append(b.writes, c)
 		}
 		if a.Reads() {
-			b.reads = append(b.reads, a.Claim)
+			b.reads = append(b.reads, c)
 		}
 	}
 }
@@ -238,6 +240,9 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	}
 	if k.released.Load() {
 		return fmt.Errorf("recorder: kernel %q: %w", k.desc.Name, ErrClosed)
+	}
+	if err := r.checkLimits(l.Limits); err != nil {
+		return err
 	}
 	if b.win.IsRecording() {
 		return b.recordLaunch(k, l)

@@ -212,14 +212,36 @@ func (r *Recorder) Taint(claims []alloc.Claim, cause error) { r.ledger.Taint(cla
 func (r *Recorder) Check(claims []alloc.Claim) error { return r.ledger.Check(claims) }
 
 // SetHost writes data[i] into claims[i], host-visible memory that work
-// reads as device values (a dynamic length or scalar, indirect group
-// counts), and marks them written. It first waits for pending work on any
-// slot that reads or writes them, so work issued before the call sees the
-// old values and work issued after sees the new ones; with nothing pending
-// (a replay whose results were read, say) it waits for nothing and costs a
-// few copies. It is not recorded into capture windows: a graph reads the
-// values current when each replay runs.
+// reads as device values (a scalar, indirect group counts), and marks them
+// written. It first waits for pending work on any slot that reads or
+// writes them, so work issued before the call sees the old values and work
+// issued after sees the new ones; with nothing pending (a replay whose
+// results were read, say) it waits for nothing and costs a few copies. It
+// is not recorded into capture windows: a graph reads the values current
+// when each replay runs.
 func (r *Recorder) SetHost(claims []alloc.Claim, data [][]byte) error {
+	return r.setHost(claims, data, alloc.Claim{}, 0)
+}
+
+// SetLength is SetHost for a device length: claims[0] holds the length n,
+// the others values derived from it. It refuses an n above what the
+// buffers of a live graph, or of launches a recording window recorded,
+// sized by claims[0] hold (*LengthLimitError), checked while no launch can
+// record, so no replay or launch runs with a length past its buffers.
+func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) error {
+	if len(claims) == 0 {
+		return fmt.Errorf("recorder: SetLength with no length claim")
+	}
+	return r.setHost(claims, data, claims[0], n)
+}
+
+// setHost writes the values with every slot's lock held and none of their
+// pending work using the claims: a launch computes from the values now
+// what it reads and writes (dynamic extents) while the device reads them
+// when it runs, so no launch may be recorded between the wait for earlier
+// work and the write. It settles, locks, and settles again if work came in
+// between. A zero length claim means no length to check.
+func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Claim, n uint32) error {
 	if len(claims) != len(data) {
 		return fmt.Errorf("recorder: SetHost of %d claims with %d values", len(claims), len(data))
 	}
@@ -228,8 +250,23 @@ func (r *Recorder) SetHost(claims []alloc.Claim, data [][]byte) error {
 	if err := r.usable(); err != nil {
 		return err
 	}
-	if err := r.settleOthers(-1, claims, hostWrites); err != nil {
-		return err
+	for {
+		if err := r.settleOthers(-1, claims, hostWrites); err != nil {
+			return err
+		}
+		for _, b := range r.slots {
+			b.mu.Lock()
+		}
+		if !r.pendingOn(claims) {
+			break
+		}
+		r.unlockSlots()
+	}
+	defer r.unlockSlots()
+	if length.Size != 0 {
+		if max, limited := r.lengthLimit(length); limited && n > max {
+			return &LengthLimitError{Length: n, Max: max}
+		}
 	}
 	for i, c := range claims {
 		m := r.mapped(c)
@@ -243,6 +280,36 @@ func (r *Recorder) SetHost(claims []alloc.Claim, data [][]byte) error {
 	}
 	r.ledger.Written(claims)
 	return nil
+}
+
+func (r *Recorder) unlockSlots() {
+	for _, b := range r.slots {
+		b.mu.Unlock()
+	}
+}
+
+// pendingOn reports whether any slot has work a host write of claims must
+// wait for (settleFor's hostWrites case). Every slot's lock is held.
+func (r *Recorder) pendingOn(claims []alloc.Claim) bool {
+	if r.closed.Load() {
+		return false
+	}
+	for _, b := range r.slots {
+		if b.open != nil && !b.win.IsRecording() && hostWrites.uses(b.open, claims) {
+			return true
+		}
+		for _, x := range b.inflight {
+			if hostWrites.uses(x, claims) {
+				return true
+			}
+		}
+		for _, x := range b.failed {
+			if hostWrites.uses(x, claims) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Alloc reserves size bytes of the given kind for a buffer, which belongs
