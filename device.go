@@ -54,7 +54,11 @@ func WithSyncValidation(on bool) Option {
 	return func(c *config) { c.syncValidation = on }
 }
 
-// WithLogger sends validation messages and warnings to l instead of slog.Default().
+// WithLogger sends validation messages and warnings to l instead of
+// slog.Default(). The logger is called from inside the Vulkan call that
+// made the layer speak, so a panic in its handler cannot unwind through the
+// driver: it is recovered and printed to standard error, and the message
+// still counts in ValidationMessages.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithStreams sets the number of slots (default 4): the pooled command streams logical streams share.

@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/cgo"
 	"sync"
 	"sync/atomic"
@@ -153,14 +154,19 @@ func (in *Instance) RecentMessages() []string {
 	return append([]string(nil), in.recent...)
 }
 
+// onMessage counts and keeps a layer message and hands it to the logger.
+// It runs on a call from the driver, inside whatever Vulkan call made the
+// layer speak, with the loader's and the layer's locks held: a panic must
+// not unwind through those C frames (it would leave the locks held and
+// hang every later Vulkan call in the process), so a panicking logger is
+// recovered here and reported on standard error instead.
 func (in *Instance) onMessage(severity int, msg string) {
 	const errorBit = 0x1000 // VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT
-	if severity&errorBit != 0 {
+	isError := severity&errorBit != 0
+	if isError {
 		in.errors.Add(1)
-		in.logger.Error("vulkan validation", "message", msg)
 	} else {
 		in.warnings.Add(1)
-		in.logger.Warn("vulkan validation", "message", msg)
 	}
 	in.msgMu.Lock()
 	if len(in.recent) == 32 {
@@ -168,6 +174,16 @@ func (in *Instance) onMessage(severity int, msg string) {
 	}
 	in.recent = append(in.recent, msg)
 	in.msgMu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "vk: the logger panicked on a validation message (recovered: a panic cannot unwind through the driver): %v\nmessage: %s\n", p, msg)
+		}
+	}()
+	if isError {
+		in.logger.Error("vulkan validation", "message", msg)
+	} else {
+		in.logger.Warn("vulkan validation", "message", msg)
+	}
 }
 
 //export vkcDebugMessage

@@ -2,12 +2,14 @@ package vk
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"log/slog"
 	"math"
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -387,4 +389,49 @@ func TestUpdateSetAllocatesNothing(t *testing.T) {
 	defer r.close()
 	ranges := []BufferRange{{r.x, 0, 256}, {r.y, 0, 256}}
 	assert.Zero(t, testing.AllocsPerRun(200, func() { d.UpdateSet(r.set, ranges) }))
+}
+
+// panickingHandler is a slog.Handler whose Handle panics.
+type panickingHandler struct{ slog.Handler }
+
+func (panickingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (panickingHandler) Handle(context.Context, slog.Record) error {
+	panic("the user's logger fails")
+}
+
+// A logger that panics on a layer message must not unwind through the
+// driver's frames (it would leave the loader's locks held and hang every
+// later Vulkan call): the message is still counted and kept, the call that
+// made the layer speak returns, and the next instance opens and closes.
+func TestPanickingLoggerIsContained(t *testing.T) {
+	for round := 0; round < 2; round++ {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			in, err := NewInstance(InstanceOptions{Validation: true, Logger: slog.New(panickingHandler{})})
+			require.NoError(t, err)
+			defer in.Close()
+			if !in.Validating() {
+				return
+			}
+			infos, err := in.Devices()
+			require.NoError(t, err)
+			idx, err := Select(infos, os.Getenv("VKC_DEVICE"))
+			require.NoError(t, err)
+			d, err := in.OpenDevice(idx)
+			require.NoError(t, err)
+			defer d.Close()
+			r := newAxpyRig(t, d, 64)
+			defer r.close()
+			d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0}, {r.y, 0, 256}}) // range 0 is invalid
+			errs, _ := in.ValidationCounts()
+			assert.Positive(t, errs, "the message is counted though the logger panicked")
+			assert.NotEmpty(t, in.RecentMessages())
+		}()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("round %d: a Vulkan call hung after the logger panicked", round)
+		}
+	}
 }
