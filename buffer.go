@@ -314,6 +314,7 @@ func (c *bufferCore) free() error {
 	if !c.life.close() {
 		return nil
 	}
+	defer c.life.finish()
 	err := c.dev.rec.Quiesce(c.slots.Load())
 	c.dev.rec.ReleaseStaging(c.staging)
 	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {

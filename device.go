@@ -261,25 +261,35 @@ func (d *Device) Close() error {
 	if !d.opened() || !d.life.close() {
 		return nil
 	}
+	defer d.life.finish()
 	d.mu.Lock()
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
 	d.mu.Unlock()
 	var errs []error
 	for g := range graphs {
-		g.life.close()
+		first := g.life.close()
 		if err := g.g.Close(); err != nil && !errors.Is(err, ErrDeviceLost) {
 			errs = append(errs, err)
+		}
+		if first {
+			g.life.finish()
 		}
 	}
 	for b := range bufs {
 		_ = b.free() // the buffer's host-side bookkeeping, at device close
 	}
+	var kernels []*Kernel // closed here: the recorder's Close destroys their pipelines
 	for k := range user {
-		k.life.close() // the recorder's Close destroys its pipeline
+		if k.life.close() {
+			kernels = append(kernels, k)
+		}
 	}
 	if err := d.rec.Close(); err != nil {
 		errs = append(errs, err)
+	}
+	for _, k := range kernels {
+		k.life.finish()
 	}
 	if len(errs) > 0 {
 		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(errs...)))

@@ -49,6 +49,7 @@ func (g *Graph) Close() error {
 	if g == nil || g.g == nil || g.dev == nil || !g.life.close() {
 		return nil
 	}
+	defer g.life.finish()
 	d := g.dev
 	if d.enter() != nil {
 		return nil // the device is closing, and closes the graph

@@ -484,6 +484,7 @@ func (k *Kernel) Close() error {
 	if k == nil || !k.user || !k.life.close() {
 		return nil
 	}
+	defer k.life.finish()
 	d := k.dev
 	if d.enter() != nil {
 		return nil // the device is closing, and destroys the kernel

@@ -20,7 +20,8 @@ type lifetime struct {
 	state atomic.Int64 // calls in use, plus closingBit once Close began
 
 	mu   sync.Mutex
-	idle *sync.Cond // signalled when the last call leaves a closing object
+	idle *sync.Cond // signalled when the last call leaves a closing object, and at finish
+	done bool       // the first close has released the object
 }
 
 const closingBit = int64(1) << 62
@@ -47,27 +48,47 @@ func (l *lifetime) leave() {
 }
 
 // close marks the object closing and waits until no call holds it. It
-// reports whether this call closed it: only the first close does, later
-// ones return false at once.
+// reports whether this call closed it: only the first close does, and it
+// must call finish once it has released the object. A later close waits
+// for that finish and returns false, so every Close returns only once the
+// object is closed (a second Device.Close racing the first does not
+// return while the first still destroys the device).
 func (l *lifetime) close() bool {
 	for {
 		v := l.state.Load()
 		if v&closingBit != 0 {
+			l.wait(func() bool { return l.done })
 			return false
 		}
 		if l.state.CompareAndSwap(v, v|closingBit) {
 			break
 		}
 	}
+	l.wait(func() bool { return l.state.Load() == closingBit })
+	return true
+}
+
+// finish ends the close that close reported to its caller: the object is
+// released, and closes waiting for it return.
+func (l *lifetime) finish() {
+	l.mu.Lock()
+	l.done = true
+	if l.idle != nil {
+		l.idle.Broadcast()
+	}
+	l.mu.Unlock()
+}
+
+// wait blocks until cond holds; leave and finish signal its changes.
+func (l *lifetime) wait(cond func() bool) {
 	l.mu.Lock()
 	if l.idle == nil {
 		l.idle = sync.NewCond(&l.mu)
 	}
-	for l.state.Load() != closingBit {
+	for !cond() {
 		l.idle.Wait()
 	}
 	l.mu.Unlock()
-	return true
 }
 
 // closed reports whether close has begun.

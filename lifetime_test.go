@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,8 +38,36 @@ func TestLifetimeCloseWaitsForUses(t *testing.T) {
 		require.True(t, l.close())
 		assert.Zero(t, inside.Load(), "close returned with a use in flight")
 		assert.False(t, l.enter(), "a use after close is refused")
+		l.finish()
 		assert.False(t, l.close(), "only the first close closes")
 		assert.True(t, l.closed())
 		wg.Wait()
+	}
+}
+
+// A later close returns only once the first has finished releasing the
+// object: a second Close must not report closed what is still being
+// destroyed.
+func TestLifetimeLaterCloseWaitsForTheFirst(t *testing.T) {
+	var l lifetime
+	require.True(t, l.close())
+	var finished atomic.Bool
+	returned := make(chan bool)
+	for range 3 {
+		go func() {
+			first := l.close()
+			assert.True(t, finished.Load(), "a later close returned before the first finished")
+			returned <- first
+		}()
+	}
+	select {
+	case <-returned:
+		t.Fatal("a later close returned while the first was still releasing")
+	case <-time.After(50 * time.Millisecond):
+	}
+	finished.Store(true)
+	l.finish()
+	for range 3 {
+		assert.False(t, <-returned)
 	}
 }

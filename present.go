@@ -218,6 +218,7 @@ func (sc *Swapchain) Close() error {
 	if sc == nil || sc.pr == nil || sc.dev == nil || !sc.life.close() {
 		return nil
 	}
+	defer sc.life.finish()
 	if sc.dev.enter() != nil {
 		return nil // the device is closing, and closes the swapchain
 	}
