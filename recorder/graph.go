@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
@@ -204,6 +205,16 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 			guards = append(guards, c)
 		}
 	}
+	// A length that sizes work without being bound (group counts derived
+	// from it) is guarded too: the graph reads its value at every replay
+	// and LengthLimit matches limits by claim, so a freed one reused by
+	// another param would be checked against this graph's buffers.
+	limits := tightestLimits(b.limits)
+	for _, lim := range limits {
+		if _, ok := early[lim.Param]; !ok && !slices.Contains(sealed.Touched, lim.Param) {
+			guards = append(guards, lim.Param)
+		}
+	}
 	if gerr := r.guard(guards); gerr != nil {
 		dropped = b.refuse(sealed, gerr)
 		return nil, gerr
@@ -211,7 +222,7 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 	g = &Graph{r: r, b: b, owner: s, cb: b.capCB, writes: sealed.Writes, touched: sealed.Touched,
 		inputs: sealed.Inputs, steps: sealed.Steps,
 		guards: append(guards, b.early...), pins: append([]*setEntry(nil), b.pins...),
-		kernels: append([]*Kernel(nil), b.kernels...), limits: tightestLimits(b.limits)}
+		kernels: append([]*Kernel(nil), b.kernels...), limits: limits}
 	for _, st := range g.steps {
 		g.dynamic = g.dynamic || st.Extents != nil || st.ReadExtents != nil
 	}
