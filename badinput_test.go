@@ -346,3 +346,25 @@ func TestLowerSentinelsMapOntoPublicOnes(t *testing.T) {
 	}
 	assert.Nil(t, public(nil))
 }
+
+// Options outside what the device or the library can take: more slots than
+// the library tracks is refused by Open instead of being quietly capped
+// (streams would then share slots other than by id % n), and a page larger
+// than every memory heap fails the allocation that needs it as out of
+// memory, with no invalid request reaching the driver (openTest fails on
+// any validation message).
+func TestOptionsBeyondTheLimits(t *testing.T) {
+	_, err := Open(WithStreams(65))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "at most 64")
+	dev := openTest(t, WithStreams(64))
+	assert.Equal(t, 64, dev.Slots())
+
+	var largest uint64
+	for _, h := range dev.Info().Heaps {
+		largest = max(largest, h.Size)
+	}
+	big := openTest(t, WithPageSize(largest+64<<20))
+	_, err = NewBuffer[float32](big, 16)
+	require.ErrorIs(t, err, ErrOutOfDeviceMemory)
+}

@@ -61,7 +61,8 @@ func WithSyncValidation(on bool) Option {
 // still counts in ValidationMessages.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithStreams sets the number of slots (default 4): the pooled command streams logical streams share.
+// WithStreams sets the number of slots (default 4, at most 64; Open
+// refuses more): the pooled command streams logical streams share.
 // Logical streams share slots by id % n.
 func WithStreams(n int) Option { return func(c *config) { c.rec.Slots = n } }
 

@@ -31,7 +31,6 @@ func (o Options) withDefaults() Options {
 	if o.Slots <= 0 {
 		o.Slots = 4
 	}
-	o.Slots = min(o.Slots, maxSlots)
 	if o.BatchSize <= 0 {
 		o.BatchSize = 1024
 	}
@@ -117,6 +116,10 @@ func (s pageSource) NewBlock(kind alloc.Kind, size uint64) (*page, error) {
 // failing New.
 func New(dev Device, o Options) (*Recorder, error) {
 	o = o.withDefaults()
+	if o.Slots > maxSlots {
+		_ = dev.Close()
+		return nil, fmt.Errorf("recorder: %d slots: at most %d", o.Slots, maxSlots)
+	}
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),

@@ -120,6 +120,12 @@ func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 		b.releaseLocked()
 		return nil, err
 	}
+	if heap := d.memTypes[ti].heapSize; uint64(req.size) > heap {
+		// Asking is invalid usage (VUID-vkAllocateMemory-pAllocateInfo-01713),
+		// and some drivers even grant it: answer as the driver should.
+		b.releaseLocked()
+		return nil, fmt.Errorf("%w: a block of %d bytes is larger than its memory heap (%d bytes)", ErrOutOfDeviceMemory, uint64(req.size), heap)
+	}
 	var mem C.VkDeviceMemory
 	if err := d.check("vkAllocateMemory", Result(C.vkc_allocate_memory(d.fns, req.size, C.uint32_t(ti), &mem))); err != nil {
 		b.releaseLocked()

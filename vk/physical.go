@@ -158,8 +158,12 @@ type physical struct {
 	handle   C.VkPhysicalDevice
 }
 
-// memoryType is one of the device's memory types.
-type memoryType struct{ flags uint32 }
+// memoryType is one of the device's memory types: its property flags and
+// the size of the heap it allocates from.
+type memoryType struct {
+	flags    uint32
+	heapSize uint64
+}
 
 // Vulkan memory-property and queue bits vk reads.
 const (
@@ -218,7 +222,11 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	const unified = memDeviceLocal | memHostVisible | memHostCoherent
 	for _, t := range m.memoryTypes[:m.memoryTypeCount] {
 		flags := uint32(t.propertyFlags)
-		out.memTypes = append(out.memTypes, memoryType{flags: flags})
+		var heap uint64
+		if i := int(t.heapIndex); i < len(info.Heaps) {
+			heap = info.Heaps[i].Size
+		}
+		out.memTypes = append(out.memTypes, memoryType{flags: flags, heapSize: heap})
 		if flags&unified == unified && (info.Type == TypeIntegrated || info.Type == TypeCPU) {
 			info.UnifiedMemory = true
 		}

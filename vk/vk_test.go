@@ -435,3 +435,22 @@ func TestPanickingLoggerIsContained(t *testing.T) {
 		}
 	}
 }
+
+// A block larger than every heap is refused as out of device memory
+// without asking the driver: asking is invalid usage, which the layer
+// reports (and lavapipe even grants). The fixture fails on any message.
+func TestBlockLargerThanItsHeapIsRefused(t *testing.T) {
+	d := fixture(t)
+	var largest uint64
+	for _, h := range d.Info().Heaps {
+		largest = max(largest, h.Size)
+	}
+	require.NotZero(t, largest)
+	before := d.Live()
+	for _, use := range []MemoryUse{UseDeviceLocal, UseUpload, UseReadback} {
+		_, err := d.AllocateBlock(use, largest+64<<20)
+		require.ErrorIs(t, err, ErrOutOfDeviceMemory, "use %d", use)
+		assert.Contains(t, err.Error(), "larger than its memory heap")
+	}
+	assert.Equal(t, before, d.Live(), "nothing left alive by the refusals")
+}
