@@ -152,7 +152,8 @@ func (s *Stream) BeginCapture() error {
 // EndCapture closes the window and seals it into a Graph. A window that was
 // doomed (a read or sync inside it, an allocation that needed a page, a
 // driver error), or an end from a stream that does not own it, seals
-// nothing: the recorded outputs then read as ErrUnwritten.
+// nothing: the recorded outputs then read as ErrUnwritten. A window
+// prepared but not begun is aborted (ErrCaptureState).
 func (s *Stream) EndCapture() (*Graph, error) {
 	if err := s.enter(); err != nil {
 		return nil, err

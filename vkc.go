@@ -45,7 +45,12 @@ var (
 	ErrSyncInCapture = errors.New("vkc: sync or read inside a capture window")
 	// ErrStreamCapturing: another stream on the same slot owns a capture window.
 	ErrStreamCapturing = errors.New("vkc: another stream on this slot is capturing")
-	// ErrCaptureState: a capture call in the wrong state (nothing changed).
+	// ErrCaptureState: a capture call in the wrong state. Nothing changed,
+	// except for EndCapture, which always closes a window that is open: an
+	// EndCapture of a window prepared but not begun aborts it, and one from
+	// a stream of the same slot that does not own a recording window ends
+	// that window without a graph (its outputs read as ErrUnwritten), as
+	// CUDA's end of a capture from the wrong stream invalidates it.
 	ErrCaptureState = errors.New("vkc: capture call in the wrong state")
 	// ErrAllocInCapture: an allocation inside a capture window needed a new
 	// page; warm up first so the pools already hold the working set.
