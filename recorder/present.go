@@ -406,6 +406,19 @@ func (r *Recorder) closePresentations() {
 	}
 }
 
+// surfaceOn calls the user's surface function on the instance; if it
+// panics, the instance is closed before the panic goes on, so it does not
+// leak with the Open that never returns.
+func surfaceOn(in *vk.Instance, create func(instance uintptr) (uint64, error)) (surface uint64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			in.Close()
+			panic(p)
+		}
+	}()
+	return create(in.Handle())
+}
+
 // openPresentingVulkan is OpenVulkan for a window: the instance enables
 // o.InstanceExtensions, o.Surface creates the window's surface on it, and
 // the device chosen (o.Device, or the best that can present to the surface)
@@ -417,7 +430,7 @@ func openPresentingVulkan(o VulkanOptions) (Device, error) {
 	if err != nil {
 		return nil, fromVK(err)
 	}
-	surface, err := o.Surface(in.Handle())
+	surface, err := surfaceOn(in, o.Surface)
 	if err != nil {
 		in.Close()
 		return nil, fmt.Errorf("recorder: creating the window's surface: %w", err)

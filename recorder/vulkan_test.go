@@ -6,12 +6,14 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/shaders"
+	"github.com/vkcompute/vkc/vk"
 )
 
 // openVulkan opens the machine's Vulkan device (lavapipe in CI) with the
@@ -129,4 +131,18 @@ func TestVulkanDevice(t *testing.T) {
 	require.Empty(t, r.Live(), "live Vulkan objects after Close")
 	require.Zero(t, d.Errors, "validation messages: %v", d.Recent)
 	require.NoError(t, dev.Close(), "closing twice is harmless")
+}
+
+// A surface function that panics leaves no instance behind: the panic goes
+// on out of OpenVulkan, and the instance made for the surface is closed.
+func TestPanickingSurfaceFunctionClosesTheInstance(t *testing.T) {
+	before := vk.LiveInstances()
+	func() {
+		defer func() {
+			assert.Equal(t, "no window today", recover(), "the panic goes on")
+		}()
+		_, _ = recorder.OpenVulkan(recorder.VulkanOptions{Surface: func(uintptr) (uint64, error) { panic("no window today") }})
+		t.Fatal("OpenVulkan returned")
+	}()
+	assert.Equal(t, before, vk.LiveInstances(), "an instance leaked")
 }

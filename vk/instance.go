@@ -121,8 +121,16 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 		return nil, err
 	}
 	in.handle, in.messenger, in.validating = inst, msgr, want
+	liveInstances.Add(1)
 	return in, nil
 }
+
+// liveInstances counts instances created and not yet closed.
+var liveInstances atomic.Int64
+
+// LiveInstances is how many instances are open in the process: tests check
+// that every path that creates one, failing ones included, closes it.
+func LiveInstances() int64 { return liveInstances.Load() }
 
 // enter admits a call that uses the instance handle, or fails once the
 // instance is closed; leave ends it.
@@ -208,4 +216,5 @@ func (in *Instance) Close() {
 	in.closed = true
 	C.vkc_destroy_instance(in.gipa, in.handle, in.messenger)
 	in.self.Delete()
+	liveInstances.Add(-1)
 }
