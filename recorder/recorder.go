@@ -43,7 +43,10 @@ func (o Options) withDefaults() Options {
 // Recorder owns one device: its memory, the taint ledger, the slots and the
 // kernels. It is safe for concurrent use; each slot serialises its own calls.
 //
-// Locks: a call holds at most one slot lock at a time. devMu is taken before
+// Locks: a call holds at most one slot lock at a time, except setHost and
+// LengthLimit, which take every slot's lock in index order and wait for
+// nothing while they hold them (no call waits for a second slot lock while
+// holding one, so this cannot deadlock). devMu is taken before
 // any slot lock, never under one: calls that reach the device outside a
 // slot (pages, pipelines) hold it shared, and Close holds it exclusively,
 // so the device is never destroyed under a call.
