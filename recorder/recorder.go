@@ -45,8 +45,8 @@ func (o Options) withDefaults() Options {
 //
 // Locks: a call holds at most one slot lock at a time, except setHost and
 // LengthLimit, which take every slot's lock in index order and wait for
-// nothing while they hold them (no call waits for a second slot lock while
-// holding one, so this cannot deadlock). devMu is taken before
+// nothing but the device while they hold them (no call waits for a second
+// slot lock while holding one, so this cannot deadlock). devMu is taken before
 // any slot lock, never under one: calls that reach the device outside a
 // slot (pages, pipelines) hold it shared, and Close holds it exclusively,
 // so the device is never destroyed under a call.
@@ -245,8 +245,10 @@ func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) erro
 // pending work using the claims: a launch computes from the values now
 // what it reads and writes (dynamic extents) while the device reads them
 // when it runs, so no launch may be recorded between the wait for earlier
-// work and the write. It settles, locks, and settles again if work came in
-// between. A zero length claim means no length to check.
+// work and the write. It settles without the locks first (the wait, in the
+// common case), then settles again under them what came in between: that
+// second pass waits only for the device, and no new work can come in. A
+// zero length claim means no length to check.
 func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Claim, n uint32) error {
 	if len(claims) != len(data) {
 		return fmt.Errorf("recorder: SetHost of %d claims with %d values", len(claims), len(data))
@@ -256,19 +258,18 @@ func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Cla
 	if err := r.usable(); err != nil {
 		return err
 	}
-	for {
-		if err := r.settleOthers(-1, claims, hostWrites); err != nil {
-			return err
-		}
-		for _, b := range r.slots {
-			b.mu.Lock()
-		}
-		if !r.pendingOn(claims) {
-			break
-		}
-		r.unlockSlots()
+	if err := r.settleOthers(-1, claims, hostWrites); err != nil {
+		return err
+	}
+	for _, b := range r.slots {
+		b.mu.Lock()
 	}
 	defer r.unlockSlots()
+	for _, b := range r.slots {
+		if err := b.settleFor(claims, hostWrites); err != nil {
+			return err
+		}
+	}
 	if length.Size != 0 {
 		if max, limited := r.lengthLimit(length); limited && n > max {
 			return &LengthLimitError{Length: n, Max: max}
@@ -292,30 +293,6 @@ func (r *Recorder) unlockSlots() {
 	for _, b := range r.slots {
 		b.mu.Unlock()
 	}
-}
-
-// pendingOn reports whether any slot has work a host write of claims must
-// wait for (settleFor's hostWrites case). Every slot's lock is held.
-func (r *Recorder) pendingOn(claims []alloc.Claim) bool {
-	if r.closed.Load() {
-		return false
-	}
-	for _, b := range r.slots {
-		if b.open != nil && !b.win.IsRecording() && hostWrites.uses(b.open, claims) {
-			return true
-		}
-		for _, x := range b.inflight {
-			if hostWrites.uses(x, claims) {
-				return true
-			}
-		}
-		for _, x := range b.failed {
-			if hostWrites.uses(x, claims) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Alloc reserves size bytes of the given kind for a buffer, which belongs
