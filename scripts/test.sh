@@ -54,6 +54,7 @@ fuzz_budget() {
     FuzzLedger) echo 75000x ;;
     FuzzStreamCapture) echo 150000x ;;
     FuzzRecorder) echo 40000x ;;
+    FuzzReplayMatchesEager) echo 20000x ;;
     FuzzHazards) echo 250000x ;;
     FuzzDecode | FuzzInspect) echo 400000x ;;
     *) echo 20000x ;;
