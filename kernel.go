@@ -20,7 +20,10 @@ const (
 	// ReadOnly buffers are only read (GLSL readonly).
 	ReadOnly Access = iota + 1
 	// WriteOnly buffers are only written (GLSL writeonly); their previous
-	// contents do not matter to the kernel.
+	// contents do not matter to the kernel. A binding described WriteOnly
+	// must be declared writeonly (NonReadable) in the module: a kernel
+	// that reads a buffer described as write-only would read bytes the
+	// launch never checked were written.
 	WriteOnly
 	// ReadWrite buffers are read and written in place (Axpy's y).
 	ReadWrite
@@ -38,6 +41,9 @@ func (a Access) String() string {
 	}
 	return fmt.Sprintf("Access(%d)", uint8(a))
 }
+
+// valid reports whether a is one of ReadOnly, WriteOnly and ReadWrite.
+func (a Access) valid() bool { return a >= ReadOnly && a <= ReadWrite }
 
 // Reads reports whether the kernel reads the buffer's old contents.
 func (a Access) Reads() bool { return a == ReadOnly || a == ReadWrite }
@@ -69,9 +75,12 @@ func accessOf(a shaders.Access) Access {
 // on every member of its block — and read-write otherwise; PushSize is the
 // size of the push-constant block. Set either and the description is taken
 // as written and checked against the module: a different number of
-// bindings, a binding the module writes described as read-only, or a
-// different push size is refused at load. Describing more access than the
-// module uses (read-write for a read-only buffer) is allowed.
+// bindings, a binding the module writes described as read-only, a
+// binding the module reads described as write-only (so a binding described
+// WriteOnly must be declared writeonly, NonReadable, in the module), an
+// Access other than ReadOnly, WriteOnly and ReadWrite, or a different push
+// size is refused at load. Describing more access than the module uses
+// (read-write for a read-only or a write-only buffer) is allowed.
 //
 // LocalSize is a request, not part of the description: zero keeps the
 // module's own workgroup size; a non-zero size applies through
@@ -215,6 +224,11 @@ func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, er
 	if !hasMain {
 		return local, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
 	}
+	for i, a := range spec.Bindings {
+		if !a.valid() {
+			return local, fmt.Errorf("vkc: kernel %q: binding %d is described as %v; want ReadOnly, WriteOnly or ReadWrite", spec.Name, i, a)
+		}
+	}
 	if len(mod.Bindings) != len(spec.Bindings) {
 		hint := ""
 		if spec.Bindings == nil {
@@ -226,11 +240,15 @@ func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, er
 		if b.Set != 0 || b.Binding != uint32(i) || b.Kind != shaders.StorageBuffer {
 			return local, fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
 		}
-		if b.Access == shaders.ReadOnly && spec.Bindings[i].Writes() {
-			continue // declaring more access than the module uses is safe
-		}
+		// Describing more access than the module uses is safe; less is
+		// not: a write left out is a buffer the ledger thinks unchanged,
+		// a read left out is a buffer read without the check for bytes
+		// never written.
 		if b.Access.Writes() && !spec.Bindings[i].Writes() {
 			return local, fmt.Errorf("vkc: kernel %q: binding %d is written by the module but described as %v", spec.Name, i, spec.Bindings[i])
+		}
+		if b.Access.Reads() && !spec.Bindings[i].Reads() {
+			return local, fmt.Errorf("vkc: kernel %q: binding %d is read by the module but described as %v (a binding described WriteOnly must be declared writeonly in the module)", spec.Name, i, spec.Bindings[i])
 		}
 	}
 	if mod.PushSize != spec.PushSize {

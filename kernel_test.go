@@ -242,10 +242,17 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 		"one binding too many":        func(k *KernelSpec) { k.Bindings = append(k.Bindings, ReadWrite) },
 		"no bindings":                 func(k *KernelSpec) { k.Bindings = nil },
 		"written binding as read":     func(k *KernelSpec) { k.Bindings = []Access{ReadOnly, ReadOnly} },
-		"push smaller than module":    func(k *KernelSpec) { k.PushSize = 8 },
-		"push larger than module":     func(k *KernelSpec) { k.PushSize = 16 },
-		"no push":                     func(k *KernelSpec) { k.PushSize = 0 },
-		"local size x above limit":    func(k *KernelSpec) { k.LocalSize = [3]uint32{lim.MaxComputeWorkGroupSize[0] + 1, 1, 1} },
+		"read binding as write":       func(k *KernelSpec) { k.Bindings = []Access{WriteOnly, WriteOnly} },
+		"read-write binding as write": func(k *KernelSpec) {
+			*k = KernelSpec{Name: "accum", SPIRV: testSPIRV(t, "accum"), Bindings: []Access{ReadOnly, WriteOnly}, PushSize: 4}
+		},
+		"access 0":                 func(k *KernelSpec) { k.Bindings = []Access{0, WriteOnly} },
+		"access 4":                 func(k *KernelSpec) { k.Bindings = []Access{ReadOnly, 4} },
+		"access 255":               func(k *KernelSpec) { k.Bindings = []Access{255, ReadWrite} },
+		"push smaller than module": func(k *KernelSpec) { k.PushSize = 8 },
+		"push larger than module":  func(k *KernelSpec) { k.PushSize = 16 },
+		"no push":                  func(k *KernelSpec) { k.PushSize = 0 },
+		"local size x above limit": func(k *KernelSpec) { k.LocalSize = [3]uint32{lim.MaxComputeWorkGroupSize[0] + 1, 1, 1} },
 		"local size y above limit": func(k *KernelSpec) {
 			*k = tile2dSpec(t, [3]uint32{1, lim.MaxComputeWorkGroupSize[1] + 1, 1})
 		},
@@ -268,6 +275,26 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 	// Reading more access than the module uses is allowed: y described as
 	// read-write still loads.
 	require.NoError(t, with(func(k *KernelSpec) { k.Bindings = []Access{ReadWrite, ReadWrite} })())
+}
+
+// A description may not leave out a read the module makes: the refusal
+// names the binding, and describing the read (read-write) loads.
+func TestLoadKernelRefusesAReadDescribedAsWriteOnly(t *testing.T) {
+	dev := openTest(t)
+	accum := KernelSpec{Name: "accum", SPIRV: testSPIRV(t, "accum"), Bindings: []Access{ReadOnly, WriteOnly}, PushSize: 4}
+	_, err := dev.LoadKernel(accum)
+	require.ErrorContains(t, err, `kernel "accum": binding 1 is read by the module but described as write`)
+	spec := affineSpec(t)
+	spec.Bindings = []Access{WriteOnly, WriteOnly}
+	_, err = dev.LoadKernel(spec)
+	require.ErrorContains(t, err, `kernel "affine": binding 0 is read by the module but described as write`)
+	spec.Bindings = []Access{Access(0), WriteOnly}
+	_, err = dev.LoadKernel(spec)
+	require.ErrorContains(t, err, `kernel "affine": binding 0 is described as Access(0)`)
+	accum.Bindings = []Access{ReadWrite, ReadWrite}
+	k, err := dev.LoadKernel(accum)
+	require.NoError(t, err)
+	require.NoError(t, k.Close())
 }
 
 // tile2dSpec describes testdata/tile2d.comp, whose workgroup size is
