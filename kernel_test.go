@@ -264,6 +264,11 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 			*k = KernelSpec{Name: "bigpush", SPIRV: testSPIRV(t, "bigpush"), Bindings: []Access{WriteOnly}, PushSize: 260}
 		},
 	}
+	if lim.MaxComputeWorkGroupSize[0] < 4096 {
+		mismatches["main's local size above the limit, another entry point's below"] = func(k *KernelSpec) {
+			*k = KernelSpec{Name: "twoentry", SPIRV: testSPIRV(t, "twoentry")}
+		}
+	}
 	if lim.MaxPushConstantsSize >= 260 {
 		delete(mismatches, "push above the device limit")
 		t.Logf("device allows %d bytes of push constants: bigpush fits", lim.MaxPushConstantsSize)

@@ -90,8 +90,9 @@ type Module struct {
 	Bindings []ModuleBinding
 	// PushSize is the byte size of the push-constant block, 0 if none.
 	PushSize uint32
-	// LocalSize is the default workgroup size (the WorkgroupSize built-in's
-	// default values, else the LocalSize execution mode).
+	// LocalSize is the default workgroup size of the entry point "main"
+	// (the WorkgroupSize built-in's default values, else main's LocalSize
+	// execution mode; other entry points' modes are not read).
 	LocalSize [3]uint32
 	// LocalSizeSpecIDs are the specialization-constant IDs that set the
 	// workgroup size in x, y, z; -1 where the size is not specializable.
@@ -158,8 +159,12 @@ func Inspect(code []byte) (Module, error) {
 // declarations are what a module's instructions say about its interface,
 // indexed by result id; resolving them into a Module follows the ids.
 type declarations struct {
-	entryPoints   []string
-	modeLocalSize *[3]uint32
+	entryPoints []string
+	// mainFunction is the function of the GLCompute entry point "main",
+	// the one a pipeline runs; modeLocalSize is the LocalSize execution
+	// mode of each entry point's function, read for main's alone.
+	mainFunction  *uint32
+	modeLocalSize map[uint32][3]uint32
 	types         map[uint32]spirvType
 	constants     map[uint32]uint32   // scalar constants: their first word
 	composites    map[uint32][]uint32 // composite constants: their parts
@@ -214,14 +219,22 @@ func (d *declarations) add(in instruction) error {
 	switch in.op {
 	case opEntryPoint:
 		if ops[0] == execModelGLCompute {
-			d.entryPoints = append(d.entryPoints, literalString(ops[2:]))
+			name := literalString(ops[2:])
+			d.entryPoints = append(d.entryPoints, name)
+			if name == "main" && d.mainFunction == nil {
+				fn := ops[1]
+				d.mainFunction = &fn
+			}
 		}
 	case opExecutionMode:
 		if ops[1] == execModeLocalSize {
 			if err := in.need(5); err != nil {
 				return err
 			}
-			d.modeLocalSize = &[3]uint32{ops[2], ops[3], ops[4]}
+			if d.modeLocalSize == nil {
+				d.modeLocalSize = map[uint32][3]uint32{}
+			}
+			d.modeLocalSize[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
 		}
 	case opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer:
 		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}

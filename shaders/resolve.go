@@ -34,15 +34,18 @@ func (d *declarations) resolve() (Module, error) {
 func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].words[1] }
 
 // localSize is the default workgroup size and, per axis, the
-// specialization-constant ID that sets it (-1 if none). The WorkgroupSize
-// built-in wins over the LocalSize execution mode, as in Vulkan. Compilers
+// specialization-constant ID that sets it (-1 if none). The LocalSize
+// execution mode is the one of the entry point "main" (a pipeline runs
+// main; another entry point's size says nothing about it). The
+// WorkgroupSize built-in, which applies to every entry point, wins over the
+// LocalSize execution mode, as in Vulkan. Compilers
 // write one WorkgroupSize built-in and SPIR-V does not say which of two
 // would set the size; reading two, the answer would follow map order and
 // change from run to run, so a second is refused.
 func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error) {
 	specIDs = [3]int64{-1, -1, -1}
-	if d.modeLocalSize != nil {
-		size = *d.modeLocalSize
+	if d.mainFunction != nil {
+		size = d.modeLocalSize[*d.mainFunction]
 	}
 	var builtIns []uint32
 	for id, deco := range d.decorations {
