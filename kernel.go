@@ -171,9 +171,10 @@ func (k *Kernel) Spec() KernelSpec {
 // LoadKernel builds a user kernel from its SPIR-V, deriving its description
 // from the module or checking the one given (see KernelSpec). Bytes that
 // are not a whole SPIR-V module (ErrBadSPIRV), a description that does not
-// match the module, bindings other than storage buffers at set 0 bindings
-// 0..n-1, or push constants or a workgroup size above the device's limits
-// are errors here, never a crash at launch. Kernel.Spec reports the result.
+// match the module, bindings other than single storage buffers at set 0
+// bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
+// an array of buffers), or push constants or a workgroup size above the
+// device's limits are errors here, never a crash at launch. Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := d.enter(); err != nil {
 		return nil, err
@@ -239,6 +240,9 @@ func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, er
 	for i, b := range mod.Bindings {
 		if b.Set != 0 || b.Binding != uint32(i) || b.Kind != shaders.StorageBuffer {
 			return local, fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
+		}
+		if b.Arrayed {
+			return local, fmt.Errorf("vkc: kernel %q: binding %d is an array of storage buffers (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Count)
 		}
 		// Describing more access than the module uses is safe; less is
 		// not: a write left out is a buffer the ledger thinks unchanged,

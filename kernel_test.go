@@ -433,3 +433,46 @@ func TestKernelCloseThenLaunch(t *testing.T) {
 	}, ErrClosed)
 	require.Equal(t, []float32{2}, readAll(t, y), "the launch before Close ran")
 }
+
+// Modules that need a descriptor Launch cannot bind (anything but one
+// storage buffer per binding) are refused at load, with the kind named,
+// before the driver builds a pipeline whose layout lacks it; Inspect
+// reports each binding's kind.
+func TestLoadKernelRefusesNonBufferBindings(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	live := dev.LiveObjects()
+	for _, c := range []struct {
+		module string
+		kinds  []shaders.DescriptorKind
+		err    string
+	}{
+		{"texelbuf", []shaders.DescriptorKind{shaders.StorageBuffer, shaders.StorageTexelBuffer}, "binding 1 is set 0 binding 1 (storage texel buffer)"},
+		{"image", []shaders.DescriptorKind{shaders.StorageImage}, "binding 0 is set 0 binding 0 (storage image)"},
+		{"sampler", []shaders.DescriptorKind{shaders.CombinedImageSampler, shaders.StorageBuffer, shaders.UniformTexelBuffer, shaders.SampledImage, shaders.Sampler}, "binding 0 is set 0 binding 0 (combined image sampler)"},
+		{"uniform", []shaders.DescriptorKind{shaders.UniformBuffer, shaders.StorageBuffer}, "binding 0 is set 0 binding 0 (uniform buffer)"},
+		{"arrblk", []shaders.DescriptorKind{shaders.StorageBuffer}, "binding 0 is an array of storage buffers (length 2"},
+	} {
+		code := testSPIRV(t, c.module)
+		mod, err := shaders.Inspect(code)
+		require.NoError(t, err, c.module)
+		var kinds []shaders.DescriptorKind
+		for _, b := range mod.Bindings {
+			kinds = append(kinds, b.Kind)
+		}
+		assert.Equal(t, c.kinds, kinds, c.module)
+		refuse(t, s, c.module, func() error {
+			k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: code})
+			if err == nil {
+				_ = k.Close()
+			}
+			return err
+		})
+		_, err = dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: code})
+		assert.ErrorContains(t, err, c.err, c.module)
+	}
+	mod, err := shaders.Inspect(testSPIRV(t, "arrblk"))
+	require.NoError(t, err)
+	assert.Equal(t, []shaders.ModuleBinding{{Kind: shaders.StorageBuffer, Arrayed: true, Count: 2, Access: shaders.ReadWrite, Elem: shaders.ScalarFloat}}, mod.Bindings)
+	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
+}

@@ -47,6 +47,9 @@ var minOperands = map[uint32]int{
 	opTypeRuntimeArray:      2, // result, element type
 	opTypeStruct:            1, // result
 	opTypePointer:           3, // result, storage class, pointee
+	opTypeImage:             8, // result, sampled type, dim, depth, arrayed, MS, sampled, format
+	opTypeSampler:           1, // result
+	opTypeSampledImage:      2, // result, image type
 	opConstant:              3, // result type, result, value
 	opSpecConstant:          3, // result type, result, value
 	opConstantComposite:     2, // result type, result
