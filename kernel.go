@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
@@ -86,7 +87,8 @@ func accessOf(a shaders.Access) Access {
 // module's own workgroup size; a non-zero size applies through
 // specialization constants 0, 1, 2 to the axes the module makes
 // specializable (GLSL local_size_x_id = 0 and so on), and is ignored on the
-// others.
+// others. Only those constants are set: a module's other specialization
+// constants keep their defaults whatever size is requested.
 //
 // To write the kernel in GLSL, compile it with glslc from go generate and
 // embed the module, so that building the program needs no compiler
@@ -199,7 +201,8 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		}
 		return nil, err
 	}
-	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, spec.PushSize, spec.LocalSize)
+	values, ids := localSizeSpec(spec.LocalSize, mod)
+	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, spec.PushSize, values, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -290,22 +293,48 @@ func effectiveLocalSize(requested [3]uint32, mod shaders.Module) [3]uint32 {
 	return local
 }
 
-func (d *Device) build(name string, code []byte, access []Access, push uint32, local [3]uint32) (*Kernel, error) {
-	var spec []uint32
-	if local != ([3]uint32{}) {
-		spec = []uint32{max(local[0], 1), max(local[1], 1), max(local[2], 1)}
+// localSizeSpec is the specialization a requested workgroup size takes:
+// the values of the constants among IDs 0, 1, 2 that size the module's
+// workgroup, and their IDs. Other constants keep the module's defaults, so
+// a request never changes a constant that does not size the workgroup;
+// none are set when nothing is requested.
+func localSizeSpec(requested [3]uint32, mod shaders.Module) (values, ids []uint32) {
+	if requested == ([3]uint32{}) {
+		return nil, nil
 	}
+	for _, id := range mod.LocalSizeSpecIDs {
+		if id < 0 || id >= 3 || slices.Contains(ids, uint32(id)) {
+			continue
+		}
+		ids = append(ids, uint32(id))
+		values = append(values, max(requested[id], 1))
+	}
+	return values, ids
+}
+
+// catalogueSpec is the specialization of a catalogue kernel: its workgroup
+// size as constants 0, 1, 2, the catalogue's convention.
+func catalogueSpec(local [3]uint32) []uint32 {
+	if local == ([3]uint32{}) {
+		return nil
+	}
+	return []uint32{max(local[0], 1), max(local[1], 1), max(local[2], 1)}
+}
+
+// build makes the pipeline of a kernel: spec sets the specialization
+// constants with IDs ids (0..len(spec)-1 when ids is nil).
+func (d *Device) build(name string, code []byte, access []Access, push uint32, spec, ids []uint32) (*Kernel, error) {
 	var writes uint32
 	for i, a := range access {
 		if a.Writes() {
 			writes |= 1 << uint(i)
 		}
 	}
-	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, PushSize: push, Spec: spec})
+	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, PushSize: push, Spec: spec, SpecIDs: ids})
 	if err != nil {
 		return nil, public(err)
 	}
-	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push, local: local}, nil
+	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push}, nil
 }
 
 // builtin returns the catalogue kernel name, building it on first use.
@@ -328,10 +357,11 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	for i, b := range sk.Bindings {
 		access[i] = accessOf(b.Access)
 	}
-	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, sk.LocalSize)
+	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, catalogueSpec(sk.LocalSize), nil)
 	if err != nil {
 		return nil, err
 	}
+	k.local = sk.LocalSize
 	k.tile = sk.Tile
 	d.kernels[name] = k
 	published := maps.Clone(d.kernels)

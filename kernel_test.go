@@ -476,3 +476,42 @@ func TestLoadKernelRefusesNonBufferBindings(t *testing.T) {
 	assert.Equal(t, []shaders.ModuleBinding{{Kind: shaders.StorageBuffer, Arrayed: true, Count: 2, Access: shaders.ReadWrite, Elem: shaders.ScalarFloat}}, mod.Bindings)
 	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
 }
+
+// A requested workgroup size sets only the specialization constants that
+// size the workgroup: specc's size is fixed and its constant 0 is K, which
+// must stay 3; specx1's x size is constant 1, which the request's
+// LocalSize[1] sets, while its constant 0 (K) stays 3.
+func TestLocalSizeRequestSetsOnlyWorkgroupConstants(t *testing.T) {
+	dev := openTest(t)
+	const n = 64
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i + 1)
+	}
+	x := upload(t, dev, xs)
+	push := binary.LittleEndian.AppendUint32(nil, n)
+	for _, c := range []struct {
+		module  string
+		request [3]uint32
+		local   [3]uint32
+		add     float32 // the module adds its workgroup's x size (specx1)
+	}{
+		{"specc", [3]uint32{128, 1, 1}, [3]uint32{64, 1, 1}, 0},
+		{"specc", [3]uint32{}, [3]uint32{64, 1, 1}, 0},
+		{"specx1", [3]uint32{128, 32, 1}, [3]uint32{32, 1, 1}, 32},
+		{"specx1", [3]uint32{}, [3]uint32{16, 1, 1}, 16},
+	} {
+		k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: testSPIRV(t, c.module), LocalSize: c.request})
+		require.NoError(t, err, c.module)
+		assert.Equal(t, c.local, k.Spec().LocalSize, "%s requested %v", c.module, c.request)
+		y, err := NewBuffer[float32](dev, n)
+		require.NoError(t, err)
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{n / c.local[0], 1, 1}, push, x, y))
+		got := readAll(t, y)
+		for i, v := range got {
+			require.Equal(t, 3*xs[i]+c.add, v, "%s requested %v: y[%d]", c.module, c.request, i)
+		}
+		require.NoError(t, y.Close())
+		require.NoError(t, k.Close())
+	}
+}
