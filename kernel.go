@@ -175,8 +175,11 @@ func (k *Kernel) Spec() KernelSpec {
 // are not a whole SPIR-V module (ErrBadSPIRV), a description that does not
 // match the module, bindings other than single storage buffers at set 0
 // bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
-// an array of buffers), or push constants or a workgroup size above the
-// device's limits are errors here, never a crash at launch. Kernel.Spec reports the result.
+// an array of buffers), or push constants, a workgroup size or shared
+// memory above the device's limits are errors here, never a crash at
+// launch. Shared memory is counted as shaders.SharedSize does (every
+// shared variable, tightly packed, under the requested workgroup size); a
+// shared array whose length it cannot work out is an error too. Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := d.enter(); err != nil {
 		return nil, err
@@ -202,6 +205,9 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		return nil, err
 	}
 	values, ids := localSizeSpec(spec.LocalSize, mod)
+	if err := checkShared(spec, values, ids, d.info.Limits); err != nil {
+		return nil, err
+	}
 	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, spec.PushSize, values, ids)
 	if err != nil {
 		return nil, err
@@ -310,6 +316,25 @@ func localSizeSpec(requested [3]uint32, mod shaders.Module) (values, ids []uint3
 		values = append(values, max(requested[id], 1))
 	}
 	return values, ids
+}
+
+// checkShared refuses a module whose workgroup (shared) memory, under the
+// specialization the kernel will be built with, exceeds the device's
+// maxComputeSharedMemorySize, or cannot be sized (shaders.SharedSize
+// counts every shared variable, an upper bound).
+func checkShared(spec KernelSpec, values, ids []uint32, lim Limits) error {
+	constants := make(map[uint32]uint32, len(ids))
+	for i, id := range ids {
+		constants[id] = values[i]
+	}
+	size, err := shaders.SharedSize(spec.SPIRV, constants)
+	if err != nil {
+		return public(fmt.Errorf("vkc: kernel %q: sizing its shared memory: %w", spec.Name, err))
+	}
+	if size > uint64(lim.MaxComputeSharedMemorySize) {
+		return fmt.Errorf("vkc: kernel %q: %d bytes of shared memory exceed the device limit %d", spec.Name, size, lim.MaxComputeSharedMemorySize)
+	}
+	return nil
 }
 
 // catalogueSpec is the specialization of a catalogue kernel: its workgroup

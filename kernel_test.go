@@ -515,3 +515,40 @@ func TestLocalSizeRequestSetsOnlyWorkgroupConstants(t *testing.T) {
 		require.NoError(t, k.Close())
 	}
 }
+
+// Shared memory above the device's maxComputeSharedMemorySize is refused
+// at load, counted under the requested workgroup size: sharedspec holds 64
+// bytes per invocation, so it loads at limit/64 invocations (and runs
+// without a word from the validation layer) and is refused at one more.
+func TestLoadKernelRefusesSharedMemoryAboveTheLimit(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	lim := dev.Info().Limits
+	_, err := dev.LoadKernel(KernelSpec{Name: "bigshared", SPIRV: testSPIRV(t, "bigshared")})
+	require.ErrorContains(t, err, `kernel "bigshared": 262144 bytes of shared memory exceed the device limit`)
+	fits := lim.MaxComputeSharedMemorySize / 64
+	if fits+1 > lim.MaxComputeWorkGroupSize[0] || fits+1 > lim.MaxComputeWorkGroupInvocations {
+		t.Skipf("device allows %d bytes of shared memory: %d invocations are above its workgroup limits", lim.MaxComputeSharedMemorySize, fits+1)
+	}
+	code := testSPIRV(t, "sharedspec")
+	refuse(t, s, "shared memory above the limit through the workgroup size", func() error {
+		k, err := dev.LoadKernel(KernelSpec{Name: "sharedspec", SPIRV: code, LocalSize: [3]uint32{fits + 1, 1, 1}})
+		if err == nil {
+			_ = k.Close()
+		}
+		return err
+	})
+	k, err := dev.LoadKernel(KernelSpec{Name: "sharedspec", SPIRV: code, LocalSize: [3]uint32{fits, 1, 1}})
+	require.NoError(t, err)
+	defer k.Close()
+	ys := make([]float32, fits)
+	for i := range ys {
+		ys[i] = float32(i)
+	}
+	y := upload(t, dev, ys)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, y))
+	got := readAll(t, y)
+	for i := range got {
+		require.Equal(t, float32((i+1)%int(fits)), got[i], "y[%d]", i)
+	}
+}

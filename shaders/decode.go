@@ -54,6 +54,8 @@ var minOperands = map[uint32]int{
 	opSpecConstant:          3, // result type, result, value
 	opConstantComposite:     2, // result type, result
 	opSpecConstantComposite: 2, // result type, result
+	opSpecConstantOp:        3, // result type, result, opcode
+	opTypeBool:              1, // result
 	opFunction:              4, // result type, result, control, function type
 	opFunctionCall:          3, // result type, result, function
 	opVariable:              3, // result type, result, storage class

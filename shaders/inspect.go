@@ -161,6 +161,7 @@ const (
 	opConstantComposite         = 44
 	opSpecConstant              = 50
 	opSpecConstantComposite     = 51
+	opSpecConstantOp            = 52
 	opFunction                  = 54
 	opFunctionEnd               = 56
 	opFunctionCall              = 57
@@ -184,6 +185,7 @@ const (
 	imageSampledStorage         = 2
 	storageClassUniformConstant = 0
 	storageClassUniform         = 2
+	storageClassWorkgroup       = 4
 	storageClassPushConstant    = 9
 	storageClassStorageBuffer   = 12
 )
@@ -217,6 +219,7 @@ type declarations struct {
 	types         map[uint32]spirvType
 	constants     map[uint32]uint32   // scalar constants: their first word
 	composites    map[uint32][]uint32 // composite constants: their parts
+	specOps       map[uint32][]uint32 // OpSpecConstantOp: its opcode and operands
 	decorations   map[uint32]*decorations
 	variables     []variable
 	scalars       map[uint32]ScalarType // scalarOf's answers, by type id
@@ -285,13 +288,18 @@ func (d *declarations) add(in instruction) error {
 			}
 			d.modeLocalSize[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
 		}
-	case opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer,
+	case opTypeBool, opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer,
 		opTypeImage, opTypeSampler, opTypeSampledImage:
 		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}
 	case opConstant, opSpecConstant:
 		d.constants[ops[1]] = ops[2]
 	case opConstantComposite, opSpecConstantComposite:
 		d.composites[ops[1]] = ops[2:]
+	case opSpecConstantOp:
+		if d.specOps == nil {
+			d.specOps = map[uint32][]uint32{}
+		}
+		d.specOps[ops[1]] = ops[2:]
 	case opVariable:
 		d.variables = append(d.variables, variable{id: ops[1], pointer: ops[0], class: ops[2]})
 	case opDecorate:
