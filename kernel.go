@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
@@ -20,7 +21,10 @@ const (
 	// ReadOnly buffers are only read (GLSL readonly).
 	ReadOnly Access = iota + 1
 	// WriteOnly buffers are only written (GLSL writeonly); their previous
-	// contents do not matter to the kernel.
+	// contents do not matter to the kernel. A binding described WriteOnly
+	// must be declared writeonly (NonReadable) in the module: a kernel
+	// that reads a buffer described as write-only would read bytes the
+	// launch never checked were written.
 	WriteOnly
 	// ReadWrite buffers are read and written in place (Axpy's y).
 	ReadWrite
@@ -38,6 +42,9 @@ func (a Access) String() string {
 	}
 	return fmt.Sprintf("Access(%d)", uint8(a))
 }
+
+// valid reports whether a is one of ReadOnly, WriteOnly and ReadWrite.
+func (a Access) valid() bool { return a >= ReadOnly && a <= ReadWrite }
 
 // Reads reports whether the kernel reads the buffer's old contents.
 func (a Access) Reads() bool { return a == ReadOnly || a == ReadWrite }
@@ -69,15 +76,19 @@ func accessOf(a shaders.Access) Access {
 // on every member of its block — and read-write otherwise; PushSize is the
 // size of the push-constant block. Set either and the description is taken
 // as written and checked against the module: a different number of
-// bindings, a binding the module writes described as read-only, or a
-// different push size is refused at load. Describing more access than the
-// module uses (read-write for a read-only buffer) is allowed.
+// bindings, a binding the module writes described as read-only, a
+// binding the module reads described as write-only (so a binding described
+// WriteOnly must be declared writeonly, NonReadable, in the module), an
+// Access other than ReadOnly, WriteOnly and ReadWrite, or a different push
+// size is refused at load. Describing more access than the module uses
+// (read-write for a read-only or a write-only buffer) is allowed.
 //
 // LocalSize is a request, not part of the description: zero keeps the
 // module's own workgroup size; a non-zero size applies through
 // specialization constants 0, 1, 2 to the axes the module makes
 // specializable (GLSL local_size_x_id = 0 and so on), and is ignored on the
-// others.
+// others. Only those constants are set: a module's other specialization
+// constants keep their defaults whatever size is requested.
 //
 // To write the kernel in GLSL, compile it with glslc from go generate and
 // embed the module, so that building the program needs no compiler
@@ -162,9 +173,13 @@ func (k *Kernel) Spec() KernelSpec {
 // LoadKernel builds a user kernel from its SPIR-V, deriving its description
 // from the module or checking the one given (see KernelSpec). Bytes that
 // are not a whole SPIR-V module (ErrBadSPIRV), a description that does not
-// match the module, bindings other than storage buffers at set 0 bindings
-// 0..n-1, or push constants or a workgroup size above the device's limits
-// are errors here, never a crash at launch. Kernel.Spec reports the result.
+// match the module, bindings other than single storage buffers at set 0
+// bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
+// an array of buffers), or push constants, a workgroup size or shared
+// memory above the device's limits are errors here, never a crash at
+// launch. Shared memory is counted as shaders.SharedSize does (every
+// shared variable, tightly packed, under the requested workgroup size); a
+// shared array whose length it cannot work out is an error too. Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := d.enter(); err != nil {
 		return nil, err
@@ -189,7 +204,11 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		}
 		return nil, err
 	}
-	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, spec.PushSize, spec.LocalSize)
+	values, ids := localSizeSpec(spec.LocalSize, mod)
+	if err := checkShared(spec, values, ids, d.info.Limits); err != nil {
+		return nil, err
+	}
+	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, spec.PushSize, values, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +234,11 @@ func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, er
 	if !hasMain {
 		return local, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
 	}
+	for i, a := range spec.Bindings {
+		if !a.valid() {
+			return local, fmt.Errorf("vkc: kernel %q: binding %d is described as %v; want ReadOnly, WriteOnly or ReadWrite", spec.Name, i, a)
+		}
+	}
 	if len(mod.Bindings) != len(spec.Bindings) {
 		hint := ""
 		if spec.Bindings == nil {
@@ -226,11 +250,18 @@ func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, er
 		if b.Set != 0 || b.Binding != uint32(i) || b.Kind != shaders.StorageBuffer {
 			return local, fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
 		}
-		if b.Access == shaders.ReadOnly && spec.Bindings[i].Writes() {
-			continue // declaring more access than the module uses is safe
+		if b.Arrayed {
+			return local, fmt.Errorf("vkc: kernel %q: binding %d is an array of storage buffers (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Count)
 		}
+		// Describing more access than the module uses is safe; less is
+		// not: a write left out is a buffer the ledger thinks unchanged,
+		// a read left out is a buffer read without the check for bytes
+		// never written.
 		if b.Access.Writes() && !spec.Bindings[i].Writes() {
 			return local, fmt.Errorf("vkc: kernel %q: binding %d is written by the module but described as %v", spec.Name, i, spec.Bindings[i])
+		}
+		if b.Access.Reads() && !spec.Bindings[i].Reads() {
+			return local, fmt.Errorf("vkc: kernel %q: binding %d is read by the module but described as %v (a binding described WriteOnly must be declared writeonly in the module)", spec.Name, i, spec.Bindings[i])
 		}
 	}
 	if mod.PushSize != spec.PushSize {
@@ -268,22 +299,67 @@ func effectiveLocalSize(requested [3]uint32, mod shaders.Module) [3]uint32 {
 	return local
 }
 
-func (d *Device) build(name string, code []byte, access []Access, push uint32, local [3]uint32) (*Kernel, error) {
-	var spec []uint32
-	if local != ([3]uint32{}) {
-		spec = []uint32{max(local[0], 1), max(local[1], 1), max(local[2], 1)}
+// localSizeSpec is the specialization a requested workgroup size takes:
+// the values of the constants among IDs 0, 1, 2 that size the module's
+// workgroup, and their IDs. Other constants keep the module's defaults, so
+// a request never changes a constant that does not size the workgroup;
+// none are set when nothing is requested.
+func localSizeSpec(requested [3]uint32, mod shaders.Module) (values, ids []uint32) {
+	if requested == ([3]uint32{}) {
+		return nil, nil
 	}
+	for _, id := range mod.LocalSizeSpecIDs {
+		if id < 0 || id >= 3 || slices.Contains(ids, uint32(id)) {
+			continue
+		}
+		ids = append(ids, uint32(id))
+		values = append(values, max(requested[id], 1))
+	}
+	return values, ids
+}
+
+// checkShared refuses a module whose workgroup (shared) memory, under the
+// specialization the kernel will be built with, exceeds the device's
+// maxComputeSharedMemorySize, or cannot be sized (shaders.SharedSize
+// counts every shared variable, an upper bound).
+func checkShared(spec KernelSpec, values, ids []uint32, lim Limits) error {
+	constants := make(map[uint32]uint32, len(ids))
+	for i, id := range ids {
+		constants[id] = values[i]
+	}
+	size, err := shaders.SharedSize(spec.SPIRV, constants)
+	if err != nil {
+		return public(fmt.Errorf("vkc: kernel %q: sizing its shared memory: %w", spec.Name, err))
+	}
+	if size > uint64(lim.MaxComputeSharedMemorySize) {
+		return fmt.Errorf("vkc: kernel %q: %d bytes of shared memory exceed the device limit %d", spec.Name, size, lim.MaxComputeSharedMemorySize)
+	}
+	return nil
+}
+
+// catalogueSpec is the specialization of a catalogue kernel: its workgroup
+// size as constants 0, 1, 2, the catalogue's convention.
+func catalogueSpec(local [3]uint32) []uint32 {
+	if local == ([3]uint32{}) {
+		return nil
+	}
+	return []uint32{max(local[0], 1), max(local[1], 1), max(local[2], 1)}
+}
+
+// build makes the pipeline of a kernel: spec sets the specialization
+// constants with IDs ids (0..len(spec)-1 when ids is nil).
+func (d *Device) build(name string, code []byte, access []Access, push uint32, spec, ids []uint32) (*Kernel, error) {
 	var writes uint32
 	for i, a := range access {
 		if a.Writes() {
 			writes |= 1 << uint(i)
 		}
 	}
-	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, PushSize: push, Spec: spec})
+	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, PushSize: push, Spec: spec, SpecIDs: ids})
 	if err != nil {
 		return nil, public(err)
 	}
-	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push, local: local}, nil
+	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push}, nil
 }
 
 // builtin returns the catalogue kernel name, building it on first use.
@@ -306,10 +382,11 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	for i, b := range sk.Bindings {
 		access[i] = accessOf(b.Access)
 	}
-	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, sk.LocalSize)
+	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, catalogueSpec(sk.LocalSize), nil)
 	if err != nil {
 		return nil, err
 	}
+	k.local = sk.LocalSize
 	k.tile = sk.Tile
 	d.kernels[name] = k
 	published := maps.Clone(d.kernels)

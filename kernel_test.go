@@ -242,10 +242,17 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 		"one binding too many":        func(k *KernelSpec) { k.Bindings = append(k.Bindings, ReadWrite) },
 		"no bindings":                 func(k *KernelSpec) { k.Bindings = nil },
 		"written binding as read":     func(k *KernelSpec) { k.Bindings = []Access{ReadOnly, ReadOnly} },
-		"push smaller than module":    func(k *KernelSpec) { k.PushSize = 8 },
-		"push larger than module":     func(k *KernelSpec) { k.PushSize = 16 },
-		"no push":                     func(k *KernelSpec) { k.PushSize = 0 },
-		"local size x above limit":    func(k *KernelSpec) { k.LocalSize = [3]uint32{lim.MaxComputeWorkGroupSize[0] + 1, 1, 1} },
+		"read binding as write":       func(k *KernelSpec) { k.Bindings = []Access{WriteOnly, WriteOnly} },
+		"read-write binding as write": func(k *KernelSpec) {
+			*k = KernelSpec{Name: "accum", SPIRV: testSPIRV(t, "accum"), Bindings: []Access{ReadOnly, WriteOnly}, PushSize: 4}
+		},
+		"access 0":                 func(k *KernelSpec) { k.Bindings = []Access{0, WriteOnly} },
+		"access 4":                 func(k *KernelSpec) { k.Bindings = []Access{ReadOnly, 4} },
+		"access 255":               func(k *KernelSpec) { k.Bindings = []Access{255, ReadWrite} },
+		"push smaller than module": func(k *KernelSpec) { k.PushSize = 8 },
+		"push larger than module":  func(k *KernelSpec) { k.PushSize = 16 },
+		"no push":                  func(k *KernelSpec) { k.PushSize = 0 },
+		"local size x above limit": func(k *KernelSpec) { k.LocalSize = [3]uint32{lim.MaxComputeWorkGroupSize[0] + 1, 1, 1} },
 		"local size y above limit": func(k *KernelSpec) {
 			*k = tile2dSpec(t, [3]uint32{1, lim.MaxComputeWorkGroupSize[1] + 1, 1})
 		},
@@ -256,6 +263,11 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 		"push above the device limit": func(k *KernelSpec) {
 			*k = KernelSpec{Name: "bigpush", SPIRV: testSPIRV(t, "bigpush"), Bindings: []Access{WriteOnly}, PushSize: 260}
 		},
+	}
+	if lim.MaxComputeWorkGroupSize[0] < 4096 {
+		mismatches["main's local size above the limit, another entry point's below"] = func(k *KernelSpec) {
+			*k = KernelSpec{Name: "twoentry", SPIRV: testSPIRV(t, "twoentry")}
+		}
 	}
 	if lim.MaxPushConstantsSize >= 260 {
 		delete(mismatches, "push above the device limit")
@@ -268,6 +280,26 @@ func TestLoadKernelRejectsMismatches(t *testing.T) {
 	// Reading more access than the module uses is allowed: y described as
 	// read-write still loads.
 	require.NoError(t, with(func(k *KernelSpec) { k.Bindings = []Access{ReadWrite, ReadWrite} })())
+}
+
+// A description may not leave out a read the module makes: the refusal
+// names the binding, and describing the read (read-write) loads.
+func TestLoadKernelRefusesAReadDescribedAsWriteOnly(t *testing.T) {
+	dev := openTest(t)
+	accum := KernelSpec{Name: "accum", SPIRV: testSPIRV(t, "accum"), Bindings: []Access{ReadOnly, WriteOnly}, PushSize: 4}
+	_, err := dev.LoadKernel(accum)
+	require.ErrorContains(t, err, `kernel "accum": binding 1 is read by the module but described as write`)
+	spec := affineSpec(t)
+	spec.Bindings = []Access{WriteOnly, WriteOnly}
+	_, err = dev.LoadKernel(spec)
+	require.ErrorContains(t, err, `kernel "affine": binding 0 is read by the module but described as write`)
+	spec.Bindings = []Access{Access(0), WriteOnly}
+	_, err = dev.LoadKernel(spec)
+	require.ErrorContains(t, err, `kernel "affine": binding 0 is described as Access(0)`)
+	accum.Bindings = []Access{ReadWrite, ReadWrite}
+	k, err := dev.LoadKernel(accum)
+	require.NoError(t, err)
+	require.NoError(t, k.Close())
 }
 
 // tile2dSpec describes testdata/tile2d.comp, whose workgroup size is
@@ -400,4 +432,123 @@ func TestKernelCloseThenLaunch(t *testing.T) {
 		return k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, affinePush(2, 0, 1), x, y)
 	}, ErrClosed)
 	require.Equal(t, []float32{2}, readAll(t, y), "the launch before Close ran")
+}
+
+// Modules that need a descriptor Launch cannot bind (anything but one
+// storage buffer per binding) are refused at load, with the kind named,
+// before the driver builds a pipeline whose layout lacks it; Inspect
+// reports each binding's kind.
+func TestLoadKernelRefusesNonBufferBindings(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	live := dev.LiveObjects()
+	for _, c := range []struct {
+		module string
+		kinds  []shaders.DescriptorKind
+		err    string
+	}{
+		{"texelbuf", []shaders.DescriptorKind{shaders.StorageBuffer, shaders.StorageTexelBuffer}, "binding 1 is set 0 binding 1 (storage texel buffer)"},
+		{"image", []shaders.DescriptorKind{shaders.StorageImage}, "binding 0 is set 0 binding 0 (storage image)"},
+		{"sampler", []shaders.DescriptorKind{shaders.CombinedImageSampler, shaders.StorageBuffer, shaders.UniformTexelBuffer, shaders.SampledImage, shaders.Sampler}, "binding 0 is set 0 binding 0 (combined image sampler)"},
+		{"uniform", []shaders.DescriptorKind{shaders.UniformBuffer, shaders.StorageBuffer}, "binding 0 is set 0 binding 0 (uniform buffer)"},
+		{"arrblk", []shaders.DescriptorKind{shaders.StorageBuffer}, "binding 0 is an array of storage buffers (length 2"},
+	} {
+		code := testSPIRV(t, c.module)
+		mod, err := shaders.Inspect(code)
+		require.NoError(t, err, c.module)
+		var kinds []shaders.DescriptorKind
+		for _, b := range mod.Bindings {
+			kinds = append(kinds, b.Kind)
+		}
+		assert.Equal(t, c.kinds, kinds, c.module)
+		refuse(t, s, c.module, func() error {
+			k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: code})
+			if err == nil {
+				_ = k.Close()
+			}
+			return err
+		})
+		_, err = dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: code})
+		assert.ErrorContains(t, err, c.err, c.module)
+	}
+	mod, err := shaders.Inspect(testSPIRV(t, "arrblk"))
+	require.NoError(t, err)
+	assert.Equal(t, []shaders.ModuleBinding{{Kind: shaders.StorageBuffer, Arrayed: true, Count: 2, Access: shaders.ReadWrite, Elem: shaders.ScalarFloat}}, mod.Bindings)
+	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
+}
+
+// A requested workgroup size sets only the specialization constants that
+// size the workgroup: specc's size is fixed and its constant 0 is K, which
+// must stay 3; specx1's x size is constant 1, which the request's
+// LocalSize[1] sets, while its constant 0 (K) stays 3.
+func TestLocalSizeRequestSetsOnlyWorkgroupConstants(t *testing.T) {
+	dev := openTest(t)
+	const n = 64
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i + 1)
+	}
+	x := upload(t, dev, xs)
+	push := binary.LittleEndian.AppendUint32(nil, n)
+	for _, c := range []struct {
+		module  string
+		request [3]uint32
+		local   [3]uint32
+		add     float32 // the module adds its workgroup's x size (specx1)
+	}{
+		{"specc", [3]uint32{128, 1, 1}, [3]uint32{64, 1, 1}, 0},
+		{"specc", [3]uint32{}, [3]uint32{64, 1, 1}, 0},
+		{"specx1", [3]uint32{128, 32, 1}, [3]uint32{32, 1, 1}, 32},
+		{"specx1", [3]uint32{}, [3]uint32{16, 1, 1}, 16},
+	} {
+		k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: testSPIRV(t, c.module), LocalSize: c.request})
+		require.NoError(t, err, c.module)
+		assert.Equal(t, c.local, k.Spec().LocalSize, "%s requested %v", c.module, c.request)
+		y, err := NewBuffer[float32](dev, n)
+		require.NoError(t, err)
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{n / c.local[0], 1, 1}, push, x, y))
+		got := readAll(t, y)
+		for i, v := range got {
+			require.Equal(t, 3*xs[i]+c.add, v, "%s requested %v: y[%d]", c.module, c.request, i)
+		}
+		require.NoError(t, y.Close())
+		require.NoError(t, k.Close())
+	}
+}
+
+// Shared memory above the device's maxComputeSharedMemorySize is refused
+// at load, counted under the requested workgroup size: sharedspec holds 64
+// bytes per invocation, so it loads at limit/64 invocations (and runs
+// without a word from the validation layer) and is refused at one more.
+func TestLoadKernelRefusesSharedMemoryAboveTheLimit(t *testing.T) {
+	dev := openTest(t)
+	s := newSentinel(t, dev)
+	lim := dev.Info().Limits
+	_, err := dev.LoadKernel(KernelSpec{Name: "bigshared", SPIRV: testSPIRV(t, "bigshared")})
+	require.ErrorContains(t, err, `kernel "bigshared": 262144 bytes of shared memory exceed the device limit`)
+	fits := lim.MaxComputeSharedMemorySize / 64
+	if fits+1 > lim.MaxComputeWorkGroupSize[0] || fits+1 > lim.MaxComputeWorkGroupInvocations {
+		t.Skipf("device allows %d bytes of shared memory: %d invocations are above its workgroup limits", lim.MaxComputeSharedMemorySize, fits+1)
+	}
+	code := testSPIRV(t, "sharedspec")
+	refuse(t, s, "shared memory above the limit through the workgroup size", func() error {
+		k, err := dev.LoadKernel(KernelSpec{Name: "sharedspec", SPIRV: code, LocalSize: [3]uint32{fits + 1, 1, 1}})
+		if err == nil {
+			_ = k.Close()
+		}
+		return err
+	})
+	k, err := dev.LoadKernel(KernelSpec{Name: "sharedspec", SPIRV: code, LocalSize: [3]uint32{fits, 1, 1}})
+	require.NoError(t, err)
+	defer k.Close()
+	ys := make([]float32, fits)
+	for i := range ys {
+		ys[i] = float32(i)
+	}
+	y := upload(t, dev, ys)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, y))
+	got := readAll(t, y)
+	for i := range got {
+		require.Equal(t, float32((i+1)%int(fits)), got[i], "y[%d]", i)
+	}
 }

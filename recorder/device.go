@@ -86,15 +86,32 @@ type Dispatch struct {
 // PipelineDesc is a compute kernel's interface: storage buffers at set 0,
 // bindings 0..Bindings-1, of which the ones with their bit set in Writes
 // are written; PushSize bytes of push constants; values for specialization
-// constants 0..len(Spec)-1. Name identifies the kernel: a device that
-// executes kernels in Go (hostdev) looks its reference up by it, and
-// errors name it.
+// constants, Spec[i] for the constant with ID SpecIDs[i] (ID i when SpecIDs
+// is nil). Name identifies the kernel: a device that executes kernels in
+// Go (hostdev) looks its reference up by it, and errors name it.
 type PipelineDesc struct {
 	Name     string
 	Bindings int
 	Writes   uint32
 	PushSize uint32
 	Spec     []uint32
+	// SpecIDs are the IDs of the constants Spec sets, one per value and
+	// no two alike, so that a user kernel's workgroup size is set without
+	// touching its other constants; nil means 0..len(Spec)-1 (the
+	// catalogue's convention).
+	SpecIDs []uint32
+}
+
+// SpecValue is the value desc sets for the specialization constant with
+// the given ID, if it sets one: what a device that runs kernels in Go
+// reads a workgroup size from.
+func (desc PipelineDesc) SpecValue(id uint32) (uint32, bool) {
+	for i, v := range desc.Spec {
+		if desc.SpecIDs == nil && uint32(i) == id || i < len(desc.SpecIDs) && desc.SpecIDs[i] == id {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // BufferRange is the bytes of a page that one binding of a set names.

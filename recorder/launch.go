@@ -41,6 +41,17 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	if _, err := shaders.Inspect(code); err != nil {
 		return nil, fmt.Errorf("recorder: kernel %q: %w: %w", desc.Name, ErrBadSPIRV, err)
 	}
+	if desc.SpecIDs != nil {
+		if len(desc.SpecIDs) != len(desc.Spec) {
+			return nil, fmt.Errorf("recorder: kernel %q: %d specialization-constant IDs for %d values", desc.Name, len(desc.SpecIDs), len(desc.Spec))
+		}
+		for i, id := range desc.SpecIDs {
+			if slices.Contains(desc.SpecIDs[:i], id) {
+				return nil, fmt.Errorf("recorder: kernel %q: specialization constant %d set twice", desc.Name, id)
+			}
+		}
+		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
+	}
 	desc.Spec = slices.Clone(desc.Spec)
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()

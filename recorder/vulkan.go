@@ -227,7 +227,7 @@ func (v *vulkanDevice) InvalidateMemory(m Memory, off, size uint64) error {
 func (v *vulkanDevice) FreeMemory(m Memory) { v.mems.remove(uint64(m)).Release() }
 
 func (v *vulkanDevice) NewPipeline(code []byte, desc PipelineDesc) (Pipeline, error) {
-	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, PushSize: desc.PushSize, Spec: desc.Spec})
+	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs})
 	if err != nil {
 		return 0, fromVK(err)
 	}

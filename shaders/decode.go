@@ -47,10 +47,15 @@ var minOperands = map[uint32]int{
 	opTypeRuntimeArray:      2, // result, element type
 	opTypeStruct:            1, // result
 	opTypePointer:           3, // result, storage class, pointee
+	opTypeImage:             8, // result, sampled type, dim, depth, arrayed, MS, sampled, format
+	opTypeSampler:           1, // result
+	opTypeSampledImage:      2, // result, image type
 	opConstant:              3, // result type, result, value
 	opSpecConstant:          3, // result type, result, value
 	opConstantComposite:     2, // result type, result
 	opSpecConstantComposite: 2, // result type, result
+	opSpecConstantOp:        3, // result type, result, opcode
+	opTypeBool:              1, // result
 	opFunction:              4, // result type, result, control, function type
 	opFunctionCall:          3, // result type, result, function
 	opVariable:              3, // result type, result, storage class

@@ -202,3 +202,27 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A second GLCompute entry point's LocalSize says nothing about main's: in
+// either order of the execution modes, Inspect reports main's.
+func TestInspectReadsTheLocalSizeOfMain(t *testing.T) {
+	entryOther := []uint32{opEntryPoint, execModelGLCompute, 6, 0x6568746f, 0x72} // "other"
+	mainSize := []uint32{opExecutionMode, 5, execModeLocalSize, 4096, 1, 1}
+	otherSize := []uint32{opExecutionMode, 6, execModeLocalSize, 64, 1, 1}
+	functions := [][]uint32{typeVoid, typeVoidFn, function5, label, returnVoid, functionEnd, function6, {opLabel, 8}, returnVoid, functionEnd}
+	for name, modes := range map[string][][]uint32{
+		"main first":  {mainSize, otherSize},
+		"other first": {otherSize, mainSize},
+	} {
+		insts := append([][]uint32{entryMain, entryOther}, modes...)
+		mod, err := Inspect(assemble(append(insts, functions...)...))
+		require.NoError(t, err, name)
+		assert.Equal(t, []string{"main", "other"}, mod.EntryPoints, name)
+		assert.Equal(t, [3]uint32{4096, 1, 1}, mod.LocalSize, name)
+	}
+	// Without a LocalSize of its own, main's size is unknown (zero), not
+	// the other entry point's.
+	mod, err := Inspect(assemble(append([][]uint32{entryMain, entryOther, otherSize}, functions...)...))
+	require.NoError(t, err)
+	assert.Equal(t, [3]uint32{}, mod.LocalSize)
+}

@@ -25,6 +25,25 @@ const (
 	StorageBuffer DescriptorKind = iota + 1
 	// UniformBuffer is a GLSL uniform block.
 	UniformBuffer
+	// The kinds below are reported so that a caller that binds only
+	// buffers can refuse a module that needs anything else, rather than
+	// let the driver meet a pipeline whose layout lacks it.
+
+	// UniformTexelBuffer is a GLSL samplerBuffer or textureBuffer.
+	UniformTexelBuffer
+	// StorageTexelBuffer is a GLSL imageBuffer.
+	StorageTexelBuffer
+	// SampledImage is a GLSL texture2D and the like (no sampler).
+	SampledImage
+	// StorageImage is a GLSL image2D and the like.
+	StorageImage
+	// Sampler is a GLSL sampler.
+	Sampler
+	// CombinedImageSampler is a GLSL sampler2D and the like.
+	CombinedImageSampler
+	// OtherDescriptor is any other descriptor-bound variable (an
+	// acceleration structure, a type this reader does not know).
+	OtherDescriptor
 )
 
 // String names the kind for error messages.
@@ -34,18 +53,41 @@ func (k DescriptorKind) String() string {
 		return "storage buffer"
 	case UniformBuffer:
 		return "uniform buffer"
+	case UniformTexelBuffer:
+		return "uniform texel buffer"
+	case StorageTexelBuffer:
+		return "storage texel buffer"
+	case SampledImage:
+		return "sampled image"
+	case StorageImage:
+		return "storage image"
+	case Sampler:
+		return "sampler"
+	case CombinedImageSampler:
+		return "combined image sampler"
+	case OtherDescriptor:
+		return "other descriptor"
 	default:
 		return fmt.Sprintf("DescriptorKind(%d)", uint8(k))
 	}
 }
 
-// ModuleBinding is one (set, binding) slot a module declares. Variables that
+// ModuleBinding is one (set, binding) slot a module declares: every
+// variable decorated with a Binding, whatever its kind. Variables that
 // alias one slot (matmul views B as float and as vec4) are merged: the
-// access is ReadOnly or WriteOnly only if every alias agrees.
+// access is ReadOnly or WriteOnly only if every alias agrees, the kind is
+// one other than StorageBuffer if any alias has one, and the slot is
+// arrayed if any alias is.
 type ModuleBinding struct {
 	Set, Binding uint32
 	Kind         DescriptorKind
-	Access       Access
+	// Arrayed reports an array of descriptors at the slot (GLSL
+	// `buffer B { ... } bufs[2];`), which takes Count descriptors, not
+	// one: Count is the array's length (its default, for a length set by
+	// a specialization constant), 0 for a runtime-sized array.
+	Arrayed bool
+	Count   uint32
+	Access  Access
 	// Elem is the 32-bit scalar every member of the block is made of
 	// (through arrays, vectors and structs), or ScalarUnknown when they
 	// differ or are not 32-bit numbers: what a buffer bound here must hold.
@@ -90,8 +132,9 @@ type Module struct {
 	Bindings []ModuleBinding
 	// PushSize is the byte size of the push-constant block, 0 if none.
 	PushSize uint32
-	// LocalSize is the default workgroup size (the WorkgroupSize built-in's
-	// default values, else the LocalSize execution mode).
+	// LocalSize is the default workgroup size of the entry point "main"
+	// (the WorkgroupSize built-in's default values, else main's LocalSize
+	// execution mode; other entry points' modes are not read).
 	LocalSize [3]uint32
 	// LocalSizeSpecIDs are the specialization-constant IDs that set the
 	// workgroup size in x, y, z; -1 where the size is not specializable.
@@ -100,42 +143,51 @@ type Module struct {
 
 // SPIR-V opcodes, decorations and enumerants the reader interprets.
 const (
-	opEntryPoint              = 15
-	opExecutionMode           = 16
-	opTypeInt                 = 21
-	opTypeFloat               = 22
-	opTypeVector              = 23
-	opTypeMatrix              = 24
-	opTypeArray               = 28
-	opTypeRuntimeArray        = 29
-	opTypeStruct              = 30
-	opTypePointer             = 32
-	opConstant                = 43
-	opConstantComposite       = 44
-	opSpecConstant            = 50
-	opSpecConstantComposite   = 51
-	opFunction                = 54
-	opFunctionEnd             = 56
-	opFunctionCall            = 57
-	opVariable                = 59
-	opDecorate                = 71
-	opMemberDecorate          = 72
-	opLabel                   = 248
-	execModelGLCompute        = 5
-	execModeLocalSize         = 17
-	decorationSpecID          = 1
-	decorationBufferBlock     = 3
-	decorationArrayStride     = 6
-	decorationBuiltIn         = 11
-	decorationNonWritable     = 24
-	decorationNonReadable     = 25
-	decorationBinding         = 33
-	decorationDescriptorSet   = 34
-	decorationOffset          = 35
-	builtInWorkgroupSize      = 25
-	storageClassUniform       = 2
-	storageClassPushConstant  = 9
-	storageClassStorageBuffer = 12
+	opEntryPoint                = 15
+	opExecutionMode             = 16
+	opTypeBool                  = 20
+	opTypeInt                   = 21
+	opTypeFloat                 = 22
+	opTypeVector                = 23
+	opTypeMatrix                = 24
+	opTypeArray                 = 28
+	opTypeRuntimeArray          = 29
+	opTypeStruct                = 30
+	opTypeImage                 = 25
+	opTypeSampler               = 26
+	opTypeSampledImage          = 27
+	opTypePointer               = 32
+	opConstant                  = 43
+	opConstantComposite         = 44
+	opSpecConstant              = 50
+	opSpecConstantComposite     = 51
+	opSpecConstantOp            = 52
+	opFunction                  = 54
+	opFunctionEnd               = 56
+	opFunctionCall              = 57
+	opVariable                  = 59
+	opDecorate                  = 71
+	opMemberDecorate            = 72
+	opLabel                     = 248
+	execModelGLCompute          = 5
+	execModeLocalSize           = 17
+	decorationSpecID            = 1
+	decorationBufferBlock       = 3
+	decorationArrayStride       = 6
+	decorationBuiltIn           = 11
+	decorationNonWritable       = 24
+	decorationNonReadable       = 25
+	decorationBinding           = 33
+	decorationDescriptorSet     = 34
+	decorationOffset            = 35
+	builtInWorkgroupSize        = 25
+	dimBuffer                   = 5
+	imageSampledStorage         = 2
+	storageClassUniformConstant = 0
+	storageClassUniform         = 2
+	storageClassWorkgroup       = 4
+	storageClassPushConstant    = 9
+	storageClassStorageBuffer   = 12
 )
 
 // Inspect reads a SPIR-V module's interface: entry points, buffer bindings
@@ -158,11 +210,16 @@ func Inspect(code []byte) (Module, error) {
 // declarations are what a module's instructions say about its interface,
 // indexed by result id; resolving them into a Module follows the ids.
 type declarations struct {
-	entryPoints   []string
-	modeLocalSize *[3]uint32
+	entryPoints []string
+	// mainFunction is the function of the GLCompute entry point "main",
+	// the one a pipeline runs; modeLocalSize is the LocalSize execution
+	// mode of each entry point's function, read for main's alone.
+	mainFunction  *uint32
+	modeLocalSize map[uint32][3]uint32
 	types         map[uint32]spirvType
 	constants     map[uint32]uint32   // scalar constants: their first word
 	composites    map[uint32][]uint32 // composite constants: their parts
+	specOps       map[uint32][]uint32 // OpSpecConstantOp: its opcode and operands
 	decorations   map[uint32]*decorations
 	variables     []variable
 	scalars       map[uint32]ScalarType // scalarOf's answers, by type id
@@ -214,21 +271,35 @@ func (d *declarations) add(in instruction) error {
 	switch in.op {
 	case opEntryPoint:
 		if ops[0] == execModelGLCompute {
-			d.entryPoints = append(d.entryPoints, literalString(ops[2:]))
+			name := literalString(ops[2:])
+			d.entryPoints = append(d.entryPoints, name)
+			if name == "main" && d.mainFunction == nil {
+				fn := ops[1]
+				d.mainFunction = &fn
+			}
 		}
 	case opExecutionMode:
 		if ops[1] == execModeLocalSize {
 			if err := in.need(5); err != nil {
 				return err
 			}
-			d.modeLocalSize = &[3]uint32{ops[2], ops[3], ops[4]}
+			if d.modeLocalSize == nil {
+				d.modeLocalSize = map[uint32][3]uint32{}
+			}
+			d.modeLocalSize[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
 		}
-	case opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer:
+	case opTypeBool, opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer,
+		opTypeImage, opTypeSampler, opTypeSampledImage:
 		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}
 	case opConstant, opSpecConstant:
 		d.constants[ops[1]] = ops[2]
 	case opConstantComposite, opSpecConstantComposite:
 		d.composites[ops[1]] = ops[2:]
+	case opSpecConstantOp:
+		if d.specOps == nil {
+			d.specOps = map[uint32][]uint32{}
+		}
+		d.specOps[ops[1]] = ops[2:]
 	case opVariable:
 		d.variables = append(d.variables, variable{id: ops[1], pointer: ops[0], class: ops[2]})
 	case opDecorate:

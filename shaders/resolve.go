@@ -34,15 +34,18 @@ func (d *declarations) resolve() (Module, error) {
 func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].words[1] }
 
 // localSize is the default workgroup size and, per axis, the
-// specialization-constant ID that sets it (-1 if none). The WorkgroupSize
-// built-in wins over the LocalSize execution mode, as in Vulkan. Compilers
+// specialization-constant ID that sets it (-1 if none). The LocalSize
+// execution mode is the one of the entry point "main" (a pipeline runs
+// main; another entry point's size says nothing about it). The
+// WorkgroupSize built-in, which applies to every entry point, wins over the
+// LocalSize execution mode, as in Vulkan. Compilers
 // write one WorkgroupSize built-in and SPIR-V does not say which of two
 // would set the size; reading two, the answer would follow map order and
 // change from run to run, so a second is refused.
 func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error) {
 	specIDs = [3]int64{-1, -1, -1}
-	if d.modeLocalSize != nil {
-		size = *d.modeLocalSize
+	if d.mainFunction != nil {
+		size = d.modeLocalSize[*d.mainFunction]
 	}
 	var builtIns []uint32
 	for id, deco := range d.decorations {
@@ -73,15 +76,13 @@ func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error)
 	return size, specIDs, nil
 }
 
-// bindings lists the buffer slots, sorted by set then binding. Variables
-// that alias one slot are merged: the slot is read-only or write-only only
-// if every alias is.
+// bindings lists the descriptor slots, sorted by set then binding.
+// Variables that alias one slot are merged: the slot is read-only or
+// write-only only if every alias is, of a kind other than StorageBuffer if
+// any alias is, and arrayed if any alias is.
 func (d *declarations) bindings() ([]ModuleBinding, error) {
 	slots := map[[2]uint32]*ModuleBinding{}
 	for _, v := range d.variables {
-		if v.class != storageClassStorageBuffer && v.class != storageClassUniform {
-			continue
-		}
 		vd := d.decorations[v.id]
 		if vd == nil || vd.binding == nil {
 			continue
@@ -90,25 +91,24 @@ func (d *declarations) bindings() ([]ModuleBinding, error) {
 		if vd.set != nil {
 			set = *vd.set
 		}
-		blockID := d.pointee(v)
-		blockDeco := d.decorations[blockID]
-		kind := StorageBuffer
-		if v.class == storageClassUniform && (blockDeco == nil || !blockDeco.bufferBlock) {
-			kind = UniformBuffer
-		}
-		access := variableAccess(vd, blockDeco, d.types[blockID])
-		elem := d.scalarOf(blockID, 0)
+		b := d.descriptor(v)
+		b.Set, b.Binding = set, *vd.binding
 		key := [2]uint32{set, *vd.binding}
 		if prev := slots[key]; prev != nil {
-			if prev.Access != access {
+			if prev.Access != b.Access {
 				prev.Access = ReadWrite
 			}
-			if prev.Elem != elem {
+			if prev.Elem != b.Elem {
 				prev.Elem = ScalarUnknown
 			}
+			if prev.Kind == StorageBuffer {
+				prev.Kind = b.Kind
+			}
+			prev.Arrayed = prev.Arrayed || b.Arrayed
+			prev.Count = max(prev.Count, b.Count)
 			continue
 		}
-		slots[key] = &ModuleBinding{Set: set, Binding: *vd.binding, Kind: kind, Access: access, Elem: elem}
+		slots[key] = &b
 	}
 	bindings := make([]ModuleBinding, 0, len(slots))
 	for _, b := range slots {
@@ -124,6 +124,69 @@ func (d *declarations) bindings() ([]ModuleBinding, error) {
 		return nil, nil
 	}
 	return bindings, nil
+}
+
+// descriptor describes the descriptor a Binding-decorated variable takes:
+// its kind (from its storage class and, through an array of descriptors,
+// the type it holds), whether it is an array of them, its access and its
+// element type.
+func (d *declarations) descriptor(v variable) ModuleBinding {
+	var b ModuleBinding
+	id := d.pointee(v)
+	if t, ok := d.types[id]; ok && (t.op == opTypeArray || t.op == opTypeRuntimeArray) {
+		b.Arrayed = true
+		if t.op == opTypeArray {
+			b.Count = d.constants[t.words[1]]
+		}
+		id = t.words[0]
+	}
+	t := d.types[id]
+	deco := d.decorations[id]
+	switch v.class {
+	case storageClassStorageBuffer:
+		b.Kind = StorageBuffer
+	case storageClassUniform:
+		b.Kind = UniformBuffer
+		if deco != nil && deco.bufferBlock {
+			b.Kind = StorageBuffer
+		}
+	case storageClassUniformConstant:
+		b.Kind = d.opaqueKind(t)
+	default:
+		b.Kind = OtherDescriptor
+	}
+	b.Access = variableAccess(d.decorations[v.id], deco, t)
+	b.Elem = d.scalarOf(id, 0)
+	return b
+}
+
+// opaqueKind is the descriptor kind of a UniformConstant variable of type
+// t: an image (sampled or storage, texel buffer or not), a sampler, or a
+// combined image sampler (of a buffer, GLSL samplerBuffer, it is a uniform
+// texel buffer).
+func (d *declarations) opaqueKind(t spirvType) DescriptorKind {
+	switch t.op {
+	case opTypeImage: // sampled type, dim, depth, arrayed, MS, sampled, format
+		storage := t.words[5] == imageSampledStorage
+		switch {
+		case t.words[1] == dimBuffer && storage:
+			return StorageTexelBuffer
+		case t.words[1] == dimBuffer:
+			return UniformTexelBuffer
+		case storage:
+			return StorageImage
+		default:
+			return SampledImage
+		}
+	case opTypeSampler:
+		return Sampler
+	case opTypeSampledImage:
+		if image, ok := d.types[t.words[0]]; ok && image.op == opTypeImage && image.words[1] == dimBuffer {
+			return UniformTexelBuffer
+		}
+		return CombinedImageSampler
+	}
+	return OtherDescriptor
 }
 
 // scalarOf is the 32-bit scalar type id is made of, through arrays,

@@ -268,7 +268,38 @@ func FuzzInspect(f *testing.F) {
 			prev, cur := mod.Bindings[i-1], mod.Bindings[i]
 			assert.True(t, prev.Set < cur.Set || (prev.Set == cur.Set && prev.Binding < cur.Binding), "bindings sorted and distinct")
 		}
+		// Sizing shared memory reads what Inspect accepted without
+		// panicking, whatever it answers.
+		_, _ = SharedSize(code, map[uint32]uint32{0: 1 << 31, 1: 0})
 	})
+}
+
+// SharedSize counts every Workgroup variable, with array lengths from
+// gl_WorkGroupSize worked out under the specialization given: the
+// catalogue's reductions hold one float per invocation, transpose a W.y x
+// (W.x + 1) tile.
+func TestSharedSizeFollowsSpecialization(t *testing.T) {
+	for _, c := range []struct {
+		kernel string
+		spec   map[uint32]uint32
+		want   uint64
+	}{
+		{"sum", nil, 256 * 4},
+		{"sum", map[uint32]uint32{0: 64}, 64 * 4},
+		{"softmax", map[uint32]uint32{0: 1024}, 1024 * 4},
+		{"transpose", nil, 16 * 17 * 4},
+		{"transpose", map[uint32]uint32{0: 32, 1: 8}, 8 * 33 * 4},
+		{"axpy", map[uint32]uint32{0: 64}, 0},
+		{"matmul", nil, 0},
+	} {
+		k, err := Get(c.kernel)
+		require.NoError(t, err)
+		got, err := SharedSize(k.SPIRV, c.spec)
+		require.NoError(t, err, c.kernel)
+		assert.Equal(t, c.want, got, "%s under %v", c.kernel, c.spec)
+	}
+	_, err := SharedSize([]byte("not a module"), nil)
+	assert.ErrorIs(t, err, ErrInvalidSPIRV)
 }
 
 // pushModule assembles a module whose only content besides an empty entry

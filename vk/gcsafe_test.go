@@ -17,7 +17,14 @@ import (
 // number rather than only as a crash.
 func specRun(t *testing.T, d *Device, code []byte, scale float32, n int) {
 	t.Helper()
-	pipe, err := d.NewPipeline(code, PipelineDesc{Bindings: 3, PushSize: 8, Spec: []uint32{32, math.Float32bits(scale)}})
+	specRunDesc(t, d, code, PipelineDesc{Bindings: 3, PushSize: 8, Spec: []uint32{32, math.Float32bits(scale)}}, scale, n)
+}
+
+// specRunDesc is specRun with the pipeline built from desc, which must make
+// the workgroup 32 wide (or leave it 64) and SCALE scale.
+func specRunDesc(t *testing.T, d *Device, code []byte, desc PipelineDesc, scale float32, n int) {
+	t.Helper()
+	pipe, err := d.NewPipeline(code, desc)
 	require.NoError(t, err)
 	defer pipe.Destroy()
 	pool, err := d.NewDescriptorPool(2)
@@ -113,5 +120,21 @@ func TestGCPressureEveryConstructor(t *testing.T) {
 		e, w := in.ValidationCounts()
 		assert.Zero(t, e+w, "round %d: validation messages: %v", round, in.RecentMessages())
 		in.Close()
+	}
+}
+
+// SpecIDs name the constants Spec sets: given in the other order, the
+// values still land on their IDs (constant 1 SCALE, constant 0 the width),
+// and a desc setting only SCALE, by ID, leaves the width at 64. IDs that
+// do not match the values one for one are refused before the driver.
+func TestPipelineSpecIDs(t *testing.T) {
+	d := fixture(t)
+	code, err := os.ReadFile("testdata/spec.spv")
+	require.NoError(t, err)
+	specRunDesc(t, d, code, PipelineDesc{Bindings: 3, PushSize: 8, Spec: []uint32{math.Float32bits(3), 32}, SpecIDs: []uint32{1, 0}}, 3, 100)
+	specRunDesc(t, d, code, PipelineDesc{Bindings: 3, PushSize: 8, Spec: []uint32{math.Float32bits(5)}, SpecIDs: []uint32{1}}, 5, 100)
+	for name, ids := range map[string][]uint32{"too few": {1}, "too many": {0, 1, 2}, "twice": {1, 1}} {
+		_, err := d.NewPipeline(code, PipelineDesc{Bindings: 3, PushSize: 8, Spec: []uint32{32, 7}, SpecIDs: ids})
+		assert.ErrorContains(t, err, "specialization", name)
 	}
 }

@@ -20,11 +20,36 @@ const MaxBindings = C.VKC_MAX_BINDINGS
 
 // PipelineDesc describes a compute kernel's interface: storage buffers at
 // set 0 bindings 0..Bindings-1, PushSize bytes of push constants and the
-// values of specialization constants 0..len(Spec)-1 (32-bit each).
+// values of specialization constants (32-bit each): Spec[i] sets the
+// constant with ID SpecIDs[i], or ID i when SpecIDs is nil.
 type PipelineDesc struct {
 	Bindings int
 	PushSize uint32
 	Spec     []uint32
+	// SpecIDs are the IDs of the constants Spec sets, one per value and
+	// no two alike, so that a kernel sets only the constants it means to
+	// (a user module's workgroup-size constants, not an unrelated
+	// constant that happens to have ID 0); nil means 0..len(Spec)-1.
+	SpecIDs []uint32
+}
+
+// checkSpecIDs refuses SpecIDs that do not name one distinct constant per
+// value of Spec; nil IDs always pass.
+func checkSpecIDs(spec, ids []uint32) error {
+	if ids == nil {
+		return nil
+	}
+	if len(ids) != len(spec) {
+		return fmt.Errorf("vk: %d specialization-constant IDs for %d values", len(ids), len(spec))
+	}
+	for i, id := range ids {
+		for _, earlier := range ids[:i] {
+			if id == earlier {
+				return fmt.Errorf("vk: specialization constant %d set twice", id)
+			}
+		}
+	}
+	return nil
 }
 
 // Pipeline is a compute pipeline with its layouts and shader module.
@@ -60,6 +85,9 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if len(desc.Spec) > MaxSpecConstants {
 		return nil, fmt.Errorf("vk: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
 	}
+	if err := checkSpecIDs(desc.Spec, desc.SpecIDs); err != nil {
+		return nil, err
+	}
 	if err := ValidateSPIRV(code, d.api); err != nil {
 		return nil, err
 	}
@@ -68,6 +96,9 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	}
 	defer d.leave()
 	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...)}}
+	if desc.SpecIDs != nil {
+		p.desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
+	}
 	// Each handle is kept only once its create succeeded (a failed create
 	// leaves its output undefined), so destroyLocked undoes exactly what
 	// exists. The words go to the driver from C memory: malloc's alignment
@@ -96,14 +127,17 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	}
 	p.layout = layout
 	d.live[ObjPipelineLayout].Add(1)
-	var spec *C.uint32_t
+	var spec, ids *C.uint32_t
 	if len(p.desc.Spec) > 0 {
-		// A Go pointer as a direct argument: pinned for the call, holding
+		// Go pointers as direct arguments: pinned for the call, holding
 		// no pointers, copied by the driver before it returns.
 		spec = (*C.uint32_t)(unsafe.Pointer(&p.desc.Spec[0]))
+		if p.desc.SpecIDs != nil {
+			ids = (*C.uint32_t)(unsafe.Pointer(&p.desc.SpecIDs[0]))
+		}
 	}
 	var pipeline C.VkPipeline
-	r = Result(C.vkc_create_compute_pipeline(d.fns, p.module, p.layout, C.uint32_t(len(p.desc.Spec)), spec, &pipeline))
+	r = Result(C.vkc_create_compute_pipeline(d.fns, p.module, p.layout, C.uint32_t(len(p.desc.Spec)), spec, ids, &pipeline))
 	if err := d.check("vkCreateComputePipelines", r); err != nil {
 		p.destroyLocked()
 		return nil, err

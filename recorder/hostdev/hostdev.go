@@ -544,10 +544,10 @@ func (d *Device) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.
 	if !ok {
 		return 0, fmt.Errorf("hostdev: no kernel %q registered", desc.Name)
 	}
-	local := k.Local
-	for i, v := range desc.Spec {
-		if i < 3 && v != 0 {
-			local[i] = v
+	local := k.Local // constants 0, 1, 2 size x, y, z, as in the catalogue
+	for axis := range local {
+		if v, ok := desc.SpecValue(uint32(axis)); ok && v != 0 {
+			local[axis] = v
 		}
 	}
 	return recorder.Pipeline(d.add("pipeline", &pipeline{desc: desc, kernel: k, local: local})), nil

@@ -618,3 +618,35 @@ func TestSpecializedWorkgroupSize(t *testing.T) {
 	b.closeAll()
 	b.clean()
 }
+
+// A specialization constant sizes the workgroup only by its ID: a value
+// for constant 1 leaves fill's x size alone, one for constant 0 by ID sets
+// it, as the Vulkan device does with the IDs in the desc.
+func TestSpecializedWorkgroupSizeByID(t *testing.T) {
+	for _, c := range []struct {
+		ids    []uint32
+		covers bool // whether one group covers element 2 (x size above 2)
+	}{{[]uint32{1}, true}, {[]uint32{0}, false}} {
+		b := newBench(t, hostdev.Options{Unified: true})
+		bytes, err := b.d.MapMemory(b.mem)
+		require.NoError(t, err)
+		p, err := b.d.NewPipeline(code, recorder.PipelineDesc{Name: "fill", Bindings: 1, Writes: 1, PushSize: 8, Spec: []uint32{2}, SpecIDs: c.ids})
+		require.NoError(t, err)
+		s, err := b.d.AllocateSet(b.dp, p)
+		require.NoError(t, err)
+		b.d.UpdateSet(s, []recorder.BufferRange{{Memory: b.mem, Size: 64}})
+		b.run(b.record(recorder.Eager, func(cb recorder.CommandBuffer) {
+			b.d.CmdDispatch(cb, &recorder.Dispatch{Pipeline: p, Set: s, Groups: [3]uint32{1, 1, 1}, Push: words(5, 16)})
+		}))
+		want := uint32(0)
+		if c.covers {
+			want = 5
+		}
+		require.Equal(t, want, binary.LittleEndian.Uint32(bytes[8:]), "spec IDs %v", c.ids)
+		b.d.DestroyCommandPool(b.pool)
+		b.pool, _ = b.d.NewCommandPool()
+		b.d.DestroyPipeline(p)
+		b.closeAll()
+		b.clean()
+	}
+}

@@ -1,0 +1,247 @@
+package shaders
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// SharedSize is the bytes of workgroup memory (GLSL shared; the Workgroup
+// storage class) module code declares, with the specialization constants
+// in spec set (constant ID to its 32-bit value; the others keep their
+// defaults), so that a kernel whose shared memory exceeds the device's
+// maxComputeSharedMemorySize is refused before the driver builds it.
+//
+// It is an upper bound on what the entry point uses: every Workgroup
+// variable of the module counts, used by main or not, each type tightly
+// packed (a scalar its width, a bool 4 bytes, a vector or matrix its
+// components, a 3-component vector as 4, an array its length times its
+// element, a struct the sum of its members), which is how the validation
+// layer measures Vulkan's limit for scalars and vectors and arrays of them. Array lengths may
+// be constants, specialization constants or specialization-constant
+// expressions of integer arithmetic (GLSL shared float s[gl_WorkGroupSize.x
+// + 1]); a length this reader cannot evaluate, or a type it cannot size,
+// is an error (wrapping ErrInvalidSPIRV only where the bytes are not a
+// whole, consistent module), as are bytes Inspect refuses.
+func SharedSize(code []byte, spec map[uint32]uint32) (uint64, error) {
+	insts, err := decode(code)
+	if err != nil {
+		return 0, err
+	}
+	d, err := collect(insts)
+	if err != nil {
+		return 0, err
+	}
+	s := sharedSizer{declarations: d, spec: spec, sized: map[uint32]uint64{}, values: map[uint32]uint64{}}
+	var total uint64
+	for _, v := range d.variables {
+		if v.class != storageClassWorkgroup {
+			continue
+		}
+		ptr, ok := d.types[v.pointer]
+		if !ok || ptr.op != opTypePointer {
+			return 0, fmt.Errorf("%w: variable %%%d has no pointer type", ErrInvalidSPIRV, v.id)
+		}
+		size, err := s.size(ptr.words[1], 0)
+		if err != nil {
+			return 0, err
+		}
+		if total, err = sharedProduct(total+size, 1); err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
+}
+
+// sharedSizer sizes Workgroup types once each under one specialization.
+type sharedSizer struct {
+	*declarations
+	spec   map[uint32]uint32
+	sized  map[uint32]uint64
+	values map[uint32]uint64 // constants evaluated, so shared subexpressions cost once
+}
+
+// sharedProduct is a*b, or an error when it exceeds maxTypeSize.
+func sharedProduct(a, b uint64) (uint64, error) {
+	if hi, lo := bits.Mul64(a, b); hi != 0 || lo > maxTypeSize {
+		return 0, errors.New("shaders: shared memory larger than 4 GiB")
+	}
+	return a * b, nil
+}
+
+func (s *sharedSizer) size(id uint32, depth int) (uint64, error) {
+	if size, ok := s.sized[id]; ok {
+		return size, nil
+	}
+	if depth > maxTypeDepth {
+		return 0, fmt.Errorf("%w: shared type nested too deeply", ErrInvalidSPIRV)
+	}
+	t, ok := s.types[id]
+	if !ok {
+		return 0, fmt.Errorf("shaders: shared type %%%d is not a type this reader sizes", id)
+	}
+	var size uint64
+	var err error
+	switch t.op {
+	case opTypeBool:
+		size = 4
+	case opTypeInt, opTypeFloat:
+		size = uint64(t.words[0]+7) / 8
+	case opTypeVector, opTypeMatrix: // component (column) type, count
+		count := uint64(t.words[1])
+		if t.op == opTypeVector && count == 3 {
+			count = 4 // padded as a vec4 is, so the bound stays above any layout
+		}
+		if size, err = s.size(t.words[0], depth+1); err == nil {
+			size, err = sharedProduct(size, count)
+		}
+	case opTypeArray: // element type, length
+		var length uint64
+		if length, err = s.value(t.words[1], 0); err == nil {
+			if size, err = s.size(t.words[0], depth+1); err == nil {
+				size, err = sharedProduct(size, length)
+			}
+		}
+	case opTypeStruct:
+		for _, member := range t.words {
+			var ms uint64
+			if ms, err = s.size(member, depth+1); err != nil {
+				break
+			}
+			if size, err = sharedProduct(size+ms, 1); err != nil {
+				break
+			}
+		}
+	default:
+		err = fmt.Errorf("shaders: shared type %%%d (opcode %d) is not sized by this reader", id, t.op)
+	}
+	if err != nil {
+		return 0, err
+	}
+	s.sized[id] = size
+	return size, nil
+}
+
+// SPIR-V opcodes of the integer arithmetic value evaluates in
+// OpSpecConstantOp.
+const (
+	opCompositeExtract     = 81
+	opUConvert             = 113
+	opSConvert             = 114
+	opIAdd                 = 128
+	opISub                 = 130
+	opIMul                 = 132
+	opUDiv                 = 134
+	opSDiv                 = 135
+	opUMod                 = 137
+	opShiftRightLogical    = 194
+	opShiftRightArithmetic = 195
+	opShiftLeftLogical     = 196
+	opBitwiseOr            = 197
+	opBitwiseXor           = 198
+	opBitwiseAnd           = 199
+)
+
+// value is the 32-bit value of constant id under the specialization: a
+// specialized constant's value, a constant's, or an OpSpecConstantOp's
+// integer arithmetic worked out.
+func (s *sharedSizer) value(id uint32, depth int) (uint64, error) {
+	if v, ok := s.values[id]; ok {
+		return v, nil
+	}
+	v, err := s.evaluate(id, depth)
+	if err != nil {
+		return 0, err
+	}
+	s.values[id] = v
+	return v, nil
+}
+
+// evaluate works out value's answer for an id not yet evaluated.
+func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
+	if depth > maxTypeDepth {
+		return 0, fmt.Errorf("%w: constant expression nested too deeply", ErrInvalidSPIRV)
+	}
+	if deco := s.decorations[id]; deco != nil && deco.specID != nil {
+		if v, ok := s.spec[*deco.specID]; ok {
+			return uint64(v), nil
+		}
+	}
+	if v, ok := s.constants[id]; ok {
+		return uint64(v), nil
+	}
+	ops, ok := s.specOps[id]
+	if !ok || len(ops) < 2 {
+		return 0, fmt.Errorf("shaders: shared array length %%%d is not a constant this reader evaluates", id)
+	}
+	if ops[0] == opCompositeExtract {
+		return s.extract(ops[1], ops[2:], depth)
+	}
+	a, err := s.value(ops[1], depth+1)
+	if err != nil {
+		return 0, err
+	}
+	if ops[0] == opUConvert || ops[0] == opSConvert {
+		return a, nil
+	}
+	if len(ops) < 3 {
+		return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", ErrInvalidSPIRV, id)
+	}
+	b, err := s.value(ops[2], depth+1)
+	if err != nil {
+		return 0, err
+	}
+	x, y := uint32(a), uint32(b)
+	var r uint32
+	switch ops[0] {
+	case opIAdd:
+		r = x + y
+	case opISub:
+		r = x - y
+	case opIMul:
+		r = x * y
+	case opUDiv, opSDiv, opUMod:
+		if y == 0 {
+			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d divides by zero", ErrInvalidSPIRV, id)
+		}
+		switch {
+		case ops[0] == opUDiv:
+			r = x / y
+		case ops[0] == opUMod:
+			r = x % y
+		case int32(x) == math.MinInt32 && int32(y) == -1:
+			r = x
+		default:
+			r = uint32(int32(x) / int32(y))
+		}
+	case opShiftRightLogical:
+		r = x >> (y % 32)
+	case opShiftRightArithmetic:
+		r = uint32(int32(x) >> (y % 32))
+	case opShiftLeftLogical:
+		r = x << (y % 32)
+	case opBitwiseOr:
+		r = x | y
+	case opBitwiseXor:
+		r = x ^ y
+	case opBitwiseAnd:
+		r = x & y
+	default:
+		return 0, fmt.Errorf("shaders: shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, ops[0])
+	}
+	return uint64(r), nil
+}
+
+// extract is the value of a component of a composite constant (the
+// WorkgroupSize built-in's x, y or z), through the indexes given.
+func (s *sharedSizer) extract(composite uint32, indexes []uint32, depth int) (uint64, error) {
+	for _, i := range indexes {
+		parts, ok := s.composites[composite]
+		if !ok || int(i) >= len(parts) {
+			return 0, fmt.Errorf("%w: OpCompositeExtract of %%%d at %d: not a composite constant with that part", ErrInvalidSPIRV, composite, i)
+		}
+		composite = parts[i]
+	}
+	return s.value(composite, depth+1)
+}

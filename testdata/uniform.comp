@@ -1,0 +1,8 @@
+#version 450
+// uniform: y[i] = a from a uniform block, which Launch cannot bind (it
+// binds storage buffers): LoadKernel must refuse the module.
+// Bindings: 0 u (uniform buffer), 1 y (write).
+layout(local_size_x = 64) in;
+layout(std140, set = 0, binding = 0) uniform U { float a; } u;
+layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+void main() { y[gl_GlobalInvocationID.x] = u.a; }
