@@ -179,7 +179,8 @@ func (k *Kernel) Spec() KernelSpec {
 // memory above the device's limits are errors here, never a crash at
 // launch. Shared memory is counted as shaders.SharedSize does (every
 // shared variable, tightly packed, under the requested workgroup size); a
-// shared array whose length it cannot work out is an error too. Kernel.Spec reports the result.
+// shared array whose length it cannot work out is an error too.
+// Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := d.enter(); err != nil {
 		return nil, err
