@@ -1,6 +1,7 @@
 package vkc
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -46,4 +47,30 @@ func TestConcurrentClosesReturnOnlyWhenClosed(t *testing.T) {
 		errs, warns, recent := dev.ValidationMessages()
 		assert.Zero(t, errs+warns, "%q", recent)
 	}
+}
+
+// A read on one stream of memory another stream's pending work writes
+// waits for that work under the read's context, as a read on the writer's
+// own stream does: a context that has ended returns its error, the work
+// goes on, and a later read returns its result.
+func TestReadOfAnotherStreamsWorkHonoursItsContext(t *testing.T) {
+	dev := openTest(t)
+	writer, reader := dev.StreamWithID(1), dev.StreamWithID(2)
+	require.Greater(t, dev.Slots(), 2, "streams 1 and 2 must be on different slots")
+	const size = 1 << 20
+	x := filled(t, dev, size, 1)
+	y := filled(t, dev, size, 0)
+	for range 100 { // long enough that it is pending when the reads below start
+		require.NoError(t, Axpy(writer, 1, x, y))
+	}
+	require.NoError(t, writer.Flush())
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := y.ReadOn(cancelled, reader)
+	require.ErrorIs(t, err, context.Canceled, "the read on another stream waited past its context")
+	_, err = y.ReadOn(cancelled, writer)
+	require.ErrorIs(t, err, context.Canceled, "as on the writer's own stream")
+	got, err := y.ReadOn(context.Background(), reader)
+	require.NoError(t, err)
+	assert.Equal(t, float32(100), got[size-1])
 }

@@ -280,7 +280,7 @@ func (g *Graph) Owner() StreamID { return g.owner }
 // need no host wait.
 func (g *Graph) Replay() (err error) {
 	r, b := g.r, g.b
-	if err := r.settleOthers(b.index, g.touched, ordered); err != nil {
+	if err := r.settleOthers(context.Background(), b.index, g.touched, ordered); err != nil {
 		return err
 	}
 	b.mu.Lock()

@@ -235,7 +235,7 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 			claims[n] = a.Claim
 			n++
 		}
-		if err := r.settleOthers(b.index, claims[:n], ordered); err != nil {
+		if err := r.settleOthers(context.Background(), b.index, claims[:n], ordered); err != nil {
 			return err
 		}
 	}

@@ -252,7 +252,7 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 	if withShot {
 		claims = append(claims, shot)
 	}
-	if err := r.settleOthers(b.index, claims, ordered); err != nil {
+	if err := r.settleOthers(context.Background(), b.index, claims, ordered); err != nil {
 		return err
 	}
 	b.mu.Lock()

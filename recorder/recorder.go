@@ -258,7 +258,7 @@ func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Cla
 	if err := r.usable(); err != nil {
 		return err
 	}
-	if err := r.settleOthers(-1, claims, hostWrites); err != nil {
+	if err := r.settleOthers(context.Background(), -1, claims, hostWrites); err != nil {
 		return err
 	}
 	for _, b := range r.slots {
@@ -266,7 +266,7 @@ func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Cla
 	}
 	defer r.unlockSlots()
 	for _, b := range r.slots {
-		if err := b.settleFor(claims, hostWrites); err != nil {
+		if err := b.settleFor(context.Background(), claims, hostWrites); err != nil {
 			return err
 		}
 	}

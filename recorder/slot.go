@@ -408,9 +408,10 @@ func (a access) uses(x *batch, claims []alloc.Claim) bool {
 // settleFor makes this slot's pending work on claims safe for a call of
 // kind a on another slot (or the host): submitted for an ordered call,
 // finished for a host access. A failed submission taints what it wrote,
-// which the caller's own ledger check then sees; only a lost device, or
-// work that may still run under a host write, is an error.
-func (b *slot) settleFor(claims []alloc.Claim, a access) error {
+// which the caller's own ledger check then sees; only a lost device, work
+// that may still run under a host write, or ctx ending the wait (the work
+// stays in flight) is an error.
+func (b *slot) settleFor(ctx context.Context, claims []alloc.Claim, a access) error {
 	if b.r.closed.Load() {
 		return nil
 	}
@@ -429,7 +430,7 @@ func (b *slot) settleFor(claims []alloc.Claim, a access) error {
 		}
 	}
 	for ; last >= 0; last-- {
-		if err := b.waitOldest(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
+		if err := b.waitOldest(ctx); err != nil && (ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
 			return err
 		}
 	}
@@ -437,7 +438,7 @@ func (b *slot) settleFor(claims []alloc.Claim, a access) error {
 	// change what it reads or writes until the device says it completed.
 	for _, x := range b.failed {
 		if a.uses(x, claims) {
-			if err := b.retryFailed(context.Background(), len(b.failed)); err != nil && (a == hostWrites || errors.Is(err, ErrDeviceLost)) {
+			if err := b.retryFailed(ctx, len(b.failed)); err != nil && (a == hostWrites || ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
 				return err
 			}
 			break
@@ -451,8 +452,9 @@ func (b *slot) settleFor(claims []alloc.Claim, a access) error {
 // self < 0 settles every slot. It is how a read (or launch) on one stream
 // of memory another stream's pending work writes waits for that work
 // instead of seeing stale bytes. With one busy slot, the common case, it
-// costs one atomic load.
-func (r *Recorder) settleOthers(self int, claims []alloc.Claim, a access) error {
+// costs one atomic load. ctx bounds the waits of a host access (a read
+// gives up as it would waiting for its own stream).
+func (r *Recorder) settleOthers(ctx context.Context, self int, claims []alloc.Claim, a access) error {
 	mask := r.busy.Load()
 	if self >= 0 {
 		mask &^= uint64(1) << uint(self)
@@ -463,7 +465,7 @@ func (r *Recorder) settleOthers(self int, claims []alloc.Claim, a access) error 
 		}
 		b := r.slots[i]
 		b.mu.Lock()
-		err := b.settleFor(claims, a)
+		err := b.settleFor(ctx, claims, a)
 		b.mu.Unlock()
 		if err != nil {
 			return err

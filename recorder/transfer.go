@@ -86,7 +86,7 @@ func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st 
 	if r.mapped(dst) != nil || *st != nil {
 		a = hostWrites
 	}
-	if err := r.settleOthers(b.index, claims, a); err != nil {
+	if err := r.settleOthers(context.Background(), b.index, claims, a); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -288,7 +288,7 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	}
 	b := r.slotOf(s)
 	srcSet := []alloc.Claim{src}
-	if err := r.settleOthers(b.index, srcSet, hostReads); err != nil {
+	if err := r.settleOthers(ctx, b.index, srcSet, hostReads); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -366,7 +366,7 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err erro
 	}
 	b := r.slotOf(s)
 	both := []alloc.Claim{src, dst}
-	if err := r.settleOthers(b.index, both, ordered); err != nil {
+	if err := r.settleOthers(context.Background(), b.index, both, ordered); err != nil {
 		return err
 	}
 	b.mu.Lock()
