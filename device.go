@@ -172,8 +172,10 @@ func (d *Device) Stream() *Stream {
 	return d.def
 }
 
-// NewStream returns a new logical stream with the next unused id, so
-// successive streams land on distinct slots until the slots run out.
+// NewStream returns a new logical stream with an id no earlier NewStream
+// returned (1, 2, ...; 0 is the default stream), so successive streams
+// land on distinct slots until the slots run out. Ids picked with
+// StreamWithID are the caller's to keep apart from these.
 // It is nil for a nil Device (whose streams' methods return errors).
 func (d *Device) NewStream() *Stream {
 	if !d.opened() {

@@ -21,6 +21,12 @@
 //
 // Streams are ordered within themselves. Work on two streams is not ordered
 // against each other: Sync the first before the second uses its results.
+// What vkc adds across streams is that a call never sees bytes no work
+// wrote: it waits for, or submits first, another stream's work already
+// issued that writes what it touches. Calls on two streams that run at the
+// same moment are not ordered at all: a host read of a buffer while
+// another goroutine writes it on another stream (from the host, or with
+// work submitted meanwhile) may return part of each write.
 package vkc
 
 import (
@@ -46,11 +52,12 @@ var (
 	// ErrStreamCapturing: another stream on the same slot owns a capture window.
 	ErrStreamCapturing = errors.New("vkc: another stream on this slot is capturing")
 	// ErrCaptureState: a capture call in the wrong state. Nothing changed,
-	// except for EndCapture, which always closes a window that is open: an
-	// EndCapture of a window prepared but not begun aborts it, and one from
-	// a stream of the same slot that does not own a recording window ends
-	// that window without a graph (its outputs read as ErrUnwritten), as
-	// CUDA's end of a capture from the wrong stream invalidates it.
+	// except for two EndCapture calls: the owner's EndCapture of a window
+	// prepared but not begun aborts it, and one from a stream of the same
+	// slot that does not own a recording window ends that window without a
+	// graph (its outputs read as ErrUnwritten), as CUDA's end of a capture
+	// from the wrong stream invalidates it. Another stream's EndCapture of
+	// a prepared window is refused and changes nothing.
 	ErrCaptureState = errors.New("vkc: capture call in the wrong state")
 	// ErrAllocInCapture: an allocation inside a capture window needed a new
 	// page; warm up first so the pools already hold the working set.
