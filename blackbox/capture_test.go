@@ -711,6 +711,109 @@ func TestCaptureErrorsMatchTheirSentinels(t *testing.T) {
 	requireUnwritten(t, s, x, vkc.ErrSyncInCapture, "the output of a doomed window")
 }
 
+// Promise (ErrCaptureState, vkc.go and the README error table: "Nothing
+// changed, except for EndCapture, which always closes a window that is
+// open: an EndCapture of a window prepared but not begun aborts it, and one
+// from a stream of the same slot that does not own a recording window ends
+// that window without a graph (its outputs read as ErrUnwritten)").
+func TestCaptureStateErrors(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.NewStream()
+	nb := sameSlot(dev, s)
+	const N = 16
+	xs := ramp(N, 1, 1)
+	x := upload(t, dev, xs)
+	y := upload(t, dev, make([]float32, N))
+	step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+	// sealsAfter finishes a window left recording and checks the graph it
+	// seals replays exactly the recorded step: the misuse changed nothing.
+	sealsAfter := func(t *testing.T) {
+		t.Helper()
+		require.NoError(t, step(s))
+		g, err := s.EndCapture()
+		require.NoError(t, err, "the window is intact")
+		before := read(t, s, y)
+		require.NoError(t, g.Replay())
+		require.Equal(t, axpyRef(1, xs, before), read(t, s, y))
+		require.NoError(t, g.Close())
+	}
+	begin := func(t *testing.T) {
+		t.Helper()
+		require.NoError(t, s.PrepareCapture())
+		require.NoError(t, step(s)) // the warmup executes
+		require.NoError(t, s.Sync(testCtx(t)))
+		require.NoError(t, s.BeginCapture())
+	}
+
+	t.Run("idle: nothing changes", func(t *testing.T) {
+		require.ErrorIs(t, s.BeginCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, s.AbortCapture(), vkc.ErrCaptureState)
+		g, err := s.EndCapture()
+		require.ErrorIs(t, err, vkc.ErrCaptureState)
+		require.Nil(t, g)
+		g, err = nb.EndCapture()
+		require.ErrorIs(t, err, vkc.ErrCaptureState)
+		require.Nil(t, g)
+		slotWorks(t, dev, s)
+		slotWorks(t, dev, nb)
+	})
+
+	t.Run("prepared: other wrong calls change nothing", func(t *testing.T) {
+		require.NoError(t, s.PrepareCapture())
+		require.ErrorIs(t, s.PrepareCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, nb.PrepareCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, nb.BeginCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, nb.AbortCapture(), vkc.ErrCaptureState)
+		require.NoError(t, step(s))
+		require.NoError(t, s.Sync(testCtx(t)))
+		require.NoError(t, s.BeginCapture(), "still prepared for its owner")
+		sealsAfter(t)
+	})
+
+	t.Run("recording: other wrong calls change nothing", func(t *testing.T) {
+		begin(t)
+		require.ErrorIs(t, s.BeginCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, s.PrepareCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, nb.PrepareCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, nb.BeginCapture(), vkc.ErrCaptureState)
+		require.ErrorIs(t, nb.AbortCapture(), vkc.ErrCaptureState)
+		sealsAfter(t)
+		slotWorks(t, dev, nb)
+	})
+
+	t.Run("EndCapture of a prepared window aborts it", func(t *testing.T) {
+		require.NoError(t, s.PrepareCapture())
+		g, err := s.EndCapture()
+		require.ErrorIs(t, err, vkc.ErrCaptureState)
+		require.Nil(t, g)
+		require.ErrorIs(t, s.BeginCapture(), vkc.ErrCaptureState, "the window is gone")
+		slotWorks(t, dev, nb)
+		require.NoError(t, s.PrepareCapture(), "the stream prepares again")
+		require.NoError(t, s.AbortCapture())
+	})
+
+	t.Run("a non-owner's EndCapture ends a recording window with no graph", func(t *testing.T) {
+		begin(t)
+		require.NoError(t, step(s))
+		g, err := nb.EndCapture()
+		require.ErrorIs(t, err, vkc.ErrCaptureState)
+		require.Nil(t, g)
+		requireUnwritten(t, s, y, vkc.ErrCaptureState, "the output the ended window recorded")
+		g, err = s.EndCapture()
+		require.ErrorIs(t, err, vkc.ErrCaptureState, "the owner's window is gone")
+		require.Nil(t, g)
+		slotWorks(t, dev, s)
+		slotWorks(t, dev, nb)
+		require.NoError(t, y.WriteOn(s, make([]float32, N)))
+		g, err = s.Capture(step)
+		require.NoError(t, err, "the owner captures again")
+		require.NoError(t, y.WriteOn(s, make([]float32, N)))
+		require.NoError(t, g.Replay())
+		require.Equal(t, xs, read(t, s, y))
+		require.NoError(t, g.Close())
+	})
+}
+
 // Promise (README capture rule 5 and "Read outputs after the replay"): a
 // graph of reductions replayed while another stream runs eager reductions
 // over the same device memory pools; neither clobbers the other's

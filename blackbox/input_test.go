@@ -681,6 +681,32 @@ func TestOpenOptionsExtremeValues(t *testing.T) {
 	}
 }
 
+// Promise (WithStreams: "the number of slots (default 4, at most 64; Open
+// refuses more) ... Logical streams share slots by id % n"): Open refuses
+// 65 and 100 slots; with 64, streams 0 and 64 share a slot (a window on
+// one refuses the other) and stream 63 does not.
+func TestWithStreamsAtMost64(t *testing.T) {
+	for _, n := range []int{65, 100} {
+		dev, err := vkc.Open(vkc.WithValidation(true), vkc.WithStreams(n))
+		if err == nil {
+			closeAndCheck(t, dev)
+		}
+		assert.Error(t, err, "WithStreams(%d)", n)
+	}
+	dev := openDevice(t, vkc.WithStreams(64))
+	require.Equal(t, 64, dev.Slots())
+	s0, s63, s64 := dev.StreamWithID(0), dev.StreamWithID(63), dev.StreamWithID(64)
+	b := upload(t, dev, make([]float32, 16))
+	require.NoError(t, s0.PrepareCapture())
+	require.NoError(t, s0.BeginCapture())
+	assert.ErrorIs(t, vkc.Fill(s64, b, 1), vkc.ErrStreamCapturing, "stream 64 shares stream 0's slot")
+	assert.NoError(t, vkc.Fill(s63, b, 2), "stream 63 is on another slot")
+	require.NoError(t, s0.AbortCapture())
+	assert.Equal(t, filled(16, 2), read(t, s63, b))
+	require.NoError(t, vkc.Fill(s64, b, 3), "stream 64 after the window closed")
+	assert.Equal(t, filled(16, 3), read(t, s64, b))
+}
+
 // Promise (WithPresentation: surface "is called once with the new
 // VkInstance ... and returns the window's VkSurfaceKHR"; "Open fails with a
 // clear error where no device has one"; NewSwapchain: ErrNoPresentation on

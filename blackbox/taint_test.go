@@ -167,6 +167,61 @@ func TestReplayAfterDoomedCaptureTaintsInput(t *testing.T) {
 	require.Equal(t, float32(21), read(t, s, y)[7], "after x was rewritten")
 }
 
+// Promise (Graph.Replay, README capture rule 5): a replay refused because
+// another stream records a window on its slot (ErrStreamCapturing) leaves
+// every output reading ErrUnwritten, unwrapping to ErrStreamCapturing,
+// "until a replay writes it again (with a dynamic length, only the prefix
+// that length covers is rewritten)". After a shorter successful replay the
+// prefix reads and the bytes past it keep the refusal's taint; after a
+// full-length replay everything reads.
+func TestRefusedReplayTaintsUntilRewritten(t *testing.T) {
+	dev := openDevice(t)
+	ctx := testCtx(t)
+	s := dev.Stream()
+	nb := sameSlot(dev, s)
+	const N, short = 256, 8
+	x := upload(t, dev, filled(N, 1))
+	y := newBuffer[float32](t, dev, N)
+	n := newParam(t, dev, uint32(N))
+	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n) })
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, g.Replay())
+	require.Equal(t, filled(N, 2), read(t, s, y))
+
+	// The neighbour records a window and seals its own graph: the refusal
+	// stays on y after the window ends.
+	other := newBuffer[float32](t, dev, 4)
+	require.NoError(t, nb.PrepareCapture())
+	require.NoError(t, nb.BeginCapture())
+	require.NoError(t, vkc.Fill(nb, other, 1))
+	require.ErrorIs(t, g.Replay(), vkc.ErrStreamCapturing, "replay while a neighbour records")
+	ng, err := nb.EndCapture()
+	require.NoError(t, err)
+	defer ng.Close()
+	requireUnwritten(t, s, y, vkc.ErrStreamCapturing, "y after the refused replay")
+
+	// A successful replay of the first 8 elements rewrites only them.
+	require.NoError(t, n.Set(short))
+	require.NoError(t, g.Replay())
+	requireUnwritten(t, s, y, vkc.ErrStreamCapturing, "y past the prefix the later replay rewrote")
+	// The prefix reads, through ops that read only y[:n]: SumDyn, and
+	// CopyDyn into a buffer that is written everywhere else.
+	total := newBuffer[float32](t, dev, 1)
+	require.NoError(t, vkc.SumDyn(s, y, total, n))
+	assert.Equal(t, []float32{2 * short}, read(t, s, total), "sum of the rewritten prefix")
+	z := upload(t, dev, filled(N, -1))
+	require.NoError(t, vkc.CopyDyn(s, y, z, n))
+	gotZ, err := z.ReadOn(ctx, s)
+	require.NoError(t, err, "z after CopyDyn of y's rewritten prefix")
+	assert.Equal(t, append(filled(short, 2), filled(N-short, -1)...), gotZ)
+
+	// A full-length replay rewrites everything.
+	require.NoError(t, n.Set(N))
+	require.NoError(t, g.Replay())
+	assert.Equal(t, filled(N, 2), read(t, s, y), "after a full-length replay")
+}
+
 // Promise (README "Changing a graph": "the tail past n is left as it was";
 // "Set refuses ... one beyond what the buffers of every live graph sized by
 // it hold"; "A new buffer is unwritten"): a graph FillDyn + SumDyn over a
