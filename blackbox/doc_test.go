@@ -1,0 +1,27 @@
+// Package blackbox_test is vkc's black-box regression suite.
+//
+// These tests use only vkc's public API, as a user's program would: no
+// package internals, no test hooks, no hostdev. Each test checks one promise
+// that README.md, docs/ARCHITECTURE.md or a doc comment of the public API
+// makes, and its comment names that promise and where it is made. A test
+// here fails when the library breaks a promise it documents; when the
+// project decides a promise differently, the test changes with the
+// documentation, in the same commit.
+//
+// The tests were first written adversarially, by testers who read only the
+// documentation, and are kept by area:
+//
+//   - taint_test.go: what reads as ErrUnwritten, eagerly and replayed
+//     (README "Buffers", capture rules 4 and 5, "Changing a graph").
+//   - lifetime_test.go: Close, nil and zero values, objects outliving
+//     what they recorded, Close racing calls (README "Errors", rule 2).
+//   - capture_test.go: capture windows and graphs (README "Capture
+//     windows", the ErrCaptureState and ErrStreamCapturing sentinels).
+//   - input_test.go: input validation, sizes, Open options and user
+//     kernels (README "Your own kernels", "Errors", KernelSpec, LoadKernel).
+//
+// Every device is opened with the validation layer on; at cleanup it is
+// closed and the test fails on any Vulkan object left alive or any message
+// the layer printed (see openDevice). No test asserts on time: concurrent
+// attacks run a fixed number of iterations.
+package blackbox_test
