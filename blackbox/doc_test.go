@@ -8,8 +8,8 @@
 // project decides a promise differently, the test changes with the
 // documentation, in the same commit.
 //
-// The tests were first written adversarially, by testers who read only the
-// documentation, and are kept by area:
+// They are written from the documentation, not from the code, to attack
+// what it promises, and are kept by area:
 //
 //   - taint_test.go: what reads as ErrUnwritten, eagerly and replayed
 //     (README "Buffers", capture rules 4 and 5, "Changing a graph").
