@@ -57,7 +57,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs := flag.NewFlagSet("vkview", flag.ContinueOnError)
 	fs.SetOutput(out)
 	var o options
-	fs.IntVar(&o.sim.Size, "size", 512, "grid side in cells (the frame's size in pixels)")
+	fs.IntVar(&o.sim.Size, "size", 512, "grid side in cells (the frame's size in pixels; 2..8192, and the state's two buffers of 2*size*size floats must fit the device's largest storage buffer)")
 	fs.IntVar(&o.sim.Steps, "steps", 8, "simulation steps per frame (rounded up to even)")
 	seed := fs.Uint64("seed", 1, "seed of the initial spots")
 	preset := fs.Int("preset", 1, "parameter preset: 1 coral, 2 mitosis, 3 worms, 4 chaos")
@@ -84,6 +84,9 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	}
 	if o.sim.Size < 2 || o.sim.Size > 8192 {
 		return o, fmt.Errorf("vkview: -size %d (2..8192)", o.sim.Size)
+	}
+	if o.sim.Steps > MaxSteps {
+		return o, fmt.Errorf("vkview: -steps %d (at most %d)", o.sim.Steps, MaxSteps)
 	}
 	if o.width <= 0 {
 		o.width = o.sim.Size

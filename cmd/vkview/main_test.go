@@ -387,3 +387,33 @@ func TestCommittedSPIRVMatchesGLSL(t *testing.T) {
 	require.NoError(t, lines.Err())
 	assert.Equal(t, 2, n, "sim.go should generate both modules")
 }
+
+// NewSim failing part way (a grid whose state does not fit one storage
+// buffer of the device, a closed device, too many steps) returns the error
+// and releases what it built, instead of panicking on the nil it returns;
+// -steps has a bound.
+func TestNewSimErrorsAreReturned(t *testing.T) {
+	dev := openTest(t)
+	var tooBig int
+	for n := 2; ; n *= 2 {
+		if uint64(2*n*n*4) > uint64(dev.Info().Limits.MaxStorageBufferRange) {
+			tooBig = n
+			break
+		}
+	}
+	sim, err := NewSim(dev, SimConfig{Size: tooBig, Steps: 2})
+	require.Error(t, err)
+	assert.Nil(t, sim)
+	_, err = NewSim(dev, SimConfig{Size: 8, Steps: MaxSteps + 1})
+	assert.ErrorContains(t, err, "steps")
+	var sink bytes.Buffer
+	_, err = parseFlags([]string{"-steps", "9223372036854775807"}, &sink)
+	assert.ErrorContains(t, err, "-steps")
+	closed, err := vkc.Open()
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+	sim, err = NewSim(closed, SimConfig{Size: 8, Steps: 2})
+	require.ErrorIs(t, err, vkc.ErrClosed)
+	assert.Nil(t, sim)
+	assert.NoError(t, (*Sim)(nil).Close())
+}

@@ -79,21 +79,28 @@ type Sim struct {
 	frames atomic.Int64 // frames run since the last Reset (read from any goroutine)
 }
 
+// MaxSteps bounds SimConfig.Steps: a frame's graph records two launches a
+// step, and a frame of more steps than this is not a frame to watch.
+const MaxSteps = 1 << 12
+
 // NewSim loads the kernels, allocates the state, captures a frame into a
 // graph and writes the initial state.
-func NewSim(dev *vkc.Device, cfg SimConfig) (sim *Sim, err error) {
+func NewSim(dev *vkc.Device, cfg SimConfig) (_ *Sim, err error) {
 	if cfg.Size < 2 {
 		return nil, fmt.Errorf("vkview: grid of %d cells a side", cfg.Size)
+	}
+	if cfg.Steps > MaxSteps {
+		return nil, fmt.Errorf("vkview: %d steps a frame (at most %d)", cfg.Steps, MaxSteps)
 	}
 	cfg.Steps = max(2, cfg.Steps+cfg.Steps%2)
 	if cfg.Params == (Params{}) {
 		cfg.Params = Presets[0]
 	}
 	n := cfg.Size
-	sim = &Sim{cfg: cfg, s: dev.NewStream(), prm: cfg.Params}
+	sim := &Sim{cfg: cfg, s: dev.NewStream(), prm: cfg.Params}
 	defer func() {
 		if err != nil {
-			sim.Close()
+			sim.Close() // what was built so far; the error says why
 		}
 	}()
 	if sim.step, err = dev.LoadKernel(vkc.KernelSpec{Name: "grayscott", SPIRV: grayscottSPIRV}); err != nil {
@@ -200,8 +207,12 @@ func (sim *Sim) Image(ctx context.Context) (*image.RGBA, error) {
 	return PixelsImage(px, sim.cfg.Size, sim.cfg.Size), nil
 }
 
-// Close releases the graph, kernels and buffers; nil fields are skipped.
+// Close releases the graph, kernels and buffers; nil fields are skipped,
+// and closing a nil Sim does nothing.
 func (sim *Sim) Close() error {
+	if sim == nil {
+		return nil
+	}
 	var errs []error
 	if sim.graph != nil {
 		errs = append(errs, sim.graph.Close())
