@@ -103,7 +103,7 @@ func newFlagSet(o *options, suite *string, stderr io.Writer) *flag.FlagSet {
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, or all")
+	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, or all; each runs once, in that order")
 	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat)")
 	fs.StringVar(&o.plotPath, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png; several, comma-separated)")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
@@ -127,16 +127,11 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("%w: unexpected arguments %q", ErrUsage, fs.Args())
 	}
-	if suite == "all" {
-		o.suites = slices.Clone(suiteOrder)
-	} else {
-		for _, s := range strings.Split(suite, ",") {
-			if _, ok := suiteRunners[s]; !ok {
-				return o, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc or all)", ErrUsage, s)
-			}
-			o.suites = append(o.suites, s)
-		}
+	suites, err := parseSuites(suite)
+	if err != nil {
+		return o, err
 	}
+	o.suites = suites
 	if o.child != "" {
 		if _, ok := suiteRunners[o.child]; !ok {
 			return o, fmt.Errorf("%w: unknown suite %q", ErrUsage, o.child)
@@ -154,6 +149,26 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("%w: -time %v is negative", ErrUsage, o.minTime)
 	}
 	return o, nil
+}
+
+// parseSuites reads -suite: names separated by commas, "all" standing for
+// every suite. Each suite runs once however often it is named, in
+// suiteOrder, the order the report prints them in.
+func parseSuites(list string) ([]string, error) {
+	want := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		if _, ok := suiteRunners[s]; !ok && s != "all" {
+			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc or all)", ErrUsage, s)
+		}
+		want[s] = true
+	}
+	var suites []string
+	for _, s := range suiteOrder {
+		if want[s] || want["all"] {
+			suites = append(suites, s)
+		}
+	}
+	return suites, nil
 }
 
 func main() {

@@ -266,6 +266,29 @@ func TestParseOptions(t *testing.T) {
 	assert.Contains(t, stderr.String(), "xml")
 }
 
+// Each suite runs once however often -suite names it, "all" may stand
+// beside the names, and the suites run in the order the report prints them.
+func TestParseOptionsSuiteList(t *testing.T) {
+	for list, want := range map[string][]string{
+		"alloc,alloc":             {"alloc"},
+		"all,alloc":               suiteOrder,
+		"alloc,all":               suiteOrder,
+		"alloc,dispatch,alloc":    {"dispatch", "alloc"},
+		"matmul,transfer":         {"transfer", "matmul"},
+		"dispatch":                {"dispatch"},
+		"transfer,matmul,all,all": suiteOrder,
+	} {
+		o, err := parseOptions([]string{"-suite", list}, &bytes.Buffer{})
+		if assert.NoError(t, err, list) {
+			assert.Equal(t, want, o.suites, list)
+		}
+	}
+	for _, bad := range []string{"", "alloc,", "alloc,nope", "All"} {
+		_, err := parseOptions([]string{"-suite", bad}, &bytes.Buffer{})
+		assert.ErrorIs(t, err, ErrUsage, "%q", bad)
+	}
+}
+
 func TestTransferSizesStopAtTheDeviceLimit(t *testing.T) {
 	all, capped := transferSizes(false, 1<<31)
 	assert.False(t, capped)
