@@ -294,16 +294,18 @@ func childArgs(suite string, cfg settings) []string {
 }
 
 // runSuiteProcess re-executes this program for one suite and decodes what
-// the child printed.
+// the child printed. The child's stderr is passed on as it comes, so its
+// messages are printed once, there, and not repeated in the error.
 func runSuiteProcess(ctx context.Context, exe, suite string, cfg settings) (*suiteResult, error) {
 	cmd := exec.CommandContext(ctx, exe, childArgs(suite, cfg)...)
 	cmd.Env = suiteEnv(suite)
 	var stdout bytes.Buffer
-	stderr := &tailBuffer{limit: stderrTailBytes}
 	cmd.Stdout = &stdout
-	cmd.Stderr = io.MultiWriter(os.Stderr, stderr)
+	// Through a pipe rather than the terminal itself: a child that found a
+	// terminal would draw a progress line over the parent's.
+	cmd.Stderr = io.MultiWriter(os.Stderr)
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v: %s", ErrChild, suite, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("%w: %s: %v", ErrChild, suite, err)
 	}
 	var res suiteResult
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {

@@ -411,6 +411,8 @@ func TestBinaryEndToEnd(t *testing.T) {
 		var exit *exec.ExitError
 		require.True(t, errors.As(err, &exit), "%s", out)
 		assert.Equal(t, 1, exit.ExitCode())
+		assert.Equal(t, 1, strings.Count(string(out), `no device matches "no-such-device"`), "the child's error is printed once: %s", out)
+		assert.Contains(t, string(out), "alloc", "which suite failed is said: %s", out)
 	})
 }
 
