@@ -314,6 +314,26 @@ func runSuiteProcess(ctx context.Context, exe, suite string, cfg settings) (*sui
 	return &res, nil
 }
 
+// lavapipeThreadsNote says which of the suites that ran had
+// LP_NUM_THREADS=0 (dispatch, see suiteEnv) and which the driver's threads,
+// when the user left it unset; with no dispatch suite there is nothing to
+// tell apart, and it returns "".
+func lavapipeThreadsNote(suites []string) string {
+	if !slices.Contains(suites, "dispatch") {
+		return ""
+	}
+	others := slices.DeleteFunc(slices.Clone(suites), func(s string) bool { return s == "dispatch" })
+	note := "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread)"
+	switch len(others) {
+	case 0:
+	case 1:
+		note += "; " + others[0] + " with the driver's default threads"
+	default:
+		note += "; " + strings.Join(others[:len(others)-1], ", ") + " and " + others[len(others)-1] + " with the driver's default threads"
+	}
+	return note + " (see ENV)"
+}
+
 // runParent runs each selected suite in a child (each measures vkc and the
 // C baseline), the external reference when -floor names one, and merges
 // everything into one report. failures are the result checks that failed.
@@ -336,7 +356,9 @@ func runParent(ctx context.Context, o options, cfg settings) (*Report, []string,
 		failures = append(failures, res.Failures...)
 	}
 	if _, set := os.LookupEnv("LP_NUM_THREADS"); !set && isLavapipe(rep.Device.Name) {
-		rep.Notes = append(rep.Notes, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul and alloc with the driver's default threads (see ENV)")
+		if note := lavapipeThreadsNote(o.suites); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 	}
 	if o.floorDir != "" {
 		cfg.progress.Printf("floor: building and running %s", o.floorDir)

@@ -310,6 +310,15 @@ func TestSuiteEnvSetsThreadsForDispatchOnly(t *testing.T) {
 	assert.NotContains(t, suiteEnv("dispatch"), "LP_NUM_THREADS=0", "the user's setting wins")
 }
 
+func TestLavapipeThreadsNoteNamesTheSuitesThatRan(t *testing.T) {
+	assert.Empty(t, lavapipeThreadsNote([]string{"alloc"}), "no dispatch, nothing to tell apart")
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread) (see ENV)", lavapipeThreadsNote([]string{"dispatch"}))
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); alloc with the driver's default threads (see ENV)",
+		lavapipeThreadsNote([]string{"dispatch", "alloc"}))
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul and alloc with the driver's default threads (see ENV)",
+		lavapipeThreadsNote(suiteOrder))
+}
+
 // buildVkbench builds the command into a temporary directory, so the
 // child-process re-exec runs as it does for a user.
 func buildVkbench(t *testing.T) string {
@@ -396,6 +405,19 @@ func TestBinaryEndToEnd(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 2*len(allocSizes()), n)
+	})
+
+	t.Run("alloc alone", func(t *testing.T) {
+		// Without LP_NUM_THREADS, where vkbench would set it for dispatch.
+		t.Setenv("LP_NUM_THREADS", "")
+		require.NoError(t, os.Unsetenv("LP_NUM_THREADS"))
+		stdout, _ := runVkbench(t, exe, append(quick, "-suite", "alloc", "-format", "json")...)
+		var rep Report
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+		require.NotEmpty(t, rep.Figures)
+		for _, n := range rep.Notes {
+			assert.NotContains(t, n, "dispatch", "dispatch did not run: %q", n)
+		}
 	})
 
 	t.Run("devices", func(t *testing.T) {
