@@ -63,17 +63,17 @@ var suiteRunners = map[string]func(settings) (*suiteResult, error){
 
 // options is the parsed command line.
 type options struct {
-	suites   []string
-	format   string
-	plotPath string
-	device   string
-	devices  bool
-	validate bool
-	count    int
-	minTime  time.Duration
-	quick    bool
-	floorDir string
-	child    string // internal: run this one suite and print its result as JSON
+	suites    []string
+	format    string
+	plotPaths []string
+	device    string
+	devices   bool
+	validate  bool
+	count     int
+	minTime   time.Duration
+	quick     bool
+	floorDir  string
+	child     string // internal: run this one suite and print its result as JSON
 }
 
 // usageHeader opens vkbench -h, before the flags.
@@ -96,7 +96,7 @@ Flags:
 `
 
 // newFlagSet defines every flag of vkbench into o; -h prints them all.
-func newFlagSet(o *options, suite *string, stderr io.Writer) *flag.FlagSet {
+func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("vkbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -105,7 +105,7 @@ func newFlagSet(o *options, suite *string, stderr io.Writer) *flag.FlagSet {
 	}
 	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, or all; each runs once, in that order")
 	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat)")
-	fs.StringVar(&o.plotPath, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png; several, comma-separated)")
+	fs.StringVar(plots, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png, checked before anything runs; several, comma-separated); with neither suite's figures there is nothing to draw, which is a note, not a failure")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
 	fs.BoolVar(&o.devices, "devices", false, "list the Vulkan devices and exit")
 	fs.BoolVar(&o.validate, "validate", false, "run vkc and the C baseline with the Khronos validation layer (slow; any message fails the run)")
@@ -119,8 +119,8 @@ func newFlagSet(o *options, suite *string, stderr io.Writer) *flag.FlagSet {
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var suite string
-	fs := newFlagSet(&o, &suite, stderr)
+	var suite, plots string
+	fs := newFlagSet(&o, &suite, &plots, stderr)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err) // keeps flag.ErrHelp visible to run
 	}
@@ -132,6 +132,15 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	o.suites = suites
+	for path := range strings.SplitSeq(plots, ",") {
+		if path == "" {
+			continue
+		}
+		if err := checkPlotPath(path); err != nil {
+			return o, fmt.Errorf("%w: -plot: %w", ErrUsage, err)
+		}
+		o.plotPaths = append(o.plotPaths, path)
+	}
 	if o.child != "" {
 		if _, ok := suiteRunners[o.child]; !ok {
 			return o, fmt.Errorf("%w: unknown suite %q", ErrUsage, o.child)
@@ -199,27 +208,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	return finish(stdout, stderr, o, rep, failures)
+}
+
+// finish draws the plots and writes the report, then says what failed. A
+// plot with nothing to draw is a note in the report; a plot that cannot be
+// written is an error, printed after the report.
+func finish(stdout, stderr io.Writer, o options, rep *Report, failures []string) int {
+	if err := rep.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	status := 0
+	var plotErrs []error
+	for _, path := range o.plotPaths {
+		err := WritePlot(path, rep)
+		switch {
+		case errors.Is(err, ErrNothingToPlot):
+			rep.Notes = append(rep.Notes, fmt.Sprintf("-plot: nothing to plot, %s not written (a plot shows dispatch figures by K and transfer figures by size)", path))
+		case err != nil:
+			plotErrs = append(plotErrs, err)
+		}
+	}
 	if err := writeReport(stdout, o.format, rep); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	for path := range strings.SplitSeq(o.plotPath, ",") {
-		if path == "" {
-			continue
-		}
-		if err := WritePlot(path, rep); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
+	for _, err := range plotErrs {
+		fmt.Fprintln(stderr, err)
+		status = 1
 	}
 	if len(failures) > 0 {
 		fmt.Fprintln(stderr, "vkbench: result checks failed:")
 		for _, f := range failures {
 			fmt.Fprintf(stderr, "  - %s\n", f)
 		}
-		return 1
+		status = 1
 	}
-	return 0
+	return status
 }
 
 func report(stderr io.Writer, err error) int {

@@ -233,8 +233,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	help := stderr.String()
 	assert.True(t, strings.HasPrefix(help, "Usage: vkbench"), help)
 	var o options
-	var suite string
-	fs := newFlagSet(&o, &suite, io.Discard)
+	var suite, plots string
+	fs := newFlagSet(&o, &suite, &plots, io.Discard)
 	n := 0
 	fs.VisitAll(func(f *flag.Flag) {
 		n++
@@ -264,6 +264,26 @@ func TestParseOptions(t *testing.T) {
 	var stderr bytes.Buffer
 	assert.Equal(t, 2, run(context.Background(), []string{"-format", "xml"}, &bytes.Buffer{}, &stderr))
 	assert.Contains(t, stderr.String(), "xml")
+}
+
+// A -plot path in a format vkbench cannot write is a usage error, found
+// before anything runs or is written.
+func TestParseOptionsRefusesAPlotFormatBeforeRunning(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.svg"), filepath.Join(dir, "bad.txt")
+	for _, plot := range []string{bad, good + "," + bad, filepath.Join(dir, "noext"), good + ",x.svg.gz"} {
+		_, err := parseOptions([]string{"-plot", plot}, &bytes.Buffer{})
+		assert.ErrorIs(t, err, ErrUsage, plot)
+		assert.ErrorIs(t, err, ErrPlotFormat, plot)
+
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, 2, run(context.Background(), []string{"-suite", "alloc", "-quick", "-plot", plot}, &stdout, &stderr), plot)
+		assert.Empty(t, stdout.String(), "nothing ran")
+		assert.Contains(t, stderr.String(), "plot format")
+		assert.NoFileExists(t, good, "no plot is written")
+	}
+	_, err := parseOptions([]string{"-plot", good + ",b.PNG,"}, &bytes.Buffer{})
+	assert.NoError(t, err, "either format, any case; an empty entry is skipped")
 }
 
 // Each suite runs once however often -suite names it, "all" may stand
@@ -418,6 +438,15 @@ func TestBinaryEndToEnd(t *testing.T) {
 		for _, n := range rep.Notes {
 			assert.NotContains(t, n, "dispatch", "dispatch did not run: %q", n)
 		}
+	})
+
+	t.Run("nothing to plot", func(t *testing.T) {
+		plot := filepath.Join(t.TempDir(), "alloc.svg")
+		stdout, stderr := runVkbench(t, exe, append(quick, "-suite", "alloc", "-format", "json", "-plot", plot)...)
+		var rep Report
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stderr)
+		assert.Contains(t, strings.Join(rep.Notes, "\n"), "nothing to plot")
+		assert.NoFileExists(t, plot)
 	})
 
 	t.Run("devices", func(t *testing.T) {
