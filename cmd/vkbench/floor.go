@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,8 @@ var ErrFloorUnavailable = errors.New("vkbench: floor unavailable")
 var ErrFloorFailed = errors.New("vkbench: floor failed")
 
 // ErrFloorOutput means the external reference's output is not in the RAWVK
-// line format: a required result line is missing or one does not parse.
+// line format: a required result line is missing, one does not parse, or
+// it reports a time or rate that is not finite and positive.
 var ErrFloorOutput = errors.New("vkbench: unexpected floor output")
 
 // FloorRate is one throughput the floor measured: the best of its timed runs
@@ -159,10 +161,16 @@ type floorParser struct {
 	bandwidthBytesSet    bool
 }
 
-// num parses one number, remembering the first failure so that a line's
-// fields are read in one pass and checked once.
+// num parses one figure, remembering the first failure so that a line's
+// fields are read in one pass and checked once. Every figure the reference
+// prints is a time or a rate, so one that is not finite and positive
+// (0.000, a negative, inf, nan) is a failure too: it would make an
+// infinite, negative or meaningless ratio.
 func (p *floorParser) num(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && !(v > 0 && !math.IsInf(v, 0)) {
+		err = errors.New("not a finite positive figure")
+	}
 	if err != nil && p.firstNumberErr == nil {
 		p.firstNumberErr = fmt.Errorf("number %q: %w", s, err)
 	}

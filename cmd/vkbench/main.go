@@ -112,7 +112,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 	fs.IntVar(&o.count, "count", 5, "timed runs per figure; the figure is their median")
 	fs.DurationVar(&o.minTime, "time", 200*time.Millisecond, "minimum `duration` of one timed run (the operation repeats until it has passed)")
 	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul), to check that everything runs")
-	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others and four dispatch ratios (eager, eager-batched, replay, record over floor-...) compare vkc with them")
+	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others and four dispatch ratios (eager, eager-batched, replay, record over floor-...) compare vkc with them; a reference that cannot build or run, fails its own checks or prints a figure that is not finite and positive is left out with a note")
 	fs.StringVar(&o.child, "child", "", "internal: run one `suite` in this process and print its result as JSON (vkbench runs each suite this way)")
 	return fs
 }
@@ -404,7 +404,9 @@ func runParent(ctx context.Context, o options, cfg settings) (*Report, []string,
 // floorFigures runs the external reference of -floor twice: with
 // LP_NUM_THREADS=0 for its dispatch figures, and with the driver's threads
 // for bandwidth and sgemm (its dispatch figures from that run are dropped).
-// A reference that cannot run gives a note, not a failure.
+// A reference that cannot run, fails its own checks or reports a figure
+// that is not finite and positive gives a note, not a failure, and adds no
+// figure.
 func floorFigures(ctx context.Context, o options, device DeviceDesc) ([]Figure, []string) {
 	wants := func(s string) bool { return slices.Contains(o.suites, s) }
 	common := []string{"RAWVK_REPS=" + strconv.Itoa(o.count)}

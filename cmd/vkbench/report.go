@@ -65,13 +65,14 @@ type Ratio struct {
 
 // NewRatio builds the ratio numerator/denominator and decides OK from the
 // limit, so that the verdict can never disagree with the numbers it shows.
-// A zero or non-finite denominator gives a ratio that is not OK.
+// A ratio of two times or two rates is positive: a zero or non-finite
+// denominator, or a ratio that is not positive, is not OK.
 func NewRatio(suite, name string, params map[string]int64, numerator, denominator, limit float64) Ratio {
 	value := math.Inf(1)
 	if denominator != 0 {
 		value = numerator / denominator
 	}
-	ok := !math.IsNaN(value) && !math.IsInf(value, 0) && value <= limit
+	ok := value > 0 && !math.IsInf(value, 0) && value <= limit
 	return Ratio{Suite: suite, Name: name, Params: params, Value: value, Limit: limit, OK: ok}
 }
 

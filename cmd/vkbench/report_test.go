@@ -126,6 +126,9 @@ func TestNewRatioDecidesOKFromTheLimit(t *testing.T) {
 	over := NewRatio("dispatch", "a/b", nil, 120, 100, 1.15)
 	assert.False(t, over.OK)
 
+	assert.False(t, NewRatio("dispatch", "a/b", nil, 120, -100, 1.15).OK, "a negative ratio measures nothing")
+	assert.False(t, NewRatio("dispatch", "a/b", nil, 0, 100, 1.15).OK, "nor does a zero one")
+
 	byZero := NewRatio("dispatch", "a/b", nil, 120, 0, 1.15)
 	assert.False(t, byZero.OK)
 	assert.ErrorIs(t, (&Report{Ratios: []Ratio{byZero}}).Validate(), ErrInvalidReport, "an infinite ratio cannot be written")
