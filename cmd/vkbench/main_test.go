@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,6 +35,7 @@ func requireFigures(t *testing.T, res *suiteResult, suite, unit string, names ..
 		assert.Equal(t, unit, f.Unit, f.Name)
 		assert.Positive(t, f.Value, f.Name)
 		assert.Equal(t, 1, f.Samples)
+		assert.Equal(t, []float64{f.Value}, f.Runs, f.Name)
 		seen[f.Name] = true
 	}
 	for _, n := range names {
@@ -68,6 +70,15 @@ func TestSuitesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		requireFigures(t, res, "alloc", "ops/s", "suballoc", "vkallocate")
 	})
+}
+
+func TestTimedFigureKeepsEveryRun(t *testing.T) {
+	f := timedFigure(Figure{Suite: "transfer", Name: "copy", Unit: "GB/s"}, []float64{1e-9, 0.5e-9, 0.25e-9, 2e-9},
+		func(s float64) float64 { return 1 / s / 1e9 })
+	assert.InDeltaSlice(t, []float64{1, 2, 4, 0.5}, f.Runs, 1e-12, "converted, in the order they ran")
+	assert.InDelta(t, 1.5, f.Value, 1e-12, "the median of the converted runs")
+	assert.Equal(t, 4, f.Samples)
+	require.NoError(t, (&Report{Figures: []Figure{f}}).Validate())
 }
 
 func TestChecksCatchWrongResults(t *testing.T) {
@@ -381,6 +392,8 @@ func TestBinaryEndToEnd(t *testing.T) {
 		for _, f := range rep.Figures {
 			suites[f.Suite]++
 			assert.Positive(t, f.Value)
+			assert.Len(t, f.Runs, f.Samples, "%s/%s: every timed run", f.Suite, f.Name)
+			assert.Equal(t, median(f.Runs), f.Value, "%s/%s: the figure is its runs' median", f.Suite, f.Name)
 			if isLavapipe(rep.Device.Name) {
 				want := "default"
 				if f.Suite == "dispatch" {
@@ -425,6 +438,42 @@ func TestBinaryEndToEnd(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 2*len(allocSizes()), n)
+	})
+
+	t.Run("bench samples for benchstat", func(t *testing.T) {
+		const runs = 6 // benchstat's fewest for a confidence interval
+		stdout, _ := runVkbench(t, exe, "-quick", "-count", strconv.Itoa(runs), "-time", "0s", "-suite", "alloc", "-format", "bench")
+		perName := map[string]int{}
+		for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			if !strings.HasPrefix(l, "Benchmark") {
+				continue
+			}
+			// BenchmarkName  iterations  value unit
+			fields := strings.Fields(l)
+			require.Len(t, fields, 4, l)
+			_, err := strconv.Atoi(fields[1])
+			require.NoError(t, err, l)
+			v, err := strconv.ParseFloat(fields[2], 64)
+			require.NoError(t, err, l)
+			assert.Positive(t, v, l)
+			assert.Equal(t, "ops/s", fields[3], l)
+			perName[fields[0]]++
+		}
+		assert.Len(t, perName, 2*len(allocSizes()))
+		for name, n := range perName {
+			assert.Equal(t, runs, n, "%s: one line per timed run", name)
+		}
+		benchstat, err := exec.LookPath("benchstat")
+		if err != nil {
+			t.Log("benchstat not on PATH: the Go benchmark format was checked by hand only")
+			return
+		}
+		file := filepath.Join(t.TempDir(), "alloc.txt")
+		require.NoError(t, os.WriteFile(file, []byte(stdout), 0o644))
+		out, err := exec.Command(benchstat, file).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.NotContains(t, string(out), "∞", "benchstat sees %d samples per figure: %s", runs, out)
+		assert.Contains(t, string(out), "±", "%s", out)
 	})
 
 	t.Run("alloc alone", func(t *testing.T) {
