@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrFloorUnavailable means the external reference given with -floor cannot
@@ -333,11 +334,16 @@ func floorTools(getenv func(string) string) error {
 // stderrTailBytes is how much of a failed floor's stderr goes into the error.
 const stderrTailBytes = 2048
 
+// killWaitDelay bounds how long a killed process's output pipes are waited
+// for, in case something it started outlived it and holds them open.
+const killWaitDelay = 5 * time.Second
+
 // RunFloor builds and runs the external reference in floorDir (its
 // build.sh, with a fresh build directory in RAWVK_BUILD) and parses what it
 // printed. env is added to the process environment; the reference reads
 // RAWVK_K, RAWVK_REPS, RAWVK_SKIP_BW, RAWVK_SKIP_SGEMM, VALIDATE and
-// LP_NUM_THREADS. Cancelling ctx kills it.
+// LP_NUM_THREADS. Cancelling ctx kills it and, on Unix, every process it
+// started, and RunFloor returns once they are gone.
 func RunFloor(ctx context.Context, floorDir string, env []string) (*FloorResult, error) {
 	dir, err := checkFloorDir(floorDir)
 	if err != nil {
@@ -353,6 +359,8 @@ func RunFloor(ctx context.Context, floorDir string, env []string) (*FloorResult,
 	defer os.RemoveAll(buildDir)
 
 	cmd := exec.CommandContext(ctx, "sh", filepath.Join(dir, "build.sh"))
+	killGroupOnCancel(cmd)
+	cmd.WaitDelay = killWaitDelay
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "RAWVK_BUILD="+buildDir), env...)
 	var stdout bytes.Buffer

@@ -14,6 +14,13 @@
 // LP_NUM_THREADS once at process start and the dispatch figures need it at 0
 // while bandwidth and matmul need the driver's threads.
 //
+// Exit status: 0 when every suite ran and every result check passed (a
+// ratio over its limit does not count), 1 when a check or a run failed, 2
+// for a usage error (found before anything runs), 130 when SIGINT or
+// SIGTERM stopped it: the running suite's child and any -floor build are
+// killed and waited for, and nothing is reported, not even what earlier
+// suites measured.
+//
 // Usage:
 //
 //	vkbench [-suite dispatch|transfer|matmul|alloc|all] [-format table|json|bench]
@@ -38,9 +45,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -90,7 +99,10 @@ buffer), transfer (upload, download, device copy, memcpy), matmul, alloc
 C baseline (replay-dynamic/replay: vkc with itself; x/floor-y: with -floor's
 reference); smaller is better, LIMIT is the most allowed, INFO marks a ratio
 shown without a limit. Neither OVER LIMIT nor INFO changes the exit status:
-only failed result checks and failed runs exit 1.
+only failed result checks and failed runs exit 1; a usage error exits 2
+before anything runs. SIGINT (Ctrl-C) or SIGTERM stops the running suite
+and any -floor build, waits for them to end, prints no report (only a line
+on stderr) and exits 130; a second one ends vkbench at once.
 
 Flags:
 `
@@ -184,8 +196,16 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// exitInterrupted is vkbench's exit status when SIGINT or SIGTERM stopped
+// it: 128 + SIGINT's number, what a shell reports for a command Ctrl-C
+// ended.
+const exitInterrupted = 130
+
 // run is main with its streams passed in; it returns the exit status:
-// 0 success, 1 a failed check or run, 2 a usage error.
+// 0 success, 1 a failed check or run, 2 a usage error, 130 (exitInterrupted)
+// when SIGINT or SIGTERM, or the end of ctx, stopped the suites. Only the
+// parent catches the signals; a suite child (-child) and -devices keep the
+// default, which ends them.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseOptions(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -202,8 +222,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case o.child != "":
 		return report(stderr, runChild(stdout, o.child, cfg))
 	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second interrupt ends vkbench at once
+	}()
 	rep, failures, err := runParent(ctx, o, cfg)
 	cfg.progress.Done()
+	if ctx.Err() != nil {
+		// The suite child and a -floor build were killed and waited for
+		// (exec.CommandContext); what was measured before is dropped, so
+		// that no partial report passes for a result.
+		fmt.Fprintf(stderr, "vkbench: %v: stopped, nothing reported\n", context.Cause(ctx))
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -324,6 +357,7 @@ func childArgs(suite string, cfg settings) []string {
 // messages are printed once, there, and not repeated in the error.
 func runSuiteProcess(ctx context.Context, exe, suite string, cfg settings) (*suiteResult, error) {
 	cmd := exec.CommandContext(ctx, exe, childArgs(suite, cfg)...)
+	cmd.WaitDelay = killWaitDelay
 	cmd.Env = suiteEnv(suite)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
