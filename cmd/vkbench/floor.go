@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrFloorUnavailable means the external reference given with -floor cannot
@@ -25,7 +27,8 @@ var ErrFloorUnavailable = errors.New("vkbench: floor unavailable")
 var ErrFloorFailed = errors.New("vkbench: floor failed")
 
 // ErrFloorOutput means the external reference's output is not in the RAWVK
-// line format: a required result line is missing or one does not parse.
+// line format: a required result line is missing, one does not parse, or
+// it reports a time or rate that is not finite and positive.
 var ErrFloorOutput = errors.New("vkbench: unexpected floor output")
 
 // FloorRate is one throughput the floor measured: the best of its timed runs
@@ -159,10 +162,16 @@ type floorParser struct {
 	bandwidthBytesSet    bool
 }
 
-// num parses one number, remembering the first failure so that a line's
-// fields are read in one pass and checked once.
+// num parses one figure, remembering the first failure so that a line's
+// fields are read in one pass and checked once. Every figure the reference
+// prints is a time or a rate, so one that is not finite and positive
+// (0.000, a negative, inf, nan) is a failure too: it would make an
+// infinite, negative or meaningless ratio.
 func (p *floorParser) num(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && !(v > 0 && !math.IsInf(v, 0)) {
+		err = errors.New("not a finite positive figure")
+	}
 	if err != nil && p.firstNumberErr == nil {
 		p.firstNumberErr = fmt.Errorf("number %q: %w", s, err)
 	}
@@ -325,11 +334,16 @@ func floorTools(getenv func(string) string) error {
 // stderrTailBytes is how much of a failed floor's stderr goes into the error.
 const stderrTailBytes = 2048
 
+// killWaitDelay bounds how long a killed process's output pipes are waited
+// for, in case something it started outlived it and holds them open.
+const killWaitDelay = 5 * time.Second
+
 // RunFloor builds and runs the external reference in floorDir (its
 // build.sh, with a fresh build directory in RAWVK_BUILD) and parses what it
 // printed. env is added to the process environment; the reference reads
 // RAWVK_K, RAWVK_REPS, RAWVK_SKIP_BW, RAWVK_SKIP_SGEMM, VALIDATE and
-// LP_NUM_THREADS. Cancelling ctx kills it.
+// LP_NUM_THREADS. Cancelling ctx kills it and, on Unix, every process it
+// started, and RunFloor returns once they are gone.
 func RunFloor(ctx context.Context, floorDir string, env []string) (*FloorResult, error) {
 	dir, err := checkFloorDir(floorDir)
 	if err != nil {
@@ -345,6 +359,8 @@ func RunFloor(ctx context.Context, floorDir string, env []string) (*FloorResult,
 	defer os.RemoveAll(buildDir)
 
 	cmd := exec.CommandContext(ctx, "sh", filepath.Join(dir, "build.sh"))
+	killGroupOnCancel(cmd)
+	cmd.WaitDelay = killWaitDelay
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "RAWVK_BUILD="+buildDir), env...)
 	var stdout bytes.Buffer

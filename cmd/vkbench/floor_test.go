@@ -151,6 +151,13 @@ func TestParseFloorRefusesIncompleteOrUnknownOutput(t *testing.T) {
 		"unknown bw figure":     strings.Replace(full.String(), "vkCmdCopyBuffer", "vkCmdFillBuffer", 1),
 		"number that is not":    strings.Replace(full.String(), "per_dispatch_us= 45.653", "per_dispatch_us=4x5.653", 1),
 		"non-square sgemm":      strings.Replace(full.String(), "512x512", "512x256", 1),
+		"infinite time":         strings.Replace(full.String(), "per_dispatch_us= 45.653", "per_dispatch_us=   +Inf", 1),
+		"not a number":          strings.Replace(full.String(), "per_dispatch_us= 45.653", "per_dispatch_us=    NaN", 1),
+		"zero time":             strings.Replace(full.String(), "per_dispatch_us= 45.653", "per_dispatch_us=  0.000", 1),
+		"negative time":         strings.Replace(full.String(), "per_dispatch_us= 45.653", "per_dispatch_us=-45.653", 1),
+		"zero record time":      strings.Replace(full.String(), "record_per_dispatch_us=0.647", "record_per_dispatch_us=0.000", 1),
+		"negative bandwidth":    strings.Replace(full.String(), "(median 17.51 GB/s)", "(median -17.51 GB/s)", 1),
+		"infinite gflops":       strings.Replace(full.String(), "(median 0.43)", "(median inf)", 1),
 	}
 	for name, text := range cases {
 		_, err := ParseFloor(strings.NewReader(text))
@@ -227,4 +234,43 @@ cat result.txt
 	got, err := RunFloor(context.Background(), floor, []string{"RAWVK_K=250"})
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+}
+
+// A reference whose figures are not finite and positive is left out with a
+// note, like one that cannot run; it never spoils the rest of the report.
+func TestFloorWithImpossibleFiguresIsANote(t *testing.T) {
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc not installed: scripts/setup.sh installs it")
+	}
+	fr := syntheticFloor()
+	fr.VerifyMismatches = 0
+	fr.Bandwidth, fr.Sgemm = nil, nil
+	fr.K = 1000 // as vkc's figures below, so that a floor figure would make a ratio
+	var out bytes.Buffer
+	printFloor(&out, fr)
+	device := DeviceDesc{Name: "llvmpipe (LLVM 15.0.6, 256 bits)"}
+	o := options{suites: []string{"dispatch"}, count: 1, quick: true}
+	for name, value := range map[string]string{"infinite": "+Inf", "NaN": "NaN", "zero": "0.000", "negative": "-45.653"} {
+		o.floorDir = t.TempDir()
+		text := strings.Replace(out.String(), "per_dispatch_us= 45.653", "per_dispatch_us="+value, 1)
+		require.NoError(t, os.WriteFile(filepath.Join(o.floorDir, "result.txt"), []byte(text), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(o.floorDir, "build.sh"), []byte("cat result.txt\n"), 0o755))
+
+		figs, notes := floorFigures(context.Background(), o, device)
+		assert.Empty(t, figs, name)
+		require.Len(t, notes, 1, name)
+		assert.Contains(t, notes[0], "floor skipped", name)
+
+		k := map[string]int64{"k": 1000}
+		rep := &Report{Device: device, Notes: notes, Figures: append(figs,
+			Figure{Suite: "dispatch", Name: "eager", Params: k, Value: 9000, Unit: "ns/launch", Samples: 1},
+			Figure{Suite: "dispatch", Name: "c-eager", Params: k, Value: 8000, Unit: "ns/launch", Samples: 1},
+			Figure{Suite: "dispatch", Name: "c-replay", Params: k, Value: 900, Unit: "ns/launch", Samples: 1},
+		)}
+		rep.Ratios, _ = computeRatios(rep.Figures)
+		var table bytes.Buffer
+		require.NoError(t, WriteTable(&table, rep), name)
+		assert.Contains(t, table.String(), "eager/c-eager", name)
+		assert.NotContains(t, table.String(), "floor-eager", name)
+	}
 }

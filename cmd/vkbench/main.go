@@ -14,6 +14,13 @@
 // LP_NUM_THREADS once at process start and the dispatch figures need it at 0
 // while bandwidth and matmul need the driver's threads.
 //
+// Exit status: 0 when every suite ran and every result check passed (a
+// ratio over its limit does not count), 1 when a check or a run failed, 2
+// for a usage error (found before anything runs), 130 when SIGINT or
+// SIGTERM stopped it: the running suite's child and any -floor build are
+// killed and waited for, and nothing is reported, not even what earlier
+// suites measured.
+//
 // Usage:
 //
 //	vkbench [-suite dispatch|transfer|matmul|alloc|all] [-format table|json|bench]
@@ -38,9 +45,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -63,17 +72,17 @@ var suiteRunners = map[string]func(settings) (*suiteResult, error){
 
 // options is the parsed command line.
 type options struct {
-	suites   []string
-	format   string
-	plotPath string
-	device   string
-	devices  bool
-	validate bool
-	count    int
-	minTime  time.Duration
-	quick    bool
-	floorDir string
-	child    string // internal: run this one suite and print its result as JSON
+	suites    []string
+	format    string
+	plotPaths []string
+	device    string
+	devices   bool
+	validate  bool
+	count     int
+	minTime   time.Duration
+	quick     bool
+	floorDir  string
+	child     string // internal: run this one suite and print its result as JSON
 }
 
 // usageHeader opens vkbench -h, before the flags.
@@ -90,52 +99,59 @@ buffer), transfer (upload, download, device copy, memcpy), matmul, alloc
 C baseline (replay-dynamic/replay: vkc with itself; x/floor-y: with -floor's
 reference); smaller is better, LIMIT is the most allowed, INFO marks a ratio
 shown without a limit. Neither OVER LIMIT nor INFO changes the exit status:
-only failed result checks and failed runs exit 1.
+only failed result checks and failed runs exit 1; a usage error exits 2
+before anything runs. SIGINT (Ctrl-C) or SIGTERM stops the running suite
+and any -floor build, waits for them to end, prints no report (only a line
+on stderr) and exits 130; a second one ends vkbench at once.
 
 Flags:
 `
 
 // newFlagSet defines every flag of vkbench into o; -h prints them all.
-func newFlagSet(o *options, suite *string, stderr io.Writer) *flag.FlagSet {
+func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("vkbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, or all")
-	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat)")
-	fs.StringVar(&o.plotPath, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png; several, comma-separated)")
+	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, or all; each runs once, in that order")
+	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat, one per timed run)")
+	fs.StringVar(plots, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png, checked before anything runs; several, comma-separated); with neither suite's figures there is nothing to draw, which is a note, not a failure")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
 	fs.BoolVar(&o.devices, "devices", false, "list the Vulkan devices and exit")
 	fs.BoolVar(&o.validate, "validate", false, "run vkc and the C baseline with the Khronos validation layer (slow; any message fails the run)")
-	fs.IntVar(&o.count, "count", 5, "timed runs per figure; the figure is their median")
+	fs.IntVar(&o.count, "count", 5, "timed runs per figure; the figure is their median, and -format json and bench also carry each run")
 	fs.DurationVar(&o.minTime, "time", 200*time.Millisecond, "minimum `duration` of one timed run (the operation repeats until it has passed)")
 	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul), to check that everything runs")
-	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others and four dispatch ratios (eager, eager-batched, replay, record over floor-...) compare vkc with them")
+	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others and four dispatch ratios (eager, eager-batched, replay, record over floor-...) compare vkc with them; a reference that cannot build or run, fails its own checks or prints a figure that is not finite and positive is left out with a note")
 	fs.StringVar(&o.child, "child", "", "internal: run one `suite` in this process and print its result as JSON (vkbench runs each suite this way)")
 	return fs
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var suite string
-	fs := newFlagSet(&o, &suite, stderr)
+	var suite, plots string
+	fs := newFlagSet(&o, &suite, &plots, stderr)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err) // keeps flag.ErrHelp visible to run
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("%w: unexpected arguments %q", ErrUsage, fs.Args())
 	}
-	if suite == "all" {
-		o.suites = slices.Clone(suiteOrder)
-	} else {
-		for _, s := range strings.Split(suite, ",") {
-			if _, ok := suiteRunners[s]; !ok {
-				return o, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc or all)", ErrUsage, s)
-			}
-			o.suites = append(o.suites, s)
+	suites, err := parseSuites(suite)
+	if err != nil {
+		return o, err
+	}
+	o.suites = suites
+	for path := range strings.SplitSeq(plots, ",") {
+		if path == "" {
+			continue
 		}
+		if err := checkPlotPath(path); err != nil {
+			return o, fmt.Errorf("%w: -plot: %w", ErrUsage, err)
+		}
+		o.plotPaths = append(o.plotPaths, path)
 	}
 	if o.child != "" {
 		if _, ok := suiteRunners[o.child]; !ok {
@@ -156,12 +172,40 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// parseSuites reads -suite: names separated by commas, "all" standing for
+// every suite. Each suite runs once however often it is named, in
+// suiteOrder, the order the report prints them in.
+func parseSuites(list string) ([]string, error) {
+	want := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		if _, ok := suiteRunners[s]; !ok && s != "all" {
+			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc or all)", ErrUsage, s)
+		}
+		want[s] = true
+	}
+	var suites []string
+	for _, s := range suiteOrder {
+		if want[s] || want["all"] {
+			suites = append(suites, s)
+		}
+	}
+	return suites, nil
+}
+
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// exitInterrupted is vkbench's exit status when SIGINT or SIGTERM stopped
+// it: 128 + SIGINT's number, what a shell reports for a command Ctrl-C
+// ended.
+const exitInterrupted = 130
+
 // run is main with its streams passed in; it returns the exit status:
-// 0 success, 1 a failed check or run, 2 a usage error.
+// 0 success, 1 a failed check or run, 2 a usage error, 130 (exitInterrupted)
+// when SIGINT or SIGTERM, or the end of ctx, stopped the suites. Only the
+// parent catches the signals; a suite child (-child) and -devices keep the
+// default, which ends them.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseOptions(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -178,33 +222,63 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case o.child != "":
 		return report(stderr, runChild(stdout, o.child, cfg))
 	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second interrupt ends vkbench at once
+	}()
 	rep, failures, err := runParent(ctx, o, cfg)
 	cfg.progress.Done()
+	if ctx.Err() != nil {
+		// The suite child and a -floor build were killed and waited for
+		// (exec.CommandContext); what was measured before is dropped, so
+		// that no partial report passes for a result.
+		fmt.Fprintf(stderr, "vkbench: %v: stopped, nothing reported\n", context.Cause(ctx))
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	return finish(stdout, stderr, o, rep, failures)
+}
+
+// finish draws the plots and writes the report, then says what failed. A
+// plot with nothing to draw is a note in the report; a plot that cannot be
+// written is an error, printed after the report.
+func finish(stdout, stderr io.Writer, o options, rep *Report, failures []string) int {
+	if err := rep.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	status := 0
+	var plotErrs []error
+	for _, path := range o.plotPaths {
+		err := WritePlot(path, rep)
+		switch {
+		case errors.Is(err, ErrNothingToPlot):
+			rep.Notes = append(rep.Notes, fmt.Sprintf("-plot: nothing to plot, %s not written (a plot shows dispatch figures by K and transfer figures by size)", path))
+		case err != nil:
+			plotErrs = append(plotErrs, err)
+		}
 	}
 	if err := writeReport(stdout, o.format, rep); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	for path := range strings.SplitSeq(o.plotPath, ",") {
-		if path == "" {
-			continue
-		}
-		if err := WritePlot(path, rep); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
+	for _, err := range plotErrs {
+		fmt.Fprintln(stderr, err)
+		status = 1
 	}
 	if len(failures) > 0 {
 		fmt.Fprintln(stderr, "vkbench: result checks failed:")
 		for _, f := range failures {
 			fmt.Fprintf(stderr, "  - %s\n", f)
 		}
-		return 1
+		status = 1
 	}
-	return 0
+	return status
 }
 
 func report(stderr io.Writer, err error) int {
@@ -279,22 +353,45 @@ func childArgs(suite string, cfg settings) []string {
 }
 
 // runSuiteProcess re-executes this program for one suite and decodes what
-// the child printed.
+// the child printed. The child's stderr is passed on as it comes, so its
+// messages are printed once, there, and not repeated in the error.
 func runSuiteProcess(ctx context.Context, exe, suite string, cfg settings) (*suiteResult, error) {
 	cmd := exec.CommandContext(ctx, exe, childArgs(suite, cfg)...)
+	cmd.WaitDelay = killWaitDelay
 	cmd.Env = suiteEnv(suite)
 	var stdout bytes.Buffer
-	stderr := &tailBuffer{limit: stderrTailBytes}
 	cmd.Stdout = &stdout
-	cmd.Stderr = io.MultiWriter(os.Stderr, stderr)
+	// Through a pipe rather than the terminal itself: a child that found a
+	// terminal would draw a progress line over the parent's.
+	cmd.Stderr = io.MultiWriter(os.Stderr)
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v: %s", ErrChild, suite, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("%w: %s: %v", ErrChild, suite, err)
 	}
 	var res suiteResult
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		return nil, fmt.Errorf("%w: %s: output is not a result: %v", ErrChild, suite, err)
 	}
 	return &res, nil
+}
+
+// lavapipeThreadsNote says which of the suites that ran had
+// LP_NUM_THREADS=0 (dispatch, see suiteEnv) and which the driver's threads,
+// when the user left it unset; with no dispatch suite there is nothing to
+// tell apart, and it returns "".
+func lavapipeThreadsNote(suites []string) string {
+	if !slices.Contains(suites, "dispatch") {
+		return ""
+	}
+	others := slices.DeleteFunc(slices.Clone(suites), func(s string) bool { return s == "dispatch" })
+	note := "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread)"
+	switch len(others) {
+	case 0:
+	case 1:
+		note += "; " + others[0] + " with the driver's default threads"
+	default:
+		note += "; " + strings.Join(others[:len(others)-1], ", ") + " and " + others[len(others)-1] + " with the driver's default threads"
+	}
+	return note + " (see ENV)"
 }
 
 // runParent runs each selected suite in a child (each measures vkc and the
@@ -319,7 +416,9 @@ func runParent(ctx context.Context, o options, cfg settings) (*Report, []string,
 		failures = append(failures, res.Failures...)
 	}
 	if _, set := os.LookupEnv("LP_NUM_THREADS"); !set && isLavapipe(rep.Device.Name) {
-		rep.Notes = append(rep.Notes, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul and alloc with the driver's default threads (see ENV)")
+		if note := lavapipeThreadsNote(o.suites); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 	}
 	if o.floorDir != "" {
 		cfg.progress.Printf("floor: building and running %s", o.floorDir)
@@ -339,7 +438,9 @@ func runParent(ctx context.Context, o options, cfg settings) (*Report, []string,
 // floorFigures runs the external reference of -floor twice: with
 // LP_NUM_THREADS=0 for its dispatch figures, and with the driver's threads
 // for bandwidth and sgemm (its dispatch figures from that run are dropped).
-// A reference that cannot run gives a note, not a failure.
+// A reference that cannot run, fails its own checks or reports a figure
+// that is not finite and positive gives a note, not a failure, and adds no
+// figure.
 func floorFigures(ctx context.Context, o options, device DeviceDesc) ([]Figure, []string) {
 	wants := func(s string) bool { return slices.Contains(o.suites, s) }
 	common := []string{"RAWVK_REPS=" + strconv.Itoa(o.count)}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,6 +35,7 @@ func requireFigures(t *testing.T, res *suiteResult, suite, unit string, names ..
 		assert.Equal(t, unit, f.Unit, f.Name)
 		assert.Positive(t, f.Value, f.Name)
 		assert.Equal(t, 1, f.Samples)
+		assert.Equal(t, []float64{f.Value}, f.Runs, f.Name)
 		seen[f.Name] = true
 	}
 	for _, n := range names {
@@ -68,6 +70,15 @@ func TestSuitesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		requireFigures(t, res, "alloc", "ops/s", "suballoc", "vkallocate")
 	})
+}
+
+func TestTimedFigureKeepsEveryRun(t *testing.T) {
+	f := timedFigure(Figure{Suite: "transfer", Name: "copy", Unit: "GB/s"}, []float64{1e-9, 0.5e-9, 0.25e-9, 2e-9},
+		func(s float64) float64 { return 1 / s / 1e9 })
+	assert.InDeltaSlice(t, []float64{1, 2, 4, 0.5}, f.Runs, 1e-12, "converted, in the order they ran")
+	assert.InDelta(t, 1.5, f.Value, 1e-12, "the median of the converted runs")
+	assert.Equal(t, 4, f.Samples)
+	require.NoError(t, (&Report{Figures: []Figure{f}}).Validate())
 }
 
 func TestChecksCatchWrongResults(t *testing.T) {
@@ -233,8 +244,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	help := stderr.String()
 	assert.True(t, strings.HasPrefix(help, "Usage: vkbench"), help)
 	var o options
-	var suite string
-	fs := newFlagSet(&o, &suite, io.Discard)
+	var suite, plots string
+	fs := newFlagSet(&o, &suite, &plots, io.Discard)
 	n := 0
 	fs.VisitAll(func(f *flag.Flag) {
 		n++
@@ -266,6 +277,49 @@ func TestParseOptions(t *testing.T) {
 	assert.Contains(t, stderr.String(), "xml")
 }
 
+// A -plot path in a format vkbench cannot write is a usage error, found
+// before anything runs or is written.
+func TestParseOptionsRefusesAPlotFormatBeforeRunning(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.svg"), filepath.Join(dir, "bad.txt")
+	for _, plot := range []string{bad, good + "," + bad, filepath.Join(dir, "noext"), good + ",x.svg.gz"} {
+		_, err := parseOptions([]string{"-plot", plot}, &bytes.Buffer{})
+		assert.ErrorIs(t, err, ErrUsage, plot)
+		assert.ErrorIs(t, err, ErrPlotFormat, plot)
+
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, 2, run(context.Background(), []string{"-suite", "alloc", "-quick", "-plot", plot}, &stdout, &stderr), plot)
+		assert.Empty(t, stdout.String(), "nothing ran")
+		assert.Contains(t, stderr.String(), "plot format")
+		assert.NoFileExists(t, good, "no plot is written")
+	}
+	_, err := parseOptions([]string{"-plot", good + ",b.PNG,"}, &bytes.Buffer{})
+	assert.NoError(t, err, "either format, any case; an empty entry is skipped")
+}
+
+// Each suite runs once however often -suite names it, "all" may stand
+// beside the names, and the suites run in the order the report prints them.
+func TestParseOptionsSuiteList(t *testing.T) {
+	for list, want := range map[string][]string{
+		"alloc,alloc":             {"alloc"},
+		"all,alloc":               suiteOrder,
+		"alloc,all":               suiteOrder,
+		"alloc,dispatch,alloc":    {"dispatch", "alloc"},
+		"matmul,transfer":         {"transfer", "matmul"},
+		"dispatch":                {"dispatch"},
+		"transfer,matmul,all,all": suiteOrder,
+	} {
+		o, err := parseOptions([]string{"-suite", list}, &bytes.Buffer{})
+		if assert.NoError(t, err, list) {
+			assert.Equal(t, want, o.suites, list)
+		}
+	}
+	for _, bad := range []string{"", "alloc,", "alloc,nope", "All"} {
+		_, err := parseOptions([]string{"-suite", bad}, &bytes.Buffer{})
+		assert.ErrorIs(t, err, ErrUsage, "%q", bad)
+	}
+}
+
 func TestTransferSizesStopAtTheDeviceLimit(t *testing.T) {
 	all, capped := transferSizes(false, 1<<31)
 	assert.False(t, capped)
@@ -285,6 +339,15 @@ func TestSuiteEnvSetsThreadsForDispatchOnly(t *testing.T) {
 	assert.NotContains(t, suiteEnv("matmul"), "LP_NUM_THREADS=0")
 	t.Setenv("LP_NUM_THREADS", "3")
 	assert.NotContains(t, suiteEnv("dispatch"), "LP_NUM_THREADS=0", "the user's setting wins")
+}
+
+func TestLavapipeThreadsNoteNamesTheSuitesThatRan(t *testing.T) {
+	assert.Empty(t, lavapipeThreadsNote([]string{"alloc"}), "no dispatch, nothing to tell apart")
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread) (see ENV)", lavapipeThreadsNote([]string{"dispatch"}))
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); alloc with the driver's default threads (see ENV)",
+		lavapipeThreadsNote([]string{"dispatch", "alloc"}))
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul and alloc with the driver's default threads (see ENV)",
+		lavapipeThreadsNote(suiteOrder))
 }
 
 // buildVkbench builds the command into a temporary directory, so the
@@ -329,6 +392,8 @@ func TestBinaryEndToEnd(t *testing.T) {
 		for _, f := range rep.Figures {
 			suites[f.Suite]++
 			assert.Positive(t, f.Value)
+			assert.Len(t, f.Runs, f.Samples, "%s/%s: every timed run", f.Suite, f.Name)
+			assert.Equal(t, median(f.Runs), f.Value, "%s/%s: the figure is its runs' median", f.Suite, f.Name)
 			if isLavapipe(rep.Device.Name) {
 				want := "default"
 				if f.Suite == "dispatch" {
@@ -375,6 +440,64 @@ func TestBinaryEndToEnd(t *testing.T) {
 		assert.Equal(t, 2*len(allocSizes()), n)
 	})
 
+	t.Run("bench samples for benchstat", func(t *testing.T) {
+		const runs = 6 // benchstat's fewest for a confidence interval
+		stdout, _ := runVkbench(t, exe, "-quick", "-count", strconv.Itoa(runs), "-time", "0s", "-suite", "alloc", "-format", "bench")
+		perName := map[string]int{}
+		for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			if !strings.HasPrefix(l, "Benchmark") {
+				continue
+			}
+			// BenchmarkName  iterations  value unit
+			fields := strings.Fields(l)
+			require.Len(t, fields, 4, l)
+			_, err := strconv.Atoi(fields[1])
+			require.NoError(t, err, l)
+			v, err := strconv.ParseFloat(fields[2], 64)
+			require.NoError(t, err, l)
+			assert.Positive(t, v, l)
+			assert.Equal(t, "ops/s", fields[3], l)
+			perName[fields[0]]++
+		}
+		assert.Len(t, perName, 2*len(allocSizes()))
+		for name, n := range perName {
+			assert.Equal(t, runs, n, "%s: one line per timed run", name)
+		}
+		benchstat, err := exec.LookPath("benchstat")
+		if err != nil {
+			t.Log("benchstat not on PATH: the Go benchmark format was checked by hand only")
+			return
+		}
+		file := filepath.Join(t.TempDir(), "alloc.txt")
+		require.NoError(t, os.WriteFile(file, []byte(stdout), 0o644))
+		out, err := exec.Command(benchstat, file).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.NotContains(t, string(out), "∞", "benchstat sees %d samples per figure: %s", runs, out)
+		assert.Contains(t, string(out), "±", "%s", out)
+	})
+
+	t.Run("alloc alone", func(t *testing.T) {
+		// Without LP_NUM_THREADS, where vkbench would set it for dispatch.
+		t.Setenv("LP_NUM_THREADS", "")
+		require.NoError(t, os.Unsetenv("LP_NUM_THREADS"))
+		stdout, _ := runVkbench(t, exe, append(quick, "-suite", "alloc", "-format", "json")...)
+		var rep Report
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+		require.NotEmpty(t, rep.Figures)
+		for _, n := range rep.Notes {
+			assert.NotContains(t, n, "dispatch", "dispatch did not run: %q", n)
+		}
+	})
+
+	t.Run("nothing to plot", func(t *testing.T) {
+		plot := filepath.Join(t.TempDir(), "alloc.svg")
+		stdout, stderr := runVkbench(t, exe, append(quick, "-suite", "alloc", "-format", "json", "-plot", plot)...)
+		var rep Report
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stderr)
+		assert.Contains(t, strings.Join(rep.Notes, "\n"), "nothing to plot")
+		assert.NoFileExists(t, plot)
+	})
+
 	t.Run("devices", func(t *testing.T) {
 		stdout, _ := runVkbench(t, exe, "-devices")
 		lines := strings.Split(strings.TrimSpace(stdout), "\n")
@@ -388,6 +511,8 @@ func TestBinaryEndToEnd(t *testing.T) {
 		var exit *exec.ExitError
 		require.True(t, errors.As(err, &exit), "%s", out)
 		assert.Equal(t, 1, exit.ExitCode())
+		assert.Equal(t, 1, strings.Count(string(out), `no device matches "no-such-device"`), "the child's error is printed once: %s", out)
+		assert.Contains(t, string(out), "alloc", "which suite failed is said: %s", out)
 	})
 }
 

@@ -58,10 +58,10 @@ const (
 // with points. The format follows the extension, .svg or .png. The file is
 // written only when the plot is complete.
 func WritePlot(path string, r *Report) (err error) {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("%w: %q (want .svg or .png)", ErrPlotFormat, path)
+	if err := checkPlotPath(path); err != nil {
+		return err
 	}
+	ext := strings.ToLower(filepath.Ext(path))
 	if r == nil {
 		return fmt.Errorf("%w: nil report", ErrNothingToPlot)
 	}
@@ -106,6 +106,17 @@ func WritePlot(path string, r *Report) (err error) {
 		plots[i][0].Draw(canvases[i][0])
 	}
 	return writeFileAtomically(path, canvas)
+}
+
+// checkPlotPath reports ErrPlotFormat unless path's extension is one
+// WritePlot writes (.svg or .png, in any case), so that vkbench can refuse
+// a plot before it measures anything.
+func checkPlotPath(path string) error {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg", ".png":
+		return nil
+	}
+	return fmt.Errorf("%w: %q (want .svg or .png)", ErrPlotFormat, path)
 }
 
 // pngCanvas draws on an image canvas and writes it as PNG.

@@ -44,6 +44,11 @@ type Figure struct {
 	Unit string `json:"unit"`
 	// Samples is how many timed runs Value is the median of.
 	Samples int `json:"samples"`
+	// Runs are those timed runs' own values in Unit, in the order they ran,
+	// so that a tool such as benchstat sees the spread and not only the
+	// median. Empty for an external reference's figure, which comes as a
+	// median alone.
+	Runs []float64 `json:"runs,omitempty"`
 	// Env records the environment that changes the figure, e.g.
 	// {"LP_NUM_THREADS":"0"}: lavapipe's per-dispatch cost depends on it.
 	Env map[string]string `json:"env,omitempty"`
@@ -65,13 +70,14 @@ type Ratio struct {
 
 // NewRatio builds the ratio numerator/denominator and decides OK from the
 // limit, so that the verdict can never disagree with the numbers it shows.
-// A zero or non-finite denominator gives a ratio that is not OK.
+// A ratio of two times or two rates is positive: a zero or non-finite
+// denominator, or a ratio that is not positive, is not OK.
 func NewRatio(suite, name string, params map[string]int64, numerator, denominator, limit float64) Ratio {
 	value := math.Inf(1)
 	if denominator != 0 {
 		value = numerator / denominator
 	}
-	ok := !math.IsNaN(value) && !math.IsInf(value, 0) && value <= limit
+	ok := value > 0 && !math.IsInf(value, 0) && value <= limit
 	return Ratio{Suite: suite, Name: name, Params: params, Value: value, Limit: limit, OK: ok}
 }
 
@@ -123,6 +129,10 @@ func (r *Report) Validate() error {
 			return fmt.Errorf("%w: figure %s/%s: value %v is not finite", ErrInvalidReport, f.Suite, f.Name, f.Value)
 		case f.Samples < 1:
 			return fmt.Errorf("%w: figure %s/%s: %d samples", ErrInvalidReport, f.Suite, f.Name, f.Samples)
+		case len(f.Runs) > 0 && len(f.Runs) != f.Samples:
+			return fmt.Errorf("%w: figure %s/%s: %d runs for %d samples", ErrInvalidReport, f.Suite, f.Name, len(f.Runs), f.Samples)
+		case slices.ContainsFunc(f.Runs, func(v float64) bool { return !isFinite(v) }):
+			return fmt.Errorf("%w: figure %s/%s: a run's value is not finite", ErrInvalidReport, f.Suite, f.Name)
 		}
 	}
 	for i, ratio := range r.Ratios {
@@ -334,12 +344,15 @@ func orDash(s string) string {
 //	  "device":  {"name", "type", "driver", "api", "memory_bytes"},
 //	  "started": RFC 3339 time,
 //	  "figures": [{"suite", "name", "params": {key: int}, "value", "unit",
-//	               "samples", "env": {key: string}}],
+//	               "samples", "runs": [number], "env": {key: string}}],
 //	  "ratios":  [{"suite", "name", "params", "value", "limit", "ok", "info"}],
 //	  "notes":   [string]
 //	}
 //
-// "params" and "env" are left out when empty, "info" when false (an info
+// "value" is the median of "runs", one value per timed run ("samples" of
+// them), which is left out for a figure that has only its median (an
+// external reference's). "params" and "env" are left out when empty,
+// "info" when false (an info
 // ratio has no limit: "limit" is 0 and "ok" true); "figures", "ratios" and
 // "notes" are always arrays, never null.
 func WriteJSON(w io.Writer, r *Report) error {
@@ -366,10 +379,13 @@ func nonNil[T any](s []T) []T {
 const benchPackage = "github.com/vkcompute/vkc/cmd/vkbench"
 
 // WriteBench writes the figures in the Go benchmark format, so that two runs
-// (say, before and after a change) compare with benchstat. Each figure is one
-// line: "BenchmarkDispatch/replay/k=1000 5 1781 ns/launch", the iteration
-// count being the number of samples. The device goes into configuration lines,
-// so results from different devices are never pooled.
+// (say, before and after a change) compare with benchstat. Each timed run of
+// a figure is one line, "BenchmarkDispatch/replay/k=1000 1 1781 ns/launch",
+// so benchstat sees every sample (-count of them) and their spread; a figure
+// without its runs (an external reference's) is one line, its median. The
+// iteration count is always 1: a line is one run, however many operations it
+// timed. The device goes into configuration lines, so results from
+// different devices are never pooled.
 func WriteBench(w io.Writer, r *Report) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -383,7 +399,13 @@ func WriteBench(w io.Writer, r *Report) error {
 		fmt.Fprintf(bw, "vkdriver: %s\n", oneLine(r.Device.Driver))
 	}
 	for _, f := range r.Figures {
-		fmt.Fprintf(bw, "%s %d %s %s\n", benchName(f), f.Samples, strconv.FormatFloat(f.Value, 'g', -1, 64), f.Unit)
+		runs := f.Runs
+		if len(runs) == 0 {
+			runs = []float64{f.Value}
+		}
+		for _, v := range runs {
+			fmt.Fprintf(bw, "%s 1 %s %s\n", benchName(f), strconv.FormatFloat(v, 'g', -1, 64), f.Unit)
+		}
 	}
 	return bw.Flush()
 }

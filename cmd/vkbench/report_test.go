@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func sampleReport() *Report {
 		Device:  DeviceDesc{Name: "llvmpipe (LLVM 15.0.6, 256 bits)", Type: "cpu", Driver: "Mesa 22.3.6", API: "1.3.230", MemoryBytes: 24 << 30},
 		Started: time.Date(2026, 11, 30, 3, 24, 5, 0, time.UTC),
 		Figures: []Figure{
-			{Suite: "dispatch", Name: "replay", Params: map[string]int64{"k": 1000}, Value: 1843.5, Unit: "ns/launch", Samples: 5, Env: lp},
+			{Suite: "dispatch", Name: "replay", Params: map[string]int64{"k": 1000}, Value: 1843.5, Unit: "ns/launch", Samples: 5, Runs: []float64{1850, 1843.5, 1790, 1843.5, 1900}, Env: lp},
 			{Suite: "dispatch", Name: "eager", Params: map[string]int64{"k": 1000}, Value: 45653, Unit: "ns/launch", Samples: 5, Env: lp},
 			{Suite: "dispatch", Name: "floor-replay", Params: map[string]int64{"k": 1000}, Value: 1781, Unit: "ns/launch", Samples: 5, Env: lp},
 			{Suite: "dispatch", Name: "replay", Params: map[string]int64{"k": 10}, Value: 2950.25, Unit: "ns/launch", Samples: 5, Env: lp},
@@ -30,7 +31,7 @@ func sampleReport() *Report {
 			{Suite: "transfer", Name: "upload", Params: map[string]int64{"bytes": 64 << 20}, Value: 17.25, Unit: "GB/s", Samples: 8},
 			{Suite: "transfer", Name: "floor-memcpy", Params: map[string]int64{"bytes": 64 << 20}, Value: 19.13, Unit: "GB/s", Samples: 8},
 			{Suite: "matmul", Name: "matmul-tiled", Params: map[string]int64{"m": 512, "n": 512, "k": 512}, Value: 0.44, Unit: "GFLOP/s", Samples: 5},
-			{Suite: "alloc", Name: "claim-free", Value: 2.5e7, Unit: "ops/s", Samples: 3},
+			{Suite: "alloc", Name: "claim-free", Value: 2.5e7, Unit: "ops/s", Samples: 3, Runs: []float64{2.5e7, 2.4e7, 2.75e7}},
 		},
 		Ratios: []Ratio{
 			NewRatio("dispatch", "replay/floor-replay", map[string]int64{"k": 1000}, 1843.5, 1781, 1.15),
@@ -126,6 +127,9 @@ func TestNewRatioDecidesOKFromTheLimit(t *testing.T) {
 	over := NewRatio("dispatch", "a/b", nil, 120, 100, 1.15)
 	assert.False(t, over.OK)
 
+	assert.False(t, NewRatio("dispatch", "a/b", nil, 120, -100, 1.15).OK, "a negative ratio measures nothing")
+	assert.False(t, NewRatio("dispatch", "a/b", nil, 0, 100, 1.15).OK, "nor does a zero one")
+
 	byZero := NewRatio("dispatch", "a/b", nil, 120, 0, 1.15)
 	assert.False(t, byZero.OK)
 	assert.ErrorIs(t, (&Report{Ratios: []Ratio{byZero}}).Validate(), ErrInvalidReport, "an infinite ratio cannot be written")
@@ -162,7 +166,10 @@ func TestWriteJSONRoundTripsThroughTheDocumentedFields(t *testing.T) {
 	assert.ElementsMatch(t, []string{"device", "started", "figures", "ratios", "notes"}, keys(doc))
 	assert.ElementsMatch(t, []string{"name", "type", "driver", "api", "memory_bytes"}, keys(doc["device"].(map[string]any)))
 	figure := doc["figures"].([]any)[0].(map[string]any)
-	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "unit", "samples", "env"}, keys(figure))
+	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "unit", "samples", "runs", "env"}, keys(figure))
+	floor := doc["figures"].([]any)[2].(map[string]any)
+	assert.Equal(t, "floor-replay", floor["name"])
+	assert.NotContains(t, floor, "runs", "left out where only the median is known")
 	ratio := doc["ratios"].([]any)[0].(map[string]any)
 	assert.ElementsMatch(t, []string{"suite", "name", "params", "value", "limit", "ok"}, keys(ratio), "info is left out when false")
 	for _, rr := range doc["ratios"].([]any) {
@@ -219,18 +226,32 @@ func TestWriteBenchFollowsTheGoBenchmarkGrammar(t *testing.T) {
 	for _, key := range []string{"goos", "goarch", "cpu"} {
 		assert.NotEmpty(t, config[key], key)
 	}
-	require.Len(t, results, len(r.Figures))
-	for i, f := range r.Figures {
+	// One line per timed run, so that benchstat sees every sample; a
+	// figure with its median alone (the floor's) is one line.
+	var want []float64
+	var of []Figure
+	for _, f := range r.Figures {
+		runs := f.Runs
+		if len(runs) == 0 {
+			runs = []float64{f.Value}
+		}
+		for _, v := range runs {
+			want, of = append(want, v), append(of, f)
+		}
+	}
+	assert.Greater(t, len(want), len(r.Figures), "the sample report has figures with runs")
+	require.Len(t, results, len(want))
+	for i, f := range of {
 		fields := strings.Fields(results[i])
 		require.Len(t, fields, 4)
 		assert.True(t, strings.HasPrefix(fields[0], "Benchmark"+strings.ToUpper(f.Suite[:1])+f.Suite[1:]+"/"), fields[0])
 		for k, v := range f.Params {
 			assert.Contains(t, fields[0], "/"+k+"="+strconv.FormatInt(v, 10))
 		}
-		assert.Equal(t, strconv.Itoa(f.Samples), fields[1])
+		assert.Equal(t, "1", fields[1], "a line is one run")
 		value, err := strconv.ParseFloat(fields[2], 64)
 		require.NoError(t, err)
-		assert.Equal(t, f.Value, value)
+		assert.Equal(t, want[i], value)
 		assert.Equal(t, f.Unit, fields[3])
 	}
 }
@@ -245,6 +266,8 @@ func TestWritersRefuseAnInvalidReportAndWriteNothing(t *testing.T) {
 		"NaN":              func(f *Figure) { f.Value = math.NaN() },
 		"infinity":         func(f *Figure) { f.Value = math.Inf(1) },
 		"no samples":       func(f *Figure) { f.Samples = 0 },
+		"runs not samples": func(f *Figure) { f.Runs = f.Runs[1:] },
+		"infinite run":     func(f *Figure) { f.Runs = slices.Clone(f.Runs); f.Runs[0] = math.Inf(1) },
 	}
 	writers := map[string]func(*bytes.Buffer, *Report) error{
 		"table": func(b *bytes.Buffer, r *Report) error { return WriteTable(b, r) },

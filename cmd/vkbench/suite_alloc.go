@@ -23,11 +23,9 @@ func runAlloc(cfg settings) (*suiteResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raw path: %w", err)
 	}
-	figure := func(name string, size int64, secondsPerOp float64) Figure {
-		return Figure{
-			Suite: "alloc", Name: name, Params: map[string]int64{"bytes": size},
-			Value: 1 / secondsPerOp, Unit: "ops/s", Samples: cfg.count, Env: env,
-		}
+	figure := func(name string, size int64, secondsPerOp []float64) Figure {
+		return timedFigure(Figure{Suite: "alloc", Name: name, Params: map[string]int64{"bytes": size}, Unit: "ops/s", Env: env},
+			secondsPerOp, func(s float64) float64 { return 1 / s })
 	}
 	for _, size := range allocSizes() {
 		cfg.progress.Printf("alloc: suballocator %s", formatBytes(size))

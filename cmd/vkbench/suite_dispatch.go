@@ -304,7 +304,7 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 			res.fail(err)
 			continue
 		}
-		res.Figures = append(res.Figures, dispatchFigure(w.name, k, perLaunch[i], cfg, env))
+		res.Figures = append(res.Figures, dispatchFigure(w.name, k, perLaunch[i], env))
 	}
 	return nil
 }
@@ -378,9 +378,8 @@ func dynamicSpec(s *vkc.Stream, g *vkc.Graph, n *vkc.Param[uint32], xs []float32
 	}
 }
 
-func dispatchFigure(name string, k int, secondsPerLaunch float64, cfg settings, env map[string]string) Figure {
-	return Figure{
-		Suite: "dispatch", Name: name, Params: map[string]int64{"k": int64(k)},
-		Value: secondsPerLaunch * 1e9, Unit: "ns/launch", Samples: cfg.count, Env: env,
-	}
+// dispatchFigure is a dispatch figure in ns per launch from its timed runs.
+func dispatchFigure(name string, k int, secondsPerLaunch []float64, env map[string]string) Figure {
+	return timedFigure(Figure{Suite: "dispatch", Name: name, Params: map[string]int64{"k": int64(k)}, Unit: "ns/launch", Env: env},
+		secondsPerLaunch, func(s float64) float64 { return s * 1e9 })
 }

@@ -157,11 +157,11 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			res.fail(fmt.Errorf("%s: %w", name, errs[i]))
 			continue
 		}
-		res.Figures = append(res.Figures, Figure{
+		res.Figures = append(res.Figures, timedFigure(Figure{
 			Suite: "matmul", Name: name,
 			Params: map[string]int64{"m": int64(sh.m), "n": int64(sh.n), "k": int64(sh.k)},
-			Value:  1 / perFlop[i] / 1e9, Unit: "GFLOP/s", Samples: cfg.count, Env: env,
-		})
+			Unit:   "GFLOP/s", Env: env,
+		}, perFlop[i], func(s float64) float64 { return 1 / s / 1e9 }))
 	}
 	return nil
 }

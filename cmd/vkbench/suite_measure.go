@@ -61,19 +61,20 @@ type measureSpec struct {
 }
 
 // measure times spec.op: count runs, each repeating op until minTime has
-// passed, and returns the median of the runs' seconds per unit. One
-// untimed op first warms caches, pipelines and memory pools.
-func measure(cfg settings, spec measureSpec) (secondsPerUnit float64, err error) {
-	per, errs := measureInterleaved(cfg, []measureSpec{spec})
-	return per[0], errs[0]
+// passed, and returns each run's seconds per unit, in the order they ran.
+// One untimed op first warms caches, pipelines and memory pools.
+func measure(cfg settings, spec measureSpec) (secondsPerUnit []float64, err error) {
+	runs, errs := measureInterleaved(cfg, []measureSpec{spec})
+	return runs[0], errs[0]
 }
 
 // measureInterleaved times several figures round-robin: each of the count
 // rounds takes one run of every spec in turn, so figures that are compared
 // with each other (a copy and memcpy) see the same machine conditions
 // rather than whatever a shared host was doing seconds apart. A spec that
-// fails drops out with its error; the others go on.
-func measureInterleaved(cfg settings, specs []measureSpec) (secondsPerUnit []float64, errs []error) {
+// fails drops out with its error; the others go on. runs[i] holds spec i's
+// seconds per unit, one per timed run.
+func measureInterleaved(cfg settings, specs []measureSpec) (runs [][]float64, errs []error) {
 	errs = make([]error, len(specs))
 	samples := make([][]float64, len(specs))
 	for i, spec := range specs {
@@ -94,13 +95,20 @@ func measureInterleaved(cfg settings, specs []measureSpec) (secondsPerUnit []flo
 			samples[i] = append(samples[i], per)
 		}
 	}
-	secondsPerUnit = make([]float64, len(specs))
-	for i := range specs {
-		if errs[i] == nil {
-			secondsPerUnit[i] = median(samples[i])
-		}
+	return samples, errs
+}
+
+// timedFigure completes f from its timed runs, given in seconds per unit:
+// toUnit converts one into f.Unit, Runs keeps every run so converted,
+// Value is their median and Samples their count.
+func timedFigure(f Figure, secondsPerUnit []float64, toUnit func(float64) float64) Figure {
+	f.Runs = make([]float64, len(secondsPerUnit))
+	for i, s := range secondsPerUnit {
+		f.Runs[i] = toUnit(s)
 	}
-	return secondsPerUnit, errs
+	f.Value = median(f.Runs)
+	f.Samples = len(f.Runs)
+	return f
 }
 
 // sampleRun is one timed run of spec: reset, op repeated until minTime (or

@@ -109,11 +109,9 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 	}
 	defer b.Close()
 	params := map[string]int64{"bytes": size}
-	add := func(name string, secondsPerByte float64) {
-		res.Figures = append(res.Figures, Figure{
-			Suite: "transfer", Name: name, Params: params,
-			Value: 1 / secondsPerByte / 1e9, Unit: "GB/s", Samples: cfg.count, Env: env,
-		})
+	add := func(name string, secondsPerByte []float64) {
+		res.Figures = append(res.Figures, timedFigure(Figure{Suite: "transfer", Name: name, Params: params, Unit: "GB/s", Env: env},
+			secondsPerByte, func(s float64) float64 { return 1 / s / 1e9 }))
 	}
 
 	hostSrc := make([]byte, size)
