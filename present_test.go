@@ -116,3 +116,15 @@ func TestSwapchainPresents(t *testing.T) {
 	require.NoError(t, open.Present(s, pixels, 32, 32))
 	// Left open: Device.Close (in the cleanup) destroys it.
 }
+
+// A window larger than the device's images: X11 takes no swapchain
+// smaller than the window, so NewSwapchain refuses with ErrOutOfDate
+// rather than asking the driver for images it cannot make (the cleanup
+// fails the test on any validation message).
+func TestSwapchainOfAWindowTooLarge(t *testing.T) {
+	dev, _ := openWindowTest(t, 17000, 16)
+	sc, err := dev.NewSwapchain(SwapchainConfig{Width: 17000, Height: 16})
+	assert.ErrorIs(t, err, ErrOutOfDate)
+	assert.ErrorContains(t, err, "images are at most")
+	assert.Nil(t, sc)
+}

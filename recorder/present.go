@@ -73,7 +73,8 @@ type Presenter interface {
 
 var (
 	// ErrOutOfDate: the swapchain no longer matches its surface (the window
-	// was resized or minimized); Resize, then present again.
+	// was resized or minimized, or is too large for the device's images);
+	// Resize, then present again.
 	ErrOutOfDate = errors.New("recorder: swapchain out of date with its window")
 	// ErrNoPresentation: the device was not opened to present.
 	ErrNoPresentation = errors.New("recorder: device not opened for presentation (open it with a surface)")

@@ -44,6 +44,20 @@ VkResult vkc_surface_info_of(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, Vk
 	return r;
 }
 
+VkResult vkc_image_max_extent(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, VkFormat format,
+		VkImageUsageFlags usage, VkExtent2D *out) {
+	out->width = out->height = 0;
+	PFN_vkGetPhysicalDeviceImageFormatProperties fn =
+		(PFN_vkGetPhysicalDeviceImageFormatProperties)gipa(inst, "vkGetPhysicalDeviceImageFormatProperties");
+	if (!fn) return VK_ERROR_INITIALIZATION_FAILED;
+	VkImageFormatProperties props;
+	VkResult r = fn(pd, format, VK_IMAGE_TYPE_2D, VK_IMAGE_TILING_OPTIMAL, usage, 0, &props);
+	if (r != VK_SUCCESS) return r;
+	out->width = props.maxExtent.width;
+	out->height = props.maxExtent.height;
+	return VK_SUCCESS;
+}
+
 #define LOADP(field, name) do { p->field = (void *)gdpa(f->dev, name); if (!p->field) return 0; } while (0)
 int vkc_load_present(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, const vkc_fns *f, vkc_present_fns *p) {
 	memset(p, 0, sizeof *p);

@@ -30,7 +30,9 @@ const (
 
 var (
 	// ErrOutOfDate: the surface changed (the window was resized) and the
-	// swapchain no longer matches it; recreate the swapchain.
+	// swapchain no longer matches it, or it has no extent a swapchain can
+	// have (minimized, or too large for the device's images); recreate the
+	// swapchain once it has.
 	ErrOutOfDate = errors.New("vk: swapchain out of date with its surface")
 	// ErrNoPresentation: the device was not opened to present.
 	ErrNoPresentation = errors.New("vk: device not opened for presentation")
@@ -207,7 +209,9 @@ func (d *Device) Presents() bool { return d.pres != nil }
 // SwapchainOptions choose a swapchain.
 type SwapchainOptions struct {
 	// Width and Height are the window's size in pixels; a surface that
-	// fixes its own extent (X11, Windows) overrides them.
+	// fixes its own extent (X11, Windows) overrides them. Either way the
+	// swapchain is no larger than the device's images can be (see
+	// NewSwapchain).
 	Width, Height uint32
 	// VSync presents in FIFO mode, one image per display refresh; without
 	// it the first of MAILBOX, IMMEDIATE and FIFO the surface offers.
@@ -260,7 +264,15 @@ const (
 	maxSwapchainImageCount = 16
 )
 
-// NewSwapchain creates a swapchain for the device's surface.
+// NewSwapchain creates a swapchain for the device's surface. Its extent
+// is the surface's (or the window's size, where the surface leaves it to
+// the swapchain) made no larger than an image of the swapchain's format
+// and usage can be on this device (vkGetPhysicalDeviceImageFormatProperties'
+// maxExtent; 16384 a side on many): where the surface takes a smaller
+// extent the swapchain is smaller than the window (Extent says so) and the
+// presentation engine scales it; where it takes none (X11's only extent is
+// the window's), the window is too large to present to and NewSwapchain
+// fails with ErrOutOfDate, as for a minimized window, until it shrinks.
 func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if err := d.enterUsable(); err != nil {
 		return nil, err
@@ -305,6 +317,19 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	format, space, bgra, err := pickFormat(&info)
 	if err != nil {
 		return nil, err
+	}
+	// The swapchain's images are images of format and usage: they must be
+	// no larger than such an image can be
+	// (VUID-VkSwapchainCreateInfoKHR-imageFormat-01778), and the extent
+	// no smaller than the surface's minimum (imageExtent-01274).
+	maxW, maxH, err := d.imageMaxExtent(C.VkFormat(format), C.VkImageUsageFlags(want))
+	if err != nil {
+		return nil, err
+	}
+	w, h = min(w, maxW), min(h, maxH)
+	if minW, minH := uint32(caps.minImageExtent.width), uint32(caps.minImageExtent.height); w < minW || h < minH {
+		return nil, fmt.Errorf("%w: the window takes a swapchain of at least %dx%d pixels, and this device's images are at most %dx%d (shrink the window)",
+			ErrOutOfDate, minW, minH, maxW, maxH)
 	}
 	images := uint32(caps.minImageCount) + defaultExtraImages
 	if caps.maxImageCount != 0 {
@@ -357,6 +382,22 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	return sc, nil
 }
 
+// imageMaxExtent is the largest 2-D optimal-tiling image of format and
+// usage the device can make; the caller is inside the device's gate.
+func (d *Device) imageMaxExtent(format C.VkFormat, usage C.VkImageUsageFlags) (width, height uint32, err error) {
+	in := d.inst
+	if err := in.enter(); err != nil {
+		return 0, 0, err
+	}
+	var e C.VkExtent2D
+	r := Result(C.vkc_image_max_extent(in.gipa, in.handle, d.pres.pd, format, usage, &e))
+	in.leave()
+	if err := d.check("vkGetPhysicalDeviceImageFormatProperties", r); err != nil {
+		return 0, 0, err
+	}
+	return uint32(e.width), uint32(e.height), nil
+}
+
 // pickFormat prefers 8-bit UNORM BGRA or RGBA (the frame's bytes shown as
 // they are, not re-encoded as sRGB) among the formats a blit can write.
 func pickFormat(info *C.vkc_surface_info) (format, space uint32, bgra bool, err error) {
@@ -402,7 +443,8 @@ func pickMode(info *C.vkc_surface_info, vsync bool) uint32 {
 	return presentModeFIFO
 }
 
-// Extent is the swapchain images' size.
+// Extent is the swapchain images' size: the window's, or smaller where the
+// window is larger than the device's images can be (NewSwapchain).
 func (sc *Swapchain) Extent() (width, height uint32) { return sc.width, sc.height }
 
 // Images is the number of swapchain images.

@@ -28,6 +28,12 @@ typedef struct vkc_surface_info {
 } vkc_surface_info;
 VkResult vkc_surface_info_of(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, VkSurfaceKHR surface,
 	vkc_surface_info *out);
+// vkc_image_max_extent writes the largest extent a 2-D, optimal-tiling,
+// single-sample image of format with usage (no create flags) can have on
+// pd, as vkGetPhysicalDeviceImageFormatProperties reports it: what a
+// swapchain's images are bounded by.
+VkResult vkc_image_max_extent(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, VkFormat format,
+	VkImageUsageFlags usage, VkExtent2D *out);
 
 // vkc_present_fns is the device-level table of VK_KHR_swapchain and the
 // image calls presentation needs; loaded only on a device created with

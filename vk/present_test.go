@@ -229,6 +229,36 @@ func TestPresentCopiesScalesAndRecreates(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
+// A window larger than the device's images: X11 takes no extent but the
+// window's, which no swapchain image can have, so NewSwapchain refuses
+// with ErrOutOfDate (as for a minimized window) and the driver is not
+// asked for an invalid swapchain (the cleanup checks the validation layer
+// stayed silent); once the window shrinks a swapchain is made.
+func TestSwapchainNoLargerThanTheDevicesImages(t *testing.T) {
+	r := newPresentRig(t, 17000, 16)
+	d := r.d
+	_, err := d.NewSwapchain(SwapchainOptions{Width: 17000, Height: 16})
+	require.ErrorIs(t, err, ErrOutOfDate)
+	assert.ErrorContains(t, err, "images are at most")
+	assert.NotContains(t, d.Live(), "swapchain", "a refused swapchain was made")
+	assert.NotContains(t, d.Live(), "semaphore", "a refused swapchain left semaphores")
+
+	r.win.SetSize(64, 16)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		glfw.WaitEventsTimeout(0.05)
+		if fw, fh := r.win.GetFramebufferSize(); fw == 64 && fh == 16 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "window never reached 64x16")
+	}
+	sc, err := d.NewSwapchain(SwapchainOptions{Width: 64, Height: 16})
+	require.NoError(t, err)
+	w, h := sc.Extent()
+	assert.Equal(t, [2]uint32{64, 16}, [2]uint32{w, h})
+	sc.Destroy()
+}
+
 // frame2 finishes a frame whose image was acquired with frame 1's
 // semaphore: a whole copy of the 8x8 source, presented.
 func (r *presentRig) frame2(t *testing.T, sc *Swapchain, image uint32, src *Block) error {
