@@ -135,6 +135,13 @@ func (sc *Swapchain) Size() (width, height int) {
 	return int(info.Width), int(info.Height)
 }
 
+// maxFrame is the largest frame Present takes (0: no bound); the caller
+// is inside enter.
+func (sc *Swapchain) maxFrame() (width, height int) {
+	info := sc.pr.Info()
+	return int(info.MaxFrameWidth), int(info.MaxFrameHeight)
+}
+
 // BGRA reports the byte order of the images as PresentAndCopy copies them
 // out: blue first (B, G, R, A; 0xAARRGGBB as a uint32), else red first,
 // like the pixels Present takes.
@@ -154,7 +161,10 @@ func (sc *Swapchain) BGRA() bool {
 // returns once the frame is queued for presentation; nothing passes
 // through host memory. Pixels never written fail with ErrUnwritten and
 // show nothing. ErrOutOfDate asks for Resize; presenting inside s's
-// capture window is refused (ErrSyncInCapture) and dooms the capture.
+// capture window is refused (ErrSyncInCapture) and dooms the capture. A
+// frame wider or taller than the device can make an image (often 16384
+// pixels) is refused with an error that names the limit, and nothing
+// reaches the device: present such pixels scaled down by a kernel.
 func (sc *Swapchain) Present(s *Stream, pixels *Buffer[uint32], width, height int) error {
 	return sc.present(s, pixels, width, height, nil)
 }
@@ -186,6 +196,9 @@ func (sc *Swapchain) present(s *Stream, pixels *Buffer[uint32], width, height in
 	// Divided, not multiplied: width*height can wrap for sizes no buffer holds.
 	if width <= 0 || height <= 0 || width > pixels.Len() || height > pixels.Len()/width {
 		return fmt.Errorf("vkc: a frame of %dx%d pixels from a buffer of %d", width, height, pixels.Len())
+	}
+	if mw, mh := sc.maxFrame(); (mw > 0 && width > mw) || (mh > 0 && height > mh) {
+		return fmt.Errorf("vkc: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
 	}
 	pc := pixels.core
 	if err := pc.use(s); err != nil {

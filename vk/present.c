@@ -118,9 +118,8 @@ void vkc_destroy_semaphore(const vkc_fns *f, const vkc_present_fns *p, VkSemapho
 VkResult vkc_create_image(const vkc_fns *f, const vkc_present_fns *p, uint32_t width, uint32_t height, VkImage *out) {
 	REFUSE_R;
 	VkImageCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
-		.format = VK_FORMAT_R8G8B8A8_UNORM, .extent = { width, height, 1 }, .mipLevels = 1, .arrayLayers = 1,
-		.samples = VK_SAMPLE_COUNT_1_BIT, .tiling = VK_IMAGE_TILING_OPTIMAL,
-		.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+		.format = VKC_SOURCE_FORMAT, .extent = { width, height, 1 }, .mipLevels = 1, .arrayLayers = 1,
+		.samples = VK_SAMPLE_COUNT_1_BIT, .tiling = VK_IMAGE_TILING_OPTIMAL, .usage = VKC_SOURCE_USAGE,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED };
 	return p->createImage(f->dev, &ci, NULL, out);
 }

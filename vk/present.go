@@ -238,6 +238,9 @@ type Swapchain struct {
 	bgra     bool
 	copyable bool
 
+	maxSrcW uint32 // the largest source image SetSource can make
+	maxSrcH uint32
+
 	mu        sync.Mutex
 	source    C.VkImage // the frame's RGBA8 copy, srcW x srcH; nil until SetSource
 	sourceMem C.VkDeviceMemory
@@ -331,6 +334,10 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 		return nil, fmt.Errorf("%w: the window takes a swapchain of at least %dx%d pixels, and this device's images are at most %dx%d (shrink the window)",
 			ErrOutOfDate, minW, minH, maxW, maxH)
 	}
+	srcW, srcH, err := d.imageMaxExtent(C.VKC_SOURCE_FORMAT, C.VKC_SOURCE_USAGE)
+	if err != nil {
+		return nil, err
+	}
 	images := uint32(caps.minImageCount) + defaultExtraImages
 	if caps.maxImageCount != 0 {
 		images = min(images, uint32(caps.maxImageCount))
@@ -344,7 +351,7 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if o.Old != nil {
 		old = o.Old.handle
 	}
-	sc := &Swapchain{dev: d, width: w, height: h, bgra: bgra, copyable: want&usageTransferSrc != 0}
+	sc := &Swapchain{dev: d, width: w, height: h, bgra: bgra, copyable: want&usageTransferSrc != 0, maxSrcW: srcW, maxSrcH: srcH}
 	if err := d.check("vkCreateSwapchainKHR", Result(C.vkc_create_swapchain(d.fns, p.fns, p.surface, C.uint32_t(images),
 		C.VkFormat(format), C.VkColorSpaceKHR(space), C.uint32_t(w), C.uint32_t(h), C.VkImageUsageFlags(want),
 		caps.currentTransform, C.VkCompositeAlphaFlagBitsKHR(alpha), C.VkPresentModeKHR(mode), old, &sc.handle))); err != nil {
@@ -447,6 +454,10 @@ func pickMode(info *C.vkc_surface_info, vsync bool) uint32 {
 // window is larger than the device's images can be (NewSwapchain).
 func (sc *Swapchain) Extent() (width, height uint32) { return sc.width, sc.height }
 
+// MaxSource is the largest frame SetSource takes: the largest RGBA8 image
+// the device can copy a frame into.
+func (sc *Swapchain) MaxSource() (width, height uint32) { return sc.maxSrcW, sc.maxSrcH }
+
 // Images is the number of swapchain images.
 func (sc *Swapchain) Images() int { return len(sc.images) }
 
@@ -509,10 +520,14 @@ func (sc *Swapchain) releaseSource() {
 }
 
 // SetSource makes the image frames are copied into width x height, (re)creating
-// it when its size changes. No pending work may use the old one.
+// it when its size changes. No pending work may use the old one. A frame
+// wider or taller than MaxSource is refused, and the driver sees nothing.
 func (sc *Swapchain) SetSource(width, height uint32) error {
 	if width == 0 || height == 0 {
 		return fmt.Errorf("vk: frame of %dx%d pixels", width, height)
+	}
+	if width > sc.maxSrcW || height > sc.maxSrcH {
+		return fmt.Errorf("vk: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, sc.maxSrcW, sc.maxSrcH)
 	}
 	d := sc.dev
 	if err := d.enterUsable(); err != nil {

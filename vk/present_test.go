@@ -2,6 +2,7 @@ package vk
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -257,6 +258,26 @@ func TestSwapchainNoLargerThanTheDevicesImages(t *testing.T) {
 	w, h := sc.Extent()
 	assert.Equal(t, [2]uint32{64, 16}, [2]uint32{w, h})
 	sc.Destroy()
+}
+
+// A frame source wider or taller than the device's images is refused,
+// naming the limit, and no image is created (the cleanup fails the test
+// on any validation message); the largest one is made.
+func TestSetSourceNoLargerThanTheDevicesImages(t *testing.T) {
+	r := newPresentRig(t, 32, 32)
+	d := r.d
+	sc, err := d.NewSwapchain(SwapchainOptions{Width: 32, Height: 32})
+	require.NoError(t, err)
+	defer sc.Destroy()
+	mw, mh := sc.MaxSource()
+	require.NotZero(t, mw)
+	require.NotZero(t, mh)
+	limit := fmt.Sprintf("at most %dx%d", mw, mh)
+	assert.ErrorContains(t, sc.SetSource(mw+1, 1), limit)
+	assert.ErrorContains(t, sc.SetSource(1, mh+1), limit)
+	assert.NotContains(t, d.Live(), "image", "a refused source made an image")
+	require.NoError(t, sc.SetSource(mw, 1))
+	require.NoError(t, sc.SetSource(1, mh))
 }
 
 // frame2 finishes a frame whose image was acquired with frame 1's
