@@ -29,8 +29,9 @@ import (
 
 var (
 	// ErrOutOfDate: the swapchain no longer matches its window (resized or
-	// minimized); the frame may not have been shown. Resize, then present
-	// again.
+	// minimized), or the window is too large for any swapchain (see
+	// NewSwapchain); the frame may not have been shown. Resize, then
+	// present again.
 	ErrOutOfDate = errors.New("vkc: swapchain out of date (resize it)")
 	// ErrNoPresentation: the device was not opened with WithPresentation.
 	ErrNoPresentation = errors.New("vkc: device opened without WithPresentation")
@@ -57,7 +58,9 @@ func WithPresentation(instanceExtensions []string, surface func(instance uintptr
 // SwapchainConfig chooses a swapchain.
 type SwapchainConfig struct {
 	// Width and Height are the window's framebuffer size in pixels; where
-	// the window system fixes the size (X11, Windows) it decides.
+	// the window system fixes the size (X11, Windows) it decides. Either
+	// way the swapchain is no larger than the device's images can be (see
+	// NewSwapchain).
 	Width, Height int
 	// VSync shows one frame per display refresh (FIFO); without it frames
 	// are shown as soon as they are ready (mailbox or immediate, where the
@@ -76,7 +79,13 @@ type Swapchain struct {
 }
 
 // NewSwapchain makes a swapchain for the window of a device opened with
-// WithPresentation (else ErrNoPresentation).
+// WithPresentation (else ErrNoPresentation). Its images are no larger than
+// the device can make images of their format (often 16384 pixels a side):
+// for a larger window, where the window system takes a smaller swapchain
+// it gets one, smaller than the window (Size says how large) and scaled
+// up to it; where it does not (X11 takes only the window's size),
+// NewSwapchain and Resize fail with ErrOutOfDate, as for a minimized
+// window, until the window is made smaller.
 func (d *Device) NewSwapchain(c SwapchainConfig) (*Swapchain, error) {
 	if err := d.enter(); err != nil {
 		return nil, err
@@ -114,7 +123,9 @@ func (sc *Swapchain) leave() {
 }
 
 // Size is the swapchain images' size in pixels: the window's, as of the
-// last NewSwapchain or Resize (0, 0 for a nil or closed Swapchain).
+// last NewSwapchain or Resize, or smaller where the window is larger than
+// the device's images can be (see NewSwapchain); 0, 0 for a nil or closed
+// Swapchain.
 func (sc *Swapchain) Size() (width, height int) {
 	if sc.enter() != nil {
 		return 0, 0
@@ -122,6 +133,13 @@ func (sc *Swapchain) Size() (width, height int) {
 	defer sc.leave()
 	info := sc.pr.Info()
 	return int(info.Width), int(info.Height)
+}
+
+// maxFrame is the largest frame Present takes (0: no bound); the caller
+// is inside enter.
+func (sc *Swapchain) maxFrame() (width, height int) {
+	info := sc.pr.Info()
+	return int(info.MaxFrameWidth), int(info.MaxFrameHeight)
 }
 
 // BGRA reports the byte order of the images as PresentAndCopy copies them
@@ -143,7 +161,10 @@ func (sc *Swapchain) BGRA() bool {
 // returns once the frame is queued for presentation; nothing passes
 // through host memory. Pixels never written fail with ErrUnwritten and
 // show nothing. ErrOutOfDate asks for Resize; presenting inside s's
-// capture window is refused (ErrSyncInCapture) and dooms the capture.
+// capture window is refused (ErrSyncInCapture) and dooms the capture. A
+// frame wider or taller than the device can make an image (often 16384
+// pixels) is refused with an error that names the limit, and nothing
+// reaches the device: present such pixels scaled down by a kernel.
 func (sc *Swapchain) Present(s *Stream, pixels *Buffer[uint32], width, height int) error {
 	return sc.present(s, pixels, width, height, nil)
 }
@@ -176,6 +197,9 @@ func (sc *Swapchain) present(s *Stream, pixels *Buffer[uint32], width, height in
 	if width <= 0 || height <= 0 || width > pixels.Len() || height > pixels.Len()/width {
 		return fmt.Errorf("vkc: a frame of %dx%d pixels from a buffer of %d", width, height, pixels.Len())
 	}
+	if mw, mh := sc.maxFrame(); (mw > 0 && width > mw) || (mh > 0 && height > mh) {
+		return fmt.Errorf("vkc: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
+	}
 	pc := pixels.core
 	if err := pc.use(s); err != nil {
 		return err
@@ -199,7 +223,10 @@ func (sc *Swapchain) present(s *Stream, pixels *Buffer[uint32], width, height in
 // Resize replaces the swapchain with one of the window's new framebuffer
 // size, after the frames in flight; call it when Present returns
 // ErrOutOfDate or the window reports a new size. A zero size (a minimized
-// window) is ErrOutOfDate: present again once the window has an area.
+// window) is ErrOutOfDate: present again once the window has an area. So
+// is a window too large for the device's images where the window system
+// takes no smaller swapchain (see NewSwapchain); the old swapchain stays
+// until a Resize succeeds.
 func (sc *Swapchain) Resize(width, height int) error {
 	if err := sc.enter(); err != nil {
 		return err

@@ -116,3 +116,35 @@ func TestSwapchainPresents(t *testing.T) {
 	require.NoError(t, open.Present(s, pixels, 32, 32))
 	// Left open: Device.Close (in the cleanup) destroys it.
 }
+
+// A window larger than the device's images: X11 takes no swapchain
+// smaller than the window, so NewSwapchain refuses with ErrOutOfDate
+// rather than asking the driver for images it cannot make (the cleanup
+// fails the test on any validation message).
+func TestSwapchainOfAWindowTooLarge(t *testing.T) {
+	dev, _ := openWindowTest(t, 17000, 16)
+	sc, err := dev.NewSwapchain(SwapchainConfig{Width: 17000, Height: 16})
+	assert.ErrorIs(t, err, ErrOutOfDate)
+	assert.ErrorContains(t, err, "images are at most")
+	assert.Nil(t, sc)
+}
+
+// A frame wider or taller than the device can make an image is refused
+// at Present with the limit named, before anything reaches the driver
+// (the cleanup fails the test on any validation message); a frame that
+// fits presents after it.
+func TestPresentRefusesAFrameLargerThanTheDevicesImages(t *testing.T) {
+	dev, _ := openWindowTest(t, 64, 64)
+	s := dev.NewStream()
+	sc, err := dev.NewSwapchain(SwapchainConfig{Width: 64, Height: 64})
+	require.NoError(t, err)
+	defer sc.Close()
+	pixels, err := NewBuffer[uint32](dev, 20000)
+	require.NoError(t, err)
+	require.NoError(t, Fill(s, pixels, uint32(0xff0000ff)))
+	for _, size := range [][2]int{{20000, 1}, {1, 20000}} {
+		assert.ErrorContains(t, sc.Present(s, pixels, size[0], size[1]), "frame images are at most", "%dx%d", size[0], size[1])
+	}
+	require.NoError(t, sc.Present(s, pixels, 100, 200), "a frame that fits")
+	require.NoError(t, s.Sync(context.Background()))
+}

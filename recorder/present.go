@@ -28,6 +28,10 @@ type SwapchainInfo struct {
 	BGRA bool
 	// Copyable: the images can be copied out (FrameCopy.Shot).
 	Copyable bool
+	// MaxFrameWidth and MaxFrameHeight bound the frames SetFrameSource
+	// takes (the largest image the device copies a frame into); Present
+	// refuses a larger frame before the Presenter sees it. Zero: no bound.
+	MaxFrameWidth, MaxFrameHeight uint32
 }
 
 // FrameCopy is one frame's commands: Width x Height RGBA8 texels (rows
@@ -73,7 +77,8 @@ type Presenter interface {
 
 var (
 	// ErrOutOfDate: the swapchain no longer matches its surface (the window
-	// was resized or minimized); Resize, then present again.
+	// was resized or minimized, or is too large for the device's images);
+	// Resize, then present again.
 	ErrOutOfDate = errors.New("recorder: swapchain out of date with its window")
 	// ErrNoPresentation: the device was not opened to present.
 	ErrNoPresentation = errors.New("recorder: device not opened for presentation (open it with a surface)")
@@ -207,7 +212,9 @@ func (pr *Presentation) quiesce() error {
 // then the image is presented. Nothing passes through host memory. src
 // holding unwritten bytes presents nothing and fails with ErrUnwritten; a
 // stream whose slot has a capture window open is refused (a presentation
-// cannot be recorded). ErrOutOfDate asks for Resize.
+// cannot be recorded). ErrOutOfDate asks for Resize. A frame wider or
+// taller than the swapchain's MaxFrameWidth or MaxFrameHeight is refused
+// before anything reaches the device.
 func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint32, shot alloc.Claim) (err error) {
 	// width*height fits in 64 bits; times 4 it may not (1<<31 squared
 	// wraps to 0), so the pixel count is compared with src's.
@@ -222,6 +229,9 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 	}
 	if pr.broken {
 		return fmt.Errorf("%w: an earlier frame failed; Resize makes a new swapchain", ErrOutOfDate)
+	}
+	if mw, mh := pr.info.MaxFrameWidth, pr.info.MaxFrameHeight; (mw != 0 && width > mw) || (mh != 0 && height > mh) {
+		return fmt.Errorf("recorder: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
 	}
 	withShot := shot.Size > 0
 	if withShot {
@@ -508,7 +518,9 @@ func (v *presentingDevice) NewSwapchain(width, height uint32, vsync bool, old Sw
 		return 0, SwapchainInfo{}, fromVKPresent(err)
 	}
 	w, h := sc.Extent()
-	info := SwapchainInfo{Width: w, Height: h, Images: sc.Images(), Frames: vk.FramesInFlight, BGRA: sc.BGRA(), Copyable: sc.Copyable()}
+	mw, mh := sc.MaxSource()
+	info := SwapchainInfo{Width: w, Height: h, Images: sc.Images(), Frames: vk.FramesInFlight, BGRA: sc.BGRA(),
+		Copyable: sc.Copyable(), MaxFrameWidth: mw, MaxFrameHeight: mh}
 	return Swapchain(v.scs.add(sc)), info, nil
 }
 

@@ -34,8 +34,10 @@ type fakePresenter struct {
 	acquires   int
 	presents   int
 	violations []string
-	failSubmit bool // the next SubmitFrame fails
-	outOfDate  bool // the next Present reports out of date
+	failSubmit bool   // the next SubmitFrame fails
+	outOfDate  bool   // the next Present reports out of date
+	maxFrame   uint32 // SwapchainInfo.MaxFrameWidth and Height
+	sources    int    // SetFrameSource calls
 }
 
 func newFake() *fakePresenter {
@@ -88,7 +90,8 @@ func (f *fakePresenter) NewSwapchain(w, h uint32, _ bool, old recorder.Swapchain
 	}
 	f.next++
 	f.live[f.next] = true
-	return f.next, recorder.SwapchainInfo{Width: w, Height: h, Images: 3, Frames: 2, Copyable: true}, nil
+	return f.next, recorder.SwapchainInfo{Width: w, Height: h, Images: 3, Frames: 2, Copyable: true,
+		MaxFrameWidth: f.maxFrame, MaxFrameHeight: f.maxFrame}, nil
 }
 
 func (f *fakePresenter) DestroySwapchain(sc recorder.Swapchain) {
@@ -106,6 +109,10 @@ func (f *fakePresenter) SetFrameSource(sc recorder.Swapchain, w, h uint32) error
 	if f.anyPending() {
 		f.violate("SetFrameSource %dx%d with a frame pending", w, h)
 	}
+	if f.maxFrame != 0 && (w > f.maxFrame || h > f.maxFrame) {
+		f.violate("SetFrameSource %dx%d, larger than the swapchain's %dx%d", w, h, f.maxFrame, f.maxFrame)
+	}
+	f.sources++
 	return nil
 }
 
@@ -323,6 +330,35 @@ func TestPresentRefusesFramesItsSourceCannotHold(t *testing.T) {
 	assert.Zero(t, f.acquires, "a refused frame acquired an image")
 	f.mu.Unlock()
 	require.NoError(t, pr.Present(0, src, 4, 4, alloc.Claim{}), "a frame that fits")
+	require.NoError(t, pr.Close())
+	require.NoError(t, r.Close())
+	assert.Empty(t, f.Live())
+	assert.Zero(t, f.Diagnostics().Errors, f.Diagnostics().Recent)
+}
+
+// A frame wider or taller than the swapchain's largest frame source is
+// refused with the limit named, before the Presenter is asked to size
+// its source or to acquire an image.
+func TestPresentRefusesFramesLargerThanTheDevicesImages(t *testing.T) {
+	f := newFake()
+	f.maxFrame = 16
+	r, err := recorder.New(f, recorder.Options{PageSize: 1 << 20})
+	require.NoError(t, err)
+	pr, err := r.NewPresentation(4, 4, false)
+	require.NoError(t, err)
+	src, err := r.Alloc(alloc.DeviceLocal, 17*4)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(0, src, new(*recorder.Staging), make([]byte, 17*4)))
+	for _, size := range [][2]uint32{{17, 1}, {1, 17}} {
+		assert.ErrorContains(t, pr.Present(0, src, size[0], size[1], alloc.Claim{}), "at most 16x16", "%dx%d", size[0], size[1])
+	}
+	f.mu.Lock()
+	assert.Zero(t, f.sources, "a refused frame sized the source")
+	assert.Zero(t, f.acquires, "a refused frame acquired an image")
+	f.mu.Unlock()
+	require.NoError(t, pr.Present(0, src, 16, 1, alloc.Claim{}), "a frame of the largest width")
+	require.NoError(t, pr.Present(0, src, 1, 16, alloc.Claim{}), "a frame of the largest height")
+	f.check(t)
 	require.NoError(t, pr.Close())
 	require.NoError(t, r.Close())
 	assert.Empty(t, f.Live())

@@ -44,6 +44,20 @@ VkResult vkc_surface_info_of(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, Vk
 	return r;
 }
 
+VkResult vkc_image_max_extent(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, VkFormat format,
+		VkImageUsageFlags usage, VkExtent2D *out) {
+	out->width = out->height = 0;
+	PFN_vkGetPhysicalDeviceImageFormatProperties fn =
+		(PFN_vkGetPhysicalDeviceImageFormatProperties)gipa(inst, "vkGetPhysicalDeviceImageFormatProperties");
+	if (!fn) return VK_ERROR_INITIALIZATION_FAILED;
+	VkImageFormatProperties props;
+	VkResult r = fn(pd, format, VK_IMAGE_TYPE_2D, VK_IMAGE_TILING_OPTIMAL, usage, 0, &props);
+	if (r != VK_SUCCESS) return r;
+	out->width = props.maxExtent.width;
+	out->height = props.maxExtent.height;
+	return VK_SUCCESS;
+}
+
 #define LOADP(field, name) do { p->field = (void *)gdpa(f->dev, name); if (!p->field) return 0; } while (0)
 int vkc_load_present(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, const vkc_fns *f, vkc_present_fns *p) {
 	memset(p, 0, sizeof *p);
@@ -104,9 +118,8 @@ void vkc_destroy_semaphore(const vkc_fns *f, const vkc_present_fns *p, VkSemapho
 VkResult vkc_create_image(const vkc_fns *f, const vkc_present_fns *p, uint32_t width, uint32_t height, VkImage *out) {
 	REFUSE_R;
 	VkImageCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
-		.format = VK_FORMAT_R8G8B8A8_UNORM, .extent = { width, height, 1 }, .mipLevels = 1, .arrayLayers = 1,
-		.samples = VK_SAMPLE_COUNT_1_BIT, .tiling = VK_IMAGE_TILING_OPTIMAL,
-		.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+		.format = VKC_SOURCE_FORMAT, .extent = { width, height, 1 }, .mipLevels = 1, .arrayLayers = 1,
+		.samples = VK_SAMPLE_COUNT_1_BIT, .tiling = VK_IMAGE_TILING_OPTIMAL, .usage = VKC_SOURCE_USAGE,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED };
 	return p->createImage(f->dev, &ci, NULL, out);
 }

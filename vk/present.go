@@ -30,7 +30,9 @@ const (
 
 var (
 	// ErrOutOfDate: the surface changed (the window was resized) and the
-	// swapchain no longer matches it; recreate the swapchain.
+	// swapchain no longer matches it, or it has no extent a swapchain can
+	// have (minimized, or too large for the device's images); recreate the
+	// swapchain once it has.
 	ErrOutOfDate = errors.New("vk: swapchain out of date with its surface")
 	// ErrNoPresentation: the device was not opened to present.
 	ErrNoPresentation = errors.New("vk: device not opened for presentation")
@@ -207,7 +209,9 @@ func (d *Device) Presents() bool { return d.pres != nil }
 // SwapchainOptions choose a swapchain.
 type SwapchainOptions struct {
 	// Width and Height are the window's size in pixels; a surface that
-	// fixes its own extent (X11, Windows) overrides them.
+	// fixes its own extent (X11, Windows) overrides them. Either way the
+	// swapchain is no larger than the device's images can be (see
+	// NewSwapchain).
 	Width, Height uint32
 	// VSync presents in FIFO mode, one image per display refresh; without
 	// it the first of MAILBOX, IMMEDIATE and FIFO the surface offers.
@@ -233,6 +237,9 @@ type Swapchain struct {
 	height   uint32
 	bgra     bool
 	copyable bool
+
+	maxSrcW uint32 // the largest source image SetSource can make
+	maxSrcH uint32
 
 	mu        sync.Mutex
 	source    C.VkImage // the frame's RGBA8 copy, srcW x srcH; nil until SetSource
@@ -260,7 +267,15 @@ const (
 	maxSwapchainImageCount = 16
 )
 
-// NewSwapchain creates a swapchain for the device's surface.
+// NewSwapchain creates a swapchain for the device's surface. Its extent
+// is the surface's (or the window's size, where the surface leaves it to
+// the swapchain) made no larger than an image of the swapchain's format
+// and usage can be on this device (vkGetPhysicalDeviceImageFormatProperties'
+// maxExtent; 16384 a side on many): where the surface takes a smaller
+// extent the swapchain is smaller than the window (Extent says so) and the
+// presentation engine scales it; where it takes none (X11's only extent is
+// the window's), the window is too large to present to and NewSwapchain
+// fails with ErrOutOfDate, as for a minimized window, until it shrinks.
 func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if err := d.enterUsable(); err != nil {
 		return nil, err
@@ -306,6 +321,23 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The swapchain's images are images of format and usage: they must be
+	// no larger than such an image can be
+	// (VUID-VkSwapchainCreateInfoKHR-imageFormat-01778), and the extent
+	// no smaller than the surface's minimum (imageExtent-01274).
+	maxW, maxH, err := d.imageMaxExtent(C.VkFormat(format), C.VkImageUsageFlags(want))
+	if err != nil {
+		return nil, err
+	}
+	w, h = min(w, maxW), min(h, maxH)
+	if minW, minH := uint32(caps.minImageExtent.width), uint32(caps.minImageExtent.height); w < minW || h < minH {
+		return nil, fmt.Errorf("%w: the window takes a swapchain of at least %dx%d pixels, and this device's images are at most %dx%d (shrink the window)",
+			ErrOutOfDate, minW, minH, maxW, maxH)
+	}
+	srcW, srcH, err := d.imageMaxExtent(C.VKC_SOURCE_FORMAT, C.VKC_SOURCE_USAGE)
+	if err != nil {
+		return nil, err
+	}
 	images := uint32(caps.minImageCount) + defaultExtraImages
 	if caps.maxImageCount != 0 {
 		images = min(images, uint32(caps.maxImageCount))
@@ -319,7 +351,7 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if o.Old != nil {
 		old = o.Old.handle
 	}
-	sc := &Swapchain{dev: d, width: w, height: h, bgra: bgra, copyable: want&usageTransferSrc != 0}
+	sc := &Swapchain{dev: d, width: w, height: h, bgra: bgra, copyable: want&usageTransferSrc != 0, maxSrcW: srcW, maxSrcH: srcH}
 	if err := d.check("vkCreateSwapchainKHR", Result(C.vkc_create_swapchain(d.fns, p.fns, p.surface, C.uint32_t(images),
 		C.VkFormat(format), C.VkColorSpaceKHR(space), C.uint32_t(w), C.uint32_t(h), C.VkImageUsageFlags(want),
 		caps.currentTransform, C.VkCompositeAlphaFlagBitsKHR(alpha), C.VkPresentModeKHR(mode), old, &sc.handle))); err != nil {
@@ -355,6 +387,22 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 		sc.rendered = append(sc.rendered, s)
 	}
 	return sc, nil
+}
+
+// imageMaxExtent is the largest 2-D optimal-tiling image of format and
+// usage the device can make; the caller is inside the device's gate.
+func (d *Device) imageMaxExtent(format C.VkFormat, usage C.VkImageUsageFlags) (width, height uint32, err error) {
+	in := d.inst
+	if err := in.enter(); err != nil {
+		return 0, 0, err
+	}
+	var e C.VkExtent2D
+	r := Result(C.vkc_image_max_extent(in.gipa, in.handle, d.pres.pd, format, usage, &e))
+	in.leave()
+	if err := d.check("vkGetPhysicalDeviceImageFormatProperties", r); err != nil {
+		return 0, 0, err
+	}
+	return uint32(e.width), uint32(e.height), nil
 }
 
 // pickFormat prefers 8-bit UNORM BGRA or RGBA (the frame's bytes shown as
@@ -402,8 +450,13 @@ func pickMode(info *C.vkc_surface_info, vsync bool) uint32 {
 	return presentModeFIFO
 }
 
-// Extent is the swapchain images' size.
+// Extent is the swapchain images' size: the window's, or smaller where the
+// window is larger than the device's images can be (NewSwapchain).
 func (sc *Swapchain) Extent() (width, height uint32) { return sc.width, sc.height }
+
+// MaxSource is the largest frame SetSource takes: the largest RGBA8 image
+// the device can copy a frame into.
+func (sc *Swapchain) MaxSource() (width, height uint32) { return sc.maxSrcW, sc.maxSrcH }
 
 // Images is the number of swapchain images.
 func (sc *Swapchain) Images() int { return len(sc.images) }
@@ -467,10 +520,14 @@ func (sc *Swapchain) releaseSource() {
 }
 
 // SetSource makes the image frames are copied into width x height, (re)creating
-// it when its size changes. No pending work may use the old one.
+// it when its size changes. No pending work may use the old one. A frame
+// wider or taller than MaxSource is refused, and the driver sees nothing.
 func (sc *Swapchain) SetSource(width, height uint32) error {
 	if width == 0 || height == 0 {
 		return fmt.Errorf("vk: frame of %dx%d pixels", width, height)
+	}
+	if width > sc.maxSrcW || height > sc.maxSrcH {
+		return fmt.Errorf("vk: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, sc.maxSrcW, sc.maxSrcH)
 	}
 	d := sc.dev
 	if err := d.enterUsable(); err != nil {

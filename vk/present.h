@@ -28,6 +28,12 @@ typedef struct vkc_surface_info {
 } vkc_surface_info;
 VkResult vkc_surface_info_of(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, VkSurfaceKHR surface,
 	vkc_surface_info *out);
+// vkc_image_max_extent writes the largest extent a 2-D, optimal-tiling,
+// single-sample image of format with usage (no create flags) can have on
+// pd, as vkGetPhysicalDeviceImageFormatProperties reports it: what a
+// swapchain's images and a frame's source image are bounded by.
+VkResult vkc_image_max_extent(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, VkFormat format,
+	VkImageUsageFlags usage, VkExtent2D *out);
 
 // vkc_present_fns is the device-level table of VK_KHR_swapchain and the
 // image calls presentation needs; loaded only on a device created with
@@ -62,9 +68,11 @@ void vkc_destroy_swapchain(const vkc_fns *f, const vkc_present_fns *p, VkSwapcha
 VkResult vkc_swapchain_images(const vkc_fns *f, const vkc_present_fns *p, VkSwapchainKHR sc, uint32_t *n, VkImage *out);
 VkResult vkc_create_semaphore(const vkc_fns *f, const vkc_present_fns *p, VkSemaphore *out);
 void vkc_destroy_semaphore(const vkc_fns *f, const vkc_present_fns *p, VkSemaphore s);
-// vkc_create_image: a 2-D R8G8B8A8_UNORM image, optimal tiling, transfer
-// source and destination: what a frame's pixels are copied into before
-// they are scaled into the swapchain image.
+// vkc_create_image: a 2-D VKC_SOURCE_FORMAT image, optimal tiling, of
+// VKC_SOURCE_USAGE: what a frame's pixels are copied into before they are
+// scaled into the swapchain image.
+#define VKC_SOURCE_FORMAT VK_FORMAT_R8G8B8A8_UNORM
+#define VKC_SOURCE_USAGE (VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT)
 VkResult vkc_create_image(const vkc_fns *f, const vkc_present_fns *p, uint32_t width, uint32_t height, VkImage *out);
 void vkc_destroy_image(const vkc_fns *f, const vkc_present_fns *p, VkImage img);
 void vkc_image_requirements(const vkc_fns *f, const vkc_present_fns *p, VkImage img, VkMemoryRequirements *out);

@@ -2,6 +2,7 @@ package vk
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -227,6 +228,56 @@ func TestPresentCopiesScalesAndRecreates(t *testing.T) {
 	next.Destroy()
 	_, err = d.Acquire(next, 0, time.Second)
 	assert.ErrorIs(t, err, ErrClosed)
+}
+
+// A window larger than the device's images: X11 takes no extent but the
+// window's, which no swapchain image can have, so NewSwapchain refuses
+// with ErrOutOfDate (as for a minimized window) and the driver is not
+// asked for an invalid swapchain (the cleanup checks the validation layer
+// stayed silent); once the window shrinks a swapchain is made.
+func TestSwapchainNoLargerThanTheDevicesImages(t *testing.T) {
+	r := newPresentRig(t, 17000, 16)
+	d := r.d
+	_, err := d.NewSwapchain(SwapchainOptions{Width: 17000, Height: 16})
+	require.ErrorIs(t, err, ErrOutOfDate)
+	assert.ErrorContains(t, err, "images are at most")
+	assert.NotContains(t, d.Live(), "swapchain", "a refused swapchain was made")
+	assert.NotContains(t, d.Live(), "semaphore", "a refused swapchain left semaphores")
+
+	r.win.SetSize(64, 16)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		glfw.WaitEventsTimeout(0.05)
+		if fw, fh := r.win.GetFramebufferSize(); fw == 64 && fh == 16 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "window never reached 64x16")
+	}
+	sc, err := d.NewSwapchain(SwapchainOptions{Width: 64, Height: 16})
+	require.NoError(t, err)
+	w, h := sc.Extent()
+	assert.Equal(t, [2]uint32{64, 16}, [2]uint32{w, h})
+	sc.Destroy()
+}
+
+// A frame source wider or taller than the device's images is refused,
+// naming the limit, and no image is created (the cleanup fails the test
+// on any validation message); the largest one is made.
+func TestSetSourceNoLargerThanTheDevicesImages(t *testing.T) {
+	r := newPresentRig(t, 32, 32)
+	d := r.d
+	sc, err := d.NewSwapchain(SwapchainOptions{Width: 32, Height: 32})
+	require.NoError(t, err)
+	defer sc.Destroy()
+	mw, mh := sc.MaxSource()
+	require.NotZero(t, mw)
+	require.NotZero(t, mh)
+	limit := fmt.Sprintf("at most %dx%d", mw, mh)
+	assert.ErrorContains(t, sc.SetSource(mw+1, 1), limit)
+	assert.ErrorContains(t, sc.SetSource(1, mh+1), limit)
+	assert.NotContains(t, d.Live(), "image", "a refused source made an image")
+	require.NoError(t, sc.SetSource(mw, 1))
+	require.NoError(t, sc.SetSource(1, mh))
 }
 
 // frame2 finishes a frame whose image was acquired with frame 1's

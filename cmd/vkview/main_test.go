@@ -417,3 +417,17 @@ func TestNewSimErrorsAreReturned(t *testing.T) {
 	assert.Nil(t, sim)
 	assert.NoError(t, (*Sim)(nil).Close())
 }
+
+// A window larger than the device's images has no swapchain on X11:
+// openViewer fails with ErrOutOfDate and closes what it opened, window
+// and device, rather than panicking in its cleanup.
+func TestOpenViewerWindowTooLarge(t *testing.T) {
+	withWindowSystem(t, func() {
+		o := options{sim: SimConfig{Size: 16, Steps: 2, Seed: 2, Params: Presets[1]}, width: 17000, height: 16}
+		var v *viewer
+		var err error
+		require.NotPanics(t, func() { v, err = openViewer(o) })
+		assert.ErrorIs(t, err, vkc.ErrOutOfDate)
+		assert.Nil(t, v)
+	})
+}

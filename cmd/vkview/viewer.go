@@ -46,9 +46,10 @@ func openViewer(o options) (v *viewer, err error) {
 		return nil, fmt.Errorf("vkview: opening the window: %w", err)
 	}
 	v = &viewer{win: win}
+	opened := v // the returns below set v to nil
 	defer func() {
 		if err != nil {
-			_ = v.Close()
+			_ = opened.Close()
 		}
 	}()
 	exts := glfwvk.Extensions(win)
