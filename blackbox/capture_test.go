@@ -251,14 +251,7 @@ func TestConcurrentReplaysFromManyGoroutines(t *testing.T) {
 	xs := seq(N, func(i int) float32 { return float32(i % 3) })
 	x := upload(t, dev, xs)
 	y := upload(t, dev, make([]float32, N))
-	g, err := s.Capture(func(s *vkc.Stream) error {
-		for range K {
-			if err := vkc.Axpy(s, 1, x, y); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	g, err := s.Capture(axpyChain(K, x, y))
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, y.WriteOn(s, make([]float32, N)))
@@ -426,14 +419,7 @@ func TestLargeGraphReplaysEveryLaunch(t *testing.T) {
 	xs := seq(N, func(i int) float32 { return float32(i % 4) })
 	x := upload(t, dev, xs)
 	y := upload(t, dev, make([]float32, N))
-	g, err := s.Capture(func(s *vkc.Stream) error {
-		for range K {
-			if err := vkc.Axpy(s, 1, x, y); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	g, err := s.Capture(axpyChain(K, x, y))
 	require.NoError(t, err)
 	defer g.Close()
 	for range 3 {

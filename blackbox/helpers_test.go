@@ -187,3 +187,16 @@ func settledGoroutines(before int) int {
 	}
 	return n
 }
+
+// axpyChain is a capture function of k launches of y = x + y: each reads
+// what the one before wrote.
+func axpyChain(k int, x, y *vkc.Buffer[float32]) func(*vkc.Stream) error {
+	return func(s *vkc.Stream) error {
+		for range k {
+			if err := vkc.Axpy(s, 1, x, y); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

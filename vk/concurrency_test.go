@@ -18,7 +18,14 @@ import (
 // reports).
 func openPlain(t *testing.T) (*Instance, *Device) {
 	t.Helper()
-	in, err := NewInstance(InstanceOptions{})
+	return openWith(t, InstanceOptions{})
+}
+
+// openWith opens an instance with opts and the test device on it; the
+// caller closes both.
+func openWith(t testing.TB, opts InstanceOptions) (*Instance, *Device) {
+	t.Helper()
+	in, err := NewInstance(opts)
 	require.NoError(t, err)
 	infos, err := in.Devices()
 	require.NoError(t, err)

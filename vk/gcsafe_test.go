@@ -98,14 +98,7 @@ func TestGCPressureEveryConstructor(t *testing.T) {
 	require.NoError(t, err)
 	rounds := gcpressure.Scaled(8, 200)
 	for round := 0; round < rounds; round++ {
-		in, err := NewInstance(InstanceOptions{Validation: true})
-		require.NoError(t, err)
-		infos, err := in.Devices()
-		require.NoError(t, err)
-		idx, err := Select(infos, os.Getenv("VKC_DEVICE"))
-		require.NoError(t, err)
-		d, err := in.OpenDevice(idx)
-		require.NoError(t, err)
+		in, d := openWith(t, InstanceOptions{Validation: true})
 		for i := 0; i < 6; i++ {
 			p, err := d.NewPipeline(axpy, PipelineDesc{Bindings: 2, PushSize: 8})
 			require.NoError(t, err)

@@ -179,19 +179,12 @@ func TestBadInputs(t *testing.T) {
 
 func TestValidationCountsMessages(t *testing.T) {
 	var logged bytes.Buffer
-	in, err := NewInstance(InstanceOptions{Validation: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	require.NoError(t, err)
+	in, d := openWith(t, InstanceOptions{Validation: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	defer in.Close()
+	defer d.Close()
 	if !in.Validating() {
 		t.Skip("VK_LAYER_KHRONOS_validation not installed")
 	}
-	infos, err := in.Devices()
-	require.NoError(t, err)
-	idx, err := Select(infos, os.Getenv("VKC_DEVICE"))
-	require.NoError(t, err)
-	d, err := in.OpenDevice(idx)
-	require.NoError(t, err)
-	defer d.Close()
 	r := newAxpyRig(t, d, 64)
 	defer r.close()
 	d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0}, {r.y, 0, 256}}) // range 0 is invalid
@@ -408,19 +401,12 @@ func TestPanickingLoggerIsContained(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			in, err := NewInstance(InstanceOptions{Validation: true, Logger: slog.New(panickingHandler{})})
-			require.NoError(t, err)
+			in, d := openWith(t, InstanceOptions{Validation: true, Logger: slog.New(panickingHandler{})})
 			defer in.Close()
+			defer d.Close()
 			if !in.Validating() {
 				return
 			}
-			infos, err := in.Devices()
-			require.NoError(t, err)
-			idx, err := Select(infos, os.Getenv("VKC_DEVICE"))
-			require.NoError(t, err)
-			d, err := in.OpenDevice(idx)
-			require.NoError(t, err)
-			defer d.Close()
 			r := newAxpyRig(t, d, 64)
 			defer r.close()
 			d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0}, {r.y, 0, 256}}) // range 0 is invalid
