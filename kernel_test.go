@@ -526,6 +526,15 @@ func TestLoadKernelRefusesSharedMemoryAboveTheLimit(t *testing.T) {
 	lim := dev.Info().Limits
 	_, err := dev.LoadKernel(KernelSpec{Name: "bigshared", SPIRV: testSPIRV(t, "bigshared")})
 	require.ErrorContains(t, err, `kernel "bigshared": 262144 bytes of shared memory exceed the device limit`)
+	// Lengths from comparisons, select, signed modulo and boolean logic of
+	// specialization constants are sized, not refused: the module loads and
+	// runs with the layer silent.
+	ops, err := dev.LoadKernel(KernelSpec{Name: "sharedops", SPIRV: testSPIRV(t, "sharedops")})
+	require.NoError(t, err)
+	y64 := upload(t, dev, make([]float32, 64))
+	require.NoError(t, ops.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, y64))
+	assert.Equal(t, make([]float32, 64), readAll(t, y64))
+	require.NoError(t, ops.Close())
 	fits := lim.MaxComputeSharedMemorySize / 64
 	if fits+1 > lim.MaxComputeWorkGroupSize[0] || fits+1 > lim.MaxComputeWorkGroupInvocations {
 		t.Skipf("device allows %d bytes of shared memory: %d invocations are above its workgroup limits", lim.MaxComputeSharedMemorySize, fits+1)

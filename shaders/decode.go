@@ -50,6 +50,10 @@ var minOperands = map[uint32]int{
 	opTypeImage:             8, // result, sampled type, dim, depth, arrayed, MS, sampled, format
 	opTypeSampler:           1, // result
 	opTypeSampledImage:      2, // result, image type
+	opConstantTrue:          2, // result type, result
+	opConstantFalse:         2, // result type, result
+	opSpecConstantTrue:      2, // result type, result
+	opSpecConstantFalse:     2, // result type, result
 	opConstant:              3, // result type, result, value
 	opSpecConstant:          3, // result type, result, value
 	opConstantComposite:     2, // result type, result

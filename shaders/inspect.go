@@ -157,8 +157,12 @@ const (
 	opTypeSampler               = 26
 	opTypeSampledImage          = 27
 	opTypePointer               = 32
+	opConstantTrue              = 41
+	opConstantFalse             = 42
 	opConstant                  = 43
 	opConstantComposite         = 44
+	opSpecConstantTrue          = 48
+	opSpecConstantFalse         = 49
 	opSpecConstant              = 50
 	opSpecConstantComposite     = 51
 	opSpecConstantOp            = 52
@@ -293,6 +297,10 @@ func (d *declarations) add(in instruction) error {
 		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}
 	case opConstant, opSpecConstant:
 		d.constants[ops[1]] = ops[2]
+	case opConstantTrue, opSpecConstantTrue:
+		d.constants[ops[1]] = 1
+	case opConstantFalse, opSpecConstantFalse:
+		d.constants[ops[1]] = 0
 	case opConstantComposite, opSpecConstantComposite:
 		d.composites[ops[1]] = ops[2:]
 	case opSpecConstantOp:

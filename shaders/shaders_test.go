@@ -302,6 +302,34 @@ func TestSharedSizeFollowsSpecialization(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidSPIRV)
 }
 
+// Array lengths built with the other operations Vulkan allows in a
+// specialization-constant expression (comparisons, select, signed modulo of
+// a negative value, negation, boolean logic, bitwise not: what glslang
+// emits for ?:, % on int, unary minus, && and ~) are evaluated, under the
+// defaults and under a specialization, instead of refusing the module.
+func TestSharedSizeEvaluatesSpecConstantLogic(t *testing.T) {
+	code, err := os.ReadFile("../testdata/sharedops.spv")
+	require.NoError(t, err)
+	got, err := SharedSize(code, nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint64((16+123+10+4+8)*4), got, "defaults: N=16, M=-70, B=true")
+	// N=32: a 32, e (~32&7)+1 = 8; M=-14: b -14 smod 64 + 65 = 115, c 2;
+	// B=false: d 2.
+	got, err = SharedSize(code, map[uint32]uint32{3: 32, 4: uint32(0xffffffff - 13), 5: 0})
+	require.NoError(t, err)
+	assert.Equal(t, uint64((32+115+2+2+8)*4), got)
+	for _, c := range []struct{ op, x, y, want uint32 }{
+		{opSDiv, 0x80000000, 0xffffffff, 0x80000000},
+		{opSRem, 0x80000000, 0xffffffff, 0},
+		{opSMod, uint32(0xffffffff - 69), 64, 58},
+		{opSRem, uint32(0xffffffff - 69), 64, uint32(0xffffffff - 5)},
+		{opSMod, 70, uint32(0xffffffff - 63), uint32(0xffffffff - 57)},
+		{opUMod, 70, 64, 6},
+	} {
+		assert.Equal(t, c.want, divide(c.op, c.x, c.y), "%d %d %d", c.op, int32(c.x), int32(c.y))
+	}
+}
+
 // pushModule assembles a module whose only content besides an empty entry
 // point is a push-constant block typed by the instructions given (result
 // ids 10 to 89 are the caller's; %1 is uint32, the block struct is

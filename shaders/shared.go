@@ -18,10 +18,13 @@ import (
 // packed (a scalar its width, a bool 4 bytes, a vector or matrix its
 // components, a 3-component vector as 4, an array its length times its
 // element, a struct the sum of its members), which is how the validation
-// layer measures Vulkan's limit for scalars and vectors and arrays of them. Array lengths may
-// be constants, specialization constants or specialization-constant
-// expressions of integer arithmetic (GLSL shared float s[gl_WorkGroupSize.x
-// + 1]); a length this reader cannot evaluate, or a type it cannot size,
+// layer measures Vulkan's limit for scalars and vectors and arrays of them.
+// Array lengths may be constants, specialization constants or
+// specialization-constant expressions of the scalar integer and boolean
+// operations Vulkan allows there: arithmetic, shifts and bitwise logic,
+// comparisons, select and boolean logic (GLSL shared float
+// s[gl_WorkGroupSize.x + 1], s[N > 8u ? N : 8u]); a length this reader
+// cannot evaluate (vector operations), or a type it cannot size,
 // is an error (wrapping ErrInvalidSPIRV only where the bytes are not a
 // whole, consistent module), as are bytes Inspect refuses.
 func SharedSize(code []byte, spec map[uint32]uint32) (uint64, error) {
@@ -123,24 +126,44 @@ func (s *sharedSizer) size(id uint32, depth int) (uint64, error) {
 	return size, nil
 }
 
-// SPIR-V opcodes of the integer arithmetic value evaluates in
-// OpSpecConstantOp.
+// SPIR-V opcodes of the scalar integer and boolean operations Vulkan
+// allows in OpSpecConstantOp, which value evaluates (booleans as 0 and 1).
 const (
 	opCompositeExtract     = 81
 	opUConvert             = 113
 	opSConvert             = 114
+	opSNegate              = 126
 	opIAdd                 = 128
 	opISub                 = 130
 	opIMul                 = 132
 	opUDiv                 = 134
 	opSDiv                 = 135
 	opUMod                 = 137
+	opSRem                 = 138
+	opSMod                 = 139
+	opLogicalEqual         = 164
+	opLogicalNotEqual      = 165
+	opLogicalOr            = 166
+	opLogicalAnd           = 167
+	opLogicalNot           = 168
+	opSelect               = 169
+	opIEqual               = 170
+	opINotEqual            = 171
+	opUGreaterThan         = 172
+	opSGreaterThan         = 173
+	opUGreaterThanEqual    = 174
+	opSGreaterThanEqual    = 175
+	opULessThan            = 176
+	opSLessThan            = 177
+	opULessThanEqual       = 178
+	opSLessThanEqual       = 179
 	opShiftRightLogical    = 194
 	opShiftRightArithmetic = 195
 	opShiftLeftLogical     = 196
 	opBitwiseOr            = 197
 	opBitwiseXor           = 198
 	opBitwiseAnd           = 199
+	opNot                  = 200
 )
 
 // value is the 32-bit value of constant id under the specialization: a
@@ -182,8 +205,15 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if ops[0] == opUConvert || ops[0] == opSConvert {
+	switch ops[0] {
+	case opUConvert, opSConvert:
 		return a, nil
+	case opSNegate:
+		return uint64(uint32(-int32(a))), nil
+	case opNot:
+		return uint64(^uint32(a)), nil
+	case opLogicalNot:
+		return boolValue(a == 0), nil
 	}
 	if len(ops) < 3 {
 		return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", ErrInvalidSPIRV, id)
@@ -192,7 +222,23 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if ops[0] == opSelect {
+		if len(ops) < 4 {
+			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", ErrInvalidSPIRV, id)
+		}
+		c, err := s.value(ops[3], depth+1)
+		if err != nil {
+			return 0, err
+		}
+		if a != 0 {
+			return b, nil
+		}
+		return c, nil
+	}
 	x, y := uint32(a), uint32(b)
+	if r, ok := compare(ops[0], x, y); ok {
+		return r, nil
+	}
 	var r uint32
 	switch ops[0] {
 	case opIAdd:
@@ -201,20 +247,11 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 		r = x - y
 	case opIMul:
 		r = x * y
-	case opUDiv, opSDiv, opUMod:
+	case opUDiv, opSDiv, opUMod, opSRem, opSMod:
 		if y == 0 {
 			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d divides by zero", ErrInvalidSPIRV, id)
 		}
-		switch {
-		case ops[0] == opUDiv:
-			r = x / y
-		case ops[0] == opUMod:
-			r = x % y
-		case int32(x) == math.MinInt32 && int32(y) == -1:
-			r = x
-		default:
-			r = uint32(int32(x) / int32(y))
-		}
+		r = divide(ops[0], x, y)
 	case opShiftRightLogical:
 		r = x >> (y % 32)
 	case opShiftRightArithmetic:
@@ -231,6 +268,79 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 		return 0, fmt.Errorf("shaders: shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, ops[0])
 	}
 	return uint64(r), nil
+}
+
+// divide is x / y or a remainder by one of the division opcodes, y not 0:
+// signed ones on the words as int32, with MinInt32 / -1 wrapping as the
+// two's-complement hardware does; SRem takes the sign of x, SMod of y.
+func divide(op, x, y uint32) uint32 {
+	sx, sy := int32(x), int32(y)
+	switch op {
+	case opUDiv:
+		return x / y
+	case opUMod:
+		return x % y
+	}
+	if sx == math.MinInt32 && sy == -1 {
+		if op == opSDiv {
+			return x
+		}
+		return 0
+	}
+	switch op {
+	case opSDiv:
+		return uint32(sx / sy)
+	case opSRem:
+		return uint32(sx % sy)
+	}
+	m := sx % sy // SMod
+	if m != 0 && (m < 0) != (sy < 0) {
+		m += sy
+	}
+	return uint32(m)
+}
+
+// compare evaluates the comparison and logical opcodes (1 true, 0 false);
+// ok is false for any other opcode.
+func compare(op, x, y uint32) (uint64, bool) {
+	sx, sy := int32(x), int32(y)
+	var r bool
+	switch op {
+	case opIEqual, opLogicalEqual:
+		r = x == y
+	case opINotEqual, opLogicalNotEqual:
+		r = x != y
+	case opUGreaterThan:
+		r = x > y
+	case opSGreaterThan:
+		r = sx > sy
+	case opUGreaterThanEqual:
+		r = x >= y
+	case opSGreaterThanEqual:
+		r = sx >= sy
+	case opULessThan:
+		r = x < y
+	case opSLessThan:
+		r = sx < sy
+	case opULessThanEqual:
+		r = x <= y
+	case opSLessThanEqual:
+		r = sx <= sy
+	case opLogicalOr:
+		r = x != 0 || y != 0
+	case opLogicalAnd:
+		r = x != 0 && y != 0
+	default:
+		return 0, false
+	}
+	return boolValue(r), true
+}
+
+func boolValue(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // extract is the value of a component of a composite constant (the
