@@ -275,6 +275,7 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	e.lastSerial = b.serial + 1
 	if b.win.IsActive() {
 		b.touch(b.args)
+		b.touchLimits(l.Limits)
 	}
 	if len(b.writes) > 0 {
 		r.ledger.Written(b.writes)
@@ -322,6 +323,7 @@ func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
 	b.dispatch(b.capCB, &b.capHaz, k, e, l)
 	b.win.Record(b.args...)
 	b.touch(b.args)
+	b.touchLimits(l.Limits)
 	b.limits = append(b.limits, l.Limits...)
 	if e.pinGen != b.winGen {
 		e.pinGen = b.winGen
@@ -376,6 +378,16 @@ func (b *slot) touch(args []capture.Binding) {
 			b.lastTouch[i] = a.Claim
 		}
 		b.lastTouchN = len(args)
+	}
+}
+
+// touchLimits marks the lengths that size a launch as used by the window,
+// bound or not: a graph reads their values at every replay (checkLimits)
+// and holds them by claim, so one freed during the window must be held
+// back like any memory the window touched, not reused by a new length.
+func (b *slot) touchLimits(lims []Limit) {
+	for _, lim := range lims {
+		b.touched[lim.Param] = struct{}{}
 	}
 }
 
