@@ -220,36 +220,3 @@ func TestLengthAboveItsBuffersIsRefusedEverywhere(t *testing.T) {
 		require.NoError(t, setLength(n), "no graph left")
 	})
 }
-
-// A length that sizes a recorded launch without being one of its bindings
-// (group counts derived from it) stays out of reuse while the graph lives:
-// the graph reads its value at every replay, and a new length placed in
-// the same memory would otherwise be held to the old graph's limit.
-func TestUnboundLimitLengthIsGuarded(t *testing.T) {
-	d := newDynRig(t, true)
-	defer d.close()
-	src, dst := d.buf(), d.buf()
-	require.NoError(t, d.write(0, src, nil, ramp(1)))
-	other, err := d.r.Alloc(alloc.Upload, 4)
-	require.NoError(t, err)
-	require.NoError(t, d.r.SetHost([]alloc.Claim{other}, [][]byte{words(2)}))
-	d.set(4)
-	g, err := d.capture(0, func() error {
-		l := recorder.Launch{
-			Args:     []capture.Binding{{Claim: src}, {Claim: dst, Write: true}, {Claim: d.length}},
-			Indirect: d.indirect,
-			Limits:   []recorder.Limit{{Param: other, Max: 3}},
-		}
-		return d.r.Launch(0, d.k, &l)
-	})
-	require.NoError(t, err)
-	require.NoError(t, d.r.Free(other))
-	again, err := d.r.Alloc(alloc.Upload, 4)
-	require.NoError(t, err)
-	require.NotEqual(t, other, again, "the graph's length was reused while the graph lives")
-	_, limited := d.r.LengthLimit(again)
-	require.False(t, limited, "a new length inherited the graph's limit")
-	require.NoError(t, g.Replay(), "the graph still reads its length's value")
-	require.NoError(t, g.Close())
-	require.NoError(t, d.r.Free(again))
-}

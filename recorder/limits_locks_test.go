@@ -25,19 +25,46 @@ func unboundLengthLaunch(d *dynRig, src, dst, other alloc.Claim) error {
 	return d.r.Launch(0, d.k, &l)
 }
 
-// A length that sizes a recorded launch without being bound, freed inside
-// the recording window after the launch (a Param closed mid-capture), is
-// held back like memory the window touched: the window seals (the recorded
-// work is valid and ran nowhere yet) and the graph replays.
-func TestUnboundLimitLengthFreedInsideTheWindowSeals(t *testing.T) {
-	d := newDynRig(t, true)
-	defer d.close()
-	src, dst := d.buf(), d.buf()
+// newUnboundRig is a dynRig (its own length 4) with src written, dst, and
+// a second length, other (2), for launches to be sized by without binding.
+func newUnboundRig(t *testing.T) (d *dynRig, src, dst, other alloc.Claim) {
+	d = newDynRig(t, true)
+	src, dst = d.buf(), d.buf()
 	require.NoError(t, d.write(0, src, nil, ramp(1)))
 	other, err := d.r.Alloc(alloc.Upload, 4)
 	require.NoError(t, err)
 	require.NoError(t, d.r.SetHost([]alloc.Claim{other}, [][]byte{words(2)}))
 	d.set(4)
+	return d, src, dst, other
+}
+
+// A length that sizes a recorded launch without being one of its bindings
+// (group counts derived from it) stays out of reuse while the graph lives:
+// the graph reads its value at every replay, and a new length placed in
+// the same memory would otherwise be held to the old graph's limit.
+func TestUnboundLimitLengthIsGuarded(t *testing.T) {
+	d, src, dst, other := newUnboundRig(t)
+	defer d.close()
+	g, err := d.capture(0, func() error { return unboundLengthLaunch(d, src, dst, other) })
+	require.NoError(t, err)
+	require.NoError(t, d.r.Free(other))
+	again, err := d.r.Alloc(alloc.Upload, 4)
+	require.NoError(t, err)
+	require.NotEqual(t, other, again, "the graph's length was reused while the graph lives")
+	_, limited := d.r.LengthLimit(again)
+	require.False(t, limited, "a new length inherited the graph's limit")
+	require.NoError(t, g.Replay(), "the graph still reads its length's value")
+	require.NoError(t, g.Close())
+	require.NoError(t, d.r.Free(again))
+}
+
+// A length that sizes a recorded launch without being bound, freed inside
+// the recording window after the launch (a Param closed mid-capture), is
+// held back like memory the window touched: the window seals (the recorded
+// work is valid and ran nowhere yet) and the graph replays.
+func TestUnboundLimitLengthFreedInsideTheWindowSeals(t *testing.T) {
+	d, src, dst, other := newUnboundRig(t)
+	defer d.close()
 	require.NoError(t, d.r.PrepareCapture(0))
 	require.NoError(t, unboundLengthLaunch(d, src, dst, other))
 	require.NoError(t, d.r.BeginCapture(0))
@@ -53,14 +80,8 @@ func TestUnboundLimitLengthFreedInsideTheWindowSeals(t *testing.T) {
 // before the window ends: the new one does not get the freed one's memory,
 // so it does not inherit the graph's limit.
 func TestUnboundLimitLengthFreedInsideTheWindowIsNotReused(t *testing.T) {
-	d := newDynRig(t, true)
+	d, src, dst, other := newUnboundRig(t)
 	defer d.close()
-	src, dst := d.buf(), d.buf()
-	require.NoError(t, d.write(0, src, nil, ramp(1)))
-	other, err := d.r.Alloc(alloc.Upload, 4)
-	require.NoError(t, err)
-	require.NoError(t, d.r.SetHost([]alloc.Claim{other}, [][]byte{words(2)}))
-	d.set(4)
 	require.NoError(t, d.r.PrepareCapture(0))
 	require.NoError(t, unboundLengthLaunch(d, src, dst, other))
 	require.NoError(t, d.r.BeginCapture(0))
