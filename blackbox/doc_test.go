@@ -27,6 +27,10 @@
 //   - gcsafe_test.go: open, use and close under garbage-collector pressure
 //     (docs/ARCHITECTURE.md "Calling Vulkan from Go").
 //   - quickstart_test.go: the README's quick start, eager and captured.
+//   - close_races_test.go: a refused replay taints its outputs; Buffer and
+//     Kernel Close wait for a racing launch (README "Errors", rule 6).
+//   - concurrent_streams_test.go: four streams on four goroutines, eager
+//     and replayed, under -race (README "Streams").
 //
 // Every device is opened with the validation layer on; at cleanup it is
 // closed and the test fails on any Vulkan object left alive or any message
