@@ -19,6 +19,18 @@
 //     windows", the ErrCaptureState and ErrStreamCapturing sentinels).
 //   - input_test.go: input validation, sizes, Open options and user
 //     kernels (README "Your own kernels", "Errors", KernelSpec, LoadKernel).
+//   - dynamic_ledger_test.go: dynamic lengths never make unwritten bytes
+//     look written, eagerly, replayed and with Set racing launches
+//     (README "Changing a graph without re-capturing it").
+//   - close_concurrent_test.go: Close racing Close, and a read of another
+//     stream's pending work honouring its context (README "Errors").
+//   - gcsafe_test.go: open, use and close under garbage-collector pressure
+//     (docs/ARCHITECTURE.md "Calling Vulkan from Go").
+//   - quickstart_test.go: the README's quick start, eager and captured.
+//   - close_races_test.go: a refused replay taints its outputs; Buffer and
+//     Kernel Close wait for a racing launch (README "Errors", rule 6).
+//   - concurrent_streams_test.go: four streams on four goroutines, eager
+//     and replayed, under -race (README "Streams").
 //
 // Every device is opened with the validation layer on; at cleanup it is
 // closed and the test fails on any Vulkan object left alive or any message

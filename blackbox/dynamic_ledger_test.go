@@ -1,4 +1,4 @@
-package vkc
+package blackbox_test
 
 import (
 	"context"
@@ -8,16 +8,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
 )
 
-// filled is a buffer of n copies of v, failing the test on error.
-func filled(t *testing.T, dev *Device, n int, v float32) *Buffer[float32] {
+// filledBuffer is a buffer of n copies of v, failing the test on error.
+func filledBuffer(t *testing.T, dev *vkc.Device, n int, v float32) *vkc.Buffer[float32] {
 	t.Helper()
 	xs := make([]float32, n)
 	for i := range xs {
 		xs[i] = v
 	}
-	b, err := FromSlice(dev, xs)
+	b, err := vkc.FromSlice(dev, xs)
 	require.NoError(t, err)
 	return b
 }
@@ -29,51 +31,51 @@ func filled(t *testing.T, dev *Device, n int, v float32) *Buffer[float32] {
 // the result of the stale tail as written. With a tainted input elsewhere
 // in the graph too, so the replay's step walk runs either way.
 func TestDynamicReplayReadsPastAPrefixAsUnwritten(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
 	s := dev.Stream()
 	ctx := context.Background()
 	const size = 300
-	x := filled(t, dev, size, 1)
-	n, err := NewParam(dev, uint32(4))
+	x := filledBuffer(t, dev, size, 1)
+	n, err := vkc.NewParam(dev, uint32(4))
 	require.NoError(t, err)
 	// Memory the fresh buffers may reuse holds data: what a lie would read.
-	junk := filled(t, dev, size, 1000)
+	junk := filledBuffer(t, dev, size, 1000)
 	require.NoError(t, s.Sync(ctx))
 	require.NoError(t, junk.Close())
 
-	never, err := NewBuffer[float32](dev, 1) // never written: a tainted input
+	never, err := vkc.NewBuffer[float32](dev, 1) // never written: a tainted input
 	require.NoError(t, err)
-	neverOut, err := NewBuffer[float32](dev, 1)
+	neverOut, err := vkc.NewBuffer[float32](dev, 1)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
-		op   func(s *Stream, tmp, out *Buffer[float32]) error
+		op   func(s *vkc.Stream, tmp, out *vkc.Buffer[float32]) error
 	}{
-		{"kernel reads the whole buffer", func(s *Stream, tmp, out *Buffer[float32]) error {
-			if err := ScaleDyn(s, Const[float32](2), x, tmp, n); err != nil {
+		{"kernel reads the whole buffer", func(s *vkc.Stream, tmp, out *vkc.Buffer[float32]) error {
+			if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, tmp, n); err != nil {
 				return err
 			}
-			return Sum(s, tmp, out)
+			return vkc.Sum(s, tmp, out)
 		}},
-		{"copy reads the whole buffer", func(s *Stream, tmp, out *Buffer[float32]) error {
-			if err := CopyDyn(s, x, tmp, n); err != nil {
+		{"copy reads the whole buffer", func(s *vkc.Stream, tmp, out *vkc.Buffer[float32]) error {
+			if err := vkc.CopyDyn(s, x, tmp, n); err != nil {
 				return err
 			}
-			return Copy(s, tmp, out)
+			return vkc.Copy(s, tmp, out)
 		}},
 	} {
 		for _, tainted := range []bool{false, true} {
-			tmp, err := NewBuffer[float32](dev, size)
+			tmp, err := vkc.NewBuffer[float32](dev, size)
 			require.NoError(t, err)
 			outLen := 1
 			if tc.name == "copy reads the whole buffer" {
 				outLen = size
 			}
-			out, err := NewBuffer[float32](dev, outLen)
+			out, err := vkc.NewBuffer[float32](dev, outLen)
 			require.NoError(t, err)
-			run := func(s *Stream) error {
+			run := func(s *vkc.Stream) error {
 				if tainted {
-					if err := Scale(s, 1, never, neverOut); err != nil {
+					if err := vkc.Scale(s, 1, never, neverOut); err != nil {
 						return err
 					}
 				}
@@ -81,16 +83,16 @@ func TestDynamicReplayReadsPastAPrefixAsUnwritten(t *testing.T) {
 			}
 			require.NoError(t, run(s))
 			_, err = out.ReadOn(ctx, s)
-			require.ErrorIs(t, err, ErrUnwritten, "%s, eagerly", tc.name)
+			require.ErrorIs(t, err, vkc.ErrUnwritten, "%s, eagerly", tc.name)
 
 			g, err := s.Capture(run)
 			require.NoError(t, err)
 			require.NoError(t, g.Replay())
 			got, err := out.ReadOn(ctx, s)
-			assert.ErrorIs(t, err, ErrUnwritten, "%s (tainted input %v): replay read %v", tc.name, tainted, got)
-			assert.ErrorIs(t, err, ErrNeverWritten, tc.name)
+			assert.ErrorIs(t, err, vkc.ErrUnwritten, "%s (tainted input %v): replay read %v", tc.name, tainted, got)
+			assert.ErrorIs(t, err, vkc.ErrNeverWritten, tc.name)
 			_, err = tmp.ReadOn(ctx, s)
-			assert.ErrorIs(t, err, ErrNeverWritten, "tmp's tail")
+			assert.ErrorIs(t, err, vkc.ErrNeverWritten, "tmp's tail")
 			require.NoError(t, g.Close())
 			require.NoError(t, tmp.Close())
 			require.NoError(t, out.Close())
@@ -103,29 +105,29 @@ func TestDynamicReplayReadsPastAPrefixAsUnwritten(t *testing.T) {
 // back, equal to a host reference; a length that reaches past what was
 // written makes both report ErrUnwritten.
 func TestDynamicChainOverAWrittenPrefix(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
 	s := dev.Stream()
 	ctx := context.Background()
 	const rows, cols = 6, 5
-	x := filled(t, dev, rows*cols, 1)
-	elems, err := NewParam(dev, uint32(2*cols))
+	x := filledBuffer(t, dev, rows*cols, 1)
+	elems, err := vkc.NewParam(dev, uint32(2*cols))
 	require.NoError(t, err)
-	nrows, err := NewParam(dev, uint32(2))
+	nrows, err := vkc.NewParam(dev, uint32(2))
 	require.NoError(t, err)
-	tmp, err := NewBuffer[float32](dev, rows*cols)
+	tmp, err := vkc.NewBuffer[float32](dev, rows*cols)
 	require.NoError(t, err)
-	sum, err := NewBuffer[float32](dev, 1)
+	sum, err := vkc.NewBuffer[float32](dev, 1)
 	require.NoError(t, err)
-	soft, err := NewBuffer[float32](dev, rows*cols)
+	soft, err := vkc.NewBuffer[float32](dev, rows*cols)
 	require.NoError(t, err)
-	chain := func(s *Stream) error {
-		if err := ScaleDyn(s, Const[float32](2), x, tmp, elems); err != nil {
+	chain := func(s *vkc.Stream) error {
+		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, tmp, elems); err != nil {
 			return err
 		}
-		if err := SumDyn(s, tmp, sum, elems); err != nil {
+		if err := vkc.SumDyn(s, tmp, sum, elems); err != nil {
 			return err
 		}
-		return SoftmaxDyn(s, tmp, soft, nrows, cols)
+		return vkc.SoftmaxDyn(s, tmp, soft, nrows, cols)
 	}
 	check := func(how string) {
 		got, err := sum.ReadOn(ctx, s)
@@ -134,7 +136,7 @@ func TestDynamicChainOverAWrittenPrefix(t *testing.T) {
 		// Softmax wrote its first two rows (all from written bytes); the
 		// rest of soft was never written.
 		_, err = soft.ReadOn(ctx, s)
-		assert.ErrorIs(t, err, ErrNeverWritten, how)
+		assert.ErrorIs(t, err, vkc.ErrNeverWritten, how)
 	}
 	require.NoError(t, chain(s))
 	check("eagerly")
@@ -148,14 +150,14 @@ func TestDynamicChainOverAWrittenPrefix(t *testing.T) {
 	// Three rows of softmax over a prefix of two rows' elements reads an
 	// unwritten row: eagerly and replayed alike.
 	require.NoError(t, nrows.Set(3))
-	fresh, err := NewBuffer[float32](dev, rows*cols)
+	fresh, err := vkc.NewBuffer[float32](dev, rows*cols)
 	require.NoError(t, err)
-	require.NoError(t, SoftmaxDyn(s, fresh, soft, nrows, cols))
+	require.NoError(t, vkc.SoftmaxDyn(s, fresh, soft, nrows, cols))
 	_, err = soft.ReadOn(ctx, s)
-	assert.ErrorIs(t, err, ErrNeverWritten, "eager softmax over unwritten rows")
+	assert.ErrorIs(t, err, vkc.ErrNeverWritten, "eager softmax over unwritten rows")
 	require.NoError(t, g.Replay())
 	_, err = soft.ReadOn(ctx, s)
-	assert.ErrorIs(t, err, ErrNeverWritten, "replayed softmax over a row past the written prefix")
+	assert.ErrorIs(t, err, vkc.ErrNeverWritten, "replayed softmax over a row past the written prefix")
 	got, err := sum.ReadOn(ctx, s)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{2 * 2 * cols}, got)
@@ -166,13 +168,13 @@ func TestDynamicChainOverAWrittenPrefix(t *testing.T) {
 // a read that succeeds holds only this round's values, never the bytes of
 // an earlier buffer in the same memory.
 func TestParamSetRacingDynamicLaunches(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
 	s := dev.Stream()
 	ctx := context.Background()
 	const size = 256
-	x, err := NewBuffer[float32](dev, size)
+	x, err := vkc.NewBuffer[float32](dev, size)
 	require.NoError(t, err)
-	n, err := NewParam(dev, uint32(size))
+	n, err := vkc.NewParam(dev, uint32(size))
 	require.NoError(t, err)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -194,11 +196,11 @@ func TestParamSetRacingDynamicLaunches(t *testing.T) {
 			xs[j] = float32(round)
 		}
 		require.NoError(t, x.WriteOn(s, xs))
-		tmp, err := NewBuffer[float32](dev, size)
+		tmp, err := vkc.NewBuffer[float32](dev, size)
 		require.NoError(t, err)
-		require.NoError(t, ScaleDyn(s, Const[float32](1), x, tmp, n))
+		require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](1), x, tmp, n))
 		got, err := tmp.ReadOn(ctx, s)
-		if errors.Is(err, ErrUnwritten) {
+		if errors.Is(err, vkc.ErrUnwritten) {
 			partial++
 		} else {
 			require.NoError(t, err)
@@ -227,19 +229,19 @@ func TestParamSetRacingDynamicLaunches(t *testing.T) {
 // buffers (a Set that slipped in before it recorded) is refused and taints
 // what it would write.
 func TestParamSetInsideWindowIsHeldToItsWork(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
 	s := dev.Stream()
 	ctx := context.Background()
-	x := filled(t, dev, 64, 1)
-	y, err := NewBuffer[float32](dev, 64)
+	x := filledBuffer(t, dev, 64, 1)
+	y, err := vkc.NewBuffer[float32](dev, 64)
 	require.NoError(t, err)
-	big := filled(t, dev, 256, 1)
-	n, err := NewParam(dev, uint32(8))
+	big := filledBuffer(t, dev, 256, 1)
+	n, err := vkc.NewParam(dev, uint32(8))
 	require.NoError(t, err)
 	var setErr error
 	recorded := 0
-	g, err := s.Capture(func(s *Stream) error {
-		if err := ScaleDyn(s, Const[float32](2), x, y, n); err != nil {
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n); err != nil {
 			return err
 		}
 		if recorded++; recorded == 2 { // the recorded run, after the warmup
@@ -262,7 +264,7 @@ func TestParamSetInsideWindowIsHeldToItsWork(t *testing.T) {
 	// values once the graph is gone.
 	require.NoError(t, g.Close())
 	require.NoError(t, n.Set(256))
-	require.NoError(t, ScaleDyn(s, Const[float32](3), big, big, n))
+	require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](3), big, big, n))
 	bs, err := big.ReadOn(ctx, s)
 	require.NoError(t, err)
 	assert.Equal(t, float32(3), bs[255])

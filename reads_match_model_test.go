@@ -82,7 +82,7 @@ type propGraph struct {
 }
 
 // propOptions lift the restrictions the stress run keeps until the
-// recorder's fixes land (attack_recorder_test.go lifts them all).
+// recorder's fixes land (capture_edges_test.go lifts them all).
 type propOptions struct {
 	// crossSlotReads also reads buffers that work pending on another slot
 	// writes, accepting the model's bytes or ErrUnwritten.
@@ -652,7 +652,7 @@ func (p *propTest) fault() {
 // ErrUnwritten unwrapping to the cause. Cross-slot reads are synced first
 // and replays only run on written inputs, and the work of a submission
 // whose fence wait failed is let finish (the run without these
-// restrictions awaits the recorder's fixes: attack_recorder_test.go).
+// restrictions awaits the recorder's fixes: capture_edges_test.go).
 func TestStressPropertyReadsMatchModel(t *testing.T) {
 	seeds, steps := gcpressure.Scaled(20, 200), gcpressure.Scaled(800, 2000)
 	var total propTest

@@ -1,14 +1,15 @@
-package vkc
+package blackbox_test
 
 import (
 	"context"
 	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/internal/gcpressure"
 )
 
@@ -23,24 +24,23 @@ import (
 func TestGCPressureOpenUseClose(t *testing.T) {
 	gcpressure.Start(t)
 	rounds := gcpressure.Scaled(25, 200)
-	affine, err := os.ReadFile("testdata/affine.spv")
-	require.NoError(t, err)
+	affine := affineSPIRV(t)
 	const m = 8 // 8x8 matrices: 64 elements, as the reported program used
 	a, b := make([]float32, m*m), make([]float32, m*m)
 	for i := range a {
 		a[i], b[i] = float32(i%7)-3, float32(i%5)*0.25
 	}
 	for round := 0; round < rounds; round++ {
-		dev, err := Open(WithValidation(true))
+		dev, err := vkc.Open(vkc.WithValidation(true))
 		require.NoError(t, err, "round %d", round)
 		s := dev.Stream()
-		x, err := FromSlice(dev, a)
+		x, err := vkc.FromSlice(dev, a)
 		require.NoError(t, err)
-		y, err := FromSlice(dev, b)
+		y, err := vkc.FromSlice(dev, b)
 		require.NoError(t, err)
-		z, err := FromSlice(dev, make([]float32, m*m))
+		z, err := vkc.FromSlice(dev, make([]float32, m*m))
 		require.NoError(t, err)
-		require.NoError(t, Matmul(s, x, y, z, m, m, m), "round %d", round)
+		require.NoError(t, vkc.Matmul(s, x, y, z, m, m, m), "round %d", round)
 		prod := readGC(t, z)
 		for r := 0; r < m; r++ {
 			for c := 0; c < m; c++ {
@@ -51,7 +51,7 @@ func TestGCPressureOpenUseClose(t *testing.T) {
 				require.InDelta(t, want, prod[r*m+c], 1e-4, "round %d: C[%d][%d]", round, r, c)
 			}
 		}
-		require.NoError(t, Softmax(s, z, y, m, m), "round %d", round)
+		require.NoError(t, vkc.Softmax(s, z, y, m, m), "round %d", round)
 		soft := readGC(t, y)
 		for r := 0; r < m; r++ {
 			var sum float64
@@ -62,7 +62,7 @@ func TestGCPressureOpenUseClose(t *testing.T) {
 			}
 			require.InDelta(t, 1, sum, 1e-5, "round %d: softmax row %d sums to %v", round, r, sum)
 		}
-		k, err := dev.LoadKernel(KernelSpec{Name: "affine", SPIRV: affine, Bindings: []Access{ReadOnly, WriteOnly}, PushSize: 12})
+		k, err := dev.LoadKernel(vkc.KernelSpec{Name: "affine", SPIRV: affine, Bindings: []vkc.Access{vkc.ReadOnly, vkc.WriteOnly}, PushSize: 12})
 		require.NoError(t, err, "round %d", round)
 		push := make([]byte, 12)
 		binary.LittleEndian.PutUint32(push[0:], math.Float32bits(2))
@@ -80,7 +80,7 @@ func TestGCPressureOpenUseClose(t *testing.T) {
 }
 
 // readGC reads a buffer on the default stream, failing the test on error.
-func readGC(t *testing.T, b *Buffer[float32]) []float32 {
+func readGC(t *testing.T, b *vkc.Buffer[float32]) []float32 {
 	t.Helper()
 	out, err := b.Read(context.Background())
 	require.NoError(t, err)

@@ -107,7 +107,7 @@ type stressStep struct {
 	name string
 	run  func(w *stressWorker) error
 	// loads says the step calls LoadKernel (which racing Device.Close
-	// awaits its fix; see attack_recorder_test.go).
+	// awaits its fix; see capture_edges_test.go).
 	loads bool
 }
 

@@ -1,14 +1,17 @@
-package vkc
+package blackbox_test
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
 )
 
 // TestConcurrentStreams drives four streams from four goroutines, each on
@@ -16,9 +19,9 @@ import (
 // reads and syncs interleave on the shared device, queue, allocator,
 // ledger and kernel cache. Run under -race; every result is checked.
 func TestConcurrentStreams(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
 	const workers, rounds, n = 4, 12, 1000
-	k := loadAffine(t, dev, [3]uint32{})
+	k := loadAffine(t, dev)
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
 	for w := range workers {
@@ -33,7 +36,7 @@ func TestConcurrentStreams(t *testing.T) {
 
 // streamWorker is one goroutine's loop; it returns the first wrong result
 // or failed call (require must not be called off the test goroutine).
-func streamWorker(dev *Device, s *Stream, k *Kernel, w, rounds, n int) (err error) {
+func streamWorker(dev *vkc.Device, s *vkc.Stream, k *vkc.Kernel, w, rounds, n int) (err error) {
 	ctx := context.Background()
 	var owned []interface{ Close() error }
 	defer func() {
@@ -43,8 +46,8 @@ func streamWorker(dev *Device, s *Stream, k *Kernel, w, rounds, n int) (err erro
 			}
 		}
 	}()
-	alloc := func(n int) (*Buffer[float32], error) {
-		b, err := NewBuffer[float32](dev, n)
+	alloc := func(n int) (*vkc.Buffer[float32], error) {
+		b, err := vkc.NewBuffer[float32](dev, n)
 		if err == nil {
 			owned = append(owned, b)
 		}
@@ -71,8 +74,8 @@ func streamWorker(dev *Device, s *Stream, k *Kernel, w, rounds, n int) (err erro
 		return err
 	}
 	// A graph per stream: z = 2*x + w, recorded on this worker's slot.
-	g, err := s.Capture(func(s *Stream) error {
-		return k.Launch(s, [3]uint32{ceilDiv(n, 64), 1, 1}, affinePush(2, float32(w), uint32(n)), x, z)
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		return k.Launch(s, [3]uint32{uint32((n + 63) / 64), 1, 1}, affinePush(2, float32(w), uint32(n)), x, z)
 	})
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
@@ -81,13 +84,13 @@ func streamWorker(dev *Device, s *Stream, k *Kernel, w, rounds, n int) (err erro
 	got := make([]float32, n)
 	for r := range rounds {
 		c := float32(w*100 + r)
-		if err := Fill(s, y, c); err != nil {
+		if err := vkc.Fill(s, y, c); err != nil {
 			return err
 		}
-		if err := Axpy(s, 1, x, y); err != nil {
+		if err := vkc.Axpy(s, 1, x, y); err != nil {
 			return err
 		}
-		if err := Sum(s, y, sum); err != nil {
+		if err := vkc.Sum(s, y, sum); err != nil {
 			return err
 		}
 		if err := g.Replay(); err != nil {
@@ -142,7 +145,7 @@ func streamWorker(dev *Device, s *Stream, k *Kernel, w, rounds, n int) (err erro
 func TestNewStreamConcurrentIDs(t *testing.T) {
 	// Streams created from many goroutines at once get distinct ids, the
 	// premise of driving one stream per goroutine.
-	dev := openTest(t)
+	dev := openDevice(t)
 	ids := map[uint64]bool{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -157,3 +160,26 @@ func TestNewStreamConcurrentIDs(t *testing.T) {
 	wg.Wait()
 	require.Len(t, ids, 8)
 }
+
+// rng is a deterministic generator seeded from the given numbers, so each
+// worker and round draws its own reproducible values.
+func rng(seed ...int) *rand.Rand {
+	var b uint64
+	for _, s := range seed {
+		b = b*1000003 + uint64(s)
+	}
+	return rand.New(rand.NewPCG(0x9e3779b97f4a7c15, b))
+}
+
+// randFloats returns n values uniform in [lo, hi).
+func randFloats(r *rand.Rand, n int, lo, hi float32) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = lo + (hi-lo)*r.Float32()
+	}
+	return xs
+}
+
+// ulps is k units in the last place of float32 at magnitude m: the
+// tolerance of a float32 sum over values of that size.
+func ulps(k, m float64) float64 { return k * 0x1p-23 * m }

@@ -14,7 +14,7 @@ import (
 
 // The stress suite: garbage-collector pressure over every constructor and
 // op, a concurrent hammer, Device.Close racing every call, and (in
-// property_test.go) random programs checked against a model of what
+// reads_match_model_test.go) random programs checked against a model of what
 // completed work wrote. Each logs its figures; VKC_SOAK=1 runs them longer.
 
 // settledGoroutines waits (a bounded while) for the goroutine count to
@@ -126,7 +126,7 @@ func TestStressConcurrentHammer(t *testing.T) {
 // a step, and every goroutine must then stop on ErrClosed (never another
 // error, a wrong result or a panic). Afterwards nothing is alive, the
 // layer is silent and no goroutine is left. LoadKernel racing Close
-// awaits its fix (attack_recorder_test.go) and is left out here.
+// awaits its fix (capture_edges_test.go) and is left out here.
 func TestStressDeviceCloseRace(t *testing.T) {
 	var steps []stressStep
 	for _, st := range stressSteps {

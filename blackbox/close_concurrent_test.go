@@ -1,4 +1,4 @@
-package vkc
+package blackbox_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
 )
 
 // Two Device.Close calls at once: whichever returns second or first, the
@@ -16,15 +18,15 @@ import (
 // closed too.
 func TestConcurrentClosesReturnOnlyWhenClosed(t *testing.T) {
 	for round := 0; round < 3; round++ {
-		dev, err := Open(WithValidation(true))
+		dev, err := vkc.Open(vkc.WithValidation(true))
 		require.NoError(t, err)
 		s := dev.Stream()
-		x, err := NewBuffer[float32](dev, 64)
+		x, err := vkc.NewBuffer[float32](dev, 64)
 		require.NoError(t, err)
-		require.NoError(t, Fill(s, x, 1))
-		var graphs []*Graph
+		require.NoError(t, vkc.Fill(s, x, 1))
+		var graphs []*vkc.Graph
 		for range 20 { // enough to make the first Close take a while
-			g, err := s.Capture(func(s *Stream) error { return Scale(s, 2, x, x) })
+			g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, x) })
 			require.NoError(t, err)
 			graphs = append(graphs, g)
 		}
@@ -41,7 +43,7 @@ func TestConcurrentClosesReturnOnlyWhenClosed(t *testing.T) {
 			defer wg.Done()
 			g := graphs[len(graphs)/2]
 			assert.NoError(t, g.Close())
-			assert.ErrorIs(t, g.Replay(), ErrClosed)
+			assert.ErrorIs(t, g.Replay(), vkc.ErrClosed)
 		}()
 		wg.Wait()
 		errs, warns, recent := dev.ValidationMessages()
@@ -54,14 +56,14 @@ func TestConcurrentClosesReturnOnlyWhenClosed(t *testing.T) {
 // own stream does: a context that has ended returns its error, the work
 // goes on, and a later read returns its result.
 func TestReadOfAnotherStreamsWorkHonoursItsContext(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
 	writer, reader := dev.StreamWithID(1), dev.StreamWithID(2)
 	require.Greater(t, dev.Slots(), 2, "streams 1 and 2 must be on different slots")
 	const size = 1 << 20
-	x := filled(t, dev, size, 1)
-	y := filled(t, dev, size, 0)
+	x := filledBuffer(t, dev, size, 1)
+	y := filledBuffer(t, dev, size, 0)
 	for range 100 { // long enough that it is pending when the reads below start
-		require.NoError(t, Axpy(writer, 1, x, y))
+		require.NoError(t, vkc.Axpy(writer, 1, x, y))
 	}
 	require.NoError(t, writer.Flush())
 	cancelled, cancel := context.WithCancel(context.Background())
