@@ -6,7 +6,7 @@
 // failure.
 //
 // It reaches the device only through Device, an interface it defines in
-// opaque handles and plain values. OpenVulkan implements it on a Vulkan
+// opaque handles and plain values. vkdev.Open implements it on a Vulkan
 // driver (package vk); package recorder/hostdev implements it in host
 // memory, so every invariant here is tested, fuzzed and fault-injected
 // without a GPU. It is to vk what wgpu-core is to wgpu-hal: vk is thin and
