@@ -49,7 +49,7 @@ type FrameCopy struct {
 
 // Presenter is what a Device opened for a window's surface offers besides
 // compute: the recorder asks for it with a type assertion. It is
-// implemented by the Vulkan device (OpenVulkan with VulkanOptions.Surface),
+// implemented by the Vulkan device (vkdev.Open with vkdev.Options.Surface),
 // not by the host device. Errors wrap ErrOutOfDate where the swapchain no
 // longer matches its surface.
 type Presenter interface {

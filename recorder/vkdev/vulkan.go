@@ -13,7 +13,7 @@ import (
 	"github.com/vkcompute/vkc/vk"
 )
 
-// Options choose the Vulkan device Open opens.
+// Options choose the Vulkan device Open opens and how it is checked.
 type Options struct {
 	// Device picks the device by index or by a case-insensitive substring
 	// of its name; empty picks the best (discrete > integrated > virtual > CPU).
@@ -28,7 +28,7 @@ type Options struct {
 	// called with the new VkInstance and returns the window's VkSurfaceKHR
 	// (GLFW's CreateWindowSurface does this), which the device then owns;
 	// the device chosen can present to it, has VK_KHR_swapchain, and is
-	// also a Presenter. InstanceExtensions are the surface extensions to
+	// also a recorder.Presenter. InstanceExtensions are the surface extensions to
 	// enable (GLFW's GetRequiredInstanceExtensions).
 	Surface            func(instance uintptr) (uint64, error)
 	InstanceExtensions []string
@@ -53,7 +53,8 @@ func Devices() ([]recorder.DeviceInfo, error) {
 }
 
 // Open opens a Vulkan device (an instance of its own, with the
-// validation layer if asked) as a Device.
+// validation layer if asked) as a recorder.Device, which the recorder made
+// on it closes.
 func Open(o Options) (recorder.Device, error) {
 	if o.Surface != nil {
 		return openPresenting(o)
@@ -125,7 +126,7 @@ func (t *table[T]) add(v T) uint64 {
 		h = t.next
 		c := (h - 1) / tableChunk
 		if c >= tableChunks {
-			panic("recorder: more live Vulkan objects of one kind than the handle table holds")
+			panic("vkdev: more live Vulkan objects of one kind than the handle table holds")
 		}
 		if t.chunks[c].Load() == nil {
 			t.chunks[c].Store(new([tableChunk]atomic.Pointer[T]))
