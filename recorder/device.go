@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/devinfo"
 )
 
 // Handles name objects a Device created. They are opaque to the recorder,
@@ -233,61 +234,15 @@ type Diagnostics struct {
 	Recent []string
 }
 
-// DeviceType orders devices for default selection.
-type DeviceType uint8
-
-// Device types, as Vulkan reports them.
-const (
-	TypeOther DeviceType = iota
-	TypeIntegrated
-	TypeDiscrete
-	TypeVirtual
-	TypeCPU
+// The device's description is package devinfo's, declared once below the
+// root; the recorder speaks of it by these names in its Device interface.
+type (
+	DeviceType   = devinfo.DeviceType
+	Limits       = devinfo.Limits
+	MemoryHeap   = devinfo.MemoryHeap
+	SubgroupInfo = devinfo.SubgroupInfo
+	DeviceInfo   = devinfo.DeviceInfo
 )
-
-// Limits are the device limits compute work runs into.
-type Limits struct {
-	MaxComputeWorkGroupCount        [3]uint32
-	MaxComputeWorkGroupSize         [3]uint32
-	MaxComputeWorkGroupInvocations  uint32
-	MaxComputeSharedMemorySize      uint32
-	MaxStorageBufferRange           uint32
-	MaxPushConstantsSize            uint32
-	MaxMemoryAllocationCount        uint32
-	MinStorageBufferOffsetAlignment uint64
-	NonCoherentAtomSize             uint64
-	TimestampPeriod                 float32
-}
-
-// MemoryHeap is one heap of the device.
-type MemoryHeap struct {
-	Size        uint64
-	DeviceLocal bool
-}
-
-// SubgroupInfo says what subgroup operations compute shaders may use.
-type SubgroupInfo struct {
-	Size       uint32
-	Arithmetic bool
-}
-
-// DeviceInfo describes a device in plain values.
-type DeviceInfo struct {
-	Index         int
-	Name          string
-	Type          DeviceType
-	VendorID      uint32
-	DeviceID      uint32
-	Vendor        string
-	DriverVersion string
-	APIVersion    string
-	Limits        Limits
-	Heaps         []MemoryHeap
-	Subgroup      SubgroupInfo
-	// UnifiedMemory: device-local memory is host-visible too, so the
-	// recorder maps it and reads and writes go through the mapping.
-	UnifiedMemory bool
-}
 
 // Sentinel errors of the recorder and of the devices it drives. The public
 // package maps each onto its own.

@@ -45,11 +45,7 @@ func Devices() ([]recorder.DeviceInfo, error) {
 	if err != nil {
 		return nil, fromVK(err)
 	}
-	out := make([]recorder.DeviceInfo, len(infos))
-	for i, info := range infos {
-		out[i] = infoFromVK(info)
-	}
-	return out, nil
+	return infos, nil
 }
 
 // Open opens a Vulkan device (an instance of its own, with the
@@ -78,7 +74,7 @@ func Open(o Options) (recorder.Device, error) {
 		in.Close()
 		return nil, fromVK(err)
 	}
-	return &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info())}, nil
+	return &vulkanDevice{in: in, d: d, info: d.Info()}, nil
 }
 
 // vulkanDevice implements Device on package vk. It keeps vk's objects in
@@ -179,18 +175,6 @@ func fromVK(err error) error {
 		}
 	}
 	return err
-}
-
-func infoFromVK(i vk.DeviceInfo) recorder.DeviceInfo {
-	out := recorder.DeviceInfo{Index: i.Index, Name: i.Name, Type: recorder.DeviceType(i.Type), VendorID: i.VendorID, DeviceID: i.DeviceID,
-		Vendor: i.Vendor, DriverVersion: i.DriverVersion, APIVersion: i.APIVersion,
-		Limits:        recorder.Limits(i.Limits),
-		Subgroup:      recorder.SubgroupInfo(i.Subgroup),
-		UnifiedMemory: i.UnifiedMemory}
-	for _, h := range i.Heaps {
-		out.Heaps = append(out.Heaps, recorder.MemoryHeap(h))
-	}
-	return out
 }
 
 func (v *vulkanDevice) Info() recorder.DeviceInfo { return v.info }
