@@ -19,6 +19,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/devinfo"
+	"github.com/vkcompute/vkc/shaders"
 )
 
 // Handles name objects a Device created. They are opaque to the recorder,
@@ -244,8 +245,17 @@ type (
 	DeviceInfo   = devinfo.DeviceInfo
 )
 
-// Sentinel errors of the recorder and of the devices it drives. The public
-// package maps each onto its own.
+// Sentinel errors of the recorder and of the devices it drives, declared
+// here once: the recorder owns the seam's sentinels (as database/sql/driver
+// owns ErrBadConn), and a Device (recorder/vkdev lowering package vk's
+// failures, recorder/hostdev) returns errors wrapping them. Failures that
+// belong to the packages below pass through as they are, never declared
+// again: alloc.ErrUnwritten, alloc.ErrAllocInCapture,
+// capture.ErrCaptureState, and shaders.ErrInvalidSPIRV (ErrBadSPIRV).
+// The allocator's own alloc.ErrClosed never leaves the recorder: every call
+// into the allocator holds devMu and checks closed, and Close closes the
+// allocator with devMu held exclusively. The public package maps each
+// sentinel onto its own, in one table.
 var (
 	// ErrSyncInCapture: the stream that owns a recording capture window
 	// asked to wait for the device (a read or a sync). Nothing recorded has
@@ -261,8 +271,11 @@ var (
 	ErrDeviceLost = errors.New("recorder: device lost")
 	// ErrOutOfDeviceMemory: the device or host ran out of memory.
 	ErrOutOfDeviceMemory = errors.New("recorder: out of device memory")
-	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module.
-	ErrBadSPIRV = errors.New("recorder: invalid SPIR-V")
+	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module. It
+	// is the SPIR-V reader's sentinel, whoever refuses the module: the
+	// reader itself, or the device's validator (vkdev lowers vk's refusal
+	// onto it).
+	ErrBadSPIRV = shaders.ErrInvalidSPIRV
 	// ErrNoLoader: the Vulkan loader could not be loaded.
 	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: no Vulkan driver reports a device.

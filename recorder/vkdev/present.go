@@ -1,7 +1,6 @@
 package vkdev
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -88,19 +87,6 @@ type presentingDevice struct {
 	scs table[*vk.Swapchain]
 }
 
-// fromVKPresent maps vk's presentation errors onto the recorder's.
-func fromVKPresent(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, vk.ErrOutOfDate):
-		return &vkError{sentinel: recorder.ErrOutOfDate, err: err}
-	case errors.Is(err, vk.ErrNoPresentation):
-		return &vkError{sentinel: recorder.ErrNoPresentation, err: err}
-	}
-	return fromVK(err)
-}
-
 func (v *presentingDevice) NewSwapchain(width, height uint32, vsync bool, old recorder.Swapchain) (recorder.Swapchain, recorder.SwapchainInfo, error) {
 	o := vk.SwapchainOptions{Width: width, Height: height, VSync: vsync}
 	if old != 0 {
@@ -108,7 +94,7 @@ func (v *presentingDevice) NewSwapchain(width, height uint32, vsync bool, old re
 	}
 	sc, err := v.d.NewSwapchain(o)
 	if err != nil {
-		return 0, recorder.SwapchainInfo{}, fromVKPresent(err)
+		return 0, recorder.SwapchainInfo{}, fromVK(err)
 	}
 	w, h := sc.Extent()
 	mw, mh := sc.MaxSource()
@@ -122,12 +108,12 @@ func (v *presentingDevice) DestroySwapchain(sc recorder.Swapchain) {
 }
 
 func (v *presentingDevice) SetFrameSource(sc recorder.Swapchain, width, height uint32) error {
-	return fromVKPresent(v.scs.get(uint64(sc)).SetSource(width, height))
+	return fromVK(v.scs.get(uint64(sc)).SetSource(width, height))
 }
 
 func (v *presentingDevice) Acquire(sc recorder.Swapchain, frame int, timeout time.Duration) (uint32, error) {
 	image, err := v.d.Acquire(v.scs.get(uint64(sc)), frame, timeout)
-	return image, fromVKPresent(err)
+	return image, fromVK(err)
 }
 
 func (v *presentingDevice) CmdFrameCopy(cb recorder.CommandBuffer, sc recorder.Swapchain, x *recorder.FrameCopy) {
@@ -139,9 +125,9 @@ func (v *presentingDevice) CmdFrameCopy(cb recorder.CommandBuffer, sc recorder.S
 }
 
 func (v *presentingDevice) SubmitFrame(cb recorder.CommandBuffer, sc recorder.Swapchain, frame int, image uint32, f recorder.Fence) error {
-	return fromVKPresent(v.d.SubmitFrame(v.cbs.get(uint64(cb)), v.scs.get(uint64(sc)), frame, image, v.fences.get(uint64(f))))
+	return fromVK(v.d.SubmitFrame(v.cbs.get(uint64(cb)), v.scs.get(uint64(sc)), frame, image, v.fences.get(uint64(f))))
 }
 
 func (v *presentingDevice) Present(sc recorder.Swapchain, image uint32) error {
-	return fromVKPresent(v.d.Present(v.scs.get(uint64(sc)), image))
+	return fromVK(v.d.Present(v.scs.get(uint64(sc)), image))
 }

@@ -1,7 +1,6 @@
 package vkdev
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -144,37 +143,6 @@ func (t *table[T]) remove(h uint64) T {
 	e.Store(nil)
 	t.free = append(t.free, h)
 	return v
-}
-
-// vkError maps a vk error onto the recorder's sentinel, keeping vk's
-// message and chain.
-type vkError struct {
-	sentinel error
-	err      error
-}
-
-func (e *vkError) Error() string        { return e.err.Error() }
-func (e *vkError) Unwrap() error        { return e.err }
-func (e *vkError) Is(target error) bool { return target == e.sentinel }
-
-// fromVK maps vk's sentinels onto the recorder's.
-func fromVK(err error) error {
-	if err == nil {
-		return nil
-	}
-	for _, m := range [...]struct{ from, to error }{
-		{vk.ErrDeviceLost, recorder.ErrDeviceLost},
-		{vk.ErrOutOfDeviceMemory, recorder.ErrOutOfDeviceMemory},
-		{vk.ErrClosed, recorder.ErrClosed},
-		{vk.ErrBadSPIRV, recorder.ErrBadSPIRV},
-		{vk.ErrNoLoader, recorder.ErrNoLoader},
-		{vk.ErrNoDevice, recorder.ErrNoDevice},
-	} {
-		if errors.Is(err, m.from) {
-			return &vkError{sentinel: m.to, err: err}
-		}
-	}
-	return err
 }
 
 func (v *vulkanDevice) Info() recorder.DeviceInfo { return v.info }
