@@ -115,7 +115,7 @@ type Error struct {
 // Error formats as "vkQueueSubmit: VK_ERROR_DEVICE_LOST".
 func (e *Error) Error() string { return e.Call + ": " + e.Result.String() }
 
-// Is maps results onto the package sentinels.
+// Is matches the Failure the result means (out of memory, device lost).
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrOutOfDeviceMemory:
