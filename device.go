@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/recorder/vkdev"
 )
 
 var (
@@ -78,7 +79,7 @@ func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize
 
 // Devices lists the Vulkan devices of this machine.
 func Devices() ([]DeviceInfo, error) {
-	infos, err := recorder.VulkanDevices()
+	infos, err := vkdev.Devices()
 	if err != nil {
 		return nil, public(err)
 	}
@@ -128,7 +129,7 @@ func Open(opts ...Option) (*Device, error) {
 	open := c.open
 	if open == nil {
 		open = func() (recorder.Device, error) {
-			return recorder.OpenVulkan(recorder.VulkanOptions{Device: c.device, Validation: c.validation,
+			return vkdev.Open(vkdev.Options{Device: c.device, Validation: c.validation,
 				SyncValidation: c.syncValidation, Logger: c.logger,
 				Surface: c.surface, InstanceExtensions: c.instanceExtensions})
 		}

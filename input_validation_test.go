@@ -325,7 +325,7 @@ func TestLowerSentinelsMapOntoPublicOnes(t *testing.T) {
 		ErrAllocInCapture:    {alloc.ErrAllocInCapture},
 		ErrOutOfDeviceMemory: {recorder.ErrOutOfDeviceMemory},
 		ErrDeviceLost:        {recorder.ErrDeviceLost},
-		ErrClosed:            {recorder.ErrClosed, alloc.ErrClosed},
+		ErrClosed:            {recorder.ErrClosed},
 		ErrNoLoader:          {recorder.ErrNoLoader},
 		ErrNoDevice:          {recorder.ErrNoDevice},
 		ErrBadSPIRV:          {recorder.ErrBadSPIRV, shaders.ErrInvalidSPIRV},
@@ -345,6 +345,18 @@ func TestLowerSentinelsMapOntoPublicOnes(t *testing.T) {
 		assert.NotErrorIs(t, public(errors.New("unrelated")), m.public)
 	}
 	assert.Nil(t, public(nil))
+	lowers := map[error]int{}
+	publics := map[error]int{}
+	for _, m := range lowerSentinels {
+		lowers[m.lower]++
+		publics[m.public]++
+	}
+	for err, n := range lowers {
+		assert.Equal(t, 1, n, "%v is lowered in %d rows", err, n)
+	}
+	for err, n := range publics {
+		assert.Equal(t, 1, n, "%v is the public form of %d lower sentinels: one failure declared twice below", err, n)
+	}
 }
 
 // Options outside what the device or the library can take: more slots than

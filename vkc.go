@@ -36,7 +36,6 @@ import (
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
-	"github.com/vkcompute/vkc/shaders"
 )
 
 // Sentinel errors; match them with errors.Is. Errors from the layers
@@ -80,7 +79,10 @@ var (
 	ErrNeverWritten = errNeverWritten
 )
 
-// lowerSentinels maps the sentinels of the layers below onto the public ones.
+// lowerSentinels maps the sentinels of the layers below onto the public
+// ones: the one place a failure below is named publicly. Each lower
+// failure is declared once (the recorder's, or the package's below it
+// whose own it is), so each public sentinel has one row.
 var lowerSentinels = [...]struct{ lower, public error }{
 	{alloc.ErrUnwritten, ErrUnwritten},
 	{recorder.ErrSyncInCapture, ErrSyncInCapture},
@@ -90,11 +92,9 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrOutOfDeviceMemory, ErrOutOfDeviceMemory},
 	{recorder.ErrDeviceLost, ErrDeviceLost},
 	{recorder.ErrClosed, ErrClosed},
-	{alloc.ErrClosed, ErrClosed},
 	{recorder.ErrNoLoader, ErrNoLoader},
 	{recorder.ErrNoDevice, ErrNoDevice},
-	{recorder.ErrBadSPIRV, ErrBadSPIRV},
-	{shaders.ErrInvalidSPIRV, ErrBadSPIRV},
+	{recorder.ErrBadSPIRV, ErrBadSPIRV}, // shaders.ErrInvalidSPIRV, whoever refused the module
 	{recorder.ErrOutOfDate, ErrOutOfDate},
 	{recorder.ErrNoPresentation, ErrNoPresentation},
 }

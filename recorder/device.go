@@ -6,7 +6,7 @@
 // failure.
 //
 // It reaches the device only through Device, an interface it defines in
-// opaque handles and plain values. OpenVulkan implements it on a Vulkan
+// opaque handles and plain values. vkdev.Open implements it on a Vulkan
 // driver (package vk); package recorder/hostdev implements it in host
 // memory, so every invariant here is tested, fuzzed and fault-injected
 // without a GPU. It is to vk what wgpu-core is to wgpu-hal: vk is thin and
@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/devinfo"
+	"github.com/vkcompute/vkc/shaders"
 )
 
 // Handles name objects a Device created. They are opaque to the recorder,
@@ -233,64 +235,27 @@ type Diagnostics struct {
 	Recent []string
 }
 
-// DeviceType orders devices for default selection.
-type DeviceType uint8
-
-// Device types, as Vulkan reports them.
-const (
-	TypeOther DeviceType = iota
-	TypeIntegrated
-	TypeDiscrete
-	TypeVirtual
-	TypeCPU
+// The device's description is package devinfo's, declared once below the
+// root; the recorder speaks of it by these names in its Device interface.
+type (
+	DeviceType   = devinfo.DeviceType
+	Limits       = devinfo.Limits
+	MemoryHeap   = devinfo.MemoryHeap
+	SubgroupInfo = devinfo.SubgroupInfo
+	DeviceInfo   = devinfo.DeviceInfo
 )
 
-// Limits are the device limits compute work runs into.
-type Limits struct {
-	MaxComputeWorkGroupCount        [3]uint32
-	MaxComputeWorkGroupSize         [3]uint32
-	MaxComputeWorkGroupInvocations  uint32
-	MaxComputeSharedMemorySize      uint32
-	MaxStorageBufferRange           uint32
-	MaxPushConstantsSize            uint32
-	MaxMemoryAllocationCount        uint32
-	MinStorageBufferOffsetAlignment uint64
-	NonCoherentAtomSize             uint64
-	TimestampPeriod                 float32
-}
-
-// MemoryHeap is one heap of the device.
-type MemoryHeap struct {
-	Size        uint64
-	DeviceLocal bool
-}
-
-// SubgroupInfo says what subgroup operations compute shaders may use.
-type SubgroupInfo struct {
-	Size       uint32
-	Arithmetic bool
-}
-
-// DeviceInfo describes a device in plain values.
-type DeviceInfo struct {
-	Index         int
-	Name          string
-	Type          DeviceType
-	VendorID      uint32
-	DeviceID      uint32
-	Vendor        string
-	DriverVersion string
-	APIVersion    string
-	Limits        Limits
-	Heaps         []MemoryHeap
-	Subgroup      SubgroupInfo
-	// UnifiedMemory: device-local memory is host-visible too, so the
-	// recorder maps it and reads and writes go through the mapping.
-	UnifiedMemory bool
-}
-
-// Sentinel errors of the recorder and of the devices it drives. The public
-// package maps each onto its own.
+// Sentinel errors of the recorder and of the devices it drives, declared
+// here once: the recorder owns the seam's sentinels (as database/sql/driver
+// owns ErrBadConn), and a Device (recorder/vkdev lowering package vk's
+// failures, recorder/hostdev) returns errors wrapping them. Failures that
+// belong to the packages below pass through as they are, never declared
+// again: alloc.ErrUnwritten, alloc.ErrAllocInCapture,
+// capture.ErrCaptureState, and shaders.ErrInvalidSPIRV (ErrBadSPIRV).
+// The allocator's own alloc.ErrClosed never leaves the recorder: every call
+// into the allocator holds devMu and checks closed, and Close closes the
+// allocator with devMu held exclusively. The public package maps each
+// sentinel onto its own, in one table.
 var (
 	// ErrSyncInCapture: the stream that owns a recording capture window
 	// asked to wait for the device (a read or a sync). Nothing recorded has
@@ -306,8 +271,11 @@ var (
 	ErrDeviceLost = errors.New("recorder: device lost")
 	// ErrOutOfDeviceMemory: the device or host ran out of memory.
 	ErrOutOfDeviceMemory = errors.New("recorder: out of device memory")
-	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module.
-	ErrBadSPIRV = errors.New("recorder: invalid SPIR-V")
+	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module. It
+	// is the SPIR-V reader's sentinel, whoever refuses the module: the
+	// reader itself, or the device's validator (vkdev lowers vk's refusal
+	// onto it).
+	ErrBadSPIRV = shaders.ErrInvalidSPIRV
 	// ErrNoLoader: the Vulkan loader could not be loaded.
 	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: no Vulkan driver reports a device.

@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -39,6 +40,9 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 		return nil, fmt.Errorf("recorder: kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
 	}
 	if _, err := shaders.Inspect(code); err != nil {
+		if errors.Is(err, ErrBadSPIRV) {
+			return nil, fmt.Errorf("recorder: kernel %q: %w", desc.Name, err)
+		}
 		return nil, fmt.Errorf("recorder: kernel %q: %w: %w", desc.Name, ErrBadSPIRV, err)
 	}
 	if desc.SpecIDs != nil {

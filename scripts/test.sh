@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (what CI runs): installs what is missing, then
 # checks formatting, vets, checks the public API against the last release,
-# runs every test with the race detector and the Khronos validation layer
-# on, and gives each fuzz target of alloc/, capture/, recorder/ and shaders/
-# a short run. Aims to finish in under 10 minutes on 2 cores.
+# builds and tests the pure-Go packages with cgo off, runs every test with
+# the race detector and the Khronos validation layer on, and gives each fuzz
+# target of alloc/, capture/, recorder/ and shaders/ a short run. Aims to
+# finish in under 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,6 +29,21 @@ go vet ./...
 # incompatible change must be recorded in CHANGELOG.md (scripts/apidiff.sh).
 step "API compatibility (go tool apidiff)"
 bash scripts/apidiff.sh
+
+# The recorder and what it stands on are pure Go: they build, vet and test
+# (each fuzz target's seed corpus included, which go test runs as tests)
+# without a C toolchain, and none of them may reach package vk. The race
+# detector needs cgo on linux, so their -race run is the one below.
+pure_pkgs=(./recorder ./recorder/hostdev ./capture ./alloc)
+step "CGO_ENABLED=0: build, vet and test ${pure_pkgs[*]}"
+if go list -deps "${pure_pkgs[@]}" | grep -qx 'github.com/vkcompute/vkc/vk'; then
+    echo "a pure package imports github.com/vkcompute/vkc/vk:" >&2
+    go list -f '{{.ImportPath}}: {{join .Imports " "}}' "${pure_pkgs[@]}" >&2
+    exit 1
+fi
+CGO_ENABLED=0 go build "${pure_pkgs[@]}"
+CGO_ENABLED=0 go vet "${pure_pkgs[@]}"
+CGO_ENABLED=0 go test -count=1 "${pure_pkgs[@]}"
 
 # Tests that touch the device turn the validation layer on from
 # VKC_VALIDATION and fail on any message it prints. LP_NUM_THREADS=0 makes

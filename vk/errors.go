@@ -1,28 +1,62 @@
 package vk
 
 import (
-	"errors"
 	"fmt"
 )
 
-// Sentinel errors shared by every layer above; the root package re-exports
-// them so users match with errors.Is without importing vk.
-var (
+// Failure is a kind of failure of a vk call, as an error value (the way
+// syscall.Errno is): callers match it with errors.Is. vk declares no
+// sentinels for the layers above; the recorder's Vulkan adapter
+// (recorder/vkdev) maps each Failure onto the recorder's own sentinel at
+// the seam, the one place a vk failure is named again.
+type Failure uint8
+
+// The failures callers above vk tell apart.
+const (
 	// ErrOutOfDeviceMemory: the device or host ran out of memory for a
 	// Vulkan object.
-	ErrOutOfDeviceMemory = errors.New("vk: out of device memory")
+	ErrOutOfDeviceMemory Failure = iota + 1
 	// ErrDeviceLost: the device was lost; every later call fails with it.
-	ErrDeviceLost = errors.New("vk: device lost")
-	// ErrClosed: the object (device, buffer, stream, graph) was closed.
-	ErrClosed = errors.New("vk: use of closed object")
+	ErrDeviceLost
+	// ErrClosed: the object (instance, device, pool, swapchain) was closed.
+	ErrClosed
 	// ErrNoLoader: libvulkan.so.1 could not be loaded.
-	ErrNoLoader = errors.New("vk: Vulkan loader not found (install the libvulkan1 package)")
+	ErrNoLoader
 	// ErrNoDevice: the loader works but no Vulkan driver reports a device.
-	ErrNoDevice = errors.New("vk: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
+	ErrNoDevice
 	// ErrBadSPIRV: bytes given as a shader are not a valid SPIR-V module:
 	// not SPIR-V at all, cut short, or refused by the SPIR-V validator.
-	ErrBadSPIRV = errors.New("vk: invalid SPIR-V module")
+	ErrBadSPIRV
+	// ErrOutOfDate: the surface changed (the window was resized) and the
+	// swapchain no longer matches it, or it has no extent a swapchain can
+	// have (minimized, or too large for the device's images); recreate the
+	// swapchain once it has.
+	ErrOutOfDate
+	// ErrNoPresentation: the device was not opened to present.
+	ErrNoPresentation
 )
+
+// Failures lists every Failure, for an adapter to check that it maps each.
+var Failures = []Failure{ErrOutOfDeviceMemory, ErrDeviceLost, ErrClosed, ErrNoLoader, ErrNoDevice, ErrBadSPIRV, ErrOutOfDate, ErrNoPresentation}
+
+var failureMessages = [...]string{
+	ErrOutOfDeviceMemory: "vk: out of device memory",
+	ErrDeviceLost:        "vk: device lost",
+	ErrClosed:            "vk: use of closed object",
+	ErrNoLoader:          "vk: Vulkan loader not found (install the libvulkan1 package)",
+	ErrNoDevice:          "vk: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)",
+	ErrBadSPIRV:          "vk: invalid SPIR-V module",
+	ErrOutOfDate:         "vk: swapchain out of date with its surface",
+	ErrNoPresentation:    "vk: device not opened for presentation",
+}
+
+// Error says what failed, prefixed "vk:".
+func (f Failure) Error() string {
+	if int(f) < len(failureMessages) && failureMessages[f] != "" {
+		return failureMessages[f]
+	}
+	return fmt.Sprintf("vk: failure %d", uint8(f))
+}
 
 // Result is a VkResult code.
 type Result int32
@@ -81,7 +115,7 @@ type Error struct {
 // Error formats as "vkQueueSubmit: VK_ERROR_DEVICE_LOST".
 func (e *Error) Error() string { return e.Call + ": " + e.Result.String() }
 
-// Is maps results onto the package sentinels.
+// Is matches the Failure the result means (out of memory, device lost).
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrOutOfDeviceMemory:

@@ -9,94 +9,19 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/vkcompute/vkc/devinfo"
 )
 
-// DeviceType orders devices for default selection: a discrete GPU beats an
-// integrated one, which beats a virtual one, which beats a CPU driver.
-type DeviceType uint8
-
-// Device types as Vulkan reports them.
-const (
-	TypeOther DeviceType = iota
-	TypeIntegrated
-	TypeDiscrete
-	TypeVirtual
-	TypeCPU
+// The description of a physical device is declared once below the root,
+// in package devinfo; vk fills it in from the driver.
+type (
+	DeviceType   = devinfo.DeviceType
+	Limits       = devinfo.Limits
+	MemoryHeap   = devinfo.MemoryHeap
+	SubgroupInfo = devinfo.SubgroupInfo
+	DeviceInfo   = devinfo.DeviceInfo
 )
-
-// String names the type as vulkaninfo does, without the prefix.
-func (t DeviceType) String() string {
-	switch t {
-	case TypeIntegrated:
-		return "integrated"
-	case TypeDiscrete:
-		return "discrete"
-	case TypeVirtual:
-		return "virtual"
-	case TypeCPU:
-		return "cpu"
-	}
-	return "other"
-}
-
-// rank is the default-selection preference; higher wins.
-func (t DeviceType) rank() int {
-	switch t {
-	case TypeDiscrete:
-		return 4
-	case TypeIntegrated:
-		return 3
-	case TypeVirtual:
-		return 2
-	case TypeCPU:
-		return 1
-	}
-	return 0
-}
-
-// Limits are the device limits that compute work runs into.
-type Limits struct {
-	MaxComputeWorkGroupCount        [3]uint32
-	MaxComputeWorkGroupSize         [3]uint32
-	MaxComputeWorkGroupInvocations  uint32
-	MaxComputeSharedMemorySize      uint32
-	MaxStorageBufferRange           uint32
-	MaxPushConstantsSize            uint32
-	MaxMemoryAllocationCount        uint32
-	MinStorageBufferOffsetAlignment uint64
-	NonCoherentAtomSize             uint64
-	TimestampPeriod                 float32 // nanoseconds per timestamp tick
-}
-
-// MemoryHeap is one heap of the device.
-type MemoryHeap struct {
-	Size        uint64
-	DeviceLocal bool
-}
-
-// SubgroupInfo says what subgroup operations compute shaders may use.
-type SubgroupInfo struct {
-	Size       uint32
-	Arithmetic bool // GL_KHR_shader_subgroup_arithmetic in compute
-}
-
-// DeviceInfo describes one physical device.
-type DeviceInfo struct {
-	Index         int
-	Name          string
-	Type          DeviceType
-	VendorID      uint32
-	DeviceID      uint32
-	Vendor        string
-	DriverVersion string
-	APIVersion    string
-	Limits        Limits
-	Heaps         []MemoryHeap
-	Subgroup      SubgroupInfo
-	// UnifiedMemory: device-local memory is also host-visible, so reads and
-	// writes go through the mapping with no staging copy.
-	UnifiedMemory bool
-}
 
 func vendorName(id uint32) string {
 	switch id {
@@ -208,8 +133,8 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 			TimestampPeriod:                 float32(l.timestampPeriod),
 		},
 	}
-	if info.Type > TypeCPU {
-		info.Type = TypeOther
+	if info.Type > devinfo.TypeCPU {
+		info.Type = devinfo.TypeOther
 	}
 	if strings.Contains(info.Name, "llvmpipe") && info.Vendor != "Mesa" {
 		info.Vendor = "Mesa"
@@ -227,7 +152,7 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 			heap = info.Heaps[i].Size
 		}
 		out.memTypes = append(out.memTypes, memoryType{flags: flags, heapSize: heap})
-		if flags&unified == unified && (info.Type == TypeIntegrated || info.Type == TypeCPU) {
+		if flags&unified == unified && (info.Type == devinfo.TypeIntegrated || info.Type == devinfo.TypeCPU) {
 			info.UnifiedMemory = true
 		}
 	}
@@ -268,7 +193,7 @@ func Select(infos []DeviceInfo, want string) (int, error) {
 	if want == "" {
 		best := 0
 		for i, d := range infos {
-			if d.Type.rank() > infos[best].Type.rank() {
+			if d.Type.Rank() > infos[best].Type.Rank() {
 				best = i
 			}
 		}

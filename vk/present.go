@@ -7,7 +7,6 @@ package vk
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -26,16 +25,6 @@ const (
 	Suboptimal       Result = 1000001003
 	ErrorOutOfDate   Result = -1000001004
 	ErrorSurfaceLost Result = -1000000000
-)
-
-var (
-	// ErrOutOfDate: the surface changed (the window was resized) and the
-	// swapchain no longer matches it, or it has no extent a swapchain can
-	// have (minimized, or too large for the device's images); recreate the
-	// swapchain once it has.
-	ErrOutOfDate = errors.New("vk: swapchain out of date with its surface")
-	// ErrNoPresentation: the device was not opened to present.
-	ErrNoPresentation = errors.New("vk: device not opened for presentation")
 )
 
 // FramesInFlight is how many frames a swapchain has acquire semaphores

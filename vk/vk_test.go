@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/devinfo"
 )
 
 // fixture opens the default device with validation and checks at cleanup
@@ -39,7 +41,7 @@ func fixture(t testing.TB) *Device {
 }
 
 func TestSelect(t *testing.T) {
-	infos := []DeviceInfo{{Name: "llvmpipe (LLVM 15)", Type: TypeCPU}, {Name: "Intel UHD", Type: TypeIntegrated}, {Name: "NVIDIA H200", Type: TypeDiscrete}}
+	infos := []DeviceInfo{{Name: "llvmpipe (LLVM 15)", Type: devinfo.TypeCPU}, {Name: "Intel UHD", Type: devinfo.TypeIntegrated}, {Name: "NVIDIA H200", Type: devinfo.TypeDiscrete}}
 	i, err := Select(infos, "")
 	require.NoError(t, err)
 	assert.Equal(t, 2, i)

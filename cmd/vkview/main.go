@@ -35,6 +35,7 @@ import (
 
 	"github.com/go-gl/glfw/v3.3/glfw"
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/internal/glfwvk"
 )
 
 func init() {
@@ -204,7 +205,7 @@ func headless(dev *vkc.Device, o options) (stats, error) {
 
 // runWindow opens the window and runs until it closes (or o.frames).
 func runWindow(o options) (stats, error) {
-	if err := glfw.Init(); err != nil {
+	if err := glfwvk.Init(); err != nil {
 		return stats{}, fmt.Errorf("vkview: no window system (try -headless): %w", err)
 	}
 	defer glfw.Terminate()

@@ -35,13 +35,11 @@ type viewer struct {
 	fps         float64
 }
 
-// openViewer opens o's window (glfw.Init done), a device presenting to it
+// openViewer opens o's window (glfwvk.Init done), a device presenting to it
 // with the validation layer as VKC_VALIDATION says, the simulation and a
 // swapchain.
 func openViewer(o options) (v *viewer, err error) {
-	glfw.WindowHint(glfw.ClientAPI, glfw.NoAPI)
-	glfw.WindowHint(glfw.Resizable, glfw.True)
-	win, err := glfw.CreateWindow(o.width, o.height, "vkview", nil, nil)
+	win, err := glfwvk.CreateWindow(o.width, o.height, "vkview", true)
 	if err != nil {
 		return nil, fmt.Errorf("vkview: opening the window: %w", err)
 	}

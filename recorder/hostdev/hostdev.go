@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/devinfo"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -223,7 +224,7 @@ func New(o Options) *Device {
 		live:    map[string]int64{},
 		stopped: make(chan struct{}),
 		info: recorder.DeviceInfo{
-			Name: "hostdev", Type: recorder.TypeCPU, Vendor: "vkc", DriverVersion: "1.0.0", APIVersion: "1.1.0",
+			Name: "hostdev", Type: devinfo.TypeCPU, Vendor: "vkc", DriverVersion: "1.0.0", APIVersion: "1.1.0",
 			Limits: recorder.Limits{
 				MaxComputeWorkGroupCount:        [3]uint32{65535, 65535, 65535},
 				MaxComputeWorkGroupSize:         [3]uint32{1024, 1024, 64},

@@ -1,7 +1,6 @@
-package recorder
+package vkdev
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,11 +8,12 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/vk"
 )
 
-// VulkanOptions choose the Vulkan device OpenVulkan opens.
-type VulkanOptions struct {
+// Options choose the Vulkan device Open opens and how it is checked.
+type Options struct {
 	// Device picks the device by index or by a case-insensitive substring
 	// of its name; empty picks the best (discrete > integrated > virtual > CPU).
 	Device string
@@ -27,14 +27,14 @@ type VulkanOptions struct {
 	// called with the new VkInstance and returns the window's VkSurfaceKHR
 	// (GLFW's CreateWindowSurface does this), which the device then owns;
 	// the device chosen can present to it, has VK_KHR_swapchain, and is
-	// also a Presenter. InstanceExtensions are the surface extensions to
+	// also a recorder.Presenter. InstanceExtensions are the surface extensions to
 	// enable (GLFW's GetRequiredInstanceExtensions).
 	Surface            func(instance uintptr) (uint64, error)
 	InstanceExtensions []string
 }
 
-// VulkanDevices lists the Vulkan devices of this machine.
-func VulkanDevices() ([]DeviceInfo, error) {
+// Devices lists the Vulkan devices of this machine.
+func Devices() ([]recorder.DeviceInfo, error) {
 	in, err := vk.NewInstance(vk.InstanceOptions{})
 	if err != nil {
 		return nil, fromVK(err)
@@ -44,18 +44,15 @@ func VulkanDevices() ([]DeviceInfo, error) {
 	if err != nil {
 		return nil, fromVK(err)
 	}
-	out := make([]DeviceInfo, len(infos))
-	for i, info := range infos {
-		out[i] = infoFromVK(info)
-	}
-	return out, nil
+	return infos, nil
 }
 
-// OpenVulkan opens a Vulkan device (an instance of its own, with the
-// validation layer if asked) as a Device.
-func OpenVulkan(o VulkanOptions) (Device, error) {
+// Open opens a Vulkan device (an instance of its own, with the
+// validation layer if asked) as a recorder.Device, which the recorder made
+// on it closes.
+func Open(o Options) (recorder.Device, error) {
 	if o.Surface != nil {
-		return openPresentingVulkan(o)
+		return openPresenting(o)
 	}
 	in, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation || o.SyncValidation, SyncValidation: o.SyncValidation, Logger: o.Logger})
 	if err != nil {
@@ -76,7 +73,7 @@ func OpenVulkan(o VulkanOptions) (Device, error) {
 		in.Close()
 		return nil, fromVK(err)
 	}
-	return &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info())}, nil
+	return &vulkanDevice{in: in, d: d, info: d.Info()}, nil
 }
 
 // vulkanDevice implements Device on package vk. It keeps vk's objects in
@@ -84,7 +81,7 @@ func OpenVulkan(o VulkanOptions) (Device, error) {
 type vulkanDevice struct {
 	in   *vk.Instance
 	d    *vk.Device
-	info DeviceInfo
+	info recorder.DeviceInfo
 
 	mems   table[*vk.Block]
 	pipes  table[*vk.Pipeline]
@@ -124,7 +121,7 @@ func (t *table[T]) add(v T) uint64 {
 		h = t.next
 		c := (h - 1) / tableChunk
 		if c >= tableChunks {
-			panic("recorder: more live Vulkan objects of one kind than the handle table holds")
+			panic("vkdev: more live Vulkan objects of one kind than the handle table holds")
 		}
 		if t.chunks[c].Load() == nil {
 			t.chunks[c].Store(new([tableChunk]atomic.Pointer[T]))
@@ -148,52 +145,9 @@ func (t *table[T]) remove(h uint64) T {
 	return v
 }
 
-// vkError maps a vk error onto the recorder's sentinel, keeping vk's
-// message and chain.
-type vkError struct {
-	sentinel error
-	err      error
-}
+func (v *vulkanDevice) Info() recorder.DeviceInfo { return v.info }
 
-func (e *vkError) Error() string        { return e.err.Error() }
-func (e *vkError) Unwrap() error        { return e.err }
-func (e *vkError) Is(target error) bool { return target == e.sentinel }
-
-// fromVK maps vk's sentinels onto the recorder's.
-func fromVK(err error) error {
-	if err == nil {
-		return nil
-	}
-	for _, m := range [...]struct{ from, to error }{
-		{vk.ErrDeviceLost, ErrDeviceLost},
-		{vk.ErrOutOfDeviceMemory, ErrOutOfDeviceMemory},
-		{vk.ErrClosed, ErrClosed},
-		{vk.ErrBadSPIRV, ErrBadSPIRV},
-		{vk.ErrNoLoader, ErrNoLoader},
-		{vk.ErrNoDevice, ErrNoDevice},
-	} {
-		if errors.Is(err, m.from) {
-			return &vkError{sentinel: m.to, err: err}
-		}
-	}
-	return err
-}
-
-func infoFromVK(i vk.DeviceInfo) DeviceInfo {
-	out := DeviceInfo{Index: i.Index, Name: i.Name, Type: DeviceType(i.Type), VendorID: i.VendorID, DeviceID: i.DeviceID,
-		Vendor: i.Vendor, DriverVersion: i.DriverVersion, APIVersion: i.APIVersion,
-		Limits:        Limits(i.Limits),
-		Subgroup:      SubgroupInfo(i.Subgroup),
-		UnifiedMemory: i.UnifiedMemory}
-	for _, h := range i.Heaps {
-		out.Heaps = append(out.Heaps, MemoryHeap(h))
-	}
-	return out
-}
-
-func (v *vulkanDevice) Info() DeviceInfo { return v.info }
-
-func (v *vulkanDevice) AllocateMemory(kind alloc.Kind, size uint64) (Memory, error) {
+func (v *vulkanDevice) AllocateMemory(kind alloc.Kind, size uint64) (recorder.Memory, error) {
 	use := vk.UseDeviceLocal
 	switch kind {
 	case alloc.Upload:
@@ -205,10 +159,10 @@ func (v *vulkanDevice) AllocateMemory(kind alloc.Kind, size uint64) (Memory, err
 	if err != nil {
 		return 0, fromVK(err)
 	}
-	return Memory(v.mems.add(b)), nil
+	return recorder.Memory(v.mems.add(b)), nil
 }
 
-func (v *vulkanDevice) MapMemory(m Memory) ([]byte, error) {
+func (v *vulkanDevice) MapMemory(m recorder.Memory) ([]byte, error) {
 	b := v.mems.get(uint64(m))
 	if err := v.d.MapBlock(b); err != nil {
 		return nil, fromVK(err)
@@ -216,101 +170,107 @@ func (v *vulkanDevice) MapMemory(m Memory) ([]byte, error) {
 	return b.Mapped(), nil
 }
 
-func (v *vulkanDevice) FlushMemory(m Memory, off, size uint64) error {
+func (v *vulkanDevice) FlushMemory(m recorder.Memory, off, size uint64) error {
 	return fromVK(v.mems.get(uint64(m)).FlushRange(off, size))
 }
 
-func (v *vulkanDevice) InvalidateMemory(m Memory, off, size uint64) error {
+func (v *vulkanDevice) InvalidateMemory(m recorder.Memory, off, size uint64) error {
 	return fromVK(v.mems.get(uint64(m)).InvalidateRange(off, size))
 }
 
-func (v *vulkanDevice) FreeMemory(m Memory) { v.mems.remove(uint64(m)).Release() }
+func (v *vulkanDevice) FreeMemory(m recorder.Memory) { v.mems.remove(uint64(m)).Release() }
 
-func (v *vulkanDevice) NewPipeline(code []byte, desc PipelineDesc) (Pipeline, error) {
+func (v *vulkanDevice) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.Pipeline, error) {
 	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs})
 	if err != nil {
 		return 0, fromVK(err)
 	}
-	return Pipeline(v.pipes.add(p)), nil
+	return recorder.Pipeline(v.pipes.add(p)), nil
 }
 
-func (v *vulkanDevice) DestroyPipeline(p Pipeline) { v.pipes.remove(uint64(p)).Destroy() }
+func (v *vulkanDevice) DestroyPipeline(p recorder.Pipeline) { v.pipes.remove(uint64(p)).Destroy() }
 
-func (v *vulkanDevice) NewDescriptorPool(maxSets uint32) (DescriptorPool, error) {
+func (v *vulkanDevice) NewDescriptorPool(maxSets uint32) (recorder.DescriptorPool, error) {
 	p, err := v.d.NewDescriptorPool(maxSets)
 	if err != nil {
 		return 0, fromVK(err)
 	}
-	return DescriptorPool(v.dpools.add(p)), nil
+	return recorder.DescriptorPool(v.dpools.add(p)), nil
 }
 
-func (v *vulkanDevice) DestroyDescriptorPool(p DescriptorPool) { v.dpools.remove(uint64(p)).Destroy() }
+func (v *vulkanDevice) DestroyDescriptorPool(p recorder.DescriptorPool) {
+	v.dpools.remove(uint64(p)).Destroy()
+}
 
-func (v *vulkanDevice) AllocateSet(pool DescriptorPool, p Pipeline) (DescriptorSet, error) {
+func (v *vulkanDevice) AllocateSet(pool recorder.DescriptorPool, p recorder.Pipeline) (recorder.DescriptorSet, error) {
 	s, err := v.dpools.get(uint64(pool)).Allocate(v.pipes.get(uint64(p)))
 	if err != nil {
 		return 0, fromVK(err)
 	}
-	return DescriptorSet(v.sets.add(s)), nil
+	return recorder.DescriptorSet(v.sets.add(s)), nil
 }
 
-func (v *vulkanDevice) FreeSet(pool DescriptorPool, s DescriptorSet) {
+func (v *vulkanDevice) FreeSet(pool recorder.DescriptorPool, s recorder.DescriptorSet) {
 	v.dpools.get(uint64(pool)).Free(v.sets.remove(uint64(s)))
 }
 
-func (v *vulkanDevice) UpdateSet(s DescriptorSet, r []BufferRange) {
-	var ranges [MaxBindings]vk.BufferRange
-	n := min(len(r), MaxBindings)
+func (v *vulkanDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRange) {
+	var ranges [recorder.MaxBindings]vk.BufferRange
+	n := min(len(r), recorder.MaxBindings)
 	for i := 0; i < n; i++ {
 		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size}
 	}
 	v.d.UpdateSet(v.sets.get(uint64(s)), ranges[:n])
 }
 
-func (v *vulkanDevice) NewCommandPool() (CommandPool, error) {
+func (v *vulkanDevice) NewCommandPool() (recorder.CommandPool, error) {
 	p, err := v.d.NewCommandPool()
 	if err != nil {
 		return 0, fromVK(err)
 	}
-	return CommandPool(v.cpools.add(p)), nil
+	return recorder.CommandPool(v.cpools.add(p)), nil
 }
 
-func (v *vulkanDevice) DestroyCommandPool(p CommandPool) { v.cpools.remove(uint64(p)).Destroy() }
+func (v *vulkanDevice) DestroyCommandPool(p recorder.CommandPool) {
+	v.cpools.remove(uint64(p)).Destroy()
+}
 
-func (v *vulkanDevice) AllocateCommandBuffer(p CommandPool) (CommandBuffer, error) {
+func (v *vulkanDevice) AllocateCommandBuffer(p recorder.CommandPool) (recorder.CommandBuffer, error) {
 	cb, err := v.cpools.get(uint64(p)).Allocate()
 	if err != nil {
 		return 0, fromVK(err)
 	}
-	return CommandBuffer(v.cbs.add(cb)), nil
+	return recorder.CommandBuffer(v.cbs.add(cb)), nil
 }
 
-func (v *vulkanDevice) FreeCommandBuffer(_ CommandPool, cb CommandBuffer) {
+func (v *vulkanDevice) FreeCommandBuffer(_ recorder.CommandPool, cb recorder.CommandBuffer) {
 	v.cbs.remove(uint64(cb)).Free()
 }
 
-func (v *vulkanDevice) Begin(cb CommandBuffer, r Recording) error {
+func (v *vulkanDevice) Begin(cb recorder.CommandBuffer, r recorder.Recording) error {
 	flags := vk.OneTimeSubmit
-	if r == Replayable {
+	if r == recorder.Replayable {
 		flags = vk.SimultaneousUse
 	}
 	return fromVK(v.d.Begin(v.cbs.get(uint64(cb)), flags))
 }
 
-func (v *vulkanDevice) End(cb CommandBuffer) error { return fromVK(v.d.End(v.cbs.get(uint64(cb)))) }
+func (v *vulkanDevice) End(cb recorder.CommandBuffer) error {
+	return fromVK(v.d.End(v.cbs.get(uint64(cb))))
+}
 
-func (v *vulkanDevice) Reset(cb CommandBuffer) error {
+func (v *vulkanDevice) Reset(cb recorder.CommandBuffer) error {
 	return fromVK(v.d.Reset(v.cbs.get(uint64(cb))))
 }
 
-func barrierOf(b Barrier) vk.Barrier {
-	if b == BarrierToHost {
+func barrierOf(b recorder.Barrier) vk.Barrier {
+	if b == recorder.BarrierToHost {
 		return vk.BarrierToHost
 	}
 	return vk.BarrierAll
 }
 
-func (v *vulkanDevice) CmdDispatch(cb CommandBuffer, x *Dispatch) {
+func (v *vulkanDevice) CmdDispatch(cb recorder.CommandBuffer, x *recorder.Dispatch) {
 	d := vk.Dispatch{Pipeline: v.pipes.get(uint64(x.Pipeline)), Set: v.sets.get(uint64(x.Set)),
 		Groups: x.Groups, Push: x.Push, Before: vk.BarrierAll, BarrierFirst: x.Barrier}
 	if x.Indirect != 0 {
@@ -319,34 +279,34 @@ func (v *vulkanDevice) CmdDispatch(cb CommandBuffer, x *Dispatch) {
 	v.d.CmdDispatch(v.cbs.get(uint64(cb)), &d)
 }
 
-func (v *vulkanDevice) CmdBarrier(cb CommandBuffer, b Barrier) {
+func (v *vulkanDevice) CmdBarrier(cb recorder.CommandBuffer, b recorder.Barrier) {
 	v.d.CmdBarrier(v.cbs.get(uint64(cb)), barrierOf(b))
 }
 
-func (v *vulkanDevice) CmdCopy(cb CommandBuffer, src Memory, srcOff uint64, dst Memory, dstOff, size uint64) {
+func (v *vulkanDevice) CmdCopy(cb recorder.CommandBuffer, src recorder.Memory, srcOff uint64, dst recorder.Memory, dstOff, size uint64) {
 	v.d.CmdCopy(v.cbs.get(uint64(cb)), v.mems.get(uint64(src)), srcOff, v.mems.get(uint64(dst)), dstOff, size)
 }
 
-func (v *vulkanDevice) NewFence() (Fence, error) {
+func (v *vulkanDevice) NewFence() (recorder.Fence, error) {
 	f, err := v.d.NewFence()
 	if err != nil {
 		return 0, fromVK(err)
 	}
-	return Fence(v.fences.add(f)), nil
+	return recorder.Fence(v.fences.add(f)), nil
 }
 
-func (v *vulkanDevice) DestroyFence(f Fence) { v.fences.remove(uint64(f)).Destroy() }
+func (v *vulkanDevice) DestroyFence(f recorder.Fence) { v.fences.remove(uint64(f)).Destroy() }
 
-func (v *vulkanDevice) Submit(cb CommandBuffer, f Fence) error {
+func (v *vulkanDevice) Submit(cb recorder.CommandBuffer, f recorder.Fence) error {
 	return fromVK(v.d.Submit(v.cbs.get(uint64(cb)), v.fences.get(uint64(f))))
 }
 
-func (v *vulkanDevice) WaitFence(f Fence, timeout time.Duration) (bool, error) {
+func (v *vulkanDevice) WaitFence(f recorder.Fence, timeout time.Duration) (bool, error) {
 	ok, err := v.d.WaitFence(v.fences.get(uint64(f)), timeout)
 	return ok, fromVK(err)
 }
 
-func (v *vulkanDevice) ResetFence(f Fence) error {
+func (v *vulkanDevice) ResetFence(f recorder.Fence) error {
 	return fromVK(v.d.ResetFence(v.fences.get(uint64(f))))
 }
 
@@ -356,9 +316,9 @@ func (v *vulkanDevice) Lost() bool { return v.d.Lost() }
 
 func (v *vulkanDevice) Live() map[string]int64 { return v.d.Live() }
 
-func (v *vulkanDevice) Diagnostics() Diagnostics {
+func (v *vulkanDevice) Diagnostics() recorder.Diagnostics {
 	e, w := v.in.ValidationCounts()
-	return Diagnostics{Checking: v.in.Validating(), Errors: e, Warnings: w, Recent: v.in.RecentMessages()}
+	return recorder.Diagnostics{Checking: v.in.Validating(), Errors: e, Warnings: w, Recent: v.in.RecentMessages()}
 }
 
 func (v *vulkanDevice) Close() error {

@@ -1,0 +1,96 @@
+// Package devinfo describes a compute device in plain values: its name,
+// type, vendor, versions, limits, memory heaps and subgroup support.
+//
+// It is declared once, here, below everything that speaks of a device:
+// package vk fills it in from the driver, the recorder sizes its pools and
+// checks launches by it, and recorder/hostdev makes one up. It imports
+// nothing of the project and no C, so the pure packages can use it. The
+// public package keeps its own vkc.DeviceInfo, converted from this one.
+package devinfo
+
+// DeviceType orders devices for default selection: a discrete GPU beats an
+// integrated one, which beats a virtual one, which beats a CPU driver.
+type DeviceType uint8
+
+// Device types as Vulkan reports them.
+const (
+	TypeOther DeviceType = iota
+	TypeIntegrated
+	TypeDiscrete
+	TypeVirtual
+	TypeCPU
+)
+
+// String names the type as vulkaninfo does, without the prefix.
+func (t DeviceType) String() string {
+	switch t {
+	case TypeIntegrated:
+		return "integrated"
+	case TypeDiscrete:
+		return "discrete"
+	case TypeVirtual:
+		return "virtual"
+	case TypeCPU:
+		return "cpu"
+	}
+	return "other"
+}
+
+// Rank is the default-selection preference: higher wins.
+func (t DeviceType) Rank() int {
+	switch t {
+	case TypeDiscrete:
+		return 4
+	case TypeIntegrated:
+		return 3
+	case TypeVirtual:
+		return 2
+	case TypeCPU:
+		return 1
+	}
+	return 0
+}
+
+// Limits are the device limits that compute work runs into.
+type Limits struct {
+	MaxComputeWorkGroupCount        [3]uint32
+	MaxComputeWorkGroupSize         [3]uint32
+	MaxComputeWorkGroupInvocations  uint32
+	MaxComputeSharedMemorySize      uint32
+	MaxStorageBufferRange           uint32
+	MaxPushConstantsSize            uint32
+	MaxMemoryAllocationCount        uint32
+	MinStorageBufferOffsetAlignment uint64
+	NonCoherentAtomSize             uint64
+	TimestampPeriod                 float32 // nanoseconds per timestamp tick
+}
+
+// MemoryHeap is one heap of the device.
+type MemoryHeap struct {
+	Size        uint64
+	DeviceLocal bool
+}
+
+// SubgroupInfo says what subgroup operations compute shaders may use.
+type SubgroupInfo struct {
+	Size       uint32
+	Arithmetic bool // GL_KHR_shader_subgroup_arithmetic in compute
+}
+
+// DeviceInfo describes one device.
+type DeviceInfo struct {
+	Index         int
+	Name          string
+	Type          DeviceType
+	VendorID      uint32
+	DeviceID      uint32
+	Vendor        string
+	DriverVersion string
+	APIVersion    string
+	Limits        Limits
+	Heaps         []MemoryHeap
+	Subgroup      SubgroupInfo
+	// UnifiedMemory: device-local memory is also host-visible, so reads and
+	// writes go through the mapping with no staging copy.
+	UnifiedMemory bool
+}

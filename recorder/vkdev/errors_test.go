@@ -1,0 +1,49 @@
+package vkdev
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/vk"
+)
+
+// Every failure vk can report reaches the recorder as one of the
+// recorder's sentinels, keeping vk's message and chain; an error that is
+// no vk failure passes unchanged.
+func TestEveryVKFailureLowersOntoARecorderSentinel(t *testing.T) {
+	seen := map[error]vk.Failure{}
+	for _, f := range vk.Failures {
+		cause := fmt.Errorf("vkSomething: %w", f)
+		err := fromVK(cause)
+		var to error
+		for _, m := range sentinels {
+			if m.failure == f {
+				to = m.to
+			}
+		}
+		if !assert.NotNil(t, to, "%v has no recorder sentinel", f) {
+			continue
+		}
+		assert.ErrorIs(t, err, to, "%v", f)
+		assert.ErrorIs(t, err, f, "vk's failure stays in the chain")
+		assert.Equal(t, cause.Error(), err.Error(), "vk's message is kept")
+		if prev, dup := seen[to]; dup {
+			t.Errorf("%v and %v both lower onto %v", prev, f, to)
+		}
+		seen[to] = f
+	}
+	assert.Len(t, sentinels, len(vk.Failures), "a row for a failure vk does not list")
+
+	lost := &vk.Error{Call: "vkQueueSubmit", Result: vk.ErrorDeviceLostCode}
+	assert.ErrorIs(t, fromVK(lost), recorder.ErrDeviceLost, "a VkResult that means a failure lowers like it")
+	oom := &vk.Error{Call: "vkAllocateMemory", Result: vk.ErrorOutOfHostMemory}
+	assert.ErrorIs(t, fromVK(oom), recorder.ErrOutOfDeviceMemory)
+
+	other := errors.New("something else")
+	assert.Same(t, other, fromVK(other))
+	assert.NoError(t, fromVK(nil))
+}
