@@ -58,6 +58,7 @@ type bufferCore struct {
 	claim alloc.Claim
 	n     int
 	elem  elemKind
+	param bool // the value of a Param: no kernel may bind it where it writes
 
 	// life is held by every call using the buffer; Close waits for them.
 	life    lifetime

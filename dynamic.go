@@ -492,7 +492,9 @@ func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, pe
 // the launch runs (vkCmdDispatchIndirect), so a graph that recorded it does
 // more or less work as its length param changes, with no re-capture. The
 // kernel reads the length itself if it needs it: bind the same param as
-// one of args. Every buffer the kernel writes counts as written whole.
+// one of args, at a binding it only reads (a param bound where it writes is
+// ErrParamWritten, as in Launch). Every buffer the kernel writes counts as
+// written whole.
 func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) error {
 	if k == nil || k.rk == nil {
 		return errNilKernel
