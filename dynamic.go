@@ -3,7 +3,6 @@ package vkc
 import (
 	"fmt"
 
-	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/shaders"
@@ -12,44 +11,21 @@ import (
 // Value is a scalar an op's Dyn form reads on the device when it runs: a
 // constant (Const) or a *Param, whose current value every replay reads.
 type Value[T Element] interface {
-	deviceValue(d *Device) (*bufferCore, error)
+	deviceValue(s *Stream, p *pins) (*bufferCore, error)
 }
 
-// Const is a Value that never changes.
+// Const is a Value that never changes. Where the op reads its scalars from
+// device memory, the value's device copy is made as the launching
+// stream's own work and cached per slot; a copy leaving that bounded cache
+// is freed once the work that read it completes, or the last graph that
+// recorded it closes, so a program using ever new constants (or buffer
+// lengths) does not grow.
 func Const[T Element](v T) Value[T] { return constant[T]{v} }
 
 type constant[T Element] struct{ v T }
 
-func (c constant[T]) deviceValue(d *Device) (*bufferCore, error) { return d.constant(bitsOf(c.v)) }
-
-// constant returns the device copy of a constant scalar, made once per
-// value and kept until the device closes. The caller has entered d.
-func (d *Device) constant(bits uint32) (*bufferCore, error) {
-	d.mu.Lock()
-	c, ok := d.consts[bits]
-	d.mu.Unlock()
-	if ok {
-		return c, nil
-	}
-	c, err := newCore(d, 1, elemUint, alloc.Upload)
-	if err != nil {
-		return nil, err
-	}
-	var b [4]byte
-	b[0], b[1], b[2], b[3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
-	if err := d.rec.SetHost([]alloc.Claim{c.claim}, [][]byte{b[:]}); err != nil {
-		_ = c.close()
-		return nil, public(err)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if prev, ok := d.consts[bits]; ok { // another goroutine made it first
-		delete(d.buffers, c)
-		_ = c.free()
-		return prev, nil
-	}
-	d.consts[bits] = c
-	return c, nil
+func (c constant[T]) deviceValue(s *Stream, p *pins) (*bufferCore, error) {
+	return s.dev.constant(s, bitsOf(c.v), p)
 }
 
 // length is the device length of a Dyn op: a param, or the buffers' whole
@@ -61,9 +37,10 @@ type length struct {
 }
 
 // lengthOf prepares n (nil: static, capacity) as the length of op.
-func lengthOf(d *Device, op string, n *Param[uint32], capacity int) (length, error) {
+func lengthOf(s *Stream, op string, n *Param[uint32], capacity int, p *pins) (length, error) {
+	d := s.dev
 	if n == nil {
-		v, err := d.constant(uint32(capacity))
+		v, err := d.constant(s, uint32(capacity), p)
 		return length{capacity: capacity, value: v}, err
 	}
 	if err := n.valid(); err != nil {
@@ -120,7 +97,7 @@ func dyn1D(s *Stream, op, name string, bufs []*bufferCore, scalars []*bufferCore
 	if n.p == nil {
 		spec.groups = d.groups1D(n.capacity, k.local[0])
 	} else {
-		if indirect, err = n.p.view(lengthView{groups: true, local: k.local[0], spread: true}); err != nil {
+		if indirect, err = n.p.view(s, lengthView{groups: true, local: k.local[0], spread: true}); err != nil {
 			return err
 		}
 		spec.extents = make([]capture.Extent, len(cores))
@@ -231,19 +208,20 @@ func binaryDyn(s *Stream, op, name string, x, y, z *Buffer[float32], n *Param[ui
 
 // dynOp resolves the scalars and the length of a 1-D Dyn op and launches it.
 func dynOp[T Element](s *Stream, op, name string, bufs []*bufferCore, n *Param[uint32], scalars ...Value[T]) error {
-	d := s.dev
+	var p pins
+	defer p.release()
 	vals := make([]*bufferCore, len(scalars))
 	for i, v := range scalars {
 		if v == nil {
 			return fmt.Errorf("vkc: %s: scalar %d is nil (use Const or a *Param)", op, i)
 		}
-		c, err := v.deviceValue(d)
+		c, err := v.deviceValue(s, &p)
 		if err != nil {
 			return fmt.Errorf("vkc: %s: %w", op, err)
 		}
 		vals[i] = c
 	}
-	l, err := lengthOf(d, op, n, bufs[0].n)
+	l, err := lengthOf(s, op, n, bufs[0].n, &p)
 	if err != nil {
 		return err
 	}
@@ -263,11 +241,13 @@ func SumDyn(s *Stream, x, out *Buffer[float32], n *Param[uint32]) error {
 		return err
 	}
 	defer s.leave()
-	l, err := lengthOf(s.dev, "SumDyn", n, x.core.n)
+	var p pins
+	defer p.release()
+	l, err := lengthOf(s, "SumDyn", n, x.core.n, &p)
 	if err != nil {
 		return err
 	}
-	return reduceDyn(s, []*bufferCore{x.core}, l, 0, out.core)
+	return reduceDyn(s, []*bufferCore{x.core}, l, 0, out.core, &p)
 }
 
 // DotDyn writes the dot product of the first n elements of x and y into
@@ -286,11 +266,13 @@ func DotDyn(s *Stream, x, y, out *Buffer[float32], n *Param[uint32]) error {
 		return err
 	}
 	defer s.leave()
-	l, err := lengthOf(s.dev, "DotDyn", n, x.core.n)
+	var p pins
+	defer p.release()
+	l, err := lengthOf(s, "DotDyn", n, x.core.n, &p)
 	if err != nil {
 		return err
 	}
-	return reduceDyn(s, []*bufferCore{x.core, y.core}, l, 0, out.core)
+	return reduceDyn(s, []*bufferCore{x.core, y.core}, l, 0, out.core, &p)
 }
 
 // reduceDyn reduces the first n elements of srcs (one source: sum; two:
@@ -298,7 +280,7 @@ func DotDyn(s *Stream, x, y, out *Buffer[float32], n *Param[uint32]) error {
 // capacity; each reads its element count from a device value derived from
 // n (ceil(n/256^pass)) and its group counts from another, so a smaller n
 // does less work and later passes reduce what is there.
-func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCore) error {
+func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCore, p *pins) error {
 	d := s.dev
 	name := d.sumKernel()
 	if len(srcs) == 2 {
@@ -310,7 +292,7 @@ func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCor
 	}
 	w := int(k.local[0])
 	capacity := int(divide(uint32(min(n.capacity, 1<<32-1)), pass))
-	count, err := n.derived(pass)
+	count, err := n.derived(s, pass, p)
 	if err != nil {
 		return err
 	}
@@ -331,7 +313,7 @@ func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCor
 		return err
 	}
 	defer func() { _ = d.rec.Drop(s.id, t.claim) }()
-	next, err := n.derived(pass + 1)
+	next, err := n.derived(s, pass+1, p)
 	if err != nil {
 		return err
 	}
@@ -341,7 +323,7 @@ func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCor
 	if n.p == nil {
 		spec.groups = d.groups1D(capacity, uint32(w))
 	} else {
-		if indirect, err = n.p.view(lengthView{passes: pass, groups: true, local: uint32(w), spread: true}); err != nil {
+		if indirect, err = n.p.view(s, lengthView{passes: pass, groups: true, local: uint32(w), spread: true}); err != nil {
 			return err
 		}
 		spec.extents = make([]capture.Extent, len(cores))
@@ -353,15 +335,15 @@ func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCor
 	if err := k.launchWith(s, cores, indirect, &spec); err != nil {
 		return err
 	}
-	return reduceDyn(s, []*bufferCore{t}, n, pass+1, out)
+	return reduceDyn(s, []*bufferCore{t}, n, pass+1, out, p)
 }
 
 // derived is the element count of a reduction's pass: ceil(n/256^pass).
-func (l length) derived(pass int) (*bufferCore, error) {
+func (l length) derived(s *Stream, pass int, p *pins) (*bufferCore, error) {
 	if l.p == nil {
-		return l.value.dev.constant(uint32(divide(uint32(min(l.capacity, 1<<32-1)), pass)))
+		return s.dev.constant(s, uint32(divide(uint32(min(l.capacity, 1<<32-1)), pass)), p)
 	}
-	return l.p.view(lengthView{passes: pass})
+	return l.p.view(s, lengthView{passes: pass})
 }
 
 // SoftmaxDyn is Softmax over the first rows rows of src (rows x cols,
@@ -382,7 +364,9 @@ func SoftmaxDyn(s *Stream, src, dst *Buffer[float32], rows *Param[uint32], cols 
 	}
 	defer s.leave()
 	d := s.dev
-	l, err := lengthOf(d, "SoftmaxDyn", rows, src.core.n/cols)
+	var p pins
+	defer p.release()
+	l, err := lengthOf(s, "SoftmaxDyn", rows, src.core.n/cols, &p)
 	if err != nil {
 		return err
 	}
@@ -390,7 +374,7 @@ func SoftmaxDyn(s *Stream, src, dst *Buffer[float32], rows *Param[uint32], cols 
 	if err != nil {
 		return err
 	}
-	colsValue, err := d.constant(uint32(cols))
+	colsValue, err := d.constant(s, uint32(cols), &p)
 	if err != nil {
 		return err
 	}
@@ -400,7 +384,7 @@ func SoftmaxDyn(s *Stream, src, dst *Buffer[float32], rows *Param[uint32], cols 
 	if l.p == nil {
 		spec.groups = d.groups1D(l.capacity, 1)
 	} else {
-		if indirect, err = l.p.view(lengthView{groups: true, local: 1, spread: true}); err != nil {
+		if indirect, err = l.p.view(s, lengthView{groups: true, local: 1, spread: true}); err != nil {
 			return err
 		}
 		spec.extents = make([]capture.Extent, len(cores))
@@ -441,7 +425,9 @@ func MatmulDyn(s *Stream, a, b, c *Buffer[float32], m *Param[uint32], n, k int) 
 	}
 	defer s.leave()
 	d := s.dev
-	l, err := lengthOf(d, "MatmulDyn", m, rows)
+	var p pins
+	defer p.release()
+	l, err := lengthOf(s, "MatmulDyn", m, rows, &p)
 	if err != nil {
 		return err
 	}
@@ -449,11 +435,11 @@ func MatmulDyn(s *Stream, a, b, c *Buffer[float32], m *Param[uint32], n, k int) 
 	if err != nil {
 		return err
 	}
-	nValue, err := d.constant(uint32(n))
+	nValue, err := d.constant(s, uint32(n), &p)
 	if err != nil {
 		return err
 	}
-	kValue, err := d.constant(uint32(k))
+	kValue, err := d.constant(s, uint32(k), &p)
 	if err != nil {
 		return err
 	}
@@ -465,7 +451,7 @@ func MatmulDyn(s *Stream, a, b, c *Buffer[float32], m *Param[uint32], n, k int) 
 	spec := launchSpec{limits: l.limits(), groups: [3]uint32{gx, gy, 1}}
 	var indirect *bufferCore
 	if l.p != nil {
-		if indirect, err = l.p.view(lengthView{groups: true, local: kern.tile[1], fixedX: gx}); err != nil {
+		if indirect, err = l.p.view(s, lengthView{groups: true, local: kern.tile[1], fixedX: gx}); err != nil {
 			return err
 		}
 		spec.extents = make([]capture.Extent, len(cores))
@@ -536,7 +522,7 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	if groupsFor(n, 0, g.per) > uint64(maxX) {
 		return fmt.Errorf("vkc: kernel %q: length %d needs more than the device's %d groups of %d", k.name, n, maxX, g.per)
 	}
-	view, err := c.view(lengthView{groups: true, local: g.per})
+	view, err := c.view(s, lengthView{groups: true, local: g.per})
 	if err != nil {
 		return err
 	}

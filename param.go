@@ -229,11 +229,11 @@ func (p *Param[T]) arg() *bufferCore {
 }
 
 // deviceValue is the param itself, as an op's scalar.
-func (p *Param[T]) deviceValue(d *Device) (*bufferCore, error) {
+func (p *Param[T]) deviceValue(s *Stream, _ *pins) (*bufferCore, error) {
 	if err := p.valid(); err != nil {
 		return nil, err
 	}
-	if p.core.buf.dev != d {
+	if p.core.buf.dev != s.dev {
 		return nil, fmt.Errorf("vkc: param of device %q used on a stream of another device", p.core.buf.dev.info.Name)
 	}
 	return p.core.buf, nil
@@ -309,10 +309,12 @@ func spread(g, maxX uint64) [3]uint64 {
 	return [3]uint64{(g + gy - 1) / gy, gy, 1}
 }
 
-// view returns the device value an op needs, making it on first use (from
-// the current length) and keeping it up to date on every Set. The caller
-// has entered the device.
-func (c *paramCore) view(want lengthView) (*bufferCore, error) {
+// view returns the device value an op on s needs, making it on first use
+// (from the current length) and keeping it up to date on every Set. A new
+// view is allocated as s's own work (as an op's temporary is), so a param
+// made before another slot's window never needs a page in that window's
+// name. The caller has entered the device.
+func (c *paramCore) view(s *Stream, want lengthView) (*bufferCore, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.buf.life.closed() {
@@ -331,7 +333,7 @@ func (c *paramCore) view(want lengthView) (*bufferCore, error) {
 	if want.groups {
 		words = 3
 	}
-	buf, err := newCore(d, words, elemUint, alloc.Upload)
+	buf, err := newCoreOn(d, s, words, elemUint, alloc.Upload)
 	if err != nil {
 		return nil, err
 	}

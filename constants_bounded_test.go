@@ -1,0 +1,88 @@
+package vkc
+
+import (
+	"context"
+	"maps"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// soakBatch keeps the soak's batches small, so the descriptor sets that
+// pending launches hold (which the slot's set cache cannot reuse until the
+// work completes) stay few next to the cache's own capacity.
+const soakBatch = 16
+
+// soakCount is how many distinct constants, and distinct implicit lengths,
+// the soak uses: the 100 000, or a tenth of it under -short.
+func soakCount() int {
+	if testing.Short() {
+		return 10_000
+	}
+	return 100_000
+}
+
+// A long-running program that uses ever new constants and buffer lengths
+// keeps device memory and Vulkan objects bounded: after a warm-up, 100 000
+// distinct Const values (FillDyn with a device length, so the value is
+// read from memory) and 100 000 distinct buffer lengths used as implicit
+// lengths (ScaleDyn with a device scalar and no length) leave MemoryStats
+// and LiveObjects where the warm-up left them.
+func TestConstantsAndLengthsStayBounded(t *testing.T) {
+	dev := openTest(t, WithBatchSize(soakBatch))
+	s := dev.Stream()
+	ctx := context.Background()
+	count := soakCount()
+	y := scratch[float32](t, dev, 4)
+	n, err := NewParam(dev, uint32(4))
+	require.NoError(t, err)
+	a, err := NewParam(dev, float32(2))
+	require.NoError(t, err)
+
+	constants := func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := FillDyn(s, y, Const(float32(i)), n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		require.NoError(t, s.Sync(ctx))
+		got, err := y.ReadOn(ctx, s)
+		require.NoError(t, err)
+		require.Equal(t, float32(to-1), got[3], "the last constant reached the device")
+	}
+	lengths := func(from, to int) {
+		for length := from; length < to; length++ {
+			x, err := NewBuffer[float32](dev, length)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// x is never written: the launch is skipped, its length still
+			// made a device value.
+			if err := ScaleDyn(s, a, x, x, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		require.NoError(t, s.Sync(ctx))
+	}
+	const warm = 4096
+	constants(0, warm)
+	lengths(count, count+warm) // the largest buffers first: their pages stay
+	lengths(1, warm)
+	before, liveBefore := dev.MemoryStats(), maps.Clone(dev.LiveObjects())
+
+	constants(warm, count)
+	lengths(warm, count)
+	after, liveAfter := dev.MemoryStats(), dev.LiveObjects()
+	t.Logf("%d distinct constants and lengths (%d after the warm-up): memory before %+v, after %+v", count, count-warm, before, after)
+	t.Logf("live objects before %v, after %v", liveBefore, liveAfter)
+	require.Equal(t, before.Pages, after.Pages, "pages")
+	require.Equal(t, before.Reserved, after.Reserved, "reserved bytes")
+	require.Equal(t, before.LiveClaims, after.LiveClaims, "live claims")
+	require.Equal(t, before.Used, after.Used, "used bytes")
+	require.Equal(t, liveBefore, liveAfter, "live Vulkan objects")
+	require.NoError(t, n.Close())
+	require.NoError(t, a.Close())
+}
