@@ -228,15 +228,13 @@ func (p *Param[T]) arg() *bufferCore {
 	return p.core.buf
 }
 
-// deviceValue is the param itself, as an op's scalar.
-func (p *Param[T]) deviceValue(s *Stream, _ *pins) (*bufferCore, error) {
+// scalar is the param as an op's scalar: its device value, which only a
+// dynamic kernel reads.
+func (p *Param[T]) scalar() scalar {
 	if err := p.valid(); err != nil {
-		return nil, err
+		return scalar{err: err}
 	}
-	if p.core.buf.dev != s.dev {
-		return nil, fmt.Errorf("vkc: param of device %q used on a stream of another device", p.core.buf.dev.info.Name)
-	}
-	return p.core.buf, nil
+	return scalar{param: p.core.buf}
 }
 
 // divide is ceil(n / 256^passes).
