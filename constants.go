@@ -81,8 +81,7 @@ func (d *Device) constant(s *Stream, bits uint32, p *pins) (*bufferCore, error) 
 		if err != nil {
 			return nil, err
 		}
-		if len(cache.entries) >= constantsPerSlot {
-			cache.evict(d, s)
+		for len(cache.entries) >= constantsPerSlot && cache.evict(d, s) {
 		}
 		e = &constantEntry{core: core}
 		if cache.entries == nil {
@@ -116,10 +115,11 @@ func (d *Device) newConstant(s *Stream, bits uint32) (*bufferCore, error) {
 	return &bufferCore{dev: d, claim: c, n: 1, elem: elemUint}, nil
 }
 
-// evict releases the least recently used unpinned copy (none when every
-// copy is pinned: the cache then holds one more until the next miss).
-// The caller holds c.mu.
-func (c *constantCache) evict(d *Device, s *Stream) {
+// evict releases the least recently used unpinned copy and reports
+// whether there was one (when every copy is pinned the cache holds more
+// than its bound until a later miss finds them unpinned). The caller
+// holds c.mu.
+func (c *constantCache) evict(d *Device, s *Stream) bool {
 	var oldest uint32
 	var victim *constantEntry
 	for bits, e := range c.entries {
@@ -128,8 +128,9 @@ func (c *constantCache) evict(d *Device, s *Stream) {
 		}
 	}
 	if victim == nil {
-		return
+		return false
 	}
 	delete(c.entries, oldest)
 	_ = d.rec.Drop(s.id, victim.core.claim)
+	return true
 }

@@ -3,6 +3,7 @@ package vkc
 import (
 	"context"
 	"maps"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -85,4 +86,45 @@ func TestConstantsAndLengthsStayBounded(t *testing.T) {
 	require.Equal(t, liveBefore, liveAfter, "live Vulkan objects")
 	require.NoError(t, n.Close())
 	require.NoError(t, a.Close())
+}
+
+// Streams sharing a slot share its cache of constants: goroutines on four
+// such streams, each cycling through more distinct constants than the
+// cache holds, evict copies while others pin theirs for a launch. Every
+// launch reads its own value (each buffer ends holding its last one), and
+// after the work completes the cache holds no more than its bound.
+func TestConstantCacheSharedBySlotStreams(t *testing.T) {
+	dev := openTest(t)
+	ctx := context.Background()
+	n, err := NewParam(dev, uint32(8))
+	require.NoError(t, err)
+	const workers, rounds = 4, 3 * constantsPerSlot
+	slots := uint64(dev.Slots())
+	var wg sync.WaitGroup
+	outs := make([]*Buffer[float32], workers)
+	errs := make([]error, workers)
+	for w := range workers {
+		outs[w] = scratch[float32](t, dev, 8)
+		s := dev.StreamWithID(uint64(w) * slots) // all on slot 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				if err := FillDyn(s, outs[w], Const(float32(w*rounds+i)), n); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+			errs[w] = s.Sync(ctx)
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		require.NoError(t, errs[w], "worker %d", w)
+		got, err := outs[w].ReadOn(ctx, dev.StreamWithID(uint64(w)*slots))
+		require.NoError(t, err)
+		require.Equal(t, capRamp(8, float32(w*rounds+rounds-1), 0), got, "worker %d's last value", w)
+	}
+	require.LessOrEqual(t, cachedConstants(dev), constantsPerSlot)
+	require.NoError(t, n.Close())
 }

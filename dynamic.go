@@ -284,8 +284,8 @@ func reducePasses(s *Stream, srcs []*bufferCore, n length, pass int, out *buffer
 // count derived from it; partial says dst holds the partials of a later
 // pass (with a length param, written only as far as the next count).
 func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n length, pass, count int, groups [3]uint32, partial bool, p *pins) error {
-	cores := make([]*bufferCore, 0, len(srcs)+1)
-	cores = append(append(cores, srcs...), dst)
+	var bound [3]*bufferCore
+	cores := append(append(bound[:0], srcs...), dst)
 	if n.p == nil {
 		var push [16]byte
 		return k.launch(s, groups, pushWords(&push, uint32(count)), cores)
