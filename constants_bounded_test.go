@@ -128,3 +128,34 @@ func TestConstantCacheSharedBySlotStreams(t *testing.T) {
 	require.LessOrEqual(t, cachedConstants(dev), constantsPerSlot)
 	require.NoError(t, n.Close())
 }
+
+// A constant a graph recorded stays the graph's after the cache lets it
+// go: evicted by a flood of other constants, its memory is guarded (not
+// reused) and every replay still reads the value; closing the graph
+// releases it.
+func TestEvictedConstantLivesWithItsGraph(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	ctx := context.Background()
+	y := scratch[float32](t, dev, 8)
+	n, err := NewParam(dev, uint32(8))
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error { return FillDyn(s, y, Const[float32](-3.5), n) })
+	require.NoError(t, err)
+	require.Zero(t, dev.MemoryStats().Guarded)
+
+	other := scratch[float32](t, dev, 8)
+	for i := range 4 * constantsPerSlot { // evicts -3.5 and reuses freed copies' memory
+		require.NoError(t, FillDyn(s, other, Const(float32(i)), n))
+	}
+	require.NoError(t, s.Sync(ctx))
+	require.NotZero(t, dev.MemoryStats().Guarded, "the evicted copy is held for the graph")
+	for range 3 {
+		require.NoError(t, Fill(s, y, 0))
+		require.NoError(t, g.Replay())
+		require.Equal(t, capRamp(8, -3.5, 0), capReadOn(t, s, y))
+	}
+	require.NoError(t, g.Close())
+	require.Zero(t, dev.MemoryStats().Guarded, "closing the graph released it")
+	require.NoError(t, n.Close())
+}
