@@ -15,9 +15,9 @@ import (
 const soakBatch = 16
 
 // soakCount is how many distinct constants, and distinct implicit lengths,
-// the soak uses: the 100 000, or a tenth of it under -short.
+// the soak uses: 100 000, or a tenth of it under -short or -race.
 func soakCount() int {
-	if testing.Short() {
+	if testing.Short() || raceDetector {
 		return 10_000
 	}
 	return 100_000
