@@ -58,6 +58,7 @@ type bufferCore struct {
 	claim alloc.Claim
 	n     int
 	elem  elemKind
+	param bool // the value of a Param: no kernel may bind it where it writes
 
 	// life is held by every call using the buffer; Close waits for them.
 	life    lifetime
@@ -75,6 +76,13 @@ type Buffer[T Element] struct{ core *bufferCore }
 // and registers the buffer with the device, which frees it at Close. The
 // caller has entered the device.
 func newCore(d *Device, n int, elem elemKind, kind alloc.Kind) (*bufferCore, error) {
+	return newCoreOn(d, nil, n, elem, kind)
+}
+
+// newCoreOn is newCore for memory that work on s is about to use (a
+// param's derived value): it is allocated as s's own work, which only s's
+// own capture window restricts. A nil s allocates for no stream.
+func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bufferCore, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("vkc: buffer length %d (must be positive)", n)
 	}
@@ -88,7 +96,13 @@ func newCore(d *Device, n int, elem elemKind, kind alloc.Kind) (*bufferCore, err
 		return nil, fmt.Errorf("vkc: buffer of %d elements of %d bytes exceeds maxStorageBufferRange (%d bytes): %w", n, elemSize, limit, alloc.ErrTooLarge)
 	}
 	bytes := uint64(n) * elemSize
-	c, err := d.rec.Alloc(kind, bytes)
+	var c alloc.Claim
+	var err error
+	if s == nil {
+		c, err = d.rec.Alloc(kind, bytes)
+	} else {
+		c, err = d.rec.AllocOn(s.id, kind, bytes)
+	}
 	if err != nil {
 		return nil, public(err)
 	}

@@ -105,12 +105,13 @@ type Device struct {
 
 	builtins atomic.Pointer[map[string]*Kernel] // a copy of kernels, read without the lock
 
+	consts []constantCache // per slot: device copies of constant scalars (dynamic ops)
+
 	mu      sync.Mutex
 	kernels map[string]*Kernel       // catalogue pipelines, built on first use
 	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
 	user    map[*Kernel]struct{}     // user kernels, released at Close
-	consts  map[uint32]*bufferCore   // device copies of constant scalars (dynamic ops)
 }
 
 // Open opens a device: WithDevice or VKC_DEVICE chooses it, else the best.
@@ -147,7 +148,7 @@ func Open(opts ...Option) (*Device, error) {
 	}
 	d := &Device{rec: rec, info: deviceInfoOf(rec.Info()),
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
-		user: map[*Kernel]struct{}{}, consts: map[uint32]*bufferCore{}}
+		user: map[*Kernel]struct{}{}, consts: make([]constantCache, rec.Slots())}
 	d.def = &Stream{dev: d, id: 0}
 	d.nextStream.Store(1)
 	return d, nil

@@ -431,7 +431,8 @@ func (k *Kernel) leave(s *Stream) {
 }
 
 // Launch records the kernel on stream s with the given group counts, push
-// constants (exactly the described size) and buffers, in binding order.
+// constants (exactly the described size) and buffers, in binding order. A
+// Param may be bound only where the kernel reads (ErrParamWritten).
 func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) error {
 	if err := k.enter(s); err != nil {
 		return err
@@ -450,7 +451,8 @@ func (k *Kernel) Launch(s *Stream, groups [3]uint32, push []byte, args ...Arg) e
 // param must hold the kind of number the module declares for its binding:
 // float for float, int32 or uint32 for int. A binding declared uint takes
 // any buffer, as raw 32-bit words (the catalogue's fill and copy work on
-// any element type that way).
+// any element type that way). A Param binds only where the kernel reads
+// (ErrParamWritten).
 func (k *Kernel) bind(cores *[recorder.MaxBindings]*bufferCore, push []byte, args []Arg) (int, error) {
 	if uint32(len(push)) != k.push {
 		return 0, fmt.Errorf("vkc: kernel %q: %d bytes of push constants, want %d", k.name, len(push), k.push)
@@ -471,6 +473,9 @@ func (k *Kernel) bind(cores *[recorder.MaxBindings]*bufferCore, push []byte, arg
 		}
 		if i < len(k.elems) && !fits(k.elems[i], cores[i].elem) {
 			return 0, fmt.Errorf("vkc: kernel %q: binding %d holds %v in the module, given %v", k.name, i, k.elems[i], cores[i].elem)
+		}
+		if cores[i].param && k.access[i].Writes() {
+			return 0, fmt.Errorf("vkc: kernel %q: binding %d is %v: %w", k.name, i, k.access[i], ErrParamWritten)
 		}
 	}
 	return len(args), nil

@@ -6,7 +6,18 @@ import (
 	"math"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/capture"
 )
+
+// Every catalogue op is implemented once. Its static form (Axpy) and its
+// Dyn form (AxpyDyn) are thin doors into the same function, which takes
+// the op's scalars as scalar values (known on the host, or a param's
+// device value) and its length as a *Param[uint32] (nil: the buffers'
+// whole length). That function checks the arguments and launches: with
+// every scalar known and no length param it runs the static kernel with
+// its scalars as push constants — what the static forms always do, with
+// nothing allocated — and otherwise the kernel's dynamic variant, which
+// reads every scalar from device memory (see dynamic.go).
 
 // groups1D spreads ceil(n/local) workgroups over x and, past the device's x
 // limit, y (the kernels fold y back into the element index).
@@ -65,41 +76,53 @@ func sameLen(op string, want int, bufs ...*bufferCore) error {
 	return nil
 }
 
-// run launches catalogue kernel name on s over bufs with a 1-D geometry of n.
-func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
-	k, err := s.dev.builtin(name)
-	if err != nil {
-		return err
-	}
-	return k.launch(s, s.dev.groups1D(n, k.local[0]), push, bufs)
-}
-
 // Fill sets every element of buf to v.
 func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
-	if err := present("Fill", buf); err != nil {
+	return fill(s, "Fill", buf, known(bitsOf(v)), nil)
+}
+
+// FillDyn is Fill with a device value and a device length: elements from
+// n on are left untouched. A nil n covers the whole buffer.
+func FillDyn[T Element](s *Stream, buf *Buffer[T], v Value[T], n *Param[uint32]) error {
+	return fill(s, "FillDyn", buf, scalarOf(v), n)
+}
+
+func fill[T Element](s *Stream, op string, buf *Buffer[T], v scalar, n *Param[uint32]) error {
+	if err := present(op, buf); err != nil {
 		return err
 	}
-	var p [16]byte
-	bits := bitsOf(v)
-	return run1D(s, "fill", buf.core.n, pushWords(&p, bits, uint32(buf.core.n)), buf.core)
+	scalars := [1]scalar{v}
+	return launch1D(s, op, "fill", []*bufferCore{buf.core}, scalars[:], n)
 }
 
 // Copy copies src into dst (same length) with a transfer command, at
 // memory speed. src and dst must be different buffers: Vulkan forbids a
 // copy whose source and destination overlap.
 func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
-	if err := present("Copy", src, dst); err != nil {
+	return copyOp(s, "Copy", src, dst, nil)
+}
+
+// CopyDyn copies the first n elements of src into dst (same length) with a
+// kernel, leaving the rest of dst untouched. A nil n copies everything, as
+// Copy does.
+func CopyDyn[T Element](s *Stream, src, dst *Buffer[T], n *Param[uint32]) error {
+	return copyOp(s, "CopyDyn", src, dst, n)
+}
+
+// copyOp copies whole buffers with a transfer command; a device length
+// needs the copy kernel, whose dynamic variant reads it.
+func copyOp[T Element](s *Stream, op string, src, dst *Buffer[T], n *Param[uint32]) error {
+	if err := present(op, src, dst); err != nil {
 		return err
 	}
-	if err := distinct("Copy", dst.core, "the source", src.core); err != nil {
+	if err := distinct(op, dst.core, "the source", src.core); err != nil {
 		return err
 	}
-	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
+	if err := sameLen(op, src.core.n, dst.core); err != nil {
 		return err
+	}
+	if n != nil {
+		return launch1D(s, op, "copy", []*bufferCore{src.core, dst.core}, nil, n)
 	}
 	if err := s.enter(); err != nil {
 		return err
@@ -119,52 +142,124 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
 // read and written by the same invocation.
 func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
-	if err := present("Axpy", x, y); err != nil {
-		return err
-	}
-	if err := sameLen("Axpy", x.core.n, y.core); err != nil {
-		return err
-	}
-	var p [16]byte
-	return run1D(s, "axpy", x.core.n, pushWords(&p, math.Float32bits(a), uint32(x.core.n)), x.core, y.core)
+	return vector2(s, "Axpy", "axpy", known(math.Float32bits(a)), x, y, nil)
+}
+
+// AxpyDyn is Axpy with a device scalar and a device length: y[i] = a*x[i]
+// + y[i] for i < n, the rest of y untouched. A nil n covers the buffers.
+func AxpyDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint32]) error {
+	return vector2(s, "AxpyDyn", "axpy", scalarOf(a), x, y, n)
 }
 
 // Scale computes y = a*x; x may be y (in place).
 func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
-	if err := present("Scale", x, y); err != nil {
-		return err
-	}
-	if err := sameLen("Scale", x.core.n, y.core); err != nil {
-		return err
-	}
-	var p [16]byte
-	return run1D(s, "scale", x.core.n, pushWords(&p, math.Float32bits(a), uint32(x.core.n)), x.core, y.core)
+	return vector2(s, "Scale", "scale", known(math.Float32bits(a)), x, y, nil)
 }
 
-func binary3(s *Stream, name string, x, y, z *Buffer[float32]) error {
-	if err := present(name, x, y, z); err != nil {
+// ScaleDyn is Scale with a device scalar and a device length: y[i] =
+// a*x[i] for i < n, the rest of y untouched.
+func ScaleDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint32]) error {
+	return vector2(s, "ScaleDyn", "scale", scalarOf(a), x, y, n)
+}
+
+// vector2 is an op over x and y (same length) with one scalar a.
+func vector2(s *Stream, op, name string, a scalar, x, y *Buffer[float32], n *Param[uint32]) error {
+	if err := present(op, x, y); err != nil {
 		return err
 	}
-	if err := sameLen(name, x.core.n, y.core, z.core); err != nil {
+	if err := sameLen(op, x.core.n, y.core); err != nil {
 		return err
 	}
-	var p [16]byte
-	return run1D(s, name, x.core.n, pushWords(&p, uint32(x.core.n)), x.core, y.core, z.core)
+	scalars := [1]scalar{a}
+	return launch1D(s, op, name, []*bufferCore{x.core, y.core}, scalars[:], n)
 }
 
 // Add computes z = x + y elementwise. Any of x, y, z may be the same
 // buffer, as for Sub, Mul and Div: each invocation reads and writes only
 // its own element.
-func Add(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "add", x, y, z) }
+func Add(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Add", "add", x, y, z, nil) }
 
 // Sub computes z = x - y elementwise.
-func Sub(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "sub", x, y, z) }
+func Sub(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Sub", "sub", x, y, z, nil) }
 
 // Mul computes z = x * y elementwise.
-func Mul(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "mul", x, y, z) }
+func Mul(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Mul", "mul", x, y, z, nil) }
 
 // Div computes z = x / y elementwise (IEEE: x/0 is ±Inf or NaN).
-func Div(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "div", x, y, z) }
+func Div(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Div", "div", x, y, z, nil) }
+
+// AddDyn is Add over the first n elements (the rest of z untouched).
+func AddDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
+	return binary3(s, "AddDyn", "add", x, y, z, n)
+}
+
+// SubDyn is Sub over the first n elements (the rest of z untouched).
+func SubDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
+	return binary3(s, "SubDyn", "sub", x, y, z, n)
+}
+
+// MulDyn is Mul over the first n elements (the rest of z untouched).
+func MulDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
+	return binary3(s, "MulDyn", "mul", x, y, z, n)
+}
+
+// DivDyn is Div over the first n elements (the rest of z untouched).
+func DivDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
+	return binary3(s, "DivDyn", "div", x, y, z, n)
+}
+
+func binary3(s *Stream, op, name string, x, y, z *Buffer[float32], n *Param[uint32]) error {
+	if err := present(op, x, y, z); err != nil {
+		return err
+	}
+	if err := sameLen(op, x.core.n, y.core, z.core); err != nil {
+		return err
+	}
+	return launch1D(s, op, name, []*bufferCore{x.core, y.core, z.core}, nil, n)
+}
+
+// Sum writes the sum of x's elements into out, a one-element buffer. out
+// may be x only when x has one element (the sum is then x itself).
+func Sum(s *Stream, x, out *Buffer[float32]) error { return sum(s, "Sum", x, out, nil) }
+
+// SumDyn writes the sum of the first n elements of x into out, a
+// one-element buffer. A nil n sums all of x.
+func SumDyn(s *Stream, x, out *Buffer[float32], n *Param[uint32]) error {
+	return sum(s, "SumDyn", x, out, n)
+}
+
+func sum(s *Stream, op string, x, out *Buffer[float32], n *Param[uint32]) error {
+	if err := present(op, x, out); err != nil {
+		return err
+	}
+	if err := sameLen(op, 1, out.core); err != nil {
+		return err
+	}
+	return reduceOp(s, op, []*bufferCore{x.core}, out.core, n)
+}
+
+// Dot writes the dot product of x and y into out, a one-element buffer.
+// x may be y (the sum of squares).
+func Dot(s *Stream, x, y, out *Buffer[float32]) error { return dot(s, "Dot", x, y, out, nil) }
+
+// DotDyn writes the dot product of the first n elements of x and y into
+// out, a one-element buffer. A nil n covers the buffers.
+func DotDyn(s *Stream, x, y, out *Buffer[float32], n *Param[uint32]) error {
+	return dot(s, "DotDyn", x, y, out, n)
+}
+
+func dot(s *Stream, op string, x, y, out *Buffer[float32], n *Param[uint32]) error {
+	if err := present(op, x, y, out); err != nil {
+		return err
+	}
+	if err := sameLen(op, x.core.n, y.core); err != nil {
+		return err
+	}
+	if err := sameLen(op, 1, out.core); err != nil {
+		return err
+	}
+	return reduceOp(s, op, []*bufferCore{x.core, y.core}, out.core, n)
+}
 
 // sumKernel picks the subgroup reduction where the device has it.
 func (d *Device) sumKernel() string {
@@ -182,86 +277,6 @@ func (d *Device) temp(s *Stream, n int) (*bufferCore, error) {
 		return nil, public(err)
 	}
 	return &bufferCore{dev: d, claim: c, n: n, elem: elemFloat}, nil
-}
-
-// reduce sums the first pass's inputs into out[0], through partials as
-// needed: n values of srcs[0] (the sum kernel), or with two sources the
-// products of their n pairs (the dot kernel), then sums of the partials.
-func reduce(s *Stream, srcs []*bufferCore, n int, out *bufferCore) error {
-	d := s.dev
-	var prev *bufferCore
-	defer func() {
-		if prev != nil {
-			_ = d.rec.Drop(s.id, prev.claim)
-		}
-	}()
-	for {
-		name := d.sumKernel()
-		if len(srcs) == 2 {
-			name = "dot"
-		}
-		k, err := d.builtin(name)
-		if err != nil {
-			return err
-		}
-		w := int(k.local[0])
-		var p [16]byte
-		push := pushWords(&p, uint32(n))
-		var bound [3]*bufferCore
-		cores := append(bound[:0], srcs...)
-		if n <= w {
-			return k.launch(s, [3]uint32{1, 1, 1}, push, append(cores, out))
-		}
-		parts := (n + w - 1) / w
-		t, err := d.temp(s, parts)
-		if err != nil {
-			return err
-		}
-		if err := k.launch(s, d.groups1D(n, uint32(w)), push, append(cores, t)); err != nil {
-			_ = d.rec.Drop(s.id, t.claim)
-			return err
-		}
-		if prev != nil {
-			_ = d.rec.Drop(s.id, prev.claim)
-		}
-		prev, n = t, parts
-		srcs = []*bufferCore{t}
-	}
-}
-
-// Sum writes the sum of x's elements into out, a one-element buffer. out
-// may be x only when x has one element (the sum is then x itself).
-func Sum(s *Stream, x, out *Buffer[float32]) error {
-	if err := present("Sum", x, out); err != nil {
-		return err
-	}
-	if err := sameLen("Sum", 1, out.core); err != nil {
-		return err
-	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
-	return reduce(s, []*bufferCore{x.core}, x.core.n, out.core)
-}
-
-// Dot writes the dot product of x and y into out, a one-element buffer.
-// x may be y (the sum of squares).
-func Dot(s *Stream, x, y, out *Buffer[float32]) error {
-	if err := present("Dot", x, y, out); err != nil {
-		return err
-	}
-	if err := sameLen("Dot", x.core.n, y.core); err != nil {
-		return err
-	}
-	if err := sameLen("Dot", 1, out.core); err != nil {
-		return err
-	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
-	return reduce(s, []*bufferCore{x.core, y.core}, x.core.n, out.core)
 }
 
 func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }
@@ -289,39 +304,81 @@ func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
 	if err != nil {
 		return err
 	}
-	kn, err := product("Matmul", k, n)
-	if err != nil {
-		return err
-	}
-	mn, err := product("Matmul", m, n)
-	if err != nil {
-		return err
-	}
-	if a.core.n != mk || b.core.n != kn || c.core.n != mn {
+	if a.core.n != mk {
 		return fmt.Errorf("vkc: Matmul: buffers of %d, %d, %d elements do not fit A %dx%d, B %dx%d, C %dx%d",
 			a.core.n, b.core.n, c.core.n, m, k, k, n, m, n)
 	}
-	if err := distinct("Matmul", c.core, "an input", a.core, b.core); err != nil {
+	return matmul(s, "Matmul", a, b, c, nil, n, k) // A's m rows: the whole buffer
+}
+
+// MatmulDyn is Matmul whose row count m is a device length: C's first m
+// rows are written from A's first m rows, the rest of C untouched. The
+// buffers hold A (len/k rows) and C for that many rows.
+func MatmulDyn(s *Stream, a, b, c *Buffer[float32], m *Param[uint32], n, k int) error {
+	if err := present("MatmulDyn", a, b, c); err != nil {
+		return err
+	}
+	return matmul(s, "MatmulDyn", a, b, c, m, n, k)
+}
+
+// matmul multiplies A (len/k rows) by B into C, over the first m rows (nil:
+// all of them).
+func matmul(s *Stream, op string, a, b, c *Buffer[float32], m *Param[uint32], n, k int) error {
+	if n <= 0 || k <= 0 || a.core.n%k != 0 {
+		return fmt.Errorf("vkc: %s: k=%d and n=%d must be positive and k divide A's %d elements", op, k, n, a.core.n)
+	}
+	rows := a.core.n / k
+	kn, err := product(op, k, n)
+	if err != nil {
+		return err
+	}
+	mn, err := product(op, rows, n)
+	if err != nil {
+		return err
+	}
+	if b.core.n != kn || c.core.n != mn {
+		return fmt.Errorf("vkc: %s: buffers of %d, %d, %d elements do not fit A %dx%d, B %dx%d, C %dx%d",
+			op, a.core.n, b.core.n, c.core.n, rows, k, k, n, rows, n)
+	}
+	if err := distinct(op, c.core, "an input", a.core, b.core); err != nil {
 		return err
 	}
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
-	kern, err := s.dev.builtin("matmul")
+	var p pins
+	defer p.release()
+	d := s.dev
+	l, err := lengthOf(s, op, m, rows)
 	if err != nil {
 		return err
 	}
-	gx, gy := ceilDiv(n, int(kern.tile[0])), ceilDiv(m, int(kern.tile[1]))
-	if err := check2D(s.dev, "Matmul", gx, gy); err != nil {
+	kern, err := d.kernelFor("matmul", l.p == nil)
+	if err != nil {
 		return err
 	}
-	var p [16]byte
-	return kern.launch(s, [3]uint32{gx, gy, 1}, pushWords(&p, uint32(m), uint32(n), uint32(k)), []*bufferCore{a.core, b.core, c.core})
+	gx, gy := ceilDiv(n, int(kern.tile[0])), ceilDiv(rows, int(kern.tile[1]))
+	if err := check2D(d, op, gx, gy); err != nil {
+		return err
+	}
+	cores := [3]*bufferCore{a.core, b.core, c.core}
+	if l.p == nil {
+		var push [16]byte
+		return kern.launch(s, [3]uint32{gx, gy, 1}, pushWords(&push, uint32(rows), uint32(n), uint32(k)), cores[:])
+	}
+	indirect, err := l.p.view(s, lengthView{groups: true, local: kern.tile[1], fixedX: gx})
+	if err != nil {
+		return err
+	}
+	words := []scalar{l.word(), known(uint32(n)), known(uint32(k))} // push order: m, n, k
+	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*elemSize), {}, l.prefix(l.p.buf, uint64(n)*elemSize)}
+	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{gx, gy, 1}, &p)
 }
 
 // Transpose writes dst[cols x rows] = src[rows x cols]ᵀ, row-major. dst
 // must not be src: an invocation writes the element another one reads.
+// It has no Dyn form: no graph changes a transpose's shape.
 func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if err := present("Transpose", src, dst); err != nil {
 		return err
@@ -369,17 +426,56 @@ func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 	if err != nil {
 		return err
 	}
-	if err := sameLen("Softmax", size, src.core, dst.core); err != nil {
+	if err := sameLen("Softmax", size, src.core); err != nil {
+		return err
+	}
+	return softmax(s, "Softmax", src, dst, nil, cols) // src's rows: the whole buffer
+}
+
+// SoftmaxDyn is Softmax over the first rows rows of src (rows x cols,
+// row-major): the rows of dst past them are left untouched. The buffers
+// hold len/cols rows.
+func SoftmaxDyn(s *Stream, src, dst *Buffer[float32], rows *Param[uint32], cols int) error {
+	if err := present("SoftmaxDyn", src, dst); err != nil {
+		return err
+	}
+	return softmax(s, "SoftmaxDyn", src, dst, rows, cols)
+}
+
+// softmax runs the row-wise softmax over the first rows rows (nil: all the
+// len/cols rows src holds).
+func softmax(s *Stream, op string, src, dst *Buffer[float32], rows *Param[uint32], cols int) error {
+	if cols <= 0 || src.core.n%cols != 0 {
+		return fmt.Errorf("vkc: %s: %d columns do not divide a buffer of %d elements", op, cols, src.core.n)
+	}
+	if err := sameLen(op, src.core.n, dst.core); err != nil {
 		return err
 	}
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
-	kern, err := s.dev.builtin("softmax")
+	var p pins
+	defer p.release()
+	d := s.dev
+	l, err := lengthOf(s, op, rows, src.core.n/cols)
 	if err != nil {
 		return err
 	}
-	var p [16]byte
-	return kern.launch(s, s.dev.groups1D(rows, 1), pushWords(&p, uint32(rows), uint32(cols)), []*bufferCore{src.core, dst.core})
+	kern, err := d.kernelFor("softmax", l.p == nil)
+	if err != nil {
+		return err
+	}
+	cores := [2]*bufferCore{src.core, dst.core}
+	if l.p == nil {
+		var push [16]byte
+		return kern.launch(s, d.groups1D(l.capacity, 1), pushWords(&push, uint32(l.capacity), uint32(cols)), cores[:])
+	}
+	indirect, err := l.p.view(s, lengthView{groups: true, local: 1, spread: true})
+	if err != nil {
+		return err
+	}
+	words := []scalar{l.word(), known(uint32(cols))} // push order: rows, cols
+	row := l.prefix(l.p.buf, uint64(cols)*elemSize)
+	return launchDyn(s, kern, cores[:], words, []capture.Extent{row, row}, l, indirect, [3]uint32{}, &p)
 }

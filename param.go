@@ -13,6 +13,16 @@ import (
 
 var errNilParam = errors.New("vkc: nil param (use NewParam)")
 
+// ErrParamWritten reports a Param bound to a user kernel at a binding the
+// kernel writes (WriteOnly or ReadWrite). A Param's value is set by the
+// host: the host keeps what it set, and a launch sized by a length param
+// computes from that value, when it is recorded, which prefix of its
+// buffers it writes. A kernel changing the value on the device would make
+// both wrong (a later op would mark as written elements the device never
+// wrote), so Launch and LaunchIndirect refuse the binding instead. A kernel
+// that computes a value for later launches writes it into a Buffer.
+var ErrParamWritten = errors.New("vkc: a Param is bound where the kernel writes (params are set by the host only; write a Buffer instead)")
+
 // Param is a scalar that lives in device memory and is set from the host:
 // every launch that reads it, eager or replayed, reads the value current
 // when it runs. A graph that recorded launches reading a Param therefore
@@ -20,8 +30,11 @@ var errNilParam = errors.New("vkc: nil param (use NewParam)")
 // step, or — as the length argument of the ops' Dyn forms — how much work
 // a replay does.
 //
-// A Param binds to a user kernel like a one-element buffer (it is an Arg),
-// and GroupsOf turns one into group counts for Kernel.LaunchIndirect.
+// A Param binds to a user kernel like a one-element read-only buffer (it
+// is an Arg), and GroupsOf turns one into group counts for
+// Kernel.LaunchIndirect. Only the host sets it: a binding the kernel writes
+// refuses a Param (ErrParamWritten), because the extents of launches sized
+// by it are computed from the value the host set.
 //
 // Set never races work issued before it: it waits for pending work that
 // reads the value (none in the common loop — replay, read the results,
@@ -84,6 +97,7 @@ func NewParam[T Element](d *Device, v T) (*Param[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	buf.param = true
 	c := &paramCore{buf: buf, bits: bitsOf(v)}
 	c.rebuild()
 	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
@@ -214,15 +228,13 @@ func (p *Param[T]) arg() *bufferCore {
 	return p.core.buf
 }
 
-// deviceValue is the param itself, as an op's scalar.
-func (p *Param[T]) deviceValue(d *Device) (*bufferCore, error) {
+// scalar is the param as an op's scalar: its device value, which only a
+// dynamic kernel reads.
+func (p *Param[T]) scalar() scalar {
 	if err := p.valid(); err != nil {
-		return nil, err
+		return scalar{err: err}
 	}
-	if p.core.buf.dev != d {
-		return nil, fmt.Errorf("vkc: param of device %q used on a stream of another device", p.core.buf.dev.info.Name)
-	}
-	return p.core.buf, nil
+	return scalar{param: p.core.buf}
 }
 
 // divide is ceil(n / 256^passes).
@@ -295,10 +307,12 @@ func spread(g, maxX uint64) [3]uint64 {
 	return [3]uint64{(g + gy - 1) / gy, gy, 1}
 }
 
-// view returns the device value an op needs, making it on first use (from
-// the current length) and keeping it up to date on every Set. The caller
-// has entered the device.
-func (c *paramCore) view(want lengthView) (*bufferCore, error) {
+// view returns the device value an op on s needs, making it on first use
+// (from the current length) and keeping it up to date on every Set. A new
+// view is allocated as s's own work (as an op's temporary is), so a param
+// made before another slot's window never needs a page in that window's
+// name. The caller has entered the device.
+func (c *paramCore) view(s *Stream, want lengthView) (*bufferCore, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.buf.life.closed() {
@@ -317,7 +331,7 @@ func (c *paramCore) view(want lengthView) (*bufferCore, error) {
 	if want.groups {
 		words = 3
 	}
-	buf, err := newCore(d, words, elemUint, alloc.Upload)
+	buf, err := newCoreOn(d, s, words, elemUint, alloc.Upload)
 	if err != nil {
 		return nil, err
 	}

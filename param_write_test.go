@@ -1,0 +1,96 @@
+package vkc
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/shaders"
+)
+
+// fillWordsKernel loads the catalogue's fill module as a user kernel: it
+// writes binding 0 (uint words) with push constants value and n, so a
+// Param bound there would be set on the device behind the host's back.
+func fillWordsKernel(t *testing.T, dev *Device) *Kernel {
+	t.Helper()
+	sk, err := shaders.Get("fill")
+	require.NoError(t, err)
+	k, err := dev.LoadKernel(KernelSpec{Name: "fill-words", SPIRV: sk.SPIRV})
+	require.NoError(t, err)
+	require.True(t, k.Spec().Bindings[0].Writes(), "the module writes binding 0")
+	t.Cleanup(func() { _ = k.Close() })
+	return k
+}
+
+// A user kernel may not bind a Param where it writes: the kernel would
+// change the value on the device while the host (and every extent computed
+// from it at record time) still holds the old one. The scenario: a
+// kernel sets a length from 300 to 5, then a ScaleDyn sized by the param
+// marks all 300 elements written while the device writes 5. Refused at
+// Launch and LaunchIndirect, eagerly and inside a capture window, the
+// param keeps its value and the ScaleDyn after it writes (and reads back)
+// every element it claims.
+func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	ctx := context.Background()
+	const size = 300
+	k := fillWordsKernel(t, dev)
+	x := filled(t, dev, size, 1)
+	junk := filled(t, dev, size, 1000) // what a lie would read back
+	require.NoError(t, s.Sync(ctx))
+	require.NoError(t, junk.Close())
+	n, err := NewParam(dev, uint32(size))
+	require.NoError(t, err)
+	groups, err := NewParam(dev, uint32(1))
+	require.NoError(t, err)
+
+	var push [16]byte
+	setTo5 := pushWords(&push, 5, 1) // n[0] = 5
+	launches := map[string]func(s *Stream) error{
+		"Launch": func(s *Stream) error { return k.Launch(s, [3]uint32{1, 1, 1}, setTo5, n) },
+		"LaunchIndirect": func(s *Stream) error {
+			return k.LaunchIndirect(s, GroupsOf(groups, 1), setTo5, n)
+		},
+	}
+	want := make([]float32, size)
+	for i := range want {
+		want[i] = 2
+	}
+	for name, launch := range launches {
+		for _, captured := range []bool{false, true} {
+			y, err := NewBuffer[float32](dev, size)
+			require.NoError(t, err)
+			step := func(s *Stream) error {
+				if err := launch(s); err != nil {
+					return err
+				}
+				return ScaleDyn(s, Const[float32](2), x, y, n)
+			}
+			if captured {
+				g, err := s.Capture(step)
+				require.ErrorIs(t, err, ErrParamWritten, "%s in a capture window", name)
+				require.Nil(t, g)
+			} else {
+				require.ErrorIs(t, step(s), ErrParamWritten, "%s eagerly", name)
+			}
+			require.Equal(t, uint32(size), n.Value(), name)
+			// The param still holds 300 on the device: a ScaleDyn sized by
+			// it writes every element it marks written.
+			require.NoError(t, ScaleDyn(s, Const[float32](2), x, y, n))
+			got, err := y.ReadOn(ctx, s)
+			require.NoError(t, err, "%s (captured %v)", name, captured)
+			require.Equal(t, want, got, "%s (captured %v)", name, captured)
+			require.NoError(t, y.Close())
+		}
+	}
+
+	// A param as the group counts of a kernel that writes a plain buffer
+	// stays allowed: only a param bound where the kernel writes is refused.
+	out, err := NewBuffer[uint32](dev, 1)
+	require.NoError(t, err)
+	require.NoError(t, k.LaunchIndirect(s, GroupsOf(groups, 1), pushWords(&push, 7, 1), out))
+	got, err := out.ReadOn(ctx, s)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{7}, got)
+}
