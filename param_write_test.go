@@ -2,6 +2,7 @@ package vkc
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,8 +37,8 @@ func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
 	ctx := context.Background()
 	const size = 300
 	k := fillWordsKernel(t, dev)
-	x := filled(t, dev, size, 1)
-	junk := filled(t, dev, size, 1000) // what a lie would read back
+	x := upload(t, dev, slices.Repeat([]float32{1}, size))
+	junk := upload(t, dev, slices.Repeat([]float32{1000}, size)) // what a lie would read back
 	require.NoError(t, s.Sync(ctx))
 	require.NoError(t, junk.Close())
 	n, err := NewParam(dev, uint32(size))
