@@ -97,6 +97,8 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{shaders.ErrInvalidSPIRV, ErrBadSPIRV},
 	{recorder.ErrOutOfDate, ErrOutOfDate},
 	{recorder.ErrNoPresentation, ErrNoPresentation},
+	{recorder.ErrBadAdoption, ErrBadAdoption},
+	{recorder.ErrNotShared, ErrNotShared},
 }
 
 // publicError is an error from a layer below as the public API returns

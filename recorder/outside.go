@@ -1,0 +1,192 @@
+package recorder
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/vk"
+)
+
+// Sharing the device with outside Vulkan code: a program that created the
+// device hands it to the recorder (AdoptVulkan), reads and writes its
+// pages with its own commands (BufferHandle, WaitOutside) and orders its
+// submissions after a stream's work (SignalOutside). Every exchange of
+// order is a semaphore or fence of the program's: the recorder never
+// creates one for it, so nothing it hands out outlives its Close.
+
+var (
+	// ErrBadAdoption: the handles given to AdoptVulkan cannot be run on; the
+	// message names the handle or the version.
+	ErrBadAdoption = errors.New("recorder: cannot adopt the device")
+	// ErrNotShared: the device has no Vulkan handles to share (the host
+	// device, or a device wrapped by a test).
+	ErrNotShared = errors.New("recorder: the device shares nothing with outside Vulkan code")
+)
+
+// Outsider is what a Vulkan device offers outside Vulkan code on the same
+// device, an optional capability the recorder finds by type assertion
+// like Presenter.
+type Outsider interface {
+	// BufferHandle is the VkBuffer spanning page m, as an integer.
+	BufferHandle(m Memory) uint64
+	// SubmitSync makes an empty submission that waits on the outside
+	// semaphore wait (0: none) and signals the outside semaphore signal and
+	// fence, or the device's fence f (each 0: none). Submissions made after
+	// it run after wait signaled; signal and fence signal once every
+	// submission made before it completed.
+	SubmitSync(wait, signal, fence uint64, f Fence) error
+}
+
+// AdoptedVulkan names a Vulkan device another program created, as
+// integers, and how the recorder shares its queue.
+type AdoptedVulkan struct {
+	Instance, PhysicalDevice, Device, Queue uintptr
+	QueueFamily, QueueIndex                 uint32
+	// APIVersion is the apiVersion the program's instance asked for.
+	APIVersion uint32
+	// QueueLock is taken around every submit and queue wait on a queue the
+	// program uses too; nil when the queue is the recorder's alone.
+	QueueLock sync.Locker
+}
+
+// AdoptVulkan opens a Device on a Vulkan device another program created.
+// Its Close waits for the queue and destroys only what the recorder
+// created; validation messages go to the program's messenger, so its
+// Diagnostics count none.
+func AdoptVulkan(a AdoptedVulkan) (Device, error) {
+	in, err := vk.AdoptInstance(a.Instance)
+	if err != nil {
+		return nil, adoptErr(err)
+	}
+	d, err := in.AdoptDevice(vk.Adopted{PhysicalDevice: a.PhysicalDevice, Device: a.Device, Queue: a.Queue,
+		Family: a.QueueFamily, Index: a.QueueIndex, APIVersion: a.APIVersion, QueueLock: a.QueueLock})
+	if err != nil {
+		in.Close()
+		return nil, adoptErr(err)
+	}
+	return &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info())}, nil
+}
+
+// adoptErr maps vk's refusal of the handles onto ErrBadAdoption.
+func adoptErr(err error) error {
+	if errors.Is(err, vk.ErrBadAdoption) {
+		return &vkError{sentinel: ErrBadAdoption, err: err}
+	}
+	return fromVK(err)
+}
+
+func (v *vulkanDevice) BufferHandle(m Memory) uint64 { return v.mems.get(uint64(m)).BufferHandle() }
+
+func (v *vulkanDevice) SubmitSync(wait, signal, fence uint64, f Fence) error {
+	var own *vk.Fence
+	if f != 0 {
+		own = v.fences.get(uint64(f))
+	}
+	return fromVK(v.d.SubmitSync(wait, signal, fence, own))
+}
+
+// outsider is the device's Outsider, or ErrNotShared.
+func (r *Recorder) outsider() (Outsider, error) {
+	o, ok := r.dev.(Outsider)
+	if !ok {
+		return nil, fmt.Errorf("%w (%T)", ErrNotShared, r.dev)
+	}
+	return o, nil
+}
+
+// BufferHandle returns the VkBuffer of c's page and c's offset in it.
+func (r *Recorder) BufferHandle(c alloc.Claim) (handle, offset uint64, err error) {
+	o, err := r.outsider()
+	if err != nil {
+		return 0, 0, err
+	}
+	r.devMu.RLock()
+	defer r.devMu.RUnlock()
+	if err := r.usable(); err != nil {
+		return 0, 0, err
+	}
+	m := r.memoryOf(c)
+	if m == 0 {
+		return 0, 0, fmt.Errorf("recorder: claim %s names no live page: %w", c, ErrClosed)
+	}
+	return o.BufferHandle(m), c.Offset, nil
+}
+
+// SignalOutside submits stream s's pending work, then signals the outside
+// semaphore and fence (each 0: none) once every submission made so far
+// completed: the stream's work, and what other streams submitted before.
+// On an error neither is signaled. Inside the stream's recording window
+// it dooms the window, as a sync does: a signal cannot be recorded.
+func (r *Recorder) SignalOutside(s StreamID, semaphore, fence uint64) error {
+	if semaphore == 0 && fence == 0 {
+		return fmt.Errorf("recorder: a signal with neither a semaphore nor a fence")
+	}
+	o, err := r.outsider()
+	if err != nil {
+		return err
+	}
+	b := r.slotOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if err := b.checkWait(s, "signal"); err != nil {
+		return err
+	}
+	if err := b.submitOpen(); err != nil {
+		return err
+	}
+	return r.observe(o.SubmitSync(0, semaphore, fence, 0))
+}
+
+// WaitOutside declares outside work on stream s: every submission made
+// after it waits for the outside semaphore (0: the outside work already
+// completed, and nothing waits), writes are marked written, and until the
+// semaphore signaled the slot counts reads and writes as its pending work,
+// so a host access to them from any stream, and Close of their buffers,
+// waits for it. It returns the ledger's failure for reads that no executed
+// work wrote (what the outside work read was not data), after declaring.
+// On a failed submission writes are tainted with the error.
+func (r *Recorder) WaitOutside(s StreamID, semaphore uint64, reads, writes []alloc.Claim) (err error) {
+	o, err := r.outsider()
+	if err != nil {
+		return err
+	}
+	b := r.slotOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if err := b.checkWait(s, "outside access"); err != nil {
+		return err
+	}
+	if semaphore != 0 {
+		defer r.taintIfFailed(&err, writes)
+		if err := b.submitOpen(); err != nil {
+			return err
+		}
+		x, err := b.newBatch(false)
+		if err != nil {
+			return err
+		}
+		if err := r.observe(o.SubmitSync(semaphore, 0, 0, x.fence)); err != nil {
+			b.recycle(x)
+			return err
+		}
+		r.busy.Or(1 << uint(b.index))
+		x.reads = append(x.reads, reads...)
+		x.writes = append(x.writes, writes...)
+		b.enqueued(x)
+		if err := b.bound(); err != nil {
+			return err
+		}
+	}
+	if len(writes) > 0 {
+		r.ledger.Written(writes)
+	}
+	return r.ledger.Check(reads)
+}
