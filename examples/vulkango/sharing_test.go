@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/debug"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/internal/gcpressure"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -96,38 +95,17 @@ func TestTheProgramsCallbackHearsTheLayer(t *testing.T) {
 
 // Under GOGC=1 with a goroutine allocating all the while, the program's
 // vulkan-go calls (made with the collector paused) and vkc's (its own C)
-// survive and the result stays right.
+// survive and the result stays right; the collector's setting is back
+// after each paused call.
 func TestRunUnderCollectorPressure(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(1))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var keep [][]byte
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			keep = append(keep, make([]byte, 4096))
-			if len(keep) > 256 {
-				keep = keep[:0]
-				runtime.Gosched()
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	churn := gcpressure.Start(t)
 	for i := 0; i < 3; i++ {
 		var out bytes.Buffer
 		require.NoError(t, run(&out, true), "run %d", i)
 		assert.Contains(t, out.String(), fmt.Sprintf("the program's copy of y reads %v\n", reference(a, xs, ys)))
+		assert.Equal(t, gcpressure.Percent(), debug.SetGCPercent(gcpressure.Percent()), "run %d", i)
 	}
-	assert.Equal(t, 1, debug.SetGCPercent(1), "the collector's setting is restored after each paused call")
+	assert.Positive(t, churn.Stop(), "the churn goroutine allocated")
 }
 
 // fillOutside fills b's range of its VkBuffer with word using the
