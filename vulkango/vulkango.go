@@ -8,13 +8,15 @@
 // calls keep going through its own C (package vk), never through
 // vulkan-go.
 //
-// vulkan-go's own calls are not safe while the garbage collector runs:
-// see WithCollectorPaused.
+// vulkan-go's own calls are not safe while the garbage collector runs,
+// nor by cgo's pointer rules: see WithCollectorPaused.
 package vulkango
 
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"unsafe"
@@ -112,32 +114,42 @@ func ReadOutside[T vkc.Element](b *vkc.Buffer[T], s *vkc.Stream, semaphore vk.Se
 // turn the collector back on under another's call.
 var pauseMu sync.Mutex
 
-// WithCollectorPaused runs f with the garbage collector off and returns
-// what f returned, then restores the collector's settings. Callers are
-// served one at a time; f must not call it again.
+// WithCollectorPaused runs f, which makes vulkan-go calls, with the
+// garbage collector off and the Go memory pin points to pinned, and
+// returns what f returned; then it unpins and restores the collector's
+// settings. Callers are served one at a time; f must not call it again.
 //
-// Why: vulkan-go marshals a call's structs into C memory whose only owner
-// is a finalizer on a Go value that is unreachable while the C call runs
-// (its generated unpack functions attach runtime.SetFinalizer to the
-// copies and return a pointer into them), and it stores pointers to Go
-// slices in those C structs without keeping the slices alive. A
+// Why the collector: vulkan-go marshals a call's structs into C memory
+// whose only owner is a finalizer on a Go value that is unreachable while
+// the C call runs (its generated unpack functions attach
+// runtime.SetFinalizer to the copies and return a pointer into them). A
 // collection in the middle of the call frees what the driver is reading:
 // vkCreateComputePipelines crashed under GC pressure in 7 of 7 runs and
 // passed 8 of 8 with the collector paused. With the collector off no
-// finalizer of this call can run before it returns. Debug.SetGCPercent(-1)
+// finalizer of this call can run before it returns. debug.SetGCPercent(-1)
 // waits for a collection in progress to finish; the memory limit is
-// lifted too, since it would otherwise start one. An explicit
-// runtime.GC() from another goroutine still collects: do not call it
-// meanwhile.
+// lifted too, since it would otherwise start one. An explicit runtime.GC
+// from another goroutine still collects: do not call it meanwhile.
+//
+// Why the pins: vulkan-go also stores pointers to the caller's Go memory
+// in those C structs (a slice field's first element, a string field's
+// bytes) without keeping it alive, and cgo's rules ask that Go memory
+// stored in C memory be pinned (GOEXPERIMENT=cgocheck2 aborts otherwise).
+// Pass a pointer to the first element of every slice of handles or
+// scalars a struct of the call holds (SubmitInfo.PCommandBuffers,
+// PWaitSemaphores, PWaitDstStageMask, PSignalSemaphores,
+// DeviceQueueCreateInfo.PQueuePriorities, …) and unsafe.StringData of
+// every string built at run time; string literals and slices of structs
+// (which vulkan-go copies into C memory) need none.
 //
 // Calls that marshal a struct, a slice of structs or a nested pointer
-// need it (CreateInstance, CreateDevice, Create*, Allocate*, QueueSubmit,
-// CmdCopyBuffer, CmdPipelineBarrier, UpdateDescriptorSets,
-// BeginCommandBuffer, and the like); calls that take only handles and
-// scalars do not (Destroy*, Free* of one handle through a pointer to it,
-// GetDeviceQueue, QueueWaitIdle, DeviceWaitIdle, WaitForFences with one
-// fence, ResetFences, EndCommandBuffer, CmdDispatch, UnmapMemory).
-func WithCollectorPaused(f func() error) error {
+// need all this (CreateInstance, CreateDevice, Create*, Allocate*,
+// QueueSubmit, BeginCommandBuffer, CmdCopyBuffer, CmdPipelineBarrier,
+// UpdateDescriptorSets, Get* filling a struct, and the like); calls that
+// take only handles and scalars do not (Destroy*, FreeMemory,
+// GetDeviceQueue, QueueWaitIdle, DeviceWaitIdle, EndCommandBuffer,
+// CmdDispatch, CmdFillBuffer, MapMemory, UnmapMemory, BindBufferMemory).
+func WithCollectorPaused(f func() error, pin ...any) error {
 	pauseMu.Lock()
 	defer pauseMu.Unlock()
 	percent := debug.SetGCPercent(-1)
@@ -146,6 +158,16 @@ func WithCollectorPaused(f func() error) error {
 		debug.SetMemoryLimit(limit)
 		debug.SetGCPercent(percent)
 	}()
+	for i, p := range pin {
+		if v := reflect.ValueOf(p); !v.IsValid() || (v.Kind() != reflect.Pointer && v.Kind() != reflect.UnsafePointer) || v.IsNil() {
+			return fmt.Errorf("vulkango: pin %d is %T, not a non-nil pointer", i, p)
+		}
+	}
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	for _, p := range pin {
+		pinner.Pin(p)
+	}
 	return f()
 }
 

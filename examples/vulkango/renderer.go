@@ -41,6 +41,16 @@ var apiVersion = vk.MakeVersion(1, 1, 0)
 // validationLayer is the Khronos layer, enabled on request where installed.
 const validationLayer = "VK_LAYER_KHRONOS_validation"
 
+// The strings the program hands vulkan-go, NUL-terminated as it passes
+// them to C. Literals: their bytes are not Go heap memory, so nothing
+// needs pinning.
+const (
+	appNameC         = "vulkango-example\x00"
+	engineNameC      = "none\x00"
+	validationLayerC = validationLayer + "\x00"
+	debugReportC     = vk.ExtDebugReportExtensionName + "\x00"
+)
+
 // Validation messages the layer sent the program's callback. vulkan-go
 // keeps one debug-report callback per process, so these are too.
 var (
@@ -71,9 +81,10 @@ func validationMessages() (int64, []string) {
 }
 
 // paused runs a vulkan-go call that marshals structs with the collector
-// paused and turns its result into an error.
-func paused(call string, f func() vk.Result) error {
-	return vulkango.WithCollectorPaused(func() error { return vulkango.Result(call, f()) })
+// paused and the Go memory its structs point to (pin) pinned, and turns
+// its result into an error.
+func paused(call string, f func() vk.Result, pin ...any) error {
+	return vulkango.WithCollectorPaused(func() error { return vulkango.Result(call, f()) }, pin...)
 }
 
 var loadOnce = sync.OnceValue(func() error {
@@ -82,9 +93,6 @@ var loadOnce = sync.OnceValue(func() error {
 	}
 	return vk.Init()
 })
-
-// cstr is a NUL-terminated string, as vulkan-go hands strings to C.
-func cstr(s string) string { return s + "\x00" }
 
 // layerInstalled reports whether the loader offers the layer.
 func layerInstalled(name string) bool {
@@ -117,13 +125,13 @@ func newRenderer(validate bool) (*renderer, error) {
 	}
 	r := &renderer{}
 	ici := vk.InstanceCreateInfo{SType: vk.StructureTypeInstanceCreateInfo,
-		PApplicationInfo: &vk.ApplicationInfo{SType: vk.StructureTypeApplicationInfo, PApplicationName: cstr("vulkango-example"),
-			PEngineName: cstr("none"), ApiVersion: apiVersion}}
+		PApplicationInfo: &vk.ApplicationInfo{SType: vk.StructureTypeApplicationInfo, PApplicationName: appNameC,
+			PEngineName: engineNameC, ApiVersion: apiVersion}}
 	r.validating = validate && layerInstalled(validationLayer)
 	if r.validating {
-		ici.PpEnabledLayerNames = []string{cstr(validationLayer)}
+		ici.PpEnabledLayerNames = []string{validationLayerC}
 		ici.EnabledLayerCount = 1
-		ici.PpEnabledExtensionNames = []string{cstr(vk.ExtDebugReportExtensionName)}
+		ici.PpEnabledExtensionNames = []string{debugReportC}
 		ici.EnabledExtensionCount = 1
 	}
 	// Out-handles are locals: cgo refuses a pointer into a struct that
@@ -154,11 +162,12 @@ func newRenderer(validate bool) (*renderer, error) {
 		r.destroy()
 		return nil, err
 	}
+	priorities := []float32{1}
 	qci := []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: r.family,
-		QueueCount: 1, PQueuePriorities: []float32{1}}}
+		QueueCount: 1, PQueuePriorities: priorities}}
 	dci := vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: qci}
 	var device vk.Device
-	if err := paused("vkCreateDevice", func() vk.Result { return vk.CreateDevice(r.gpu, &dci, nil, &device) }); err != nil {
+	if err := paused("vkCreateDevice", func() vk.Result { return vk.CreateDevice(r.gpu, &dci, nil, &device) }, &priorities[0]); err != nil {
 		r.destroy()
 		return nil, err
 	}
@@ -348,19 +357,24 @@ func toHost(cb vk.CommandBuffer) {
 // submit queues cb under the queue lock, after wait (at the transfer
 // stage; nil: none), signalling signal (nil: none) and fence.
 func (r *renderer) submit(cb vk.CommandBuffer, wait, signal vk.Semaphore, fence vk.Fence) error {
+	// vulkan-go stores these slices' Go memory in its C copy of the
+	// SubmitInfo: each is pinned for the call.
 	si := vk.SubmitInfo{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vk.CommandBuffer{cb}}
+	pins := []any{&si.PCommandBuffers[0]}
 	if wait != vk.NullSemaphore {
 		si.WaitSemaphoreCount = 1
 		si.PWaitSemaphores = []vk.Semaphore{wait}
 		si.PWaitDstStageMask = []vk.PipelineStageFlags{vk.PipelineStageFlags(vk.PipelineStageTransferBit)}
+		pins = append(pins, &si.PWaitSemaphores[0], &si.PWaitDstStageMask[0])
 	}
 	if signal != vk.NullSemaphore {
 		si.SignalSemaphoreCount = 1
 		si.PSignalSemaphores = []vk.Semaphore{signal}
+		pins = append(pins, &si.PSignalSemaphores[0])
 	}
 	r.queueMu.Lock()
 	defer r.queueMu.Unlock()
-	return paused("vkQueueSubmit", func() vk.Result { return vk.QueueSubmit(r.queue, 1, []vk.SubmitInfo{si}, fence) })
+	return paused("vkQueueSubmit", func() vk.Result { return vk.QueueSubmit(r.queue, 1, []vk.SubmitInfo{si}, fence) }, pins...)
 }
 
 // wait waits for the program's fence on the host.
