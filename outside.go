@@ -62,7 +62,9 @@ type External struct {
 	// vkQueueSubmit, vkQueueWaitIdle and vkQueuePresentKHR on Queue; vkc
 	// takes it around each of its own, as Vulkan requires of two users of
 	// one queue. Nil means the queue is vkc's alone: the program created a
-	// second queue of the family for it and never touches this one.
+	// second queue of the family for it and never touches this one. The
+	// program must not call vkc while it holds the lock: vkc's call may
+	// submit, and would wait for the lock forever.
 	QueueLock sync.Locker
 }
 

@@ -39,7 +39,8 @@ type Device struct {
 	APIVersion uint32
 	// QueueLock is the lock the program takes around its own QueueSubmit,
 	// QueueWaitIdle and QueuePresent on Queue; vkc takes it around its
-	// own. Nil when the queue is vkc's alone.
+	// own. Nil when the queue is vkc's alone. Never call vkc while holding
+	// it: vkc's call may submit.
 	QueueLock sync.Locker
 }
 
