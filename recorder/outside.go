@@ -117,22 +117,8 @@ func (r *Recorder) WaitOutside(s StreamID, semaphore uint64, reads, writes []all
 	}
 	if semaphore != 0 {
 		defer r.taintIfFailed(&err, writes)
-		if err := b.submitOpen(); err != nil {
-			return err
-		}
-		x, err := b.newBatch(false)
-		if err != nil {
-			return err
-		}
-		if err := r.observe(o.SubmitSync(semaphore, 0, 0, x.fence)); err != nil {
-			b.recycle(x)
-			return err
-		}
-		r.busy.Or(1 << uint(b.index))
-		x.reads = append(x.reads, reads...)
-		x.writes = append(x.writes, writes...)
-		b.enqueued(x)
-		if err := b.bound(); err != nil {
+		wait := func(f Fence) error { return r.observe(o.SubmitSync(semaphore, 0, 0, f)) }
+		if err := b.submitBeside(wait, reads, writes); err != nil {
 			return err
 		}
 	}
@@ -140,4 +126,27 @@ func (r *Recorder) WaitOutside(s StreamID, semaphore uint64, reads, writes []all
 		r.ledger.Written(writes)
 	}
 	return r.ledger.Check(reads)
+}
+
+// submitBeside submits the open batch, then a batch of no command buffer
+// that submit submits with the batch's fence, in flight on the slot with
+// reads and writes as its own, so waits for work on those claims wait for
+// it. It is the slot's only part in sharing a device.
+func (b *slot) submitBeside(submit func(f Fence) error, reads, writes []alloc.Claim) error {
+	if err := b.submitOpen(); err != nil {
+		return err
+	}
+	x, err := b.newBatch(false)
+	if err != nil {
+		return err
+	}
+	if err := submit(x.fence); err != nil {
+		b.recycle(x)
+		return err
+	}
+	x.reads = append(x.reads, reads...)
+	x.writes = append(x.writes, writes...)
+	b.r.busy.Or(1 << uint(b.index))
+	b.enqueued(x)
+	return b.bound()
 }
