@@ -76,8 +76,9 @@ type External struct {
 //
 // Validation is the program's: the layer and its messenger, if any, are
 // on the program's instance and report vkc's calls there;
-// ValidationMessages counts none and WithValidation has no effect.
-// Options that choose a device do not apply either; the others do.
+// ValidationMessages counts none. WithDevice, WithValidation,
+// WithSyncValidation, WithLogger and WithPresentation, which choose or
+// set up a device vkc creates, have no effect; the others apply.
 func Adopt(e External, opts ...Option) (*Device, error) {
 	open := func() (recorder.Device, error) {
 		return recorder.AdoptVulkan(recorder.AdoptedVulkan{Instance: e.Instance, PhysicalDevice: e.PhysicalDevice,
