@@ -97,6 +97,8 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrBadSPIRV, ErrBadSPIRV}, // shaders.ErrInvalidSPIRV, whoever refused the module
 	{recorder.ErrOutOfDate, ErrOutOfDate},
 	{recorder.ErrNoPresentation, ErrNoPresentation},
+	{recorder.ErrBadAdoption, ErrBadAdoption},
+	{recorder.ErrNotShared, ErrNotShared},
 }
 
 // publicError is an error from a layer below as the public API returns

@@ -258,6 +258,27 @@ void vkc_close_device(vkc_fns *f) {
 	f->dev = VK_NULL_HANDLE;
 }
 
+int vkc_adopt_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice dev, VkQueue queue, uint32_t family,
+		uint32_t index, vkc_fns *f) {
+	memset(f, 0, sizeof *f);
+	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
+	PFN_vkGetDeviceQueue gq = gdpa ? (PFN_vkGetDeviceQueue)gdpa(dev, "vkGetDeviceQueue") : NULL;
+	if (!gq || !load_device(gdpa, dev, f)) {
+		memset(f, 0, sizeof *f);
+		return 0;
+	}
+	if (!queue) gq(dev, family, index, &queue);
+	f->dev = dev;
+	f->queue = queue;
+	return 1;
+}
+
+void vkc_release_adopted(vkc_fns *f) {
+	if (!f || !f->dev) return;
+	f->queueWaitIdle(f->queue);
+	f->dev = VK_NULL_HANDLE;
+}
+
 VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t size, VkShaderModule *out) {
 	REFUSE_R;
 	VkShaderModuleCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = size, .pCode = code };
@@ -353,7 +374,8 @@ VkResult vkc_create_buffer(const vkc_fns *f, VkDeviceSize size, VkBuffer *out) {
 	REFUSE_R;
 	VkBufferCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
 		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-			VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
+			VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | VK_BUFFER_USAGE_INDEX_BUFFER_BIT |
+			VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE };
 	return f->createBuffer(f->dev, &ci, NULL, out);
 }
@@ -491,6 +513,15 @@ VkResult vkc_fence_status(const vkc_fns *f, VkFence fence) {
 VkResult vkc_queue_wait_idle(const vkc_fns *f) {
 	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	return f->queueWaitIdle(f->queue);
+}
+
+VkResult vkc_submit_sync(const vkc_fns *f, VkSemaphore wait, VkSemaphore signal, VkFence fence) {
+	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
+	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+	VkSubmitInfo si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+		.waitSemaphoreCount = wait ? 1 : 0, .pWaitSemaphores = &wait, .pWaitDstStageMask = &stage,
+		.signalSemaphoreCount = signal ? 1 : 0, .pSignalSemaphores = &signal };
+	return f->submit(f->queue, 1, &si, fence);
 }
 
 void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, vkc_ranges r) {

@@ -125,6 +125,16 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	uint32_t ext_count, const char *const *exts, vkc_fns *f);
 // vkc_close_device waits for the queue and destroys the device.
 void vkc_close_device(vkc_fns *f);
+// vkc_adopt_device fills f with the function table of dev, a device
+// another program created on inst, and its queue (VK_NULL_HANDLE: queue
+// index of family, fetched with vkGetDeviceQueue), creating nothing;
+// vkc_close_device must never be called on it. 0 when a function is
+// missing (f is then zeroed).
+int vkc_adopt_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkDevice dev, VkQueue queue, uint32_t family,
+	uint32_t index, vkc_fns *f);
+// vkc_release_adopted waits for the queue (the caller holds the queue
+// lock) and forgets the device without destroying it.
+void vkc_release_adopted(vkc_fns *f);
 
 // REFUSE and REFUSE_R return from a call made with no function table or
 // device: the device was closed. The Go side never makes one (Device's
@@ -164,7 +174,9 @@ VkResult vkc_create_fence(const vkc_fns *f, VkFence *out);
 void vkc_destroy_fence(const vkc_fns *f, VkFence fence);
 VkResult vkc_create_timestamp_pool(const vkc_fns *f, uint32_t count, VkQueryPool *out);
 void vkc_destroy_query_pool(const vkc_fns *f, VkQueryPool p);
-// vkc_create_buffer: exclusive, storage plus transfer source and destination.
+// vkc_create_buffer: exclusive; storage, transfer source and destination,
+// indirect, and the vertex, index and uniform usages another program's
+// renderer needs to draw from a page vk hands out (adopt.go).
 VkResult vkc_create_buffer(const vkc_fns *f, VkDeviceSize size, VkBuffer *out);
 void vkc_destroy_buffer(const vkc_fns *f, VkBuffer b);
 void vkc_buffer_requirements(const vkc_fns *f, VkBuffer b, VkMemoryRequirements *out);
@@ -216,6 +228,12 @@ VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint6
 VkResult vkc_reset_fence(const vkc_fns *f, VkFence fence);
 VkResult vkc_fence_status(const vkc_fns *f, VkFence fence);
 VkResult vkc_queue_wait_idle(const vkc_fns *f);
+// vkc_submit_sync is an empty submission that waits on wait (at every
+// stage; VK_NULL_HANDLE: none) and signals signal and fence (each may be
+// VK_NULL_HANDLE). With vkQueueSubmit a wait orders every later
+// submission on the queue and a signal covers every earlier one, so it
+// hands the queue's order to and from another program's semaphores.
+VkResult vkc_submit_sync(const vkc_fns *f, VkSemaphore wait, VkSemaphore signal, VkFence fence);
 
 // vkc_ranges names up to VKC_MAX_BINDINGS storage-buffer ranges for one set.
 // vkc_update_set takes it by value: no Go pointer is passed, so the Go

@@ -68,9 +68,15 @@ type Device struct {
 	fns      *C.vkc_fns // C memory; freed by Close
 
 	// gate is held shared by every call into C and exclusively by Close.
-	gate    sync.RWMutex
-	closed  atomic.Bool // set under gate held exclusively
-	queueMu sync.Mutex  // vkQueueSubmit and vkQueueWaitIdle need external sync
+	gate   sync.RWMutex
+	closed atomic.Bool // set under gate held exclusively
+	// queueMu is taken around vkQueueSubmit, vkQueueWaitIdle and
+	// vkQueuePresentKHR, which need external synchronisation: a mutex of
+	// the device's own, or the lock an adopting program shares (adopt.go).
+	queueMu sync.Locker
+	// adopted: the device, its queue and its instance belong to another
+	// program (AdoptDevice); Close waits for vkc's work and destroys nothing.
+	adopted bool
 	live    [numObjectKinds]atomic.Int64
 	lost    atomic.Bool
 	// moduleCalls counts vkCreateShaderModule calls, so that a test can
@@ -122,7 +128,8 @@ func (in *Instance) createDevice(pd physical, family int, exts []string) (*Devic
 		C.free(unsafe.Pointer(fns))
 		return nil, err
 	}
-	return &Device{inst: in, info: pd.info, api: pd.api, family: uint32(family), memTypes: pd.memTypes, fns: fns}, nil
+	return &Device{inst: in, info: pd.info, api: pd.api, family: uint32(family), memTypes: pd.memTypes, fns: fns,
+		queueMu: new(sync.Mutex)}, nil
 }
 
 // Info describes the physical device.
@@ -203,7 +210,7 @@ func (d *Device) WaitIdle() error {
 }
 
 // Close waits for calls in progress and for the queue, then destroys the
-// device; idempotent. Objects created from it must be destroyed first
+// device (an adopted one it only lets go of: see AdoptDevice); idempotent. Objects created from it must be destroyed first
 // (Live tells which are not); destroying one afterwards does nothing.
 func (d *Device) Close() {
 	if d == nil {
@@ -215,6 +222,10 @@ func (d *Device) Close() {
 		return
 	}
 	d.closed.Store(true)
+	if d.adopted {
+		d.releaseAdopted()
+		return
+	}
 	C.vkc_close_device(d.fns)
 	d.closePresentation()
 	C.free(unsafe.Pointer(d.fns))

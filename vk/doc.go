@@ -35,6 +35,15 @@
 // dropped it: one rule for every call, and no 40,000 lines of generated
 // cgo to compile.
 //
+// # Adopted devices
+//
+// AdoptInstance and Instance.AdoptDevice run vk on handles another
+// program created (adopt.go): the device's function table is loaded from
+// them, Close destroys only vk's own objects, the program's queue lock is
+// vk's queue lock, and the program's validation messenger hears vk's
+// calls. That program may well call Vulkan through vulkan-go; vk still
+// never does (package vulkango converts handles only).
+//
 // # SPIR-V validation
 //
 // NewPipeline hands the driver only a module that ValidateSPIRV accepts:

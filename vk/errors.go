@@ -34,10 +34,15 @@ const (
 	ErrOutOfDate
 	// ErrNoPresentation: the device was not opened to present.
 	ErrNoPresentation
+	// ErrBadAdoption: handles or a description of them that vk cannot run
+	// on (a null handle, a physical device not of the instance, a queue
+	// family without compute, an API version below MinAPIVersion). The
+	// message names which.
+	ErrBadAdoption
 )
 
 // Failures lists every Failure, for an adapter to check that it maps each.
-var Failures = []Failure{ErrOutOfDeviceMemory, ErrDeviceLost, ErrClosed, ErrNoLoader, ErrNoDevice, ErrBadSPIRV, ErrOutOfDate, ErrNoPresentation}
+var Failures = []Failure{ErrOutOfDeviceMemory, ErrDeviceLost, ErrClosed, ErrNoLoader, ErrNoDevice, ErrBadSPIRV, ErrOutOfDate, ErrNoPresentation, ErrBadAdoption}
 
 var failureMessages = [...]string{
 	ErrOutOfDeviceMemory: "vk: out of device memory",
@@ -48,6 +53,7 @@ var failureMessages = [...]string{
 	ErrBadSPIRV:          "vk: invalid SPIR-V module",
 	ErrOutOfDate:         "vk: swapchain out of date with its surface",
 	ErrNoPresentation:    "vk: device not opened for presentation",
+	ErrBadAdoption:       "vk: cannot adopt the device",
 }
 
 // Error says what failed, prefixed "vk:".

@@ -63,6 +63,9 @@ type Instance struct {
 	self       cgo.Handle
 	validating bool
 	logger     *slog.Logger
+	// adopted: another program created the instance (AdoptInstance);
+	// Close lets go of it without destroying it.
+	adopted bool
 
 	errors, warnings atomic.Int64
 	msgMu            sync.Mutex
@@ -201,8 +204,9 @@ func vkcDebugMessage(user C.uintptr_t, severity C.int, msg *C.char) {
 	}
 }
 
-// Close destroys the messenger and the instance; it is idempotent and
-// waits for calls in progress on the instance. Every device opened from it
+// Close destroys the messenger and the instance (an adopted one it only
+// lets go of); it is idempotent and waits for calls in progress on the
+// instance. Every device opened from it
 // must be closed first.
 func (in *Instance) Close() {
 	if in == nil {
@@ -214,7 +218,10 @@ func (in *Instance) Close() {
 		return
 	}
 	in.closed = true
+	liveInstances.Add(-1)
+	if in.adopted {
+		return
+	}
 	C.vkc_destroy_instance(in.gipa, in.handle, in.messenger)
 	in.self.Delete()
-	liveInstances.Add(-1)
 }

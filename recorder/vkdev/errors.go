@@ -22,6 +22,7 @@ var sentinels = [...]struct {
 	{vk.ErrBadSPIRV, recorder.ErrBadSPIRV},
 	{vk.ErrNoLoader, recorder.ErrNoLoader},
 	{vk.ErrNoDevice, recorder.ErrNoDevice},
+	{vk.ErrBadAdoption, recorder.ErrBadAdoption},
 }
 
 // vkError is a vk error as the recorder sees it: vk's message and chain,

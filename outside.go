@@ -1,0 +1,205 @@
+package vkc
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/recorder/vkdev"
+)
+
+// Sharing a device with outside Vulkan code (a renderer written with
+// vulkan-go, C through cgo, or any binding): Adopt opens vkc on the
+// program's device, VulkanBuffer hands out where a buffer lives, and four
+// calls exchange order with the program's semaphores and fences:
+//
+//   - Stream.SignalOutside: the program's semaphore (or fence) signals
+//     once the stream's work is done; the program's submit waits on it
+//     before it reads what vkc wrote.
+//   - Stream.WaitOutside: the stream's next work waits for the program's
+//     semaphore.
+//   - Buffer.WrittenOutside: the program wrote the buffer; vkc reads it as
+//     written (no ErrUnwritten) once the program's semaphore signals.
+//   - Buffer.ReadOutside: the program reads the buffer; vkc's next write
+//     to it, and its Close, wait until the program's semaphore signals.
+//
+// Handles are integers: a dispatchable handle (VkInstance, VkDevice, …) as
+// the pointer's uintptr, a non-dispatchable one (VkBuffer, VkSemaphore,
+// VkFence) as its 64-bit value. Package vkc/vulkango converts vulkan-go's
+// types. Every semaphore and fence is the program's: vkc signals and waits
+// on them and never creates or destroys one, so nothing it hands out
+// outlives Close.
+
+var (
+	// ErrBadAdoption: Adopt was given handles vkc cannot run on: a null
+	// one, a physical device the instance does not list, a queue family
+	// without compute (or out of range), or a Vulkan version below 1.1.
+	// The message names which.
+	ErrBadAdoption = errors.New("vkc: cannot adopt the device")
+	// ErrNotShared: the device has no Vulkan handles to share with outside
+	// code (it was not opened on Vulkan).
+	ErrNotShared = errors.New("vkc: the device shares nothing with outside Vulkan code")
+)
+
+// External is a Vulkan device another program created, as integers, and
+// what vkc needs to know of it that Vulkan cannot be asked.
+type External struct {
+	// Instance, PhysicalDevice and Device are the program's handles. The
+	// device must have been created from that physical device.
+	Instance, PhysicalDevice, Device uintptr
+	// Queue is the queue vkc submits to, of family QueueFamily, index
+	// QueueIndex, as the program created it; zero fetches it with
+	// vkGetDeviceQueue. The family must support compute, and any other
+	// queue that reads or writes vkc's buffers must be of the same family
+	// (vkc's buffers are exclusive to one family).
+	Queue                   uintptr
+	QueueFamily, QueueIndex uint32
+	// APIVersion is the apiVersion of the program's VkApplicationInfo: at
+	// least Vulkan 1.1 (VK_API_VERSION_1_1 = 1<<22 | 1<<12).
+	APIVersion uint32
+	// QueueLock is the lock the program takes around its own
+	// vkQueueSubmit, vkQueueWaitIdle and vkQueuePresentKHR on Queue; vkc
+	// takes it around each of its own, as Vulkan requires of two users of
+	// one queue. Nil means the queue is vkc's alone: the program created a
+	// second queue of the family for it and never touches this one. The
+	// program must not call vkc while it holds the lock: vkc's call may
+	// submit, and would wait for the lock forever.
+	QueueLock sync.Locker
+}
+
+// Adopt opens vkc on a device another program created. vkc enables
+// nothing of its own: it runs on Vulkan 1.1 core, whatever features and
+// extensions the program enabled. Close waits for vkc's work on the
+// queue, destroys every object vkc created and leaves the instance,
+// device and queue to the program, which destroys them after.
+//
+// Validation is the program's: the layer and its messenger, if any, are
+// on the program's instance and report vkc's calls there;
+// ValidationMessages counts none. WithDevice, WithValidation,
+// WithSyncValidation, WithLogger and WithPresentation, which choose or
+// set up a device vkc creates, have no effect; the others apply.
+func Adopt(e External, opts ...Option) (*Device, error) {
+	open := func() (recorder.Device, error) {
+		return vkdev.Adopt(vkdev.Adopted{Instance: e.Instance, PhysicalDevice: e.PhysicalDevice,
+			Device: e.Device, Queue: e.Queue, QueueFamily: e.QueueFamily, QueueIndex: e.QueueIndex,
+			APIVersion: e.APIVersion, QueueLock: e.QueueLock})
+	}
+	return Open(append(opts[:len(opts):len(opts)], withRecorderDevice(open))...)
+}
+
+// VulkanBuffer is where a buffer's elements live on a Vulkan device: a
+// range of a VkBuffer that vkc suballocates, so other buffers of vkc lie
+// in the same VkBuffer outside [Offset, Offset+Range). The VkBuffer's
+// usages include storage, uniform, vertex, index, indirect and transfer
+// source and destination; Offset is aligned for storage descriptors
+// (uniform descriptors may need more: the device's
+// minUniformBufferOffsetAlignment).
+type VulkanBuffer struct {
+	Buffer uint64 // the VkBuffer's 64-bit value
+	Offset uint64 // bytes from the VkBuffer's start to element 0
+	Range  uint64 // Len() times the element size
+}
+
+// VulkanBuffer returns where the buffer lives, valid until the buffer or
+// its device closes. Outside commands that use it are declared with
+// ReadOutside and WrittenOutside.
+func (b *Buffer[T]) VulkanBuffer() (VulkanBuffer, error) {
+	if err := b.valid(); err != nil {
+		return VulkanBuffer{}, err
+	}
+	c := b.core
+	if err := c.dev.enter(); err != nil {
+		return VulkanBuffer{}, err
+	}
+	defer c.dev.leave()
+	if !c.life.enter() {
+		return VulkanBuffer{}, ErrClosed
+	}
+	defer c.done()
+	h, off, err := c.dev.rec.BufferHandle(c.claim)
+	if err != nil {
+		return VulkanBuffer{}, public(err)
+	}
+	return VulkanBuffer{Buffer: h, Offset: off, Range: uint64(c.n) * elemSize}, nil
+}
+
+// SignalOutside submits the stream's pending work and signals the
+// program's semaphore and fence (either may be 0, not both) once it is
+// done, together with everything submitted to the queue before. The
+// program's submit then waits on the semaphore before it reads what the
+// stream wrote, or its host waits on the fence. A semaphore must be
+// unsignaled with no signal pending (binary semaphores); on an error
+// neither is signaled and the program must not wait on them. Inside the
+// stream's capture window it is refused with ErrSyncInCapture (and dooms
+// the window): a signal is not recorded.
+func (s *Stream) SignalOutside(semaphore, fence uint64) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	return public(s.dev.rec.SignalOutside(s.id, semaphore, fence))
+}
+
+// WaitOutside makes the stream's next work, and everything submitted to
+// the queue after it, wait for the program's semaphore, whose signal the
+// program has already submitted. It declares no buffer: for those, use
+// WrittenOutside and ReadOutside.
+func (s *Stream) WaitOutside(semaphore uint64) error {
+	if semaphore == 0 {
+		return fmt.Errorf("vkc: WaitOutside on a null semaphore")
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	return public(s.dev.rec.WaitOutside(s.id, semaphore, nil, nil))
+}
+
+// WrittenOutside declares that the program's own commands wrote the whole
+// buffer: from now on reads see it as written (no ErrUnwritten). The rule:
+// the program's write must come after vkc's last use of the buffer (wait
+// on SignalOutside's semaphore first), and it is done when semaphore
+// signals, whose signal the program has already submitted; the stream's
+// next work waits for it, and so does a host read of the buffer from any
+// stream. A semaphore of 0 says the write has already completed (the
+// program waited for it). Inside the stream's capture window it is refused
+// with ErrSyncInCapture.
+func (b *Buffer[T]) WrittenOutside(s *Stream, semaphore uint64) error {
+	return b.outside(s, semaphore, false)
+}
+
+// ReadOutside declares that the program's own commands read the buffer.
+// The rule: the program's read must come after the vkc work that wrote it
+// (wait on SignalOutside's semaphore first), and it is done when semaphore
+// signals, whose signal the program has already submitted; vkc's next
+// write to the buffer waits for it (a stream's work, submitted after, and
+// a host write from any stream), and so does the buffer's Close. A
+// semaphore of 0 says the read has already completed. It fails with
+// ErrUnwritten, after declaring, when no executed work wrote the buffer:
+// what the program read was not data.
+func (b *Buffer[T]) ReadOutside(s *Stream, semaphore uint64) error {
+	return b.outside(s, semaphore, true)
+}
+
+// outside is WrittenOutside and ReadOutside.
+func (b *Buffer[T]) outside(s *Stream, semaphore uint64, read bool) error {
+	if err := b.valid(); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	c := b.core
+	if err := c.use(s); err != nil {
+		return err
+	}
+	defer c.done()
+	set := []alloc.Claim{c.claim}
+	if read {
+		return public(c.dev.rec.WaitOutside(s.id, semaphore, set, nil))
+	}
+	return public(c.dev.rec.WaitOutside(s.id, semaphore, nil, set))
+}
