@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -32,6 +33,10 @@ type config struct {
 	// surface and instanceExtensions open the device to present (present.go).
 	surface            func(instance uintptr) (uint64, error)
 	instanceExtensions []string
+	// pipelineCache is the pipeline-cache directory ("" none) once
+	// pipelineCacheSet; else VKC_PIPELINE_CACHE or the user's cache dir.
+	pipelineCache    string
+	pipelineCacheSet bool
 }
 
 // WithDevice picks the device by index or by a case-insensitive substring of
@@ -60,6 +65,38 @@ func WithSyncValidation(on bool) Option {
 // driver: it is recovered and printed to standard error, and the message
 // still counts in ValidationMessages.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithPipelineCache keeps compiled kernels in dir between processes, so a
+// process does not compile again what an earlier one on the same device
+// and driver compiled (on a GPU the first build of a large kernel costs
+// tens to hundreds of milliseconds): Open seeds the device's pipeline
+// cache from dir's file for this device and driver build, and Close
+// writes it back (atomically: a temporary file renamed over the old one).
+// Empty turns the file off. The default is VKC_PIPELINE_CACHE when it is
+// set (empty: off), else "vkc" in the user's cache directory
+// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux). A file that is
+// truncated, corrupt, above the size bound, written by another device or
+// driver, or that cannot be written is ignored with one warning on the
+// logger: the cache never makes Open or Close fail and never hands the
+// driver bytes it did not write.
+func WithPipelineCache(dir string) Option {
+	return func(c *config) { c.pipelineCache, c.pipelineCacheSet = dir, true }
+}
+
+// pipelineCacheDir is where Open's device keeps its pipeline cache ("": nowhere).
+func (c *config) pipelineCacheDir() string {
+	if c.pipelineCacheSet {
+		return c.pipelineCache
+	}
+	if dir, ok := os.LookupEnv("VKC_PIPELINE_CACHE"); ok {
+		return dir
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "" // no home: no cache, as for any process that cannot keep one
+	}
+	return filepath.Join(dir, "vkc")
+}
 
 // WithStreams sets the number of slots (default 4, at most 64; Open
 // refuses more): the pooled command streams logical streams share.
@@ -130,7 +167,7 @@ func Open(opts ...Option) (*Device, error) {
 		open = func() (recorder.Device, error) {
 			return recorder.OpenVulkan(recorder.VulkanOptions{Device: c.device, Validation: c.validation,
 				SyncValidation: c.syncValidation, Logger: c.logger,
-				Surface: c.surface, InstanceExtensions: c.instanceExtensions})
+				Surface: c.surface, InstanceExtensions: c.instanceExtensions, PipelineCacheDir: c.pipelineCacheDir()})
 		}
 	}
 	rdev, err := open()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/vk"
 )
 
@@ -485,7 +486,8 @@ func openPresentingVulkan(o VulkanOptions) (Device, error) {
 		in.Close()
 		return nil, fromVK(err)
 	}
-	return &presentingDevice{vulkanDevice: &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info())}}, nil
+	return &presentingDevice{vulkanDevice: &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info()),
+		cache: pipecache.Attach(d, o.PipelineCacheDir, o.Logger)}}, nil
 }
 
 // presentingDevice is the Vulkan device with presentation: a Device and a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/vk"
 )
 
@@ -31,6 +32,9 @@ type VulkanOptions struct {
 	// enable (GLFW's GetRequiredInstanceExtensions).
 	Surface            func(instance uintptr) (uint64, error)
 	InstanceExtensions []string
+	// PipelineCacheDir is the directory of the pipeline-cache file loaded
+	// at open and saved at Close (internal/pipecache); empty: no file.
+	PipelineCacheDir string
 }
 
 // VulkanDevices lists the Vulkan devices of this machine.
@@ -76,7 +80,7 @@ func OpenVulkan(o VulkanOptions) (Device, error) {
 		in.Close()
 		return nil, fromVK(err)
 	}
-	return &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info())}, nil
+	return &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info()), cache: pipecache.Attach(d, o.PipelineCacheDir, o.Logger)}, nil
 }
 
 // vulkanDevice implements Device on package vk. It keeps vk's objects in
@@ -94,6 +98,7 @@ type vulkanDevice struct {
 	cbs    table[*vk.CommandBuffer]
 	fences table[*vk.Fence]
 
+	cache     *pipecache.Store // saved at Close; nil: no cache file
 	closeOnce sync.Once
 }
 
@@ -363,6 +368,7 @@ func (v *vulkanDevice) Diagnostics() Diagnostics {
 
 func (v *vulkanDevice) Close() error {
 	v.closeOnce.Do(func() {
+		v.cache.Save()
 		v.d.Close()
 		v.in.Close()
 	})

@@ -221,6 +221,9 @@ static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
 	LOAD(flush, "vkFlushMappedMemoryRanges");
 	LOAD(invalidate, "vkInvalidateMappedMemoryRanges");
 	LOAD(queueWaitIdle, "vkQueueWaitIdle");
+	LOAD(createPipelineCache, "vkCreatePipelineCache");
+	LOAD(destroyPipelineCache, "vkDestroyPipelineCache");
+	LOAD(getPipelineCacheData, "vkGetPipelineCacheData");
 	return 1;
 }
 #undef LOAD
@@ -251,9 +254,29 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	return VK_SUCCESS;
 }
 
+VkResult vkc_create_pipeline_cache(vkc_fns *f, const void *data, size_t size) {
+	REFUSE_R;
+	VkPipelineCacheCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+		.initialDataSize = data ? size : 0, .pInitialData = data };
+	VkPipelineCache c = VK_NULL_HANDLE;
+	VkResult r = f->createPipelineCache(f->dev, &ci, NULL, &c);
+	if (r == VK_SUCCESS) f->cache = c;
+	return r;
+}
+
+VkResult vkc_pipeline_cache_data(const vkc_fns *f, size_t *size, void *out) {
+	REFUSE_R;
+	if (!f->cache) { *size = 0; return VK_SUCCESS; }
+	return f->getPipelineCacheData(f->dev, f->cache, size, out);
+}
+
 void vkc_close_device(vkc_fns *f) {
 	if (!f || !f->dev) return;
 	f->queueWaitIdle(f->queue);
+	if (f->cache) {
+		f->destroyPipelineCache(f->dev, f->cache, NULL);
+		f->cache = VK_NULL_HANDLE;
+	}
 	f->destroyDevice(f->dev, NULL);
 	f->dev = VK_NULL_HANDLE;
 }
@@ -298,7 +321,7 @@ VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipel
 	VkComputePipelineCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, .layout = layout,
 		.stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
 			.module = m, .pName = "main", .pSpecializationInfo = spec_count ? &si : NULL } };
-	return f->createComputePipelines(f->dev, VK_NULL_HANDLE, 1, &ci, NULL, out);
+	return f->createComputePipelines(f->dev, f->cache, 1, &ci, NULL, out);
 }
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p) { REFUSE; f->destroyPipeline(f->dev, p, NULL); }
 

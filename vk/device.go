@@ -35,12 +35,13 @@ const (
 	ObjSwapchain // presentation (present.go)
 	ObjSemaphore
 	ObjImage
+	ObjPipelineCache
 	numObjectKinds
 )
 
 var objectNames = [numObjectKinds]string{"memory", "buffer", "shader-module", "pipeline", "pipeline-layout",
 	"set-layout", "descriptor-pool", "descriptor-set", "command-pool", "command-buffer", "fence", "query-pool",
-	"surface", "swapchain", "semaphore", "image"}
+	"surface", "swapchain", "semaphore", "image", "pipeline-cache"}
 
 // String names the kind.
 func (k ObjectKind) String() string {
@@ -215,6 +216,9 @@ func (d *Device) Close() {
 		return
 	}
 	d.closed.Store(true)
+	if d.fns.cache != nil {
+		d.live[ObjPipelineCache].Add(-1)
+	}
 	C.vkc_close_device(d.fns)
 	d.closePresentation()
 	C.free(unsafe.Pointer(d.fns))

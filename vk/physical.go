@@ -96,6 +96,11 @@ type DeviceInfo struct {
 	// UnifiedMemory: device-local memory is also host-visible, so reads and
 	// writes go through the mapping with no staging copy.
 	UnifiedMemory bool
+	// PipelineCacheUUID and DriverVersionCode say which pipeline-cache data
+	// this driver accepts: data saved by another driver build is not
+	// handed to it (pipecache.go).
+	PipelineCacheUUID [16]byte
+	DriverVersionCode uint32
 }
 
 func vendorName(id uint32) string {
@@ -207,6 +212,10 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 			NonCoherentAtomSize:             uint64(l.nonCoherentAtomSize),
 			TimestampPeriod:                 float32(l.timestampPeriod),
 		},
+	}
+	info.DriverVersionCode = uint32(p.driverVersion)
+	for i := range info.PipelineCacheUUID {
+		info.PipelineCacheUUID[i] = byte(p.pipelineCacheUUID[i])
 	}
 	if info.Type > TypeCPU {
 		info.Type = TypeOther
