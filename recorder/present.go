@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/vk"
 )
 
@@ -487,7 +486,7 @@ func openPresentingVulkan(o VulkanOptions) (Device, error) {
 		return nil, fromVK(err)
 	}
 	return &presentingDevice{vulkanDevice: &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info()),
-		cache: pipecache.Attach(d, o.PipelineCacheDir, o.Logger)}}, nil
+		cache: setUp(d, o)}}, nil
 }
 
 // presentingDevice is the Vulkan device with presentation: a Device and a

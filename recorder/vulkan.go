@@ -35,6 +35,27 @@ type VulkanOptions struct {
 	// PipelineCacheDir is the directory of the pipeline-cache file loaded
 	// at open and saved at Close (internal/pipecache); empty: no file.
 	PipelineCacheDir string
+	// Wait is how fence waits poll before they sleep.
+	Wait WaitPolicy
+}
+
+// WaitPolicy chooses how a Vulkan device's fence waits poll the fence
+// before they sleep (vk.WaitPolicy holds the durations).
+type WaitPolicy uint8
+
+// The wait policies, as CUDA's device schedule flags.
+const (
+	WaitAuto  WaitPolicy = iota // poll briefly, then sleep
+	WaitSpin                    // poll busily until the fence signals
+	WaitYield                   // poll, yielding the processor between polls
+	WaitBlock                   // sleep in vkWaitForFences at once
+)
+
+// setUp configures a device just opened: its fence waits and its
+// pipeline cache, which it returns for Close to save.
+func setUp(d *vk.Device, o VulkanOptions) *pipecache.Store {
+	d.SetWaitPolicy([...]vk.WaitPolicy{WaitAuto: vk.WaitAuto, WaitSpin: vk.WaitSpin, WaitYield: vk.WaitYield, WaitBlock: vk.WaitBlock}[min(o.Wait, WaitBlock)])
+	return pipecache.Attach(d, o.PipelineCacheDir, o.Logger)
 }
 
 // VulkanDevices lists the Vulkan devices of this machine.
@@ -80,7 +101,7 @@ func OpenVulkan(o VulkanOptions) (Device, error) {
 		in.Close()
 		return nil, fromVK(err)
 	}
-	return &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info()), cache: pipecache.Attach(d, o.PipelineCacheDir, o.Logger)}, nil
+	return &vulkanDevice{in: in, d: d, info: infoFromVK(d.Info()), cache: setUp(d, o)}, nil
 }
 
 // vulkanDevice implements Device on package vk. It keeps vk's objects in

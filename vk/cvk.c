@@ -2,8 +2,11 @@
 #include "cvk.h"
 #if defined(_WIN32)
 #include <windows.h>
+#define yield_processor() SwitchToThread()
 #else
 #include <dlfcn.h>
+#include <sched.h>
+#define yield_processor() sched_yield()
 #endif
 #include <string.h>
 #include <time.h>
@@ -487,18 +490,24 @@ static uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t timeout_ns) {
+VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t yield_ns, uint64_t timeout_ns) {
 	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	// Poll first: small submissions finish within microseconds, and a
 	// blocking wait would put this thread to sleep and have the driver's
 	// queue thread wake it (two futex calls and a context switch, most of
-	// the cost of a one-launch submit on lavapipe).
-	if (spin_ns) {
-		uint64_t until = now_ns() + spin_ns;
-		do {
+	// the cost of a one-launch submit on lavapipe, and at the mercy of the
+	// scheduler's wake-up latency on a loaded machine). Busy polling
+	// first, then polling that gives the processor away between polls
+	// (the driver's own threads may need it), then sleeping.
+	if (spin_ns || yield_ns) {
+		uint64_t start = now_ns(), spin_until = start + spin_ns, until = spin_until + yield_ns;
+		for (;;) {
 			VkResult r = f->fenceStatus(f->dev, fence);
 			if (r != VK_NOT_READY) return r;
-		} while (now_ns() < until);
+			uint64_t now = now_ns();
+			if (now >= until) break;
+			if (now >= spin_until) yield_processor();
+		}
 	}
 	return f->waitFences(f->dev, 1, &fence, VK_TRUE, timeout_ns);
 }

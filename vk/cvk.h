@@ -224,9 +224,10 @@ void vkc_cmd_timestamp(const vkc_fns *f, vkc_cmd *c, VkQueryPool pool, uint32_t 
 void vkc_cmd_reset_queries(const vkc_fns *f, vkc_cmd *c, VkQueryPool pool, uint32_t first, uint32_t count);
 
 VkResult vkc_submit(const vkc_fns *f, VkCommandBuffer cb, VkFence fence);
-// vkc_wait_fence polls the fence for up to spin_ns, then waits up to
-// timeout_ns more.
-VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t timeout_ns);
+// vkc_wait_fence polls the fence busily for up to spin_ns, then polls it
+// yielding the processor between polls for up to yield_ns, then waits up to
+// timeout_ns in vkWaitForFences.
+VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t yield_ns, uint64_t timeout_ns);
 VkResult vkc_reset_fence(const vkc_fns *f, VkFence fence);
 VkResult vkc_fence_status(const vkc_fns *f, VkFence fence);
 VkResult vkc_queue_wait_idle(const vkc_fns *f);

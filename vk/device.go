@@ -79,6 +79,8 @@ type Device struct {
 	moduleCalls atomic.Int64
 	// pres is set on a device opened to present (present.go), else nil.
 	pres *presentation
+	// wait is how fence waits poll before they sleep (nil: WaitAuto).
+	wait atomic.Pointer[WaitPolicy]
 }
 
 // OpenDevice creates a logical device on physical device index with one

@@ -9,6 +9,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unsafe"
 )
@@ -336,24 +337,58 @@ func (d *Device) Submit(cb *CommandBuffer, fence *Fence) error {
 // goroutine is never held up by it (the wait then ends with ErrClosed).
 const waitSlice = 100 * time.Millisecond
 
-// fenceSpin is how long a fence wait polls the fence before it blocks:
-// long enough for a small submission to finish, short against any real
-// work.
-const fenceSpin = 50 * time.Microsecond
+// WaitPolicy says how WaitFence waits for a fence, as CUDA's
+// cudaDeviceScheduleSpin, Yield and BlockingSync do: it polls the fence
+// busily for up to Spin, then polls it giving the processor away between
+// polls (sched_yield) for up to Yield, then sleeps in vkWaitForFences.
+// Polling answers within a microsecond of the fence signaling, where a
+// sleeping thread waits for the operating system to wake it (tens of
+// microseconds, more on a loaded machine); sleeping leaves the processor
+// to others. Each is bounded by the wait's own timeout; a forever wait
+// polls again at each of its slices (see waitSlice).
+type WaitPolicy struct {
+	Spin, Yield time.Duration
+}
+
+// Wait policies: the default (Auto) covers a small submission by busy
+// polling, a slightly longer one by yielding, and sleeps for real work.
+var (
+	WaitAuto  = WaitPolicy{Spin: 20 * time.Microsecond, Yield: 200 * time.Microsecond}
+	WaitSpin  = WaitPolicy{Spin: math.MaxInt64}
+	WaitYield = WaitPolicy{Yield: math.MaxInt64}
+	WaitBlock = WaitPolicy{}
+)
+
+// SetWaitPolicy chooses how this device's fence waits wait (WaitAuto
+// until set); negative durations count as zero. Safe at any time: a wait
+// in progress keeps the policy it started with.
+func (d *Device) SetWaitPolicy(p WaitPolicy) {
+	p.Spin, p.Yield = max(p.Spin, 0), max(p.Yield, 0)
+	d.wait.Store(&p)
+}
+
+// waitPolicy is the policy in force.
+func (d *Device) waitPolicy() WaitPolicy {
+	if p := d.wait.Load(); p != nil {
+		return *p
+	}
+	return WaitAuto
+}
 
 // WaitFence waits up to timeout (negative: forever, or until the device is
-// closed) and reports whether the fence signaled.
+// closed) and reports whether the fence signaled. It polls first, as the
+// device's WaitPolicy says, within each slice of the wait.
 func (d *Device) WaitFence(f *Fence, timeout time.Duration) (bool, error) {
 	forever := timeout < 0
-	spin := uint64(0)
-	if timeout != 0 {
-		spin = uint64(fenceSpin) // polled once, before the first blocking slice
-	}
+	policy := d.waitPolicy()
 	for {
 		slice := waitSlice
 		if !forever && timeout < slice {
 			slice = timeout
 		}
+		spin := min(policy.Spin, slice)
+		yield := min(policy.Yield, slice-spin)
+		block := slice - spin - yield
 		if err := d.enter(); err != nil {
 			return false, err
 		}
@@ -361,8 +396,7 @@ func (d *Device) WaitFence(f *Fence, timeout time.Duration) (bool, error) {
 			d.leave()
 			return false, ErrClosed
 		}
-		r := Result(C.vkc_wait_fence(d.fns, f.fence, C.uint64_t(spin), C.uint64_t(slice)))
-		spin = 0
+		r := Result(C.vkc_wait_fence(d.fns, f.fence, C.uint64_t(spin), C.uint64_t(yield), C.uint64_t(block)))
 		d.leave()
 		if r != Timeout {
 			return r == Success, d.check("vkWaitForFences", r)

@@ -1,0 +1,54 @@
+package vk
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Under every policy a wait returns when the work is done (true, with the
+// work's result in memory), and a bounded wait on a fence nothing will
+// signal returns false when its time is up: polling never outlives the
+// timeout's slice, and spinning forever is only for forever waits.
+func TestEveryWaitPolicyWaitsForTheWorkAndHonoursTimeouts(t *testing.T) {
+	d := fixture(t)
+	const n = 256
+	r := newAxpyRig(t, d, n)
+	defer r.close()
+	idle, err := d.NewFence()
+	require.NoError(t, err)
+	defer idle.Destroy()
+	xs, ys := r.x.Mapped(), r.y.Mapped()
+	push := make([]byte, 8)
+	binary.LittleEndian.PutUint32(push, math.Float32bits(1))
+	binary.LittleEndian.PutUint32(push[4:], n)
+	for name, policy := range map[string]WaitPolicy{"auto": WaitAuto, "spin": WaitSpin, "yield": WaitYield, "block": WaitBlock,
+		"negative": {Spin: -1, Yield: -time.Second}} {
+		d.SetWaitPolicy(policy)
+		for i := range n {
+			binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(i)))
+			binary.LittleEndian.PutUint32(ys[4*i:], math.Float32bits(0))
+		}
+		require.NoError(t, d.Reset(r.cb))
+		require.NoError(t, d.Begin(r.cb, OneTimeSubmit))
+		d.CmdDispatch(r.cb, &Dispatch{Pipeline: r.pipe, Set: r.set, Groups: [3]uint32{n / 64, 1, 1}, Push: push, Before: BarrierAll})
+		d.CmdBarrier(r.cb, BarrierToHost)
+		require.NoError(t, d.End(r.cb))
+		require.NoError(t, d.Submit(r.cb, r.f))
+		ok, err := d.WaitFence(r.f, -1)
+		require.NoError(t, err, name)
+		require.True(t, ok, name)
+		for i := range n {
+			require.Equal(t, float32(i), math.Float32frombits(binary.LittleEndian.Uint32(ys[4*i:])), "%s: y[%d]", name, i)
+		}
+		require.NoError(t, d.ResetFence(r.f))
+		for _, timeout := range []time.Duration{0, time.Microsecond, 3 * time.Millisecond} {
+			ok, err := d.WaitFence(idle, timeout)
+			require.NoError(t, err, "%s, %v", name, timeout)
+			require.False(t, ok, "%s: a fence nothing signals, waited for %v", name, timeout)
+		}
+	}
+}
