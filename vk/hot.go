@@ -26,11 +26,13 @@ const (
 // Pipeline stages and access masks used in barriers (Vulkan's values).
 const (
 	StageTopOfPipe    uint32 = 0x1
+	StageDrawIndirect uint32 = 0x2 // where vkCmdDispatchIndirect reads its group counts
 	StageCompute      uint32 = 0x800
 	StageTransfer     uint32 = 0x1000
 	StageBottomOfPipe uint32 = 0x2000
 	StageHost         uint32 = 0x4000
 
+	AccessIndirectRead  uint32 = 0x1 // VK_ACCESS_INDIRECT_COMMAND_READ_BIT
 	AccessShaderRead    uint32 = 0x20
 	AccessShaderWrite   uint32 = 0x40
 	AccessTransferRead  uint32 = 0x800
@@ -51,18 +53,20 @@ type Barrier struct {
 // Common barriers.
 var (
 	// BarrierAll orders all prior compute/transfer/host writes before any
-	// compute or transfer work (used at a graph's start and between hazards).
+	// compute or transfer work, the reading of indirect group counts
+	// included (used at a graph's start and between hazards).
 	BarrierAll = Barrier{
-		SrcStage: StageCompute | StageTransfer | StageHost, DstStage: StageCompute | StageTransfer,
+		SrcStage: StageCompute | StageTransfer | StageHost, DstStage: StageCompute | StageTransfer | StageDrawIndirect,
 		SrcAccess: AccessShaderWrite | AccessTransferWrite | AccessHostWrite,
-		DstAccess: AccessShaderRead | AccessShaderWrite | AccessTransferRead | AccessTransferWrite,
+		DstAccess: AccessShaderRead | AccessShaderWrite | AccessTransferRead | AccessTransferWrite | AccessIndirectRead,
 	}
 	// BarrierToHost makes compute and transfer writes visible to the host
-	// and to later transfer work (at the end of a batch or graph).
+	// and to later work, indirect group counts included (at the end of a
+	// batch or graph).
 	BarrierToHost = Barrier{
-		SrcStage: StageCompute | StageTransfer, DstStage: StageHost | StageTransfer | StageCompute,
+		SrcStage: StageCompute | StageTransfer, DstStage: StageHost | StageTransfer | StageCompute | StageDrawIndirect,
 		SrcAccess: AccessShaderWrite | AccessTransferWrite,
-		DstAccess: AccessHostRead | AccessTransferRead | AccessTransferWrite | AccessShaderRead | AccessShaderWrite,
+		DstAccess: AccessHostRead | AccessTransferRead | AccessTransferWrite | AccessShaderRead | AccessShaderWrite | AccessIndirectRead,
 	}
 )
 
