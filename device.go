@@ -112,9 +112,11 @@ type WaitPolicy uint8
 
 // The wait policies.
 const (
-	// WaitAuto, the default, polls busily for 20 µs, then yielding the
-	// processor between polls up to 200 µs, then sleeps: short waits (a
-	// small launch) return at once, long ones cost no processor.
+	// WaitAuto, the default, polls for up to 220 µs, then sleeps: short
+	// waits (a small launch) return at once, long ones cost no processor.
+	// On a GPU the first 20 µs poll busily and the rest yield the
+	// processor between polls; on a CPU device (lavapipe), whose work runs
+	// on the host's own cores, every poll yields.
 	WaitAuto WaitPolicy = iota
 	// WaitSpin polls busily until the device is done: the least latency,
 	// a whole core for as long as the wait lasts.

@@ -45,7 +45,7 @@ type WaitPolicy uint8
 
 // The wait policies, as CUDA's device schedule flags.
 const (
-	WaitAuto  WaitPolicy = iota // poll briefly, then sleep
+	WaitAuto  WaitPolicy = iota // poll briefly (vk.AutoWaitPolicy), then sleep
 	WaitSpin                    // poll busily until the fence signals
 	WaitYield                   // poll, yielding the processor between polls
 	WaitBlock                   // sleep in vkWaitForFences at once
@@ -54,7 +54,7 @@ const (
 // setUp configures a device just opened: its fence waits and its
 // pipeline cache, which it returns for Close to save.
 func setUp(d *vk.Device, o VulkanOptions) *pipecache.Store {
-	d.SetWaitPolicy([...]vk.WaitPolicy{WaitAuto: vk.WaitAuto, WaitSpin: vk.WaitSpin, WaitYield: vk.WaitYield, WaitBlock: vk.WaitBlock}[min(o.Wait, WaitBlock)])
+	d.SetWaitPolicy([...]vk.WaitPolicy{WaitAuto: vk.AutoWaitPolicy(d.Info()), WaitSpin: vk.WaitSpin, WaitYield: vk.WaitYield, WaitBlock: vk.WaitBlock}[min(o.Wait, WaitBlock)])
 	return pipecache.Attach(d, o.PipelineCacheDir, o.Logger)
 }
 

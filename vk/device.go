@@ -79,7 +79,7 @@ type Device struct {
 	moduleCalls atomic.Int64
 	// pres is set on a device opened to present (present.go), else nil.
 	pres *presentation
-	// wait is how fence waits poll before they sleep (nil: WaitAuto).
+	// wait is how fence waits poll before they sleep (nil: AutoWaitPolicy).
 	wait atomic.Pointer[WaitPolicy]
 }
 

@@ -25,7 +25,7 @@ func TestEveryWaitPolicyWaitsForTheWorkAndHonoursTimeouts(t *testing.T) {
 	push := make([]byte, 8)
 	binary.LittleEndian.PutUint32(push, math.Float32bits(1))
 	binary.LittleEndian.PutUint32(push[4:], n)
-	for name, policy := range map[string]WaitPolicy{"auto": WaitAuto, "spin": WaitSpin, "yield": WaitYield, "block": WaitBlock,
+	for name, policy := range map[string]WaitPolicy{"auto": AutoWaitPolicy(d.Info()), "auto on a GPU": AutoWaitPolicy(DeviceInfo{Type: TypeDiscrete}), "spin": WaitSpin, "yield": WaitYield, "block": WaitBlock,
 		"negative": {Spin: -1, Yield: -time.Second}} {
 		d.SetWaitPolicy(policy)
 		for i := range n {
@@ -50,5 +50,46 @@ func TestEveryWaitPolicyWaitsForTheWorkAndHonoursTimeouts(t *testing.T) {
 			require.NoError(t, err, "%s, %v", name, timeout)
 			require.False(t, ok, "%s: a fence nothing signals, waited for %v", name, timeout)
 		}
+	}
+}
+
+// BenchmarkSubmitWait is one launch submitted and waited for, per wait
+// policy: the cost an eager launch pays for its wait.
+func BenchmarkSubmitWait(b *testing.B) {
+	d := fixture(b)
+	const n = 256
+	r := newAxpyRig(b, d, n)
+	defer r.close()
+	push := make([]byte, 8)
+	binary.LittleEndian.PutUint32(push, math.Float32bits(1))
+	binary.LittleEndian.PutUint32(push[4:], n)
+	for _, p := range []struct {
+		name   string
+		policy WaitPolicy
+	}{{"auto", AutoWaitPolicy(d.Info())}, {"spin", WaitSpin}, {"yield", WaitYield}, {"block", WaitBlock}} {
+		b.Run(p.name, func(b *testing.B) {
+			d.SetWaitPolicy(p.policy)
+			for b.Loop() {
+				if err := d.Reset(r.cb); err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Begin(r.cb, OneTimeSubmit); err != nil {
+					b.Fatal(err)
+				}
+				d.CmdDispatch(r.cb, &Dispatch{Pipeline: r.pipe, Set: r.set, Groups: [3]uint32{n / 64, 1, 1}, Push: push, Before: BarrierAll})
+				if err := d.End(r.cb); err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Submit(r.cb, r.f); err != nil {
+					b.Fatal(err)
+				}
+				if ok, err := d.WaitFence(r.f, -1); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+				if err := d.ResetFence(r.f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
