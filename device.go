@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -33,6 +34,14 @@ type config struct {
 	// surface and instanceExtensions open the device to present (present.go).
 	surface            func(instance uintptr) (uint64, error)
 	instanceExtensions []string
+	// pipelineCache is the pipeline-cache directory ("" none) once
+	// pipelineCacheSet; else VKC_PIPELINE_CACHE or the user's cache dir.
+	pipelineCache    string
+	pipelineCacheSet bool
+	// wait is how fence waits poll before they sleep, once waitSet; else
+	// VKC_WAIT_POLICY, else WaitAuto.
+	wait    WaitPolicy
+	waitSet bool
 }
 
 // WithDevice picks the device by index or by a case-insensitive substring of
@@ -61,6 +70,107 @@ func WithSyncValidation(on bool) Option {
 // driver: it is recovered and printed to standard error, and the message
 // still counts in ValidationMessages.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithPipelineCache keeps compiled kernels in dir between processes, so a
+// process does not compile again what an earlier one on the same device
+// and driver compiled (on a GPU the first build of a large kernel costs
+// tens to hundreds of milliseconds): Open seeds the device's pipeline
+// cache from dir's file for this device and driver build, and Close
+// writes it back (atomically: a temporary file renamed over the old one).
+// Empty turns the file off. The default is VKC_PIPELINE_CACHE when it is
+// set (empty: off), else "vkc" in the user's cache directory
+// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux). A file that is
+// truncated, corrupt, above the size bound, written by another device or
+// driver, or that cannot be written is ignored with one warning on the
+// logger: the cache never makes Open or Close fail and never hands the
+// driver bytes it did not write.
+func WithPipelineCache(dir string) Option {
+	return func(c *config) { c.pipelineCache, c.pipelineCacheSet = dir, true }
+}
+
+// pipelineCacheDir is where Open's device keeps its pipeline cache ("": nowhere).
+func (c *config) pipelineCacheDir() string {
+	if c.pipelineCacheSet {
+		return c.pipelineCache
+	}
+	if dir, ok := os.LookupEnv("VKC_PIPELINE_CACHE"); ok {
+		return dir
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "" // no home: no cache, as for any process that cannot keep one
+	}
+	return filepath.Join(dir, "vkc")
+}
+
+// WaitPolicy is how the host waits for the device (a Sync, a Read, an
+// eager launch's completion): the choice CUDA makes with
+// cudaDeviceScheduleSpin, Yield and BlockingSync. Polling the fence sees it
+// signal within a microsecond; sleeping waits for the operating system to
+// wake the thread, tens of microseconds and more on a loaded machine, but
+// leaves the processor to other threads, the driver's included.
+type WaitPolicy uint8
+
+// The wait policies.
+const (
+	// WaitAuto, the default, polls for up to 220 µs, then sleeps: short
+	// waits (a small launch) return at once, long ones cost no processor.
+	// On a GPU the first 20 µs poll busily and the rest yield the
+	// processor between polls; on a CPU device (lavapipe), whose work runs
+	// on the host's own cores, every poll yields.
+	WaitAuto WaitPolicy = iota
+	// WaitSpin polls busily until the device is done: the least latency,
+	// a whole core for as long as the wait lasts.
+	WaitSpin
+	// WaitYield polls, giving the processor away between polls: little
+	// latency where cores are free, and no sleep to wake from.
+	WaitYield
+	// WaitBlock sleeps at once until the device is done: no processor
+	// spent, the operating system's wake-up latency added to every wait.
+	WaitBlock
+)
+
+// waitPolicies names the policies for VKC_WAIT_POLICY and String.
+var waitPolicies = [...]string{WaitAuto: "auto", WaitSpin: "spin", WaitYield: "yield", WaitBlock: "block"}
+
+// String is the policy's name as VKC_WAIT_POLICY spells it.
+func (p WaitPolicy) String() string {
+	if int(p) < len(waitPolicies) {
+		return waitPolicies[p]
+	}
+	return fmt.Sprintf("WaitPolicy(%d)", uint8(p))
+}
+
+// ErrWaitPolicy: Open was given a wait policy (WithWaitPolicy or
+// VKC_WAIT_POLICY) that is none of the four.
+var ErrWaitPolicy = errors.New("vkc: unknown wait policy (auto, spin, yield or block)")
+
+// WithWaitPolicy chooses how the device's waits wait (default WaitAuto,
+// or VKC_WAIT_POLICY=auto|spin|yield|block); Open refuses a policy that
+// is none of the four.
+func WithWaitPolicy(p WaitPolicy) Option {
+	return func(c *config) { c.wait, c.waitSet = p, true }
+}
+
+// waitPolicy is the policy Open's device waits with.
+func (c *config) waitPolicy() (WaitPolicy, error) {
+	if c.waitSet {
+		if int(c.wait) >= len(waitPolicies) {
+			return 0, fmt.Errorf("%w: %v", ErrWaitPolicy, c.wait)
+		}
+		return c.wait, nil
+	}
+	name, ok := os.LookupEnv("VKC_WAIT_POLICY")
+	if !ok || name == "" {
+		return WaitAuto, nil
+	}
+	for p, n := range waitPolicies {
+		if n == name {
+			return WaitPolicy(p), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: VKC_WAIT_POLICY=%q", ErrWaitPolicy, name)
+}
 
 // WithStreams sets the number of slots (default 4, at most 64; Open
 // refuses more): the pooled command streams logical streams share.
@@ -127,12 +237,17 @@ func Open(opts ...Option) (*Device, error) {
 	if !c.validationSet {
 		c.validation = os.Getenv("VKC_VALIDATION") == "1"
 	}
+	wait, err := c.waitPolicy()
+	if err != nil {
+		return nil, err
+	}
 	open := c.open
 	if open == nil {
 		open = func() (recorder.Device, error) {
 			return vkdev.Open(vkdev.Options{Device: c.device, Validation: c.validation,
 				SyncValidation: c.syncValidation, Logger: c.logger,
-				Surface: c.surface, InstanceExtensions: c.instanceExtensions})
+				Surface: c.surface, InstanceExtensions: c.instanceExtensions, PipelineCacheDir: c.pipelineCacheDir(),
+				Wait: vkdev.WaitPolicy(wait)})
 		}
 	}
 	rdev, err := open()

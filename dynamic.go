@@ -312,11 +312,17 @@ func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n l
 	return launchDyn(s, k, cores, []scalar{{param: value}}, extents, n, indirect, groups, p)
 }
 
-// Groups are group counts a device length decides when a launch runs:
-// see GroupsOf and Kernel.LaunchIndirect.
+// Groups are group counts decided on the device when a launch runs: by a
+// length param (GroupsOf) or by earlier work (GroupsFrom); see
+// Kernel.LaunchIndirect.
 type Groups struct {
 	n   *Param[uint32]
 	per uint32
+	// fromDevice: GroupsFrom's counts, at countsOffset of counts, bounded by max.
+	fromDevice   bool
+	counts       *Buffer[uint32]
+	countsOffset int
+	max          [3]uint32
 }
 
 // GroupsOf is ceil(n/perGroup) groups in x (one in y and z), recomputed
@@ -331,13 +337,17 @@ func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, pe
 // kernel reads the length itself if it needs it: bind the same param as
 // one of args, at a binding it only reads (a param bound where it writes is
 // ErrParamWritten, as in Launch). Every buffer the kernel writes counts as
-// written whole.
+// written whole. With GroupsFrom the counts are those earlier device work
+// wrote.
 func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) error {
 	if k == nil || k.rk == nil {
 		return errNilKernel
 	}
+	if g.fromDevice {
+		return k.launchIndirectFrom(s, g, push, args...)
+	}
 	if g.per == 0 || g.n.valid() != nil {
-		return fmt.Errorf("vkc: kernel %q: LaunchIndirect needs GroupsOf(a *Param[uint32], perGroup > 0)", k.name)
+		return fmt.Errorf("vkc: kernel %q: LaunchIndirect needs GroupsOf(a *Param[uint32], perGroup > 0) or GroupsFrom", k.name)
 	}
 	if err := k.enter(s); err != nil {
 		return err

@@ -93,4 +93,9 @@ type DeviceInfo struct {
 	// UnifiedMemory: device-local memory is also host-visible, so reads and
 	// writes go through the mapping with no staging copy.
 	UnifiedMemory bool
+	// PipelineCacheUUID and DriverVersionCode say which pipeline-cache data
+	// this driver accepts: data saved by another driver build is not
+	// handed to it (internal/pipecache).
+	PipelineCacheUUID [16]byte
+	DriverVersionCode uint32
 }

@@ -297,6 +297,19 @@ var catalogue = []Kernel{
 		PushDoc:   "rows uint32, cols uint32",
 		LocalSize: [3]uint32{defaultLocal1D, 1, 1},
 	},
+	// clamp_groups: dst[i] = min(src[offset+i], limit[i]) for i < 3, one
+	// invocation: group counts a kernel wrote, bounded on the device before
+	// an indirect dispatch reads them (Kernel.LaunchIndirect with
+	// GroupsFrom).
+	// Bindings: 0 src (read), 1 dst (write, 3 words). Push: offset uint32
+	// (words), limit x, y, z uint32. Groups: 1.
+	{
+		Name:      "clamp_groups",
+		Bindings:  []Binding{ro("src"), wo("dst")},
+		PushSize:  16,
+		PushDoc:   "offset uint32 (in words into src), limit_x uint32, limit_y uint32, limit_z uint32",
+		LocalSize: [3]uint32{1, 1, 1},
+	},
 
 	// The dynamic variants (see the package doc): each reads the static
 	// kernel's push-constant words, in order, from the read-only scalar

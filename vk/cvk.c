@@ -2,8 +2,11 @@
 #include "cvk.h"
 #if defined(_WIN32)
 #include <windows.h>
+#define yield_processor() SwitchToThread()
 #else
 #include <dlfcn.h>
+#include <sched.h>
+#define yield_processor() sched_yield()
 #endif
 #include <string.h>
 #include <time.h>
@@ -221,6 +224,9 @@ static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
 	LOAD(flush, "vkFlushMappedMemoryRanges");
 	LOAD(invalidate, "vkInvalidateMappedMemoryRanges");
 	LOAD(queueWaitIdle, "vkQueueWaitIdle");
+	LOAD(createPipelineCache, "vkCreatePipelineCache");
+	LOAD(destroyPipelineCache, "vkDestroyPipelineCache");
+	LOAD(getPipelineCacheData, "vkGetPipelineCacheData");
 	return 1;
 }
 #undef LOAD
@@ -251,9 +257,29 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	return VK_SUCCESS;
 }
 
+VkResult vkc_create_pipeline_cache(vkc_fns *f, const void *data, size_t size) {
+	REFUSE_R;
+	VkPipelineCacheCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+		.initialDataSize = data ? size : 0, .pInitialData = data };
+	VkPipelineCache c = VK_NULL_HANDLE;
+	VkResult r = f->createPipelineCache(f->dev, &ci, NULL, &c);
+	if (r == VK_SUCCESS) f->cache = c;
+	return r;
+}
+
+VkResult vkc_pipeline_cache_data(const vkc_fns *f, size_t *size, void *out) {
+	REFUSE_R;
+	if (!f->cache) { *size = 0; return VK_SUCCESS; }
+	return f->getPipelineCacheData(f->dev, f->cache, size, out);
+}
+
 void vkc_close_device(vkc_fns *f) {
 	if (!f || !f->dev) return;
 	f->queueWaitIdle(f->queue);
+	if (f->cache) {
+		f->destroyPipelineCache(f->dev, f->cache, NULL);
+		f->cache = VK_NULL_HANDLE;
+	}
 	f->destroyDevice(f->dev, NULL);
 	f->dev = VK_NULL_HANDLE;
 }
@@ -319,7 +345,7 @@ VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipel
 	VkComputePipelineCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, .layout = layout,
 		.stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
 			.module = m, .pName = "main", .pSpecializationInfo = spec_count ? &si : NULL } };
-	return f->createComputePipelines(f->dev, VK_NULL_HANDLE, 1, &ci, NULL, out);
+	return f->createComputePipelines(f->dev, f->cache, 1, &ci, NULL, out);
 }
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p) { REFUSE; f->destroyPipeline(f->dev, p, NULL); }
 
@@ -486,18 +512,24 @@ static uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t timeout_ns) {
+VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t yield_ns, uint64_t timeout_ns) {
 	if (!f) return VK_ERROR_INITIALIZATION_FAILED; // the device was closed
 	// Poll first: small submissions finish within microseconds, and a
 	// blocking wait would put this thread to sleep and have the driver's
 	// queue thread wake it (two futex calls and a context switch, most of
-	// the cost of a one-launch submit on lavapipe).
-	if (spin_ns) {
-		uint64_t until = now_ns() + spin_ns;
-		do {
+	// the cost of a one-launch submit on lavapipe, and at the mercy of the
+	// scheduler's wake-up latency on a loaded machine). Busy polling
+	// first, then polling that gives the processor away between polls
+	// (the driver's own threads may need it), then sleeping.
+	if (spin_ns || yield_ns) {
+		uint64_t start = now_ns(), spin_until = start + spin_ns, until = spin_until + yield_ns;
+		for (;;) {
 			VkResult r = f->fenceStatus(f->dev, fence);
 			if (r != VK_NOT_READY) return r;
-		} while (now_ns() < until);
+			uint64_t now = now_ns();
+			if (now >= until) break;
+			if (now >= spin_until) yield_processor();
+		}
 	}
 	return f->waitFences(f->dev, 1, &fence, VK_TRUE, timeout_ns);
 }

@@ -64,6 +64,12 @@ void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDev
 typedef struct vkc_fns {
 	VkDevice dev;
 	VkQueue queue;
+	// cache is the device's pipeline cache (VK_NULL_HANDLE: none), passed
+	// to every vkCreateComputePipelines; vkc_close_device destroys it.
+	VkPipelineCache cache;
+	PFN_vkCreatePipelineCache createPipelineCache;
+	PFN_vkDestroyPipelineCache destroyPipelineCache;
+	PFN_vkGetPipelineCacheData getPipelineCacheData;
 	PFN_vkDestroyDevice destroyDevice;
 	PFN_vkCreateShaderModule createShaderModule;
 	PFN_vkDestroyShaderModule destroyShaderModule;
@@ -123,7 +129,15 @@ typedef struct vkc_fns {
 // nothing is left alive.
 VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
 	uint32_t ext_count, const char *const *exts, vkc_fns *f);
-// vkc_close_device waits for the queue and destroys the device.
+// vkc_create_pipeline_cache makes the device's pipeline cache, seeded with
+// size bytes of data (0: empty), and installs it in f for every later
+// pipeline creation. The caller has checked data's header.
+VkResult vkc_create_pipeline_cache(vkc_fns *f, const void *data, size_t size);
+// vkc_pipeline_cache_data is vkGetPipelineCacheData on the device's cache:
+// with out NULL it sets *size to the bytes the cache holds; else it writes
+// up to *size bytes (VK_INCOMPLETE when that is not all of it).
+VkResult vkc_pipeline_cache_data(const vkc_fns *f, size_t *size, void *out);
+// vkc_close_device waits for the queue and destroys the pipeline cache and the device.
 void vkc_close_device(vkc_fns *f);
 // vkc_adopt_device fills f with the function table of dev, a device
 // another program created on inst, and its queue (VK_NULL_HANDLE: queue
@@ -222,9 +236,10 @@ void vkc_cmd_timestamp(const vkc_fns *f, vkc_cmd *c, VkQueryPool pool, uint32_t 
 void vkc_cmd_reset_queries(const vkc_fns *f, vkc_cmd *c, VkQueryPool pool, uint32_t first, uint32_t count);
 
 VkResult vkc_submit(const vkc_fns *f, VkCommandBuffer cb, VkFence fence);
-// vkc_wait_fence polls the fence for up to spin_ns, then waits up to
-// timeout_ns more.
-VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t timeout_ns);
+// vkc_wait_fence polls the fence busily for up to spin_ns, then polls it
+// yielding the processor between polls for up to yield_ns, then waits up to
+// timeout_ns in vkWaitForFences.
+VkResult vkc_wait_fence(const vkc_fns *f, VkFence fence, uint64_t spin_ns, uint64_t yield_ns, uint64_t timeout_ns);
 VkResult vkc_reset_fence(const vkc_fns *f, VkFence fence);
 VkResult vkc_fence_status(const vkc_fns *f, VkFence fence);
 VkResult vkc_queue_wait_idle(const vkc_fns *f);

@@ -35,12 +35,13 @@ const (
 	ObjSwapchain // presentation (present.go)
 	ObjSemaphore
 	ObjImage
+	ObjPipelineCache
 	numObjectKinds
 )
 
 var objectNames = [numObjectKinds]string{"memory", "buffer", "shader-module", "pipeline", "pipeline-layout",
 	"set-layout", "descriptor-pool", "descriptor-set", "command-pool", "command-buffer", "fence", "query-pool",
-	"surface", "swapchain", "semaphore", "image"}
+	"surface", "swapchain", "semaphore", "image", "pipeline-cache"}
 
 // String names the kind.
 func (k ObjectKind) String() string {
@@ -84,6 +85,8 @@ type Device struct {
 	moduleCalls atomic.Int64
 	// pres is set on a device opened to present (present.go), else nil.
 	pres *presentation
+	// wait is how fence waits poll before they sleep (nil: AutoWaitPolicy).
+	wait atomic.Pointer[WaitPolicy]
 }
 
 // OpenDevice creates a logical device on physical device index with one
@@ -222,6 +225,9 @@ func (d *Device) Close() {
 		return
 	}
 	d.closed.Store(true)
+	if d.fns.cache != nil {
+		d.live[ObjPipelineCache].Add(-1)
+	}
 	if d.adopted {
 		d.releaseAdopted()
 		return

@@ -133,6 +133,10 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 			TimestampPeriod:                 float32(l.timestampPeriod),
 		},
 	}
+	info.DriverVersionCode = uint32(p.driverVersion)
+	for i := range info.PipelineCacheUUID {
+		info.PipelineCacheUUID[i] = byte(p.pipelineCacheUUID[i])
+	}
 	if info.Type > devinfo.TypeCPU {
 		info.Type = devinfo.TypeOther
 	}

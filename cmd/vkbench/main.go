@@ -23,7 +23,7 @@
 //
 // Usage:
 //
-//	vkbench [-suite dispatch|transfer|matmul|alloc|all] [-format table|json|bench]
+//	vkbench [-suite dispatch|transfer|matmul|alloc|startup|all] [-format table|json|bench]
 //	        [-plot FILE.svg|FILE.png] [-device INDEX|NAME] [-validate]
 //	        [-count N] [-time DURATION] [-quick] [-floor DIR]
 //	vkbench -devices
@@ -68,6 +68,7 @@ var suiteRunners = map[string]func(settings) (*suiteResult, error){
 	"transfer": runTransfer,
 	"matmul":   runMatmul,
 	"alloc":    runAlloc,
+	"startup":  runStartup,
 }
 
 // options is the parsed command line.
@@ -83,6 +84,7 @@ type options struct {
 	quick     bool
 	floorDir  string
 	child     string // internal: run this one suite and print its result as JSON
+	probe     string // internal: one startup probe, vkc's pipeline cache "on" or "off"
 }
 
 // usageHeader opens vkbench -h, before the flags.
@@ -95,7 +97,8 @@ the same device. Suites: dispatch (a chain of K dependent 256-element axpy
 launches: eager, batched, captured and replayed; the C chains bind the
 pipeline and set before every launch, c-*-bound ones once per command
 buffer), transfer (upload, download, device copy, memcpy), matmul, alloc
-(vkc against the raw vk path; no C baseline). Ratios compare vkc with the
+(vkc against the raw vk path; no C baseline), startup (Open plus a first
+Matmul in a fresh process, with cold and warm caches). Ratios compare vkc with the
 C baseline (replay-dynamic/replay: vkc with itself; x/floor-y: with -floor's
 reference); smaller is better, LIMIT is the most allowed, INFO marks a ratio
 shown without a limit. Neither OVER LIMIT nor INFO changes the exit status:
@@ -115,7 +118,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, or all; each runs once, in that order")
+	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, startup, or all; each runs once, in that order")
 	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat, one per timed run)")
 	fs.StringVar(plots, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png, checked before anything runs; several, comma-separated); with neither suite's figures there is nothing to draw, which is a note, not a failure")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
@@ -126,6 +129,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul), to check that everything runs")
 	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others and four dispatch ratios (eager, eager-batched, replay, record over floor-...) compare vkc with them; a reference that cannot build or run, fails its own checks or prints a figure that is not finite and positive is left out with a note")
 	fs.StringVar(&o.child, "child", "", "internal: run one `suite` in this process and print its result as JSON (vkbench runs each suite this way)")
+	fs.StringVar(&o.probe, "startup-probe", "", "internal: time Open and a first Matmul in this process, with vkc's pipeline cache `on or off`, and print the time as JSON (the startup suite runs each probe this way)")
 	return fs
 }
 
@@ -153,6 +157,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		}
 		o.plotPaths = append(o.plotPaths, path)
 	}
+	if o.probe != "" && o.probe != "on" && o.probe != "off" {
+		return o, fmt.Errorf("%w: -startup-probe %q: on or off", ErrUsage, o.probe)
+	}
 	if o.child != "" {
 		if _, ok := suiteRunners[o.child]; !ok {
 			return o, fmt.Errorf("%w: unknown suite %q", ErrUsage, o.child)
@@ -179,7 +186,7 @@ func parseSuites(list string) ([]string, error) {
 	want := map[string]bool{}
 	for _, s := range strings.Split(list, ",") {
 		if _, ok := suiteRunners[s]; !ok && s != "all" {
-			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc or all)", ErrUsage, s)
+			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc, startup or all)", ErrUsage, s)
 		}
 		want[s] = true
 	}
@@ -221,6 +228,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report(stderr, listDevices(stdout))
 	case o.child != "":
 		return report(stderr, runChild(stdout, o.child, cfg))
+	case o.probe != "":
+		return report(stderr, startupProbe(stdout, o.probe, cfg))
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -267,7 +267,7 @@ func TestParseOptions(t *testing.T) {
 	assert.Empty(t, o.floorDir, "no external reference unless asked for")
 
 	for _, bad := range [][]string{
-		{"-suite", "nope"}, {"-format", "xml"}, {"-count", "0"}, {"-time", "-1s"}, {"stray"}, {"-child", "nope"},
+		{"-suite", "nope"}, {"-format", "xml"}, {"-count", "0"}, {"-time", "-1s"}, {"stray"}, {"-child", "nope"}, {"-startup-probe", "maybe"},
 	} {
 		_, err := parseOptions(bad, &bytes.Buffer{})
 		assert.ErrorIs(t, err, ErrUsage, "%q", bad)
@@ -346,7 +346,7 @@ func TestLavapipeThreadsNoteNamesTheSuitesThatRan(t *testing.T) {
 	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread) (see ENV)", lavapipeThreadsNote([]string{"dispatch"}))
 	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); alloc with the driver's default threads (see ENV)",
 		lavapipeThreadsNote([]string{"dispatch", "alloc"}))
-	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul and alloc with the driver's default threads (see ENV)",
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul, alloc and startup with the driver's default threads (see ENV)",
 		lavapipeThreadsNote(suiteOrder))
 }
 

@@ -14,14 +14,6 @@ import (
 // tests, so a test can watch the command exit.
 const runAsCommandEnv = "VKVIEW_RUN_AS_COMMAND"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(runAsCommandEnv) == "1" {
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
 // Window mode where there is no window system to be had (DISPLAY unset, or
 // naming a display no server answers) is an error message and exit status
 // 1, never a Go panic: GLFW's failure to initialize is seen where it

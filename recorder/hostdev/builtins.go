@@ -41,6 +41,12 @@ func Builtins() map[string]Kernel {
 	})
 	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
+	m["clamp_groups"] = Kernel{Local: [3]uint32{1, 1, 1}, Run: func(in *Invocation) {
+		off := word(in.Push, 0)
+		for i := range uint32(3) {
+			putWord(in.Buffers[1], i, min(getWord(in.Buffers[0], off+i), word(in.Push, 1+int(i))))
+		}
+	}}
 	m["transpose"] = Kernel{Local: [3]uint32{16, 16, 1}, Run: func(in *Invocation) {
 		transpose(in, word(in.Push, 0), word(in.Push, 1))
 	}}

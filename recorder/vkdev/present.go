@@ -77,7 +77,7 @@ func openPresenting(o Options) (recorder.Device, error) {
 		in.Close()
 		return nil, fromVK(err)
 	}
-	return &presentingDevice{vulkanDevice: &vulkanDevice{in: in, d: d, info: d.Info()}}, nil
+	return &presentingDevice{vulkanDevice: &vulkanDevice{in: in, d: d, info: d.Info(), cache: setUp(d, o)}}, nil
 }
 
 // presentingDevice is the Vulkan device with presentation: a Device and a

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/vk"
 )
@@ -31,6 +32,30 @@ type Options struct {
 	// enable (GLFW's GetRequiredInstanceExtensions).
 	Surface            func(instance uintptr) (uint64, error)
 	InstanceExtensions []string
+	// PipelineCacheDir is the directory of the pipeline-cache file loaded
+	// at open and saved at Close (internal/pipecache); empty: no file.
+	PipelineCacheDir string
+	// Wait is how fence waits poll before they sleep.
+	Wait WaitPolicy
+}
+
+// WaitPolicy chooses how a Vulkan device's fence waits poll the fence
+// before they sleep (vk.WaitPolicy holds the durations).
+type WaitPolicy uint8
+
+// The wait policies, as CUDA's device schedule flags.
+const (
+	WaitAuto  WaitPolicy = iota // poll briefly (vk.AutoWaitPolicy), then sleep
+	WaitSpin                    // poll busily until the fence signals
+	WaitYield                   // poll, yielding the processor between polls
+	WaitBlock                   // sleep in vkWaitForFences at once
+)
+
+// setUp configures a device just opened: its fence waits and its
+// pipeline cache, which it returns for Close to save.
+func setUp(d *vk.Device, o Options) *pipecache.Store {
+	d.SetWaitPolicy([...]vk.WaitPolicy{WaitAuto: vk.AutoWaitPolicy(d.Info()), WaitSpin: vk.WaitSpin, WaitYield: vk.WaitYield, WaitBlock: vk.WaitBlock}[min(o.Wait, WaitBlock)])
+	return pipecache.Attach(d, o.PipelineCacheDir, o.Logger)
 }
 
 // Devices lists the Vulkan devices of this machine.
@@ -73,7 +98,7 @@ func Open(o Options) (recorder.Device, error) {
 		in.Close()
 		return nil, fromVK(err)
 	}
-	return &vulkanDevice{in: in, d: d, info: d.Info()}, nil
+	return &vulkanDevice{in: in, d: d, info: d.Info(), cache: setUp(d, o)}, nil
 }
 
 // vulkanDevice implements Device on package vk. It keeps vk's objects in
@@ -91,6 +116,7 @@ type vulkanDevice struct {
 	cbs    table[*vk.CommandBuffer]
 	fences table[*vk.Fence]
 
+	cache     *pipecache.Store // saved at Close; nil: no cache file
 	closeOnce sync.Once
 }
 
@@ -323,6 +349,7 @@ func (v *vulkanDevice) Diagnostics() recorder.Diagnostics {
 
 func (v *vulkanDevice) Close() error {
 	v.closeOnce.Do(func() {
+		v.cache.Save()
 		v.d.Close()
 		v.in.Close()
 	})
