@@ -74,7 +74,11 @@ func accessOf(a shaders.Access) Access {
 // per storage buffer, read-only if the module declares it NonWritable (GLSL
 // readonly), write-only if NonReadable (GLSL writeonly) — on the variable or
 // on every member of its block — and read-write otherwise; PushSize is the
-// size of the push-constant block. Set either and the description is taken
+// size of the push-constant block: the bytes from its start to the end of
+// its last member, every member placed by the module's Offset,
+// ArrayStride, MatrixStride and RowMajor decorations (a block { mat3 m; }
+// spans 44 bytes: three columns 16 bytes apart, padding after the last
+// not counted). Set either and the description is taken
 // as written and checked against the module: a different number of
 // bindings, a binding the module writes described as read-only, a
 // binding the module reads described as write-only (so a binding described

@@ -473,6 +473,11 @@ func TestLoadKernelRefusesNonBufferBindings(t *testing.T) {
 	}
 	mod, err := shaders.Inspect(testSPIRV(t, "arrblk"))
 	require.NoError(t, err)
+	require.Len(t, mod.Bindings, 1)
+	block := mod.Bindings[0].Block
+	require.NotNil(t, block, "each buffer of the array holds { float x[]; }")
+	assert.Equal(t, shaders.LayoutRuntimeArray, block.Members[0].Layout.Kind)
+	mod.Bindings[0].Block = nil
 	assert.Equal(t, []shaders.ModuleBinding{{Kind: shaders.StorageBuffer, Arrayed: true, Count: 2, Access: shaders.ReadWrite, Elem: shaders.ScalarFloat}}, mod.Bindings)
 	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
 }

@@ -9,8 +9,8 @@ import (
 // can read: too short, wrong magic number, a truncated instruction, a
 // function left open, an entry point without a body, a call to a function
 // the module does not define (a module cut between two functions), two
-// WorkgroupSize built-ins, or a push-constant member of a type whose size
-// it cannot work out. Loading a user kernel
+// WorkgroupSize built-ins, or a push-constant block it cannot lay out (see
+// Layout). Loading a user kernel
 // checks this before handing the bytes to the driver, so bad input is an
 // error at load rather than a crash in the driver.
 var ErrInvalidSPIRV = errors.New("shaders: invalid SPIR-V")
@@ -92,6 +92,11 @@ type ModuleBinding struct {
 	// (through arrays, vectors and structs), or ScalarUnknown when they
 	// differ or are not 32-bit numbers: what a buffer bound here must hold.
 	Elem ScalarType
+	// Block is the layout of the block a buffer binding holds (of one
+	// block, for an array of them), nil for other kinds of binding or a
+	// block this reader cannot lay out; for a slot several variables
+	// alias, the first one's.
+	Block *Layout
 }
 
 // ScalarType is the 32-bit number a buffer binding holds.
@@ -130,8 +135,13 @@ type Module struct {
 	EntryPoints []string
 	// Bindings are the buffer slots, sorted by set then binding.
 	Bindings []ModuleBinding
-	// PushSize is the byte size of the push-constant block, 0 if none.
+	// PushSize is the byte size of the push-constant block, 0 if none:
+	// Push.Size, the bytes from the block's start to the end of the last
+	// byte of its last member, as the module's Offset, ArrayStride and
+	// MatrixStride decorations place them.
 	PushSize uint32
+	// Push is the layout of the push-constant block, nil if none.
+	Push *Layout
 	// LocalSize is the default workgroup size of the entry point "main"
 	// (the WorkgroupSize built-in's default values, else main's LocalSize
 	// execution mode; other entry points' modes are not read).
@@ -251,6 +261,8 @@ type decorations struct {
 	memberNonWritable    map[uint32]bool
 	memberNonReadable    map[uint32]bool
 	memberOffset         map[uint32]uint32
+	memberMatrixStride   map[uint32]uint32
+	memberRowMajor       map[uint32]bool
 }
 
 // collect indexes the declarations among a decoded module's instructions.
@@ -392,6 +404,21 @@ func (d *declarations) decorateMember(in instruction) error {
 			deco.memberOffset = map[uint32]uint32{}
 		}
 		deco.memberOffset[ops[1]] = ops[3]
+	case decorationMatrixStride:
+		if err := in.need(4); err != nil {
+			return err
+		}
+		deco := d.of(ops[0])
+		if deco.memberMatrixStride == nil {
+			deco.memberMatrixStride = map[uint32]uint32{}
+		}
+		deco.memberMatrixStride[ops[1]] = ops[3]
+	case decorationRowMajor, decorationColMajor:
+		deco := d.of(ops[0])
+		if deco.memberRowMajor == nil {
+			deco.memberRowMajor = map[uint32]bool{}
+		}
+		deco.memberRowMajor[ops[1]] = ops[2] == decorationRowMajor
 	}
 	return nil
 }
