@@ -484,8 +484,8 @@ func TestLoadKernelRefusesNonBufferBindings(t *testing.T) {
 
 // A requested workgroup size sets only the specialization constants that
 // size the workgroup: specc's size is fixed and its constant 0 is K, which
-// must stay 3; specx1's x size is constant 1, which the request's
-// LocalSize[1] sets, while its constant 0 (K) stays 3.
+// must stay 3; specx1's x size is constant 1, which the request's x size
+// (LocalSize[0]) sets, while its constant 0 (K) stays 3.
 func TestLocalSizeRequestSetsOnlyWorkgroupConstants(t *testing.T) {
 	dev := openTest(t)
 	const n = 64
@@ -503,7 +503,7 @@ func TestLocalSizeRequestSetsOnlyWorkgroupConstants(t *testing.T) {
 	}{
 		{"specc", [3]uint32{128, 1, 1}, [3]uint32{64, 1, 1}, 0},
 		{"specc", [3]uint32{}, [3]uint32{64, 1, 1}, 0},
-		{"specx1", [3]uint32{128, 32, 1}, [3]uint32{32, 1, 1}, 32},
+		{"specx1", [3]uint32{32, 128, 1}, [3]uint32{32, 1, 1}, 32},
 		{"specx1", [3]uint32{}, [3]uint32{16, 1, 1}, 16},
 	} {
 		k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: testSPIRV(t, c.module), LocalSize: c.request})

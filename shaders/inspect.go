@@ -144,10 +144,13 @@ type Module struct {
 	Push *Layout
 	// LocalSize is the default workgroup size of the entry point "main"
 	// (the WorkgroupSize built-in's default values, else main's LocalSize
-	// execution mode; other entry points' modes are not read).
+	// or LocalSizeId execution mode; other entry points' modes are not
+	// read).
 	LocalSize [3]uint32
-	// LocalSizeSpecIDs are the specialization-constant IDs that set the
-	// workgroup size in x, y, z; -1 where the size is not specializable.
+	// LocalSizeSpecIDs are, per axis x, y, z, the ID of the
+	// specialization constant that sets the workgroup's size along it
+	// (GLSL local_size_x_id and so on); -1 where the size is not
+	// specializable. Two axes may share one.
 	LocalSizeSpecIDs [3]int64
 }
 
@@ -183,8 +186,10 @@ const (
 	opDecorate                  = 71
 	opMemberDecorate            = 72
 	opLabel                     = 248
+	opExecutionModeID           = 331
 	execModelGLCompute          = 5
 	execModeLocalSize           = 17
+	execModeLocalSizeID         = 38
 	decorationSpecID            = 1
 	decorationBufferBlock       = 3
 	decorationArrayStride       = 6
@@ -227,9 +232,12 @@ type declarations struct {
 	entryPoints []string
 	// mainFunction is the function of the GLCompute entry point "main",
 	// the one a pipeline runs; modeLocalSize is the LocalSize execution
-	// mode of each entry point's function, read for main's alone.
-	mainFunction  *uint32
-	modeLocalSize map[uint32][3]uint32
+	// mode of each entry point's function, modeLocalSizeID the constants
+	// of its LocalSizeId mode (glslc writes that one for SPIR-V 1.6), both
+	// read for main's alone.
+	mainFunction    *uint32
+	modeLocalSize   map[uint32][3]uint32
+	modeLocalSizeID map[uint32][3]uint32
 	types         map[uint32]spirvType
 	constants     map[uint32]uint32   // scalar constants: their first word
 	composites    map[uint32][]uint32 // composite constants: their parts
@@ -303,6 +311,16 @@ func (d *declarations) add(in instruction) error {
 				d.modeLocalSize = map[uint32][3]uint32{}
 			}
 			d.modeLocalSize[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
+		}
+	case opExecutionModeID:
+		if ops[1] == execModeLocalSizeID {
+			if err := in.need(5); err != nil {
+				return err
+			}
+			if d.modeLocalSizeID == nil {
+				d.modeLocalSizeID = map[uint32][3]uint32{}
+			}
+			d.modeLocalSizeID[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
 		}
 	case opTypeBool, opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer,
 		opTypeImage, opTypeSampler, opTypeSampledImage:

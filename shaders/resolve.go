@@ -36,11 +36,11 @@ func (d *declarations) resolve() (Module, error) {
 func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].words[1] }
 
 // localSize is the default workgroup size and, per axis, the
-// specialization-constant ID that sets it (-1 if none). The LocalSize
-// execution mode is the one of the entry point "main" (a pipeline runs
-// main; another entry point's size says nothing about it). The
-// WorkgroupSize built-in, which applies to every entry point, wins over the
-// LocalSize execution mode, as in Vulkan. Compilers
+// specialization-constant ID that sets it (-1 if none). The LocalSize or
+// LocalSizeId execution mode is the one of the entry point "main" (a
+// pipeline runs main; another entry point's size says nothing about it).
+// The WorkgroupSize built-in, which applies to every entry point, wins over
+// the execution mode, as in Vulkan. Compilers
 // write one WorkgroupSize built-in and SPIR-V does not say which of two
 // would set the size; reading two, the answer would follow map order and
 // change from run to run, so a second is refused.
@@ -48,6 +48,11 @@ func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error)
 	specIDs = [3]int64{-1, -1, -1}
 	if d.mainFunction != nil {
 		size = d.modeLocalSize[*d.mainFunction]
+		if ids, ok := d.modeLocalSizeID[*d.mainFunction]; ok {
+			if err := d.constantSize(ids[:], &size, &specIDs, "LocalSizeId"); err != nil {
+				return size, specIDs, err
+			}
+		}
 	}
 	var builtIns []uint32
 	for id, deco := range d.decorations {
@@ -64,18 +69,29 @@ func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error)
 		if !ok || len(parts) != 3 {
 			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", ErrInvalidSPIRV, id)
 		}
-		for axis, part := range parts {
-			v, ok := d.constants[part]
-			if !ok {
-				return size, specIDs, fmt.Errorf("%w: WorkgroupSize component %d is not a constant", ErrInvalidSPIRV, axis)
-			}
-			size[axis] = v
-			if pd := d.decorations[part]; pd != nil && pd.specID != nil {
-				specIDs[axis] = int64(*pd.specID)
-			}
+		specIDs = [3]int64{-1, -1, -1} // the built-in's, not LocalSizeId's
+		if err := d.constantSize(parts, &size, &specIDs, "WorkgroupSize"); err != nil {
+			return size, specIDs, err
 		}
 	}
 	return size, specIDs, nil
+}
+
+// constantSize reads a workgroup size from three constants (the
+// WorkgroupSize built-in's components or LocalSizeId's operands) and the
+// specialization-constant ID of each that has one.
+func (d *declarations) constantSize(parts []uint32, size *[3]uint32, specIDs *[3]int64, what string) error {
+	for axis, part := range parts {
+		v, ok := d.constants[part]
+		if !ok {
+			return fmt.Errorf("%w: %s component %d is not a constant", ErrInvalidSPIRV, what, axis)
+		}
+		size[axis] = v
+		if pd := d.decorations[part]; pd != nil && pd.specID != nil {
+			specIDs[axis] = int64(*pd.specID)
+		}
+	}
+	return nil
 }
 
 // bindings lists the descriptor slots, sorted by set then binding.
