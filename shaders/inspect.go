@@ -238,13 +238,13 @@ type declarations struct {
 	mainFunction    *uint32
 	modeLocalSize   map[uint32][3]uint32
 	modeLocalSizeID map[uint32][3]uint32
-	types         map[uint32]spirvType
-	constants     map[uint32]uint32   // scalar constants: their first word
-	composites    map[uint32][]uint32 // composite constants: their parts
-	specOps       map[uint32][]uint32 // OpSpecConstantOp: its opcode and operands
-	decorations   map[uint32]*decorations
-	variables     []variable
-	scalars       map[uint32]ScalarType // scalarOf's answers, by type id
+	types           map[uint32]spirvType
+	constants       map[uint32]uint32   // scalar constants: their first word
+	composites      map[uint32][]uint32 // composite constants: their parts
+	specOps         map[uint32][]uint32 // OpSpecConstantOp: its opcode and operands
+	decorations     map[uint32]*decorations
+	variables       []variable
+	scalars         map[uint32]ScalarType // scalarOf's answers, by type id
 }
 
 // spirvType is a type declaration: its opcode and the operands after its
