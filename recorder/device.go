@@ -308,6 +308,10 @@ var (
 	ErrOutOfDeviceMemory = errors.New("recorder: out of device memory")
 	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module.
 	ErrBadSPIRV = errors.New("recorder: invalid SPIR-V")
+	// ErrUnsupported: the request needs a feature or version the device
+	// lacks (a module's SPIR-V version newer than its Vulkan version
+	// takes); the message names what is missing.
+	ErrUnsupported = errors.New("recorder: unsupported by the device")
 	// ErrNoLoader: the Vulkan loader could not be loaded.
 	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: no Vulkan driver reports a device.

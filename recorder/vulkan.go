@@ -169,6 +169,7 @@ func fromVK(err error) error {
 		{vk.ErrOutOfDeviceMemory, ErrOutOfDeviceMemory},
 		{vk.ErrClosed, ErrClosed},
 		{vk.ErrBadSPIRV, ErrBadSPIRV},
+		{vk.ErrUnsupported, ErrUnsupported},
 		{vk.ErrNoLoader, ErrNoLoader},
 		{vk.ErrNoDevice, ErrNoDevice},
 	} {

@@ -1,18 +1,15 @@
 #!/bin/sh
 # Rebuild the test kernels' SPIR-V with the flags the catalogue uses, for
-# Vulkan 1.1 unless the name says otherwise (NAME_vk12.comp for Vulkan 1.2,
-# NAME_vk13.comp for 1.3); the hand-written modules (*.spvasm) are
-# assembled for Vulkan 1.1.
+# Vulkan 1.1 (affine also for 1.2 and 1.3: affine_vk12.spv, affine_vk13.spv);
+# the hand-written modules (*.spvasm) are assembled for Vulkan 1.1.
 set -eu
 cd "$(dirname "$0")"
 for src in *.comp; do
-    case $src in
-    wgperm.comp) continue ;; # below, once per assignment of IDs
-    *_vk12.comp) env=vulkan1.2 ;;
-    *_vk13.comp) env=vulkan1.3 ;;
-    *) env=vulkan1.1 ;;
-    esac
-    glslc -O --target-env=$env "$src" -o "${src%.comp}.spv"
+    [ "$src" != wgperm.comp ] || continue # below, once per assignment of IDs
+    glslc -O --target-env=vulkan1.1 "$src" -o "${src%.comp}.spv"
+done
+for env in 1.2 1.3; do
+    glslc -O --target-env=vulkan$env affine.comp -o "affine_vk$(echo $env | tr -d .).spv"
 done
 # wgperm_XYZ: every assignment of specialization-constant IDs 0, 1, 2 to
 # the workgroup's axes, each ID used at most once (n: not specializable).

@@ -33,6 +33,7 @@ typedef struct vkc_instance_opts {
 	uintptr_t user;      // Go handle passed to the message callback
 	uint32_t ext_count;  // more instance extensions to enable (presentation: VK_KHR_surface and a platform's)
 	const char *const *exts;
+	uint32_t api_version; // the highest Vulkan version vk uses (VkApplicationInfo::apiVersion)
 } vkc_instance_opts;
 
 // vkc_create_instance creates the instance and, with validation, the
@@ -119,10 +120,13 @@ typedef struct vkc_fns {
 
 // vkc_open_device creates a device with one queue of family and the
 // ext_count device extensions exts (none by default; VK_KHR_swapchain for
-// presentation), and fills f with its function table and queue. On failure
+// presentation), and fills f with its function table and queue. On a
+// device used at Vulkan 1.3 (api) or later it enables maintenance4, which
+// every such device supports and which a module needs to size its
+// workgroup with LocalSizeId (glslc's choice for SPIR-V 1.6). On failure
 // nothing is left alive.
 VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
-	uint32_t ext_count, const char *const *exts, vkc_fns *f);
+	uint32_t ext_count, const char *const *exts, uint32_t api, vkc_fns *f);
 // vkc_close_device waits for the queue and destroys the device.
 void vkc_close_device(vkc_fns *f);
 

@@ -118,7 +118,7 @@ func (in *Instance) createDevice(pd physical, family int, exts []string) (*Devic
 	defer free()
 	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
 	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family),
-		C.uint32_t(len(exts)), names, fns))); err != nil {
+		C.uint32_t(len(exts)), names, C.uint32_t(pd.api), fns))); err != nil {
 		C.free(unsafe.Pointer(fns))
 		return nil, err
 	}

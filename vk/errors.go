@@ -22,6 +22,10 @@ var (
 	// ErrBadSPIRV: bytes given as a shader are not a valid SPIR-V module:
 	// not SPIR-V at all, cut short, or refused by the SPIR-V validator.
 	ErrBadSPIRV = errors.New("vk: invalid SPIR-V module")
+	// ErrUnsupported: the request needs a feature or version the device
+	// lacks (a module's SPIR-V version newer than its Vulkan version
+	// takes); the message names what is missing.
+	ErrUnsupported = errors.New("vk: unsupported by the device")
 )
 
 // Result is a VkResult code.

@@ -176,9 +176,12 @@ const (
 	queueCompute    = 0x2
 )
 
-// instanceAPI is the API version vkc_create_instance asks for (1.1): the
-// most vk may use on any device.
-const instanceAPI = 1<<22 | 1<<12
+// instanceAPI is the API version vkc_create_instance asks for (1.3): the
+// most vk may use on any device. A device is used at the lower of it and
+// its own version, so a Vulkan 1.1 device still opens, and modules are
+// validated for, and may need no more than, the version in use
+// (ValidateSPIRV).
+const instanceAPI = 1<<22 | 3<<12
 
 func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	var c C.vkc_physical
