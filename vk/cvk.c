@@ -162,7 +162,10 @@ void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDev
 	if (!gp2) return;
 	VkPhysicalDeviceSubgroupProperties sg = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES };
 	VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg };
+	VkPhysicalDeviceMaintenance4Properties m4 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES };
+	if (out->props.apiVersion >= VK_API_VERSION_1_3) sg.pNext = &m4;
 	gp2(pd, &p2);
+	out->max_buffer_size = m4.maxBufferSize;
 	out->subgroup_size = sg.subgroupSize;
 	out->subgroup_stages = sg.supportedStages;
 	out->subgroup_ops = sg.supportedOperations;

@@ -50,7 +50,8 @@ VkResult vkc_enumerate_devices(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, 
 
 // vkc_physical is everything vk reads about a physical device, in flat
 // structs: properties and limits, memory types and heaps, the queue
-// families' flags and the subgroup properties.
+// families' flags, the subgroup properties and, on a Vulkan 1.3 device, the
+// largest buffer it creates (maintenance4's maxBufferSize; 0 before 1.3).
 #define VKC_MAX_FAMILIES 16
 typedef struct vkc_physical {
 	VkPhysicalDeviceProperties props;
@@ -58,6 +59,7 @@ typedef struct vkc_physical {
 	uint32_t family_count;
 	VkQueueFlags family_flags[VKC_MAX_FAMILIES];
 	uint32_t subgroup_size, subgroup_stages, subgroup_ops;
+	VkDeviceSize max_buffer_size;
 } vkc_physical;
 void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out);
 
