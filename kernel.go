@@ -180,7 +180,9 @@ func (k *Kernel) Spec() KernelSpec {
 
 // LoadKernel builds a user kernel from its SPIR-V, deriving its description
 // from the module or checking the one given (see KernelSpec). Bytes that
-// are not a whole SPIR-V module (ErrBadSPIRV), a description that does not
+// are not a whole SPIR-V module (ErrBadSPIRV), a module whose SPIR-V
+// version needs a newer Vulkan than the device runs (ErrUnsupported; modules
+// are validated for the device's Vulkan version), a description that does not
 // match the module, bindings other than single storage buffers at set 0
 // bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
 // an array of buffers), or push constants, a workgroup size or shared
