@@ -21,7 +21,8 @@ import (
 // SPIRV-Cross's reflection (spirv-cross --reflect), over a generated
 // corpus: random push-constant, storage and uniform blocks in GLSL
 // (scalars, vectors, matrices column- and row-major, nested structs,
-// arrays and arrays of arrays of all of them, runtime arrays) in std430,
+// arrays and arrays of arrays of all of them, runtime arrays, members at
+// explicit offsets) in std430,
 // std140 and scalar block layout, compiled by glslc for Vulkan 1.1, 1.2
 // and 1.3 in turn. Every struct member's offset, every array and matrix
 // stride, every matrix's majority, every span (computed from what
@@ -371,15 +372,24 @@ func (g *blockGen) memberType() (base, dims string, matrix bool) {
 	return base, dims, matrix
 }
 
-// members writes n members; in a block, matrices are sometimes row_major.
+// members writes n members; in a block, matrices are sometimes row_major
+// and the first member is sometimes placed at an explicit offset (a
+// multiple of 32, aligned for every type), leaving a gap before it.
 func (g *blockGen) members(n int, block bool) {
 	for i := range n {
 		base, dims, matrix := g.memberType()
-		qualifier := ""
+		var qualifiers []string
 		if block && matrix && g.rng.IntN(3) == 0 {
-			qualifier = "layout(row_major) "
+			qualifiers = append(qualifiers, "row_major")
 		}
-		fmt.Fprintf(&g.out, "    %s%s m%d%s;\n", qualifier, base, i, dims)
+		if block && i == 0 && g.rng.IntN(3) == 0 {
+			qualifiers = append(qualifiers, fmt.Sprintf("offset = %d", 32*(1+g.rng.IntN(3))))
+		}
+		layout := ""
+		if len(qualifiers) > 0 {
+			layout = "layout(" + strings.Join(qualifiers, ", ") + ") "
+		}
+		fmt.Fprintf(&g.out, "    %s%s m%d%s;\n", layout, base, i, dims)
 	}
 }
 
