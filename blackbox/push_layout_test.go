@@ -1,21 +1,32 @@
-package vkc
+package blackbox_test
 
 import (
 	"encoding/binary"
 	"math"
+	"os"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
 )
 
-// A push-constant block holding a matrix spans its MatrixStride-apart
-// columns (or rows), not packed ones: LoadKernel derives that size from
-// the module's decorations, and the kernel reads every element the
-// caller placed at the offsets std430 gives (a mat3's columns 16 bytes
-// apart; a row-major mat3x2's rows of three floats 16 bytes apart).
+// testdataModule is a module the root package's testdata/gen.sh builds.
+func testdataModule(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/" + name + ".spv")
+	require.NoError(t, err)
+	return b
+}
+
+// Promise (KernelSpec: a derived PushSize is "the bytes from its start to
+// the end of its last member, every member placed by the module's Offset,
+// ArrayStride, MatrixStride and RowMajor decorations"): the kernel reads
+// every matrix element the caller placed where std430 puts it (a mat3's
+// columns 16 bytes apart, a row-major mat3x2's rows of three floats 16
+// bytes apart), and the derived size covers them all.
 func TestDerivedPushSizeCoversEveryMatrixElement(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
+	s := dev.Stream()
 	cases := []struct {
 		module string
 		size   uint32
@@ -41,15 +52,15 @@ func TestDerivedPushSizeCoversEveryMatrixElement(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.module, func(t *testing.T) {
-			k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: testSPIRV(t, c.module)})
+			k, err := dev.LoadKernel(vkc.KernelSpec{Name: c.module, SPIRV: testdataModule(t, c.module)})
 			require.NoError(t, err)
-			defer func() { assert.NoError(t, k.Close()) }()
+			defer k.Close()
 			require.Equal(t, c.size, k.Spec().PushSize, "derived push size")
-			push := make([]byte, c.size)
-			c.place(push, c.want)
-			y := scratch[float32](t, dev, len(c.want))
-			require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push, y))
-			assert.Equal(t, c.want, readAll(t, y))
+			p := make([]byte, c.size)
+			c.place(p, c.want)
+			y := newBuffer[float32](t, dev, len(c.want))
+			require.NoError(t, k.Launch(s, [3]uint32{1, 1, 1}, p, y))
+			require.Equal(t, c.want, read(t, s, y))
 		})
 	}
 }
