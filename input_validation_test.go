@@ -329,6 +329,7 @@ func TestLowerSentinelsMapOntoPublicOnes(t *testing.T) {
 		ErrNoLoader:          {recorder.ErrNoLoader},
 		ErrNoDevice:          {recorder.ErrNoDevice},
 		ErrBadSPIRV:          {recorder.ErrBadSPIRV, shaders.ErrInvalidSPIRV},
+		ErrUnsupported:       {recorder.ErrUnsupported},
 		ErrOutOfDate:         {recorder.ErrOutOfDate},
 		ErrNoPresentation:    {recorder.ErrNoPresentation},
 	}

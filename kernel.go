@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
@@ -74,7 +75,11 @@ func accessOf(a shaders.Access) Access {
 // per storage buffer, read-only if the module declares it NonWritable (GLSL
 // readonly), write-only if NonReadable (GLSL writeonly) — on the variable or
 // on every member of its block — and read-write otherwise; PushSize is the
-// size of the push-constant block. Set either and the description is taken
+// size of the push-constant block: the bytes from its start to the end of
+// its last member, every member placed by the module's Offset,
+// ArrayStride, MatrixStride and RowMajor decorations (a block { mat3 m; }
+// spans 44 bytes: three columns 16 bytes apart, padding after the last
+// not counted). Set either and the description is taken
 // as written and checked against the module: a different number of
 // bindings, a binding the module writes described as read-only, a
 // binding the module reads described as write-only (so a binding described
@@ -83,12 +88,15 @@ func accessOf(a shaders.Access) Access {
 // size is refused at load. Describing more access than the module uses
 // (read-write for a read-only or a write-only buffer) is allowed.
 //
-// LocalSize is a request, not part of the description: zero keeps the
-// module's own workgroup size; a non-zero size applies through
-// specialization constants 0, 1, 2 to the axes the module makes
-// specializable (GLSL local_size_x_id = 0 and so on), and is ignored on the
-// others. Only those constants are set: a module's other specialization
-// constants keep their defaults whatever size is requested.
+// LocalSize is a request, not part of the description, given per axis
+// (x, y, z) as Kernel.Spec reports it: zero keeps the module's own
+// workgroup size; a non-zero size applies to each axis the module makes
+// specializable, through the specialization constant that sizes that axis
+// (GLSL local_size_x_id = 2 makes LocalSize[0] set constant 2), and is
+// ignored on the others (a 0 on a specializable axis asks for 1). Only
+// those constants are set: a module's other specialization constants keep
+// their defaults whatever size is requested. Where one constant sizes two
+// axes, a request must give both the same size.
 //
 // To write the kernel in GLSL, compile it with glslc from go generate and
 // embed the module, so that building the program needs no compiler
@@ -172,7 +180,9 @@ func (k *Kernel) Spec() KernelSpec {
 
 // LoadKernel builds a user kernel from its SPIR-V, deriving its description
 // from the module or checking the one given (see KernelSpec). Bytes that
-// are not a whole SPIR-V module (ErrBadSPIRV), a description that does not
+// are not a whole SPIR-V module (ErrBadSPIRV), a module whose SPIR-V
+// version needs a newer Vulkan than the device runs (ErrUnsupported; modules
+// are validated for the device's Vulkan version), a description that does not
 // match the module, bindings other than single storage buffers at set 0
 // bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
 // an array of buffers), or push constants, a workgroup size or shared
@@ -198,14 +208,16 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		}
 		spec.PushSize = mod.PushSize
 	}
-	local, err := matchModule(spec, mod, d.info.Limits)
+	local, values, ids, err := workgroupSpec(spec, mod)
 	if err != nil {
+		return nil, err
+	}
+	if err := matchModule(spec, mod, local, d.info.Limits); err != nil {
 		if derived {
 			return nil, fmt.Errorf("%w (description derived from the module)", err)
 		}
 		return nil, err
 	}
-	values, ids := localSizeSpec(spec.LocalSize, mod)
 	if err := checkShared(spec, values, ids, d.info.Limits); err != nil {
 		return nil, err
 	}
@@ -225,19 +237,18 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 }
 
 // matchModule checks a description against the module it describes and
-// the device's limits, and returns the workgroup size the kernel will have.
-func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, error) {
-	local := effectiveLocalSize(spec.LocalSize, mod)
+// the device's limits, local being the workgroup size the kernel will have.
+func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limits) error {
 	hasMain := false
 	for _, e := range mod.EntryPoints {
 		hasMain = hasMain || e == "main"
 	}
 	if !hasMain {
-		return local, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
+		return fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
 	}
 	for i, a := range spec.Bindings {
 		if !a.valid() {
-			return local, fmt.Errorf("vkc: kernel %q: binding %d is described as %v; want ReadOnly, WriteOnly or ReadWrite", spec.Name, i, a)
+			return fmt.Errorf("vkc: kernel %q: binding %d is described as %v; want ReadOnly, WriteOnly or ReadWrite", spec.Name, i, a)
 		}
 	}
 	if len(mod.Bindings) != len(spec.Bindings) {
@@ -245,78 +256,83 @@ func matchModule(spec KernelSpec, mod shaders.Module, lim Limits) ([3]uint32, er
 		if spec.Bindings == nil {
 			hint = " (leave PushSize 0 too to derive the description from the module)"
 		}
-		return local, fmt.Errorf("vkc: kernel %q: description has %d bindings, module has %d%s", spec.Name, len(spec.Bindings), len(mod.Bindings), hint)
+		return fmt.Errorf("vkc: kernel %q: description has %d bindings, module has %d%s", spec.Name, len(spec.Bindings), len(mod.Bindings), hint)
 	}
 	for i, b := range mod.Bindings {
 		if b.Set != 0 || b.Binding != uint32(i) || b.Kind != shaders.StorageBuffer {
-			return local, fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
+			return fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
 		}
 		if b.Arrayed {
-			return local, fmt.Errorf("vkc: kernel %q: binding %d is an array of storage buffers (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Count)
+			return fmt.Errorf("vkc: kernel %q: binding %d is an array of storage buffers (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Count)
 		}
 		// Describing more access than the module uses is safe; less is
 		// not: a write left out is a buffer the ledger thinks unchanged,
 		// a read left out is a buffer read without the check for bytes
 		// never written.
 		if b.Access.Writes() && !spec.Bindings[i].Writes() {
-			return local, fmt.Errorf("vkc: kernel %q: binding %d is written by the module but described as %v", spec.Name, i, spec.Bindings[i])
+			return fmt.Errorf("vkc: kernel %q: binding %d is written by the module but described as %v", spec.Name, i, spec.Bindings[i])
 		}
 		if b.Access.Reads() && !spec.Bindings[i].Reads() {
-			return local, fmt.Errorf("vkc: kernel %q: binding %d is read by the module but described as %v (a binding described WriteOnly must be declared writeonly in the module)", spec.Name, i, spec.Bindings[i])
+			return fmt.Errorf("vkc: kernel %q: binding %d is read by the module but described as %v (a binding described WriteOnly must be declared writeonly in the module)", spec.Name, i, spec.Bindings[i])
 		}
 	}
 	if mod.PushSize != spec.PushSize {
-		return local, fmt.Errorf("vkc: kernel %q: description has %d bytes of push constants, module has %d", spec.Name, spec.PushSize, mod.PushSize)
+		return fmt.Errorf("vkc: kernel %q: description has %d bytes of push constants, module has %d", spec.Name, spec.PushSize, mod.PushSize)
 	}
 	if spec.PushSize > lim.MaxPushConstantsSize {
-		return local, fmt.Errorf("vkc: kernel %q: %d bytes of push constants exceed the device limit %d", spec.Name, spec.PushSize, lim.MaxPushConstantsSize)
+		return fmt.Errorf("vkc: kernel %q: %d bytes of push constants exceed the device limit %d", spec.Name, spec.PushSize, lim.MaxPushConstantsSize)
 	}
 	invocations := uint64(1)
 	for i, n := range local {
 		if n > lim.MaxComputeWorkGroupSize[i] {
-			return local, fmt.Errorf("vkc: kernel %q: local size %v exceeds the device limit %v", spec.Name, local, lim.MaxComputeWorkGroupSize)
+			return fmt.Errorf("vkc: kernel %q: local size %v exceeds the device limit %v", spec.Name, local, lim.MaxComputeWorkGroupSize)
 		}
 		invocations *= uint64(n)
 	}
 	if invocations > uint64(lim.MaxComputeWorkGroupInvocations) {
-		return local, fmt.Errorf("vkc: kernel %q: local size %v is %d invocations, above the device limit %d", spec.Name, local, invocations, lim.MaxComputeWorkGroupInvocations)
+		return fmt.Errorf("vkc: kernel %q: local size %v is %d invocations, above the device limit %d", spec.Name, local, invocations, lim.MaxComputeWorkGroupInvocations)
 	}
-	return local, nil
+	return nil
 }
 
-// effectiveLocalSize is the workgroup size the pipeline will have: the
-// module's own, except in the dimensions it specializes (through constant
-// IDs 0, 1, 2), where a non-zero requested size applies as build passes it.
-func effectiveLocalSize(requested [3]uint32, mod shaders.Module) [3]uint32 {
-	local := mod.LocalSize
-	if requested == ([3]uint32{}) {
-		return local
+// workgroupSpec is the workgroup size a kernel built from mod for spec
+// will have, and the specialization that gives it: the module's own size,
+// except on the axes the module makes specializable, where a non-zero
+// request sets the axis's constant to the axis's requested size (at least
+// 1). Only those constants are set, each once; none when nothing is
+// requested. Axes sharing a constant must be asked for one size.
+func workgroupSpec(spec KernelSpec, mod shaders.Module) (local [3]uint32, values, ids []uint32, err error) {
+	local = mod.LocalSize
+	if spec.LocalSize == ([3]uint32{}) {
+		return local, nil, nil, nil
 	}
-	for i, id := range mod.LocalSizeSpecIDs {
-		if id >= 0 && id < 3 {
-			local[i] = max(requested[id], 1)
+	for axis, id := range mod.LocalSizeSpecIDs {
+		if id < 0 {
+			continue
 		}
-	}
-	return local
-}
-
-// localSizeSpec is the specialization a requested workgroup size takes:
-// the values of the constants among IDs 0, 1, 2 that size the module's
-// workgroup, and their IDs. Other constants keep the module's defaults, so
-// a request never changes a constant that does not size the workgroup;
-// none are set when nothing is requested.
-func localSizeSpec(requested [3]uint32, mod shaders.Module) (values, ids []uint32) {
-	if requested == ([3]uint32{}) {
-		return nil, nil
-	}
-	for _, id := range mod.LocalSizeSpecIDs {
-		if id < 0 || id >= 3 || slices.Contains(ids, uint32(id)) {
+		size := max(spec.LocalSize[axis], 1)
+		local[axis] = size
+		if i := slices.Index(ids, uint32(id)); i >= 0 {
+			if values[i] != size {
+				return local, nil, nil, fmt.Errorf("vkc: kernel %q: local size %v asks two sizes (%d, %d) of specialization constant %d, which sizes axes %s", spec.Name, spec.LocalSize, values[i], size, id, sharingAxes(mod.LocalSizeSpecIDs, id))
+			}
 			continue
 		}
 		ids = append(ids, uint32(id))
-		values = append(values, max(requested[id], 1))
+		values = append(values, size)
 	}
-	return values, ids
+	return local, values, ids, nil
+}
+
+// sharingAxes names the axes whose size specialization constant id sets.
+func sharingAxes(specIDs [3]int64, id int64) string {
+	var names []string
+	for axis, a := range specIDs {
+		if a == id {
+			names = append(names, string("xyz"[axis]))
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 // checkShared refuses a module whose workgroup (shared) memory, under the

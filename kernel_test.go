@@ -473,14 +473,19 @@ func TestLoadKernelRefusesNonBufferBindings(t *testing.T) {
 	}
 	mod, err := shaders.Inspect(testSPIRV(t, "arrblk"))
 	require.NoError(t, err)
+	require.Len(t, mod.Bindings, 1)
+	block := mod.Bindings[0].Block
+	require.NotNil(t, block, "each buffer of the array holds { float x[]; }")
+	assert.Equal(t, shaders.LayoutRuntimeArray, block.Members[0].Layout.Kind)
+	mod.Bindings[0].Block = nil
 	assert.Equal(t, []shaders.ModuleBinding{{Kind: shaders.StorageBuffer, Arrayed: true, Count: 2, Access: shaders.ReadWrite, Elem: shaders.ScalarFloat}}, mod.Bindings)
 	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
 }
 
 // A requested workgroup size sets only the specialization constants that
 // size the workgroup: specc's size is fixed and its constant 0 is K, which
-// must stay 3; specx1's x size is constant 1, which the request's
-// LocalSize[1] sets, while its constant 0 (K) stays 3.
+// must stay 3; specx1's x size is constant 1, which the request's x size
+// (LocalSize[0]) sets, while its constant 0 (K) stays 3.
 func TestLocalSizeRequestSetsOnlyWorkgroupConstants(t *testing.T) {
 	dev := openTest(t)
 	const n = 64
@@ -498,7 +503,7 @@ func TestLocalSizeRequestSetsOnlyWorkgroupConstants(t *testing.T) {
 	}{
 		{"specc", [3]uint32{128, 1, 1}, [3]uint32{64, 1, 1}, 0},
 		{"specc", [3]uint32{}, [3]uint32{64, 1, 1}, 0},
-		{"specx1", [3]uint32{128, 32, 1}, [3]uint32{32, 1, 1}, 32},
+		{"specx1", [3]uint32{32, 128, 1}, [3]uint32{32, 1, 1}, 32},
 		{"specx1", [3]uint32{}, [3]uint32{16, 1, 1}, 16},
 	} {
 		k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: testSPIRV(t, c.module), LocalSize: c.request})

@@ -74,6 +74,8 @@ var (
 	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
 	// ErrBadSPIRV: kernel bytes that are not a valid SPIR-V module.
 	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
+	// ErrUnsupported reports a request the device cannot serve: a feature, element type or SPIR-V version it lacks. The error names what is missing.
+	ErrUnsupported = errors.New("vkc: unsupported by the device")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
@@ -95,6 +97,7 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrNoLoader, ErrNoLoader},
 	{recorder.ErrNoDevice, ErrNoDevice},
 	{recorder.ErrBadSPIRV, ErrBadSPIRV}, // shaders.ErrInvalidSPIRV, whoever refused the module
+	{recorder.ErrUnsupported, ErrUnsupported},
 	{recorder.ErrOutOfDate, ErrOutOfDate},
 	{recorder.ErrNoPresentation, ErrNoPresentation},
 	{recorder.ErrBadAdoption, ErrBadAdoption},

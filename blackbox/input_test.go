@@ -140,9 +140,8 @@ func TestKernelLocalSizeIdAboveTheLimit(t *testing.T) {
 	require.Error(t, err, "LoadKernel accepted a 4096-wide workgroup (LocalSizeId; limit %v)", dev.Info().Limits.MaxComputeWorkGroupSize)
 }
 
-// Promise (KernelSpec.LocalSize: it "applies through specialization
-// constants 0, 1, 2 to the axes the module makes specializable ... and is
-// ignored on the others"): specc makes no axis specializable and has an
+// Promise (KernelSpec.LocalSize: it "applies to each axis the module makes
+// specializable ... and is ignored on the others"): specc makes no axis specializable and has an
 // unrelated constant_id 0 (K = 3). A LocalSize request leaves K alone: the
 // kernel is refused, or y = 3x and the spec keeps the module's [64 1 1].
 func TestKernelLocalSizeRequestLeavesOtherSpecConstants(t *testing.T) {

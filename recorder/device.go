@@ -276,6 +276,10 @@ var (
 	// reader itself, or the device's validator (vkdev lowers vk's refusal
 	// onto it).
 	ErrBadSPIRV = shaders.ErrInvalidSPIRV
+	// ErrUnsupported: the request needs a feature or version the device
+	// lacks (a module's SPIR-V version newer than its Vulkan version
+	// takes); the message names what is missing.
+	ErrUnsupported = errors.New("recorder: unsupported by the device")
 	// ErrNoLoader: the Vulkan loader could not be loaded.
 	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")
 	// ErrNoDevice: no Vulkan driver reports a device.

@@ -3,7 +3,8 @@
 # (24.04, 26.04), run as root or by a user with password-less sudo:
 # a C toolchain for cgo, the Vulkan loader and headers, Mesa's lavapipe (the
 # CPU Vulkan device every test runs on), the Khronos validation layer, glslc
-# and spirv-tools for the shaders, the X11 headers GLFW (cmd/vkview) builds
+# and spirv-tools for the shaders, spirv-cross (the independent reader the
+# shaders package's layout test checks its block layouts against), the X11 headers GLFW (cmd/vkview) builds
 # against, Xvfb for vkview's windowed tests, and Go when it is not there.
 #
 # Idempotent and quick to rerun: apt runs only when a package is missing, and
@@ -20,7 +21,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 packages=(
     ca-certificates gcc libc6-dev pkg-config
     mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers vulkan-tools
-    glslc spirv-tools git curl
+    glslc spirv-tools spirv-cross git curl
     libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev xvfb
 )
 

@@ -39,6 +39,7 @@ func (in instruction) need(n int) error {
 var minOperands = map[uint32]int{
 	opEntryPoint:            3, // execution model, function, name
 	opExecutionMode:         2, // entry point, mode
+	opExecutionModeID:       2, // entry point, mode
 	opTypeInt:               3, // result, width, signedness
 	opTypeFloat:             2, // result, width
 	opTypeVector:            3, // result, component type, count

@@ -226,3 +226,38 @@ func TestInspectReadsTheLocalSizeOfMain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [3]uint32{}, mod.LocalSize)
 }
+
+// glslc writes the workgroup size of a SPIR-V 1.6 module as a LocalSizeId
+// execution mode of constants (local_size_x_id makes them specialization
+// constants): Inspect reads the size and each specializable axis's ID
+// from it, and a WorkgroupSize built-in still wins.
+func TestInspectReadsLocalSizeID(t *testing.T) {
+	uint32Type := []uint32{opTypeInt, 10, 32, 0}
+	constants := [][]uint32{
+		{opSpecConstant, 10, 11, 8}, // x: 8, SpecId 2
+		{opConstant, 10, 12, 4},     // y: 4
+		{opSpecConstant, 10, 13, 2}, // z: 2, SpecId 0
+	}
+	decorations := [][]uint32{{opDecorate, 11, decorationSpecID, 2}, {opDecorate, 13, decorationSpecID, 0}}
+	mode := []uint32{opExecutionModeID, 5, execModeLocalSizeID, 11, 12, 13}
+	insts := append([][]uint32{entryMain, mode}, decorations...)
+	insts = append(append(insts, uint32Type), constants...)
+	mod, err := Inspect(assemble(append(insts, append([][]uint32{typeVoid, typeVoidFn}, wholeFunction...)...)...))
+	require.NoError(t, err)
+	assert.Equal(t, [3]uint32{8, 4, 2}, mod.LocalSize)
+	assert.Equal(t, [3]int64{2, -1, 0}, mod.LocalSizeSpecIDs)
+
+	builtIn := [][]uint32{
+		{opDecorate, 14, decorationBuiltIn, builtInWorkgroupSize},
+		{opTypeVector, 15, 10, 3},
+		{opConstantComposite, 15, 14, 12, 12, 12},
+	}
+	mod, err = Inspect(assemble(append(append(insts, builtIn...), append([][]uint32{typeVoid, typeVoidFn}, wholeFunction...)...)...))
+	require.NoError(t, err)
+	assert.Equal(t, [3]uint32{4, 4, 4}, mod.LocalSize)
+	assert.Equal(t, [3]int64{-1, -1, -1}, mod.LocalSizeSpecIDs)
+
+	notConstant := []uint32{opExecutionModeID, 5, execModeLocalSizeID, 11, 99, 13}
+	_, err = Inspect(assemble(append(append([][]uint32{entryMain, notConstant, uint32Type}, constants...), append([][]uint32{typeVoid, typeVoidFn}, wholeFunction...)...)...))
+	assert.ErrorIs(t, err, ErrInvalidSPIRV)
+}

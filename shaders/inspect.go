@@ -9,8 +9,8 @@ import (
 // can read: too short, wrong magic number, a truncated instruction, a
 // function left open, an entry point without a body, a call to a function
 // the module does not define (a module cut between two functions), two
-// WorkgroupSize built-ins, or a push-constant member of a type whose size
-// it cannot work out. Loading a user kernel
+// WorkgroupSize built-ins, or a push-constant block it cannot lay out (see
+// Layout). Loading a user kernel
 // checks this before handing the bytes to the driver, so bad input is an
 // error at load rather than a crash in the driver.
 var ErrInvalidSPIRV = errors.New("shaders: invalid SPIR-V")
@@ -92,6 +92,11 @@ type ModuleBinding struct {
 	// (through arrays, vectors and structs), or ScalarUnknown when they
 	// differ or are not 32-bit numbers: what a buffer bound here must hold.
 	Elem ScalarType
+	// Block is the layout of the block a buffer binding holds (of one
+	// block, for an array of them), nil for other kinds of binding or a
+	// block this reader cannot lay out; for a slot several variables
+	// alias, the first one's.
+	Block *Layout
 }
 
 // ScalarType is the 32-bit number a buffer binding holds.
@@ -130,14 +135,22 @@ type Module struct {
 	EntryPoints []string
 	// Bindings are the buffer slots, sorted by set then binding.
 	Bindings []ModuleBinding
-	// PushSize is the byte size of the push-constant block, 0 if none.
+	// PushSize is the byte size of the push-constant block, 0 if none:
+	// Push.Size, the bytes from the block's start to the end of the last
+	// byte of its last member, as the module's Offset, ArrayStride and
+	// MatrixStride decorations place them.
 	PushSize uint32
+	// Push is the layout of the push-constant block, nil if none.
+	Push *Layout
 	// LocalSize is the default workgroup size of the entry point "main"
 	// (the WorkgroupSize built-in's default values, else main's LocalSize
-	// execution mode; other entry points' modes are not read).
+	// or LocalSizeId execution mode; other entry points' modes are not
+	// read).
 	LocalSize [3]uint32
-	// LocalSizeSpecIDs are the specialization-constant IDs that set the
-	// workgroup size in x, y, z; -1 where the size is not specializable.
+	// LocalSizeSpecIDs are, per axis x, y, z, the ID of the
+	// specialization constant that sets the workgroup's size along it
+	// (GLSL local_size_x_id and so on); -1 where the size is not
+	// specializable. Two axes may share one.
 	LocalSizeSpecIDs [3]int64
 }
 
@@ -173,8 +186,10 @@ const (
 	opDecorate                  = 71
 	opMemberDecorate            = 72
 	opLabel                     = 248
+	opExecutionModeID           = 331
 	execModelGLCompute          = 5
 	execModeLocalSize           = 17
+	execModeLocalSizeID         = 38
 	decorationSpecID            = 1
 	decorationBufferBlock       = 3
 	decorationArrayStride       = 6
@@ -217,16 +232,19 @@ type declarations struct {
 	entryPoints []string
 	// mainFunction is the function of the GLCompute entry point "main",
 	// the one a pipeline runs; modeLocalSize is the LocalSize execution
-	// mode of each entry point's function, read for main's alone.
-	mainFunction  *uint32
-	modeLocalSize map[uint32][3]uint32
-	types         map[uint32]spirvType
-	constants     map[uint32]uint32   // scalar constants: their first word
-	composites    map[uint32][]uint32 // composite constants: their parts
-	specOps       map[uint32][]uint32 // OpSpecConstantOp: its opcode and operands
-	decorations   map[uint32]*decorations
-	variables     []variable
-	scalars       map[uint32]ScalarType // scalarOf's answers, by type id
+	// mode of each entry point's function, modeLocalSizeID the constants
+	// of its LocalSizeId mode (glslc writes that one for SPIR-V 1.6), both
+	// read for main's alone.
+	mainFunction    *uint32
+	modeLocalSize   map[uint32][3]uint32
+	modeLocalSizeID map[uint32][3]uint32
+	types           map[uint32]spirvType
+	constants       map[uint32]uint32   // scalar constants: their first word
+	composites      map[uint32][]uint32 // composite constants: their parts
+	specOps         map[uint32][]uint32 // OpSpecConstantOp: its opcode and operands
+	decorations     map[uint32]*decorations
+	variables       []variable
+	scalars         map[uint32]ScalarType // scalarOf's answers, by type id
 }
 
 // spirvType is a type declaration: its opcode and the operands after its
@@ -251,6 +269,8 @@ type decorations struct {
 	memberNonWritable    map[uint32]bool
 	memberNonReadable    map[uint32]bool
 	memberOffset         map[uint32]uint32
+	memberMatrixStride   map[uint32]uint32
+	memberRowMajor       map[uint32]bool
 }
 
 // collect indexes the declarations among a decoded module's instructions.
@@ -291,6 +311,16 @@ func (d *declarations) add(in instruction) error {
 				d.modeLocalSize = map[uint32][3]uint32{}
 			}
 			d.modeLocalSize[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
+		}
+	case opExecutionModeID:
+		if ops[1] == execModeLocalSizeID {
+			if err := in.need(5); err != nil {
+				return err
+			}
+			if d.modeLocalSizeID == nil {
+				d.modeLocalSizeID = map[uint32][3]uint32{}
+			}
+			d.modeLocalSizeID[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
 		}
 	case opTypeBool, opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer,
 		opTypeImage, opTypeSampler, opTypeSampledImage:
@@ -392,6 +422,21 @@ func (d *declarations) decorateMember(in instruction) error {
 			deco.memberOffset = map[uint32]uint32{}
 		}
 		deco.memberOffset[ops[1]] = ops[3]
+	case decorationMatrixStride:
+		if err := in.need(4); err != nil {
+			return err
+		}
+		deco := d.of(ops[0])
+		if deco.memberMatrixStride == nil {
+			deco.memberMatrixStride = map[uint32]uint32{}
+		}
+		deco.memberMatrixStride[ops[1]] = ops[3]
+	case decorationRowMajor, decorationColMajor:
+		deco := d.of(ops[0])
+		if deco.memberRowMajor == nil {
+			deco.memberRowMajor = map[uint32]bool{}
+		}
+		deco.memberRowMajor[ops[1]] = ops[2] == decorationRowMajor
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package shaders
 
 import (
 	"fmt"
-	"math"
-	"math/bits"
 	"slices"
 	"sort"
 )
@@ -20,11 +18,15 @@ func (d *declarations) resolve() (Module, error) {
 			return Module{}, fmt.Errorf("%w: variable %%%d has no pointer type", ErrInvalidSPIRV, v.id)
 		}
 	}
-	if mod.Bindings, err = d.bindings(); err != nil {
+	layouts := newLayoutReader(d)
+	if mod.Bindings, err = d.bindings(layouts); err != nil {
 		return Module{}, err
 	}
-	if mod.PushSize, err = d.pushSize(); err != nil {
+	if mod.Push, err = d.pushLayout(layouts); err != nil {
 		return Module{}, err
+	}
+	if mod.Push != nil {
+		mod.PushSize = uint32(mod.Push.Size) // at most maxTypeSize
 	}
 	return mod, nil
 }
@@ -34,11 +36,11 @@ func (d *declarations) resolve() (Module, error) {
 func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].words[1] }
 
 // localSize is the default workgroup size and, per axis, the
-// specialization-constant ID that sets it (-1 if none). The LocalSize
-// execution mode is the one of the entry point "main" (a pipeline runs
-// main; another entry point's size says nothing about it). The
-// WorkgroupSize built-in, which applies to every entry point, wins over the
-// LocalSize execution mode, as in Vulkan. Compilers
+// specialization-constant ID that sets it (-1 if none). The LocalSize or
+// LocalSizeId execution mode is the one of the entry point "main" (a
+// pipeline runs main; another entry point's size says nothing about it).
+// The WorkgroupSize built-in, which applies to every entry point, wins over
+// the execution mode, as in Vulkan. Compilers
 // write one WorkgroupSize built-in and SPIR-V does not say which of two
 // would set the size; reading two, the answer would follow map order and
 // change from run to run, so a second is refused.
@@ -46,6 +48,11 @@ func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error)
 	specIDs = [3]int64{-1, -1, -1}
 	if d.mainFunction != nil {
 		size = d.modeLocalSize[*d.mainFunction]
+		if ids, ok := d.modeLocalSizeID[*d.mainFunction]; ok {
+			if err := d.constantSize(ids[:], &size, &specIDs, "LocalSizeId"); err != nil {
+				return size, specIDs, err
+			}
+		}
 	}
 	var builtIns []uint32
 	for id, deco := range d.decorations {
@@ -62,25 +69,36 @@ func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error)
 		if !ok || len(parts) != 3 {
 			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", ErrInvalidSPIRV, id)
 		}
-		for axis, part := range parts {
-			v, ok := d.constants[part]
-			if !ok {
-				return size, specIDs, fmt.Errorf("%w: WorkgroupSize component %d is not a constant", ErrInvalidSPIRV, axis)
-			}
-			size[axis] = v
-			if pd := d.decorations[part]; pd != nil && pd.specID != nil {
-				specIDs[axis] = int64(*pd.specID)
-			}
+		specIDs = [3]int64{-1, -1, -1} // the built-in's, not LocalSizeId's
+		if err := d.constantSize(parts, &size, &specIDs, "WorkgroupSize"); err != nil {
+			return size, specIDs, err
 		}
 	}
 	return size, specIDs, nil
+}
+
+// constantSize reads a workgroup size from three constants (the
+// WorkgroupSize built-in's components or LocalSizeId's operands) and the
+// specialization-constant ID of each that has one.
+func (d *declarations) constantSize(parts []uint32, size *[3]uint32, specIDs *[3]int64, what string) error {
+	for axis, part := range parts {
+		v, ok := d.constants[part]
+		if !ok {
+			return fmt.Errorf("%w: %s component %d is not a constant", ErrInvalidSPIRV, what, axis)
+		}
+		size[axis] = v
+		if pd := d.decorations[part]; pd != nil && pd.specID != nil {
+			specIDs[axis] = int64(*pd.specID)
+		}
+	}
+	return nil
 }
 
 // bindings lists the descriptor slots, sorted by set then binding.
 // Variables that alias one slot are merged: the slot is read-only or
 // write-only only if every alias is, of a kind other than StorageBuffer if
 // any alias is, and arrayed if any alias is.
-func (d *declarations) bindings() ([]ModuleBinding, error) {
+func (d *declarations) bindings(layouts *layoutReader) ([]ModuleBinding, error) {
 	slots := map[[2]uint32]*ModuleBinding{}
 	for _, v := range d.variables {
 		vd := d.decorations[v.id]
@@ -91,7 +109,7 @@ func (d *declarations) bindings() ([]ModuleBinding, error) {
 		if vd.set != nil {
 			set = *vd.set
 		}
-		b := d.descriptor(v)
+		b := d.descriptor(v, layouts)
 		b.Set, b.Binding = set, *vd.binding
 		key := [2]uint32{set, *vd.binding}
 		if prev := slots[key]; prev != nil {
@@ -128,9 +146,9 @@ func (d *declarations) bindings() ([]ModuleBinding, error) {
 
 // descriptor describes the descriptor a Binding-decorated variable takes:
 // its kind (from its storage class and, through an array of descriptors,
-// the type it holds), whether it is an array of them, its access and its
-// element type.
-func (d *declarations) descriptor(v variable) ModuleBinding {
+// the type it holds), whether it is an array of them, its access, its
+// element type and, for a buffer, its block's layout.
+func (d *declarations) descriptor(v variable, layouts *layoutReader) ModuleBinding {
 	var b ModuleBinding
 	id := d.pointee(v)
 	if t, ok := d.types[id]; ok && (t.op == opTypeArray || t.op == opTypeRuntimeArray) {
@@ -157,6 +175,9 @@ func (d *declarations) descriptor(v variable) ModuleBinding {
 	}
 	b.Access = variableAccess(d.decorations[v.id], deco, t)
 	b.Elem = d.scalarOf(id, 0)
+	if b.Kind == StorageBuffer || b.Kind == UniformBuffer {
+		b.Block, _ = layouts.layout(id, matrixDecoration{}, 0) // nil if it cannot be laid out
+	}
 	return b
 }
 
@@ -260,123 +281,20 @@ func variableAccess(vd, bd *decorations, block spirvType) Access {
 	}
 }
 
-// pushSize is the byte size of the push-constant block, 0 if none.
-func (d *declarations) pushSize() (uint32, error) {
-	var size uint32
-	sizer := typeSizer{declarations: d, sized: map[uint32]uint64{}}
+// pushLayout is the layout of the push-constant block, nil if none; a
+// block it cannot lay out is an error, since its size is what Launch
+// requires of every push.
+func (d *declarations) pushLayout(layouts *layoutReader) (*Layout, error) {
+	var push *Layout
 	for _, v := range d.variables {
 		if v.class != storageClassPushConstant {
 			continue
 		}
-		s, err := sizer.size(d.pointee(v), 0)
+		l, err := layouts.layout(d.pointee(v), matrixDecoration{}, 0)
 		if err != nil {
-			return 0, err
+			return nil, fmt.Errorf("push-constant block: %w", err)
 		}
-		size = uint32(s) // at most maxTypeSize
+		push = l
 	}
-	return size, nil
-}
-
-// typeSizer sizes push-constant types (scalars, vectors, matrices, arrays
-// with an ArrayStride and structs with member Offsets) once each: a type
-// used by many members of many structs would otherwise be walked once per
-// path to it, exponentially many in the nesting depth.
-type typeSizer struct {
-	*declarations
-	sized map[uint32]uint64
-}
-
-// maxTypeSize bounds every size so that products of sizes and counts fit
-// in 64 bits, and so that a size above 4 GiB is an error rather than a
-// wrapped-around uint32 that could match a small description; no
-// push-constant block comes near it.
-const maxTypeSize = math.MaxUint32
-
-// maxTypeDepth bounds the nesting the sizer follows.
-const maxTypeDepth = 32
-
-// product is a*b, or an error for type id when it exceeds maxTypeSize.
-func product(id uint32, a, b uint64) (uint64, error) {
-	if hi, lo := bits.Mul64(a, b); hi != 0 || lo > maxTypeSize {
-		return 0, fmt.Errorf("%w: push-constant type %%%d is larger than 4 GiB", ErrInvalidSPIRV, id)
-	}
-	return a * b, nil
-}
-
-func (s *typeSizer) size(id uint32, depth int) (uint64, error) {
-	if size, ok := s.sized[id]; ok {
-		return size, nil
-	}
-	if depth > maxTypeDepth {
-		return 0, fmt.Errorf("%w: push-constant type nested too deeply", ErrInvalidSPIRV)
-	}
-	t, ok := s.types[id]
-	if !ok {
-		return 0, fmt.Errorf("%w: push-constant member type %%%d is not a type this reader sizes", ErrInvalidSPIRV, id)
-	}
-	var size uint64
-	var err error
-	switch t.op {
-	case opTypeInt, opTypeFloat:
-		size = uint64(t.words[0] / 8)
-	case opTypeVector, opTypeMatrix: // component (column) type, count
-		size, err = s.repeated(id, t.words[0], uint64(t.words[1]), depth)
-	case opTypeArray:
-		size, err = s.array(id, t, depth)
-	case opTypeStruct:
-		size, err = s.structure(id, t, depth)
-	default:
-		err = fmt.Errorf("%w: push-constant member type %%%d (opcode %d) is not sized by this reader", ErrInvalidSPIRV, id, t.op)
-	}
-	if err != nil {
-		return 0, err
-	}
-	s.sized[id] = size
-	return size, nil
-}
-
-// repeated is the size of count tightly packed elements of type elem.
-func (s *typeSizer) repeated(id, elem uint32, count uint64, depth int) (uint64, error) {
-	size, err := s.size(elem, depth+1)
-	if err != nil {
-		return 0, err
-	}
-	return product(id, size, count)
-}
-
-// array is the size of an array type: its constant length times its
-// ArrayStride decoration.
-func (s *typeSizer) array(id uint32, t spirvType, depth int) (uint64, error) {
-	length, ok := s.constants[t.words[1]]
-	deco := s.decorations[id]
-	if !ok || deco == nil || deco.arrayStride == 0 {
-		return 0, fmt.Errorf("%w: push-constant array %%%d without constant length or ArrayStride", ErrInvalidSPIRV, id)
-	}
-	if _, err := s.size(t.words[0], depth+1); err != nil {
-		return 0, err
-	}
-	return product(id, uint64(length), uint64(deco.arrayStride))
-}
-
-// structure is the size of a struct type: the furthest end of a member,
-// placed at its Offset decoration.
-func (s *typeSizer) structure(id uint32, t spirvType, depth int) (uint64, error) {
-	deco := s.decorations[id]
-	var size uint64
-	for m, member := range t.words {
-		var offset uint64
-		if deco != nil {
-			offset = uint64(deco.memberOffset[uint32(m)])
-		}
-		ms, err := s.size(member, depth+1)
-		if err != nil {
-			return 0, err
-		}
-		end, err := product(id, offset+ms, 1)
-		if err != nil {
-			return 0, err
-		}
-		size = max(size, end)
-	}
-	return size, nil
+	return push, nil
 }

@@ -371,6 +371,8 @@ func TestInspectSizesASharedPushTypeOnce(t *testing.T) {
 	// Thirty struct levels, each of sixteen members (all at offset 0) of
 	// the level below: a reader that sizes every use of a type again walks
 	// 16^30 paths. The block is one uint32.
+	// (Block members must carry an Offset, so each level decorates its
+	// sixteen.)
 	const levels, members = 30, 16
 	var ins [][]uint32
 	prev := uint32(1)
@@ -381,6 +383,9 @@ func TestInspectSizesASharedPushTypeOnce(t *testing.T) {
 			st = append(st, prev)
 		}
 		ins = append(ins, st)
+		for m := uint32(0); m < members; m++ {
+			ins = append(ins, []uint32{opMemberDecorate, id, m, decorationOffset, 0})
+		}
 		prev = id
 	}
 	type result struct {

@@ -1,10 +1,31 @@
 #!/bin/sh
-# Rebuild the test kernels' SPIR-V with the flags the catalogue uses; the
-# hand-written modules (*.spvasm) are assembled for the same environment.
+# Rebuild the test kernels' SPIR-V with the flags the catalogue uses, for
+# Vulkan 1.1 (affine also for 1.2 and 1.3: affine_vk12.spv, affine_vk13.spv);
+# the hand-written modules (*.spvasm) are assembled for Vulkan 1.1.
 set -eu
 cd "$(dirname "$0")"
 for src in *.comp; do
+    [ "$src" != wgperm.comp ] || continue # below, once per assignment of IDs
     glslc -O --target-env=vulkan1.1 "$src" -o "${src%.comp}.spv"
+done
+for env in 1.2 1.3; do
+    glslc -O --target-env=vulkan$env affine.comp -o "affine_vk$(echo $env | tr -d .).spv"
+done
+# wgperm_XYZ: every assignment of specialization-constant IDs 0, 1, 2 to
+# the workgroup's axes, each ID used at most once (n: not specializable).
+for x in n 0 1 2; do
+    for y in n 0 1 2; do
+        for z in n 0 1 2; do
+            if [ -n "$(printf '%s\n' $x $y $z | grep -v n | sort | uniq -d)" ]; then
+                continue
+            fi
+            defs=""
+            [ $x = n ] || defs="$defs -DX_ID=$x"
+            [ $y = n ] || defs="$defs -DY_ID=$y"
+            [ $z = n ] || defs="$defs -DZ_ID=$z"
+            glslc -O --target-env=vulkan1.1 $defs wgperm.comp -o "wgperm_$x$y$z.spv"
+        done
+    done
 done
 for src in *.spvasm; do
     spirv-as --target-env vulkan1.1 "$src" -o "${src%.spvasm}.spv"

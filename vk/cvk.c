@@ -74,7 +74,7 @@ VkResult vkc_create_instance(PFN_vkGetInstanceProcAddr gipa, const vkc_instance_
 	PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
 	if (!create) return VK_ERROR_INITIALIZATION_FAILED;
 	VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "vkc",
-		.pEngineName = "vkc", .apiVersion = VK_API_VERSION_1_1 };
+		.pEngineName = "vkc", .apiVersion = o->api_version };
 	const char *layers[] = { "VK_LAYER_KHRONOS_validation" };
 	const char *exts[] = { VK_EXT_DEBUG_UTILS_EXTENSION_NAME };
 	VkDebugUtilsMessengerCreateInfoEXT mci = { .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
@@ -165,7 +165,10 @@ void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDev
 	if (!gp2) return;
 	VkPhysicalDeviceSubgroupProperties sg = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES };
 	VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg };
+	VkPhysicalDeviceMaintenance4Properties m4 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES };
+	if (out->props.apiVersion >= VK_API_VERSION_1_3) sg.pNext = &m4;
 	gp2(pd, &p2);
+	out->max_buffer_size = m4.maxBufferSize;
 	out->subgroup_size = sg.subgroupSize;
 	out->subgroup_stages = sg.supportedStages;
 	out->subgroup_ops = sg.supportedOperations;
@@ -232,7 +235,7 @@ static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
 #undef LOAD
 
 VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
-		uint32_t ext_count, const char *const *exts, vkc_fns *f) {
+		uint32_t ext_count, const char *const *exts, uint32_t api, vkc_fns *f) {
 	memset(f, 0, sizeof *f);
 	PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
 	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
@@ -242,6 +245,9 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 		.queueCount = 1, .pQueuePriorities = &priority };
 	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
 		.enabledExtensionCount = ext_count, .ppEnabledExtensionNames = ext_count ? exts : NULL };
+	VkPhysicalDeviceMaintenance4Features m4 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
+		.maintenance4 = VK_TRUE };
+	if (api >= VK_API_VERSION_1_3) dci.pNext = &m4;
 	VkDevice dev;
 	VkResult r = create(pd, &dci, NULL, &dev);
 	if (r != VK_SUCCESS) return r;

@@ -33,6 +33,7 @@ typedef struct vkc_instance_opts {
 	uintptr_t user;      // Go handle passed to the message callback
 	uint32_t ext_count;  // more instance extensions to enable (presentation: VK_KHR_surface and a platform's)
 	const char *const *exts;
+	uint32_t api_version; // the highest Vulkan version vk uses (VkApplicationInfo::apiVersion)
 } vkc_instance_opts;
 
 // vkc_create_instance creates the instance and, with validation, the
@@ -49,7 +50,8 @@ VkResult vkc_enumerate_devices(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, 
 
 // vkc_physical is everything vk reads about a physical device, in flat
 // structs: properties and limits, memory types and heaps, the queue
-// families' flags and the subgroup properties.
+// families' flags, the subgroup properties and, on a Vulkan 1.3 device, the
+// largest buffer it creates (maintenance4's maxBufferSize; 0 before 1.3).
 #define VKC_MAX_FAMILIES 16
 typedef struct vkc_physical {
 	VkPhysicalDeviceProperties props;
@@ -57,6 +59,7 @@ typedef struct vkc_physical {
 	uint32_t family_count;
 	VkQueueFlags family_flags[VKC_MAX_FAMILIES];
 	uint32_t subgroup_size, subgroup_stages, subgroup_ops;
+	VkDeviceSize max_buffer_size;
 } vkc_physical;
 void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out);
 
@@ -125,10 +128,13 @@ typedef struct vkc_fns {
 
 // vkc_open_device creates a device with one queue of family and the
 // ext_count device extensions exts (none by default; VK_KHR_swapchain for
-// presentation), and fills f with its function table and queue. On failure
+// presentation), and fills f with its function table and queue. On a
+// device used at Vulkan 1.3 (api) or later it enables maintenance4, which
+// every such device supports and which a module needs to size its
+// workgroup with LocalSizeId (glslc's choice for SPIR-V 1.6). On failure
 // nothing is left alive.
 VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
-	uint32_t ext_count, const char *const *exts, vkc_fns *f);
+	uint32_t ext_count, const char *const *exts, uint32_t api, vkc_fns *f);
 // vkc_create_pipeline_cache makes the device's pipeline cache, seeded with
 // size bytes of data (0: empty), and installs it in f for every later
 // pipeline creation. The caller has checked data's header.

@@ -61,12 +61,14 @@ func (k ObjectKind) String() string {
 // a destroyed device. What Vulkan asks callers to synchronise stays the
 // caller's: a command buffer is recorded by one goroutine at a time.
 type Device struct {
-	inst     *Instance
-	info     DeviceInfo
-	api      uint32 // the Vulkan API version in use, e.g. 1.1, as VK_MAKE_API_VERSION packs it
-	family   uint32
-	memTypes []memoryType
-	fns      *C.vkc_fns // C memory; freed by Close
+	inst *Instance
+	info DeviceInfo
+	api  uint32 // the Vulkan API version in use, e.g. 1.1, as VK_MAKE_API_VERSION packs it
+	// maxBuffer is the largest buffer the device creates, 0 where unknown.
+	maxBuffer uint64
+	family    uint32
+	memTypes  []memoryType
+	fns       *C.vkc_fns // C memory; freed by Close
 
 	// gate is held shared by every call into C and exclusively by Close.
 	gate   sync.RWMutex
@@ -127,11 +129,11 @@ func (in *Instance) createDevice(pd physical, family int, exts []string) (*Devic
 	defer free()
 	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
 	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family),
-		C.uint32_t(len(exts)), names, fns))); err != nil {
+		C.uint32_t(len(exts)), names, C.uint32_t(pd.api), fns))); err != nil {
 		C.free(unsafe.Pointer(fns))
 		return nil, err
 	}
-	return &Device{inst: in, info: pd.info, api: pd.api, family: uint32(family), memTypes: pd.memTypes, fns: fns,
+	return &Device{inst: in, info: pd.info, api: pd.api, maxBuffer: pd.maxBuffer, family: uint32(family), memTypes: pd.memTypes, fns: fns,
 		queueMu: new(sync.Mutex)}, nil
 }
 

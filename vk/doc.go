@@ -47,8 +47,11 @@
 // # SPIR-V validation
 //
 // NewPipeline hands the driver only a module that ValidateSPIRV accepts:
-// the Khronos SPIR-V validator (SPIRV-Tools, linked statically from
-// Debian's spirv-tools package) for the Vulkan version in use. Drivers do
+// one whose SPIR-V version the Vulkan version in use takes (the lower of
+// the device's and 1.3, what the instance asks for; a newer one is
+// ErrUnsupported, naming both), checked by the Khronos SPIR-V validator
+// (SPIRV-Tools, linked statically from Debian's spirv-tools package) for
+// that Vulkan version. Drivers do
 // not validate SPIR-V; a module that is whole but wrong crashes some of
 // them. Callers read every module with package shaders first (structure,
 // bindings, push constants); the recorder does so for every kernel.

@@ -39,10 +39,14 @@ const (
 	// family without compute, an API version below MinAPIVersion). The
 	// message names which.
 	ErrBadAdoption
+	// ErrUnsupported: the request needs a feature or version the device
+	// lacks (a module's SPIR-V version newer than its Vulkan version
+	// takes); the message names what is missing.
+	ErrUnsupported
 )
 
 // Failures lists every Failure, for an adapter to check that it maps each.
-var Failures = []Failure{ErrOutOfDeviceMemory, ErrDeviceLost, ErrClosed, ErrNoLoader, ErrNoDevice, ErrBadSPIRV, ErrOutOfDate, ErrNoPresentation, ErrBadAdoption}
+var Failures = []Failure{ErrOutOfDeviceMemory, ErrDeviceLost, ErrClosed, ErrNoLoader, ErrNoDevice, ErrBadSPIRV, ErrOutOfDate, ErrNoPresentation, ErrBadAdoption, ErrUnsupported}
 
 var failureMessages = [...]string{
 	ErrOutOfDeviceMemory: "vk: out of device memory",
@@ -54,6 +58,7 @@ var failureMessages = [...]string{
 	ErrOutOfDate:         "vk: swapchain out of date with its surface",
 	ErrNoPresentation:    "vk: device not opened for presentation",
 	ErrBadAdoption:       "vk: cannot adopt the device",
+	ErrUnsupported:       "vk: unsupported by the device",
 }
 
 // Error says what failed, prefixed "vk:".

@@ -100,7 +100,7 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 		}
 	}
 	in.self = cgo.NewHandle(in)
-	opts := C.vkc_instance_opts{user: C.uintptr_t(in.self)}
+	opts := C.vkc_instance_opts{user: C.uintptr_t(in.self), api_version: instanceAPI}
 	if want {
 		opts.validation = 1
 		if o.SyncValidation {

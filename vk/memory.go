@@ -101,6 +101,11 @@ func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 	if size == 0 {
 		return nil, fmt.Errorf("vk: zero-sized block")
 	}
+	if d.maxBuffer != 0 && size > d.maxBuffer {
+		// Asking is invalid usage (VUID-VkBufferCreateInfo-size-06409):
+		// answer as a driver that cannot serve it would.
+		return nil, fmt.Errorf("%w: a block of %d bytes is larger than the device's largest buffer (maxBufferSize %d)", ErrOutOfDeviceMemory, size, d.maxBuffer)
+	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}

@@ -77,10 +77,13 @@ func (in *Instance) physicalDevices() ([]C.VkPhysicalDevice, error) {
 // physical is what vk reads about one physical device.
 type physical struct {
 	info     DeviceInfo
-	api      uint32       // the API version vk uses on it: the device's, capped at the instance's 1.1
+	api      uint32       // the API version vk uses on it: the device's, capped at the instance's 1.3
 	memTypes []memoryType // the device's memory types, in index order
-	families []uint32     // each queue family's VkQueueFlags
-	handle   C.VkPhysicalDevice
+	// maxBuffer is the largest buffer the device creates (maintenance4's
+	// maxBufferSize, reported from Vulkan 1.3 on); 0 where unknown.
+	maxBuffer uint64
+	families  []uint32 // each queue family's VkQueueFlags
+	handle    C.VkPhysicalDevice
 }
 
 // memoryType is one of the device's memory types: its property flags and
@@ -101,9 +104,12 @@ const (
 	queueCompute    = 0x2
 )
 
-// instanceAPI is the API version vkc_create_instance asks for (1.1): the
-// most vk may use on any device.
-const instanceAPI = 1<<22 | 1<<12
+// instanceAPI is the API version vkc_create_instance asks for (1.3): the
+// most vk may use on any device. A device is used at the lower of it and
+// its own version, so a Vulkan 1.1 device still opens, and modules are
+// validated for, and may need no more than, the version in use
+// (ValidateSPIRV).
+const instanceAPI = 1<<22 | 3<<12
 
 func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	var c C.vkc_physical
@@ -147,7 +153,7 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	for _, h := range m.memoryHeaps[:m.memoryHeapCount] {
 		info.Heaps = append(info.Heaps, MemoryHeap{Size: uint64(h.size), DeviceLocal: h.flags&heapDeviceLocal != 0})
 	}
-	out := physical{handle: pd, api: min(dev&^0xfff, instanceAPI)}
+	out := physical{handle: pd, api: min(dev&^0xfff, instanceAPI), maxBuffer: uint64(c.max_buffer_size)}
 	const unified = memDeviceLocal | memHostVisible | memHostCoherent
 	for _, t := range m.memoryTypes[:m.memoryTypeCount] {
 		flags := uint32(t.propertyFlags)

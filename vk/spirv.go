@@ -43,11 +43,14 @@ import (
 // SPIRVValidator names the check ValidateSPIRV runs in this build.
 const SPIRVValidator = "SPIRV-Tools"
 
-// ValidateSPIRV checks that code is a SPIR-V module that a Vulkan device of
-// apiVersion (as VK_MAKE_API_VERSION packs it; 0 means 1.1, what vk asks
-// for) may be given, with the Khronos SPIR-V validator (SPIRV-Tools'
-// spvValidateBinary, linked statically from the spirv-tools package) for
-// the matching Vulkan target environment.
+// ValidateSPIRV checks that code is a SPIR-V module that a Vulkan device
+// used at apiVersion (as VK_MAKE_API_VERSION packs it; 0 means 1.3, the
+// most vk asks for) may be given: first that its SPIR-V version is one that
+// Vulkan version takes (a newer one is ErrUnsupported, naming both
+// versions: the module may be valid, the device is too old for it), then
+// with the Khronos SPIR-V validator (SPIRV-Tools' spvValidateBinary,
+// linked statically from the spirv-tools package) for the matching Vulkan
+// target environment.
 // Drivers do not validate SPIR-V, and a module that is whole but wrong (an
 // access chain past a struct's members, say) crashes some of them; so
 // NewPipeline calls this before the driver sees a module. The error wraps
@@ -59,6 +62,9 @@ const SPIRVValidator = "SPIRV-Tools"
 // whole.
 func ValidateSPIRV(code []byte, apiVersion uint32) error {
 	if err := wholeWords(code); err != nil {
+		return err
+	}
+	if err := checkSPIRVVersion(code, apiVersion); err != nil {
 		return err
 	}
 	env, name := spirvEnv(apiVersion)

@@ -442,3 +442,19 @@ func TestBlockLargerThanItsHeapIsRefused(t *testing.T) {
 	}
 	assert.Equal(t, before, d.Live(), "nothing left alive by the refusals")
 }
+
+// A block larger than the device's largest buffer (maintenance4's
+// maxBufferSize, which a Vulkan 1.3 device reports) is refused as out of
+// device memory without asking the driver: asking is invalid usage
+// (VUID-VkBufferCreateInfo-size-06409). The fixture fails on any message.
+func TestBlockLargerThanTheLargestBufferIsRefused(t *testing.T) {
+	d := fixture(t)
+	if d.maxBuffer == 0 {
+		t.Skip("the device reports no maxBufferSize (Vulkan before 1.3)")
+	}
+	before := d.Live()
+	_, err := d.AllocateBlock(UseDeviceLocal, d.maxBuffer+1)
+	require.ErrorIs(t, err, ErrOutOfDeviceMemory)
+	assert.Contains(t, err.Error(), "larger than the device's largest buffer")
+	assert.Equal(t, before, d.Live(), "nothing left alive by the refusal")
+}

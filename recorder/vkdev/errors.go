@@ -23,6 +23,7 @@ var sentinels = [...]struct {
 	{vk.ErrNoLoader, recorder.ErrNoLoader},
 	{vk.ErrNoDevice, recorder.ErrNoDevice},
 	{vk.ErrBadAdoption, recorder.ErrBadAdoption},
+	{vk.ErrUnsupported, recorder.ErrUnsupported},
 }
 
 // vkError is a vk error as the recorder sees it: vk's message and chain,
