@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder/internal/lockrank"
 	"github.com/vkcompute/vkc/vk"
 )
 
@@ -98,7 +98,7 @@ const maxFrames = 8
 type Presentation struct {
 	r  *Recorder
 	p  Presenter
-	mu sync.Mutex
+	mu lockrank.Mutex
 
 	sc     Swapchain
 	info   SwapchainInfo
@@ -141,6 +141,7 @@ func (r *Recorder) NewPresentation(width, height uint32, vsync bool) (*Presentat
 		return nil, fmt.Errorf("recorder: a swapchain with %d frames in flight (1..%d)", info.Frames, maxFrames)
 	}
 	pr := &Presentation{r: r, p: p, sc: sc, info: info, vsync: vsync}
+	pr.mu.SetRank(lockrank.Presentation, 0)
 	r.presMu.Lock()
 	if r.presentations == nil {
 		r.presentations = map[*Presentation]struct{}{}

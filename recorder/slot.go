@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/recorder/internal/lockrank"
 )
 
 // maxInflight bounds the submissions a slot keeps in flight before it waits
@@ -47,7 +47,7 @@ func addTo(set *[]alloc.Claim, c alloc.Claim) {
 type slot struct {
 	r     *Recorder
 	index int
-	mu    sync.Mutex
+	mu    lockrank.Mutex
 
 	pool        CommandPool
 	open        *batch
@@ -88,6 +88,7 @@ func newSlot(r *Recorder, index int) (*slot, error) {
 		return nil, r.observe(err)
 	}
 	b := &slot{r: r, index: index, pool: pool, touched: map[alloc.ClaimKey]struct{}{}}
+	b.mu.SetRank(lockrank.Slot, index)
 	b.cache = newSetCache(r, r.opts.CacheSize)
 	return b, nil
 }
