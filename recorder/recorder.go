@@ -223,6 +223,20 @@ func (r *Recorder) taintIfFailed(err *error, writes []alloc.Claim) {
 	}
 }
 
+// Validate checks the invariants of the recorder's allocator and taint
+// ledger (alloc.Allocator.Validate, alloc.Ledger.Validate): an error wraps
+// alloc.ErrCorrupt and means a bug, never bad input. Fuzz targets call it
+// after every step; it walks every range, so it is not for hot paths.
+func (r *Recorder) Validate() error {
+	if err := r.mem.Validate(); err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	if err := r.ledger.Validate(); err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	return nil
+}
+
 // Taint marks claims as unwritten with cause: a buffer allocated and not
 // yet written, say.
 func (r *Recorder) Taint(claims []alloc.Claim, cause error) { r.ledger.Taint(claims, cause) }

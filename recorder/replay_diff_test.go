@@ -201,6 +201,9 @@ func runDiff(t *testing.T, data []byte) {
 				if err := g.launch(op); err != nil {
 					return fmt.Errorf("%v: %w", op, err)
 				}
+				if err := g.r.Validate(); err != nil {
+					return fmt.Errorf("after %v: %w", op, err)
+				}
 			}
 			return nil
 		}
@@ -223,6 +226,11 @@ func runDiff(t *testing.T, data []byte) {
 	}
 	if err := graph.Replay(); err != nil {
 		t.Fatal(err)
+	}
+	for _, g := range []*diffRig{eager, replayed} {
+		if err := g.r.Validate(); err != nil {
+			t.Fatalf("after the replay: %v", err)
+		}
 	}
 	for b := range diffBufs {
 		for i := range n {
