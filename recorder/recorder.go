@@ -490,9 +490,9 @@ func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
 		b.mu.Unlock()
 		return r.Free(c)
 	case b.win.IsActive():
-		b.parked = append(b.parked, c)
+		b.win.park(c)
 	default:
-		if !b.queueDrop(c) {
+		if !b.subs.queueDrop(c) {
 			b.mu.Unlock()
 			return r.Free(c)
 		}
@@ -555,7 +555,7 @@ func (r *Recorder) Quiesce(mask uint64) error {
 		b := r.slots[i]
 		b.mu.Lock()
 		if !r.closed.Load() && !b.win.IsRecording() {
-			if err := b.drain(context.Background()); err != nil && first == nil {
+			if err := b.subs.drain(context.Background()); err != nil && first == nil {
 				first = err
 			}
 		}
