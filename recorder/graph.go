@@ -259,7 +259,7 @@ func (b *slot) newGraph(s StreamID, sealed capture.Sealed, rec recording) (*Grap
 	}
 	g := &Graph{r: r, b: b, owner: s, cb: rec.cb, writes: sealed.Writes, touched: sealed.Touched,
 		inputs: sealed.Inputs, steps: sealed.Steps,
-		guards: append(guards, rec.early...), pins: rec.pins, kernels: rec.kernels, limits: limits}
+		guards: append(guards, rec.early...), pins: slices.Clone(rec.pins), kernels: rec.kernels, limits: limits}
 	for _, st := range g.steps {
 		g.dynamic = g.dynamic || st.Extents != nil || st.ReadExtents != nil
 	}
@@ -487,12 +487,7 @@ func (g *Graph) Close() error {
 		return nil
 	}
 	g.closed = true
-	var err error
-	for len(b.subs.inflight) > 0 && b.subs.inflight[0].serial <= g.lastSerial {
-		if werr := b.subs.waitOldest(context.Background()); werr != nil && err == nil {
-			err = werr
-		}
-	}
+	err := b.subs.waitAllThrough(context.Background(), g.lastSerial)
 	switch {
 	case r.closed.Load():
 	case b.subs.mayBePending(g.cb):

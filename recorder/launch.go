@@ -126,7 +126,7 @@ func (r *Recorder) destroyKernel(k *Kernel) error {
 				first = err
 			}
 		}
-		mayBePending = mayBePending || len(b.subs.failed) > 0
+		mayBePending = mayBePending || b.subs.anyFailed()
 		b.cache.forgetKernel(k, b.subs.done)
 		b.mu.Unlock()
 	}

@@ -294,6 +294,19 @@ func (q *submissions) waitThrough(ctx context.Context, serial uint64) error {
 	return nil
 }
 
+// waitAllThrough waits for every submission up to serial, going on past
+// a wait that fails (that submission moves to failed); it returns the
+// first error.
+func (q *submissions) waitAllThrough(ctx context.Context, serial uint64) error {
+	var first error
+	for len(q.inflight) > 0 && q.inflight[0].serial <= serial {
+		if err := q.waitOldest(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // popOldest drops inflight[0] by shifting the rest down in place: reslicing
 // from the front would walk the slice off its array and make every
 // maxInflight-th submission reallocate it, so replays would not be
@@ -439,13 +452,22 @@ func (q *submissions) retryFailedFor(ctx context.Context, claims []alloc.Claim, 
 		if !a.uses(x, claims) {
 			continue
 		}
-		err := q.retryFailed(ctx, len(q.failed))
+		err := q.retryAllFailed(ctx)
 		if err != nil && (a == hostWrites || ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
 			return err
 		}
 		return nil
 	}
 	return nil
+}
+
+// anyFailed reports whether a submission whose fence wait failed may
+// still be pending.
+func (q *submissions) anyFailed() bool { return len(q.failed) > 0 }
+
+// retryAllFailed is retryFailed of every failed submission.
+func (q *submissions) retryAllFailed(ctx context.Context) error {
+	return q.retryFailed(ctx, len(q.failed))
 }
 
 // mayBePending reports whether cb belongs to a submission whose fence wait

@@ -131,7 +131,7 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 	if err := b.subs.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
 		return err
 	}
-	if err := b.subs.retryFailed(context.Background(), len(b.subs.failed)); err != nil {
+	if err := b.subs.retryAllFailed(context.Background()); err != nil {
 		return err
 	}
 	if err := b.writeHost(dst, *st, data); err != nil || b.r.mapped(dst) != nil {

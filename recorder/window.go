@@ -36,7 +36,11 @@ type window struct {
 }
 
 // recording is what a recording window hands over when it ends: to a
-// graph when it seals, back to the pools when it is refused.
+// graph when it seals, back to the pools when it is refused. kernels is
+// the recording's own (a caller releases them after the slot's lock);
+// early, pins and limits share the window's arrays, valid until it records
+// again (the caller holds the slot's lock and copies what it keeps), so
+// ending a window allocates no more than it must.
 type recording struct {
 	cb      CommandBuffer
 	early   []alloc.Claim
@@ -181,8 +185,7 @@ func (w *window) takeRecording() (recording, error) {
 	if w.cb == 0 {
 		return recording{}, errNothingRecorded
 	}
-	rec := recording{cb: w.cb, early: slices.Clone(w.early), pins: slices.Clone(w.pins),
-		kernels: slices.Clone(w.kernels), limits: slices.Clone(w.limits)}
+	rec := recording{cb: w.cb, early: w.early, pins: w.pins, kernels: slices.Clone(w.kernels), limits: w.limits}
 	w.cb = 0
 	w.early, w.pins, w.kernels, w.limits = w.early[:0], w.pins[:0], w.kernels[:0], w.limits[:0]
 	return rec, nil
