@@ -20,7 +20,7 @@ func newTestAllocator(t *testing.T, cfg Config) (*Allocator[*fakeBlock], *fakeSo
 	a, err := New[*fakeBlock](src, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		require.NoError(t, a.checkInvariants())
+		require.NoError(t, a.Validate())
 		assert.Empty(t, src.violations)
 	})
 	return a, src
@@ -30,7 +30,7 @@ func mustAlloc(t *testing.T, a *Allocator[*fakeBlock], kind Kind, size uint64) C
 	t.Helper()
 	c, err := a.Alloc(kind, size)
 	require.NoError(t, err)
-	require.NoError(t, a.checkInvariants())
+	require.NoError(t, a.Validate())
 	return c
 }
 
@@ -166,7 +166,7 @@ func TestFreeCoalescesNeighbours(t *testing.T) {
 	require.NoError(t, a.Free(parts[1]))
 	require.NoError(t, a.Free(parts[0]))
 	require.NoError(t, a.Free(parts[2]))
-	require.NoError(t, a.checkInvariants())
+	require.NoError(t, a.Validate())
 	assert.Equal(t, 3*quarter, a.Stats().LargestFree)
 	big := mustAlloc(t, a, DeviceLocal, 3*quarter)
 	assert.Equal(t, Claim{Page: parts[0].Page, Offset: 0, Size: 3 * quarter}, big)

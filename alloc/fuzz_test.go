@@ -305,7 +305,7 @@ func (m *allocModel) toggleFailure() {
 // the blocks from releasedBefore on.
 func (m *allocModel) check(releasedBefore int) {
 	t := m.t
-	require.NoError(t, m.a.checkInvariants())
+	require.NoError(t, m.a.Validate())
 	require.Empty(t, m.src.violations)
 	var want Stats
 	var emptyShared [numKinds]uint64

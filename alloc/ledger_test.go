@@ -249,7 +249,7 @@ func FuzzLedger(f *testing.F) {
 				require.Equal(t, wantID != 0, tainted)
 				require.Equal(t, wantID, id)
 			}
-			require.NoError(t, l.checkInvariants())
+			require.NoError(t, l.Validate())
 			require.Equal(t, len(m.live()), l.Live())
 			for page := range m.bytes {
 				whole := []Claim{{Page: PageID(page), Offset: 0, Size: 96}}

@@ -683,6 +683,9 @@ func runFuzz(t *testing.T, data []byte) {
 	}
 	for i := 0; i < fzSteps && len(f.data) > 0; i++ {
 		f.step()
+		if err := r.Validate(); err != nil {
+			f.fatalf("after step %d: %v", i, err)
+		}
 	}
 	f.finish()
 }

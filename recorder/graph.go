@@ -31,7 +31,7 @@ func (r *Recorder) PrepareCapture(s StreamID) error {
 	if err := b.win.Prepare(s); err != nil {
 		return err
 	}
-	b.forgetTouched()
+	b.win.forgetTouched()
 	r.mem.KeepPages()
 	r.active.Add(1)
 	return nil
@@ -41,10 +41,10 @@ func (r *Recorder) PrepareCapture(s StreamID) error {
 // Idle by any path.
 func (b *slot) windowClosed() {
 	b.releaseParked()
-	b.forgetTouched()
+	b.win.forgetTouched()
 	b.r.mem.UnkeepPages()
 	b.r.active.Add(-1)
-	b.cache.trim(b.done)
+	b.cache.trim(b.subs.done)
 }
 
 // BeginCapture starts recording: eager work on the slot is drained, what
@@ -64,35 +64,38 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 	if b.win.State() != capture.Prepared {
 		return b.win.Begin() // the state machine says what is wrong
 	}
-	abort := func(err error) error {
+	cb, err := b.openRecording()
+	if err != nil {
 		_ = b.win.Abort()
 		b.windowClosed()
 		return err
 	}
-	if err := b.drain(context.Background()); err != nil {
-		return abort(err)
-	}
-	b.releaseParked()
-	cb, err := r.dev.AllocateCommandBuffer(b.pool)
-	if err != nil {
-		return abort(r.observe(err))
-	}
-	if err := r.observe(r.dev.Begin(cb, Replayable)); err != nil {
-		r.dev.FreeCommandBuffer(b.pool, cb)
-		return abort(err)
-	}
-	if err := b.win.Begin(); err != nil {
+	if err := b.win.startRecording(cb); err != nil {
 		r.dev.FreeCommandBuffer(b.pool, cb)
 		return err
 	}
 	r.dev.CmdBarrier(cb, BarrierBetween)
-	b.capCB = cb
-	b.capHaz.reset()
-	b.winGen++
-	b.forgetTouched()
-	b.early, b.pins, b.kernels, b.limits = b.early[:0], b.pins[:0], b.kernels[:0], b.limits[:0]
 	r.mem.LockGrowth()
 	return nil
+}
+
+// openRecording drains the slot's eager work, releases what the warmup
+// parked and begins the graph's command buffer.
+func (b *slot) openRecording() (CommandBuffer, error) {
+	r := b.r
+	if err := b.subs.drain(context.Background()); err != nil {
+		return 0, err
+	}
+	b.releaseParked()
+	cb, err := r.dev.AllocateCommandBuffer(b.pool)
+	if err != nil {
+		return 0, r.observe(err)
+	}
+	if err := r.observe(r.dev.Begin(cb, Replayable)); err != nil {
+		r.dev.FreeCommandBuffer(b.pool, cb)
+		return 0, err
+	}
+	return cb, nil
 }
 
 // AbortCapture drops slot s's window from Prepared (or Recording, whose
@@ -136,25 +139,31 @@ func (b *slot) endRecording() {
 	b.windowClosed()
 }
 
-// refuse is every path where a recording window does not seal: the command
-// buffer is freed, pins and early guards dropped, and the recorded writes
-// tainted with cause (those launches never ran). It returns the kernels
-// the recording held, which the caller releases once it holds no slot lock.
+// refuse is every path where a recording window does not seal, once its
+// state machine has left Recording: the command buffer is freed, pins and
+// early guards dropped, and the recorded writes tainted with cause (those
+// launches never ran). It returns the kernels the recording held, which
+// the caller releases once it holds no slot lock.
 func (b *slot) refuse(sealed capture.Sealed, cause error) []*Kernel {
+	rec, err := b.win.takeRecording()
+	if err != nil {
+		b.endRecording()
+		return nil
+	}
+	return b.refuseRecording(rec, sealed, cause)
+}
+
+// refuseRecording is refuse with the recording already taken.
+func (b *slot) refuseRecording(rec recording, sealed capture.Sealed, cause error) []*Kernel {
 	r := b.r
-	r.dev.FreeCommandBuffer(b.pool, b.capCB)
-	b.capCB = 0
-	for _, e := range b.pins {
+	r.dev.FreeCommandBuffer(b.pool, rec.cb)
+	for _, e := range rec.pins {
 		e.pins--
 	}
-	b.pins = b.pins[:0]
 	r.taintIfFailed(&cause, sealed.Writes)
-	r.unguard(b.early)
-	b.early = b.early[:0]
-	kernels := append([]*Kernel(nil), b.kernels...)
-	b.kernels, b.limits = b.kernels[:0], b.limits[:0]
+	r.unguard(rec.early)
 	b.endRecording()
-	return kernels
+	return rec.kernels
 }
 
 // EndCapture closes slot s's window. Only the owner's end of a window that
@@ -170,23 +179,12 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 		return nil, ErrClosed
 	}
 	if !b.win.IsRecording() {
-		if owner, ok := b.win.Owner(); ok && owner != s {
-			return nil, fmt.Errorf("%w: %w: stream %d cannot end the window stream %d prepared", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
-		}
-		wasActive := b.win.IsActive()
-		_, err := b.win.End(s)
-		if err == nil {
-			err = fmt.Errorf("%w: nothing recording", capture.ErrCaptureState)
-		}
-		if wasActive {
-			b.windowClosed()
-		}
-		return nil, err
+		return nil, b.endUnrecorded(s)
 	}
 	sealed, err := b.win.Seal(s)
 	if err == nil {
-		r.dev.CmdBarrier(b.capCB, BarrierToHost)
-		err = r.observe(r.dev.End(b.capCB))
+		r.dev.CmdBarrier(b.win.cb, BarrierToHost)
+		err = r.observe(r.dev.End(b.win.cb))
 	}
 	if err == nil {
 		err = r.usable()
@@ -195,39 +193,76 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 		dropped = b.refuse(sealed, err)
 		return nil, err
 	}
-	early := make(map[alloc.ClaimKey]struct{}, len(b.early))
-	for _, c := range b.early {
-		early[c] = struct{}{}
+	rec, err := b.win.takeRecording()
+	if err != nil {
+		b.endRecording()
+		return nil, err
+	}
+	if g, err = b.newGraph(s, sealed, rec); err != nil {
+		dropped = b.refuseRecording(rec, sealed, err)
+		return nil, err
+	}
+	b.endRecording()
+	return g, nil
+}
+
+// endUnrecorded is EndCapture of a window that is not recording: refused,
+// and a prepared window the owner ends is closed.
+func (b *slot) endUnrecorded(s StreamID) error {
+	if owner, ok := b.win.Owner(); ok && owner != s {
+		return fmt.Errorf("%w: %w: stream %d cannot end the window stream %d prepared", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
+	}
+	wasActive := b.win.IsActive()
+	_, err := b.win.End(s)
+	if err == nil {
+		err = fmt.Errorf("%w: nothing recording", capture.ErrCaptureState)
+	}
+	if wasActive {
+		b.windowClosed()
+	}
+	return err
+}
+
+// graphGuards is what a sealed recording keeps out of reuse besides the
+// claims freed inside it (already guarded): everything it touched, and
+// every length that sizes it, bound or not (the graph reads its value at
+// every replay and LengthLimit matches limits by claim, so a freed one
+// reused by another param would be checked against this graph's buffers).
+func graphGuards(sealed capture.Sealed, early []alloc.Claim, limits []Limit) []alloc.Claim {
+	freed := make(map[alloc.ClaimKey]struct{}, len(early))
+	for _, c := range early {
+		freed[c] = struct{}{}
 	}
 	guards := make([]alloc.Claim, 0, len(sealed.Touched))
 	for _, c := range sealed.Touched {
-		if _, ok := early[c]; !ok {
+		if _, ok := freed[c]; !ok {
 			guards = append(guards, c)
 		}
 	}
-	// A length that sizes work without being bound (group counts derived
-	// from it) is guarded too: the graph reads its value at every replay
-	// and LengthLimit matches limits by claim, so a freed one reused by
-	// another param would be checked against this graph's buffers.
-	limits := tightestLimits(b.limits)
 	for _, lim := range limits {
-		if _, ok := early[lim.Param]; !ok && !slices.Contains(sealed.Touched, lim.Param) {
+		if _, ok := freed[lim.Param]; !ok && !slices.Contains(sealed.Touched, lim.Param) {
 			guards = append(guards, lim.Param)
 		}
 	}
-	if gerr := r.guard(guards); gerr != nil {
-		dropped = b.refuse(sealed, gerr)
-		return nil, gerr
+	return guards
+}
+
+// newGraph guards what the sealed recording uses and builds its graph,
+// registered with the recorder and holding the host staging it copies
+// from. A guard that fails builds nothing.
+func (b *slot) newGraph(s StreamID, sealed capture.Sealed, rec recording) (*Graph, error) {
+	r := b.r
+	limits := tightestLimits(rec.limits)
+	guards := graphGuards(sealed, rec.early, limits)
+	if err := r.guard(guards); err != nil {
+		return nil, err
 	}
-	g = &Graph{r: r, b: b, owner: s, cb: b.capCB, writes: sealed.Writes, touched: sealed.Touched,
+	g := &Graph{r: r, b: b, owner: s, cb: rec.cb, writes: sealed.Writes, touched: sealed.Touched,
 		inputs: sealed.Inputs, steps: sealed.Steps,
-		guards: append(guards, b.early...), pins: append([]*setEntry(nil), b.pins...),
-		kernels: append([]*Kernel(nil), b.kernels...), limits: limits}
+		guards: append(guards, rec.early...), pins: slices.Clone(rec.pins), kernels: rec.kernels, limits: limits}
 	for _, st := range g.steps {
 		g.dynamic = g.dynamic || st.Extents != nil || st.ReadExtents != nil
 	}
-	b.capCB = 0
-	b.early, b.pins, b.kernels, b.limits = b.early[:0], b.pins[:0], b.kernels[:0], b.limits[:0]
 	r.graphsMu.Lock()
 	r.graphs[g] = struct{}{}
 	r.graphsMu.Unlock()
@@ -237,7 +272,6 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 			g.host = append(g.host, st)
 		}
 	}
-	b.endRecording()
 	return g, nil
 }
 
@@ -298,25 +332,26 @@ func (g *Graph) Replay() (err error) {
 	if err := r.checkLimits(g.limits); err != nil {
 		return err
 	}
-	if err := b.submit(); err != nil {
+	if err := b.subs.submit(); err != nil {
 		return err
 	}
-	x, err := b.newBatch(false)
+	x, err := b.subs.take(false)
 	if err != nil {
 		return err
 	}
 	x.cb = g.cb
 	if err := r.observe(r.dev.Submit(g.cb, x.fence)); err != nil {
-		b.recycle(x)
+		b.subs.recycle(x)
 		return err
 	}
 	g.settleLedger()
-	b.r.busy.Or(1 << uint(b.index))
 	x.writes = append(x.writes, g.writes...)
 	x.reads = append(x.reads, g.inputs...)
-	b.enqueued(x)
+	if err := b.subs.enqueue(x); err != nil {
+		return err
+	}
 	g.lastSerial = x.serial
-	return b.bound()
+	return b.subs.bound()
 }
 
 // settleLedger marks what an enqueued replay writes. When no input holds
@@ -405,7 +440,7 @@ func (r *Recorder) lengthLimit(param alloc.Claim) (max uint32, limited bool) {
 	}
 	for _, b := range r.slots {
 		if b.win.IsRecording() {
-			tighten(b.limits)
+			tighten(b.win.limits)
 		}
 	}
 	r.graphsMu.Lock()
@@ -452,18 +487,13 @@ func (g *Graph) Close() error {
 		return nil
 	}
 	g.closed = true
-	var err error
-	for len(b.inflight) > 0 && b.inflight[0].serial <= g.lastSerial {
-		if werr := b.waitOldest(context.Background()); werr != nil && err == nil {
-			err = werr
-		}
-	}
+	err := b.subs.waitAllThrough(context.Background(), g.lastSerial)
 	switch {
 	case r.closed.Load():
-	case b.mayBePending(g.cb):
+	case b.subs.mayBePending(g.cb):
 		// A failed wait left the buffer possibly pending: it and the sets it
 		// names stay until Close has waited for the device.
-		b.orphans = append(b.orphans, g.cb)
+		b.subs.orphan(g.cb)
 		g.pins = nil
 	default:
 		r.dev.FreeCommandBuffer(b.pool, g.cb)

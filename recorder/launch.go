@@ -126,12 +126,12 @@ func (r *Recorder) destroyKernel(k *Kernel) error {
 	for _, b := range r.slots {
 		b.mu.Lock()
 		if !b.win.IsRecording() {
-			if err := b.drain(context.Background()); err != nil && first == nil {
+			if err := b.subs.drain(context.Background()); err != nil && first == nil {
 				first = err
 			}
 		}
-		mayBePending = mayBePending || len(b.failed) > 0
-		b.cache.forgetKernel(k, b.done)
+		mayBePending = mayBePending || b.subs.anyFailed()
+		b.cache.forgetKernel(k, b.subs.done)
 		b.mu.Unlock()
 	}
 	if mayBePending {
@@ -219,6 +219,31 @@ func (b *slot) splitArgs(l *Launch) {
 // a capturing stream is refused. A launch that fails leaves its outputs
 // tainted with the error.
 func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
+	if err := k.check(l); err != nil {
+		return err
+	}
+	b := r.slotOf(s)
+	if err := r.settleLaunch(b, l); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	b.splitArgs(l)
+	defer r.taintIfFailed(&err, b.writes)
+	if err := b.admitLaunch(s, k, l); err != nil {
+		return err
+	}
+	if b.win.IsRecording() {
+		return b.recordLaunch(k, l)
+	}
+	return b.enqueueLaunch(k, l)
+}
+
+// check refuses arguments that do not fit the kernel's interface.
+func (k *Kernel) check(l *Launch) error {
 	if len(l.Args) != k.desc.Bindings {
 		return fmt.Errorf("recorder: kernel %q: %d bindings, want %d", k.desc.Name, len(l.Args), k.desc.Bindings)
 	}
@@ -228,71 +253,78 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	if l.Indirect.Size != 0 && l.Indirect.Size < 12 {
 		return fmt.Errorf("recorder: kernel %q: indirect group counts in %d bytes (need 12)", k.desc.Name, l.Indirect.Size)
 	}
-	b := r.slotOf(s)
-	if r.busy.Load()&^(uint64(1)<<uint(b.index)) != 0 {
-		var claims [MaxBindings + 1]alloc.Claim
-		n := 0
-		if l.Indirect.Size != 0 {
-			claims[0], n = l.Indirect, 1
-		}
-		for _, a := range l.Args {
-			claims[n] = a.Claim
-			n++
-		}
-		if err := r.settleOthers(context.Background(), b.index, claims[:n], ordered); err != nil {
-			return err
-		}
+	return nil
+}
+
+// settleLaunch submits other slots' pending work that writes what the
+// launch on b binds, before b's lock is taken (one busy slot, the common
+// case, costs one atomic load).
+func (r *Recorder) settleLaunch(b *slot, l *Launch) error {
+	if r.busy.Load()&^(uint64(1)<<uint(b.index)) == 0 {
+		return nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := r.usable(); err != nil {
-		return err
+	var claims [MaxBindings + 1]alloc.Claim
+	n := 0
+	if l.Indirect.Size != 0 {
+		claims[0], n = l.Indirect, 1
 	}
-	b.splitArgs(l)
-	defer r.taintIfFailed(&err, b.writes)
+	for _, a := range l.Args {
+		claims[n] = a.Claim
+		n++
+	}
+	return r.settleOthers(context.Background(), b.index, claims[:n], ordered)
+}
+
+// admitLaunch is Launch's gate under the slot's lock: no neighbour's
+// window, a kernel not released, and every length within its limit.
+func (b *slot) admitLaunch(s StreamID, k *Kernel, l *Launch) error {
 	if err := b.refuseNeighbour(s, "launch"); err != nil {
 		return err
 	}
 	if k.released.Load() {
 		return fmt.Errorf("recorder: kernel %q: %w", k.desc.Name, ErrClosed)
 	}
-	if err := r.checkLimits(l.Limits); err != nil {
-		return err
-	}
-	if b.win.IsRecording() {
-		return b.recordLaunch(k, l)
-	}
+	return b.r.checkLimits(l.Limits)
+}
+
+// enqueueLaunch appends an admitted launch to the open eager batch, or
+// skips it when an input is tainted (its outputs inherit the failure). The
+// batch is submitted when full, and early when the device has run out of
+// the slot's earlier work.
+func (b *slot) enqueueLaunch(k *Kernel, l *Launch) error {
+	r := b.r
 	if id, bad := r.ledger.Failure(b.reads); bad {
 		if len(b.writes) > 0 {
 			r.ledger.Inherit(b.writes, id)
 		}
 		return nil
 	}
-	if err := b.ensureOpen(); err != nil {
+	if err := b.subs.ensureOpen(); err != nil {
 		return err
 	}
-	e, err := b.cache.get(k, l.Args, b.done, b.win.IsActive())
+	e, err := b.cache.get(k, l.Args, b.subs.done, b.win.IsActive())
 	if err != nil {
 		return err
 	}
-	b.dispatch(b.open.cb, &b.haz, k, e, l)
-	e.lastSerial = b.serial + 1
+	q := &b.subs
+	b.dispatch(q.open.cb, &q.haz, k, e, l)
+	e.lastSerial = q.serial + 1
 	if b.win.IsActive() {
-		b.touch(b.args)
-		b.touchLimits(l.Limits)
+		b.win.touch(b.args)
+		b.win.touchLimits(l.Limits)
 	}
 	if len(b.writes) > 0 {
 		r.ledger.Written(b.writes)
 		for _, c := range b.writes {
-			b.wrote(c)
+			q.wrote(c)
 		}
 	}
 	for _, c := range b.reads {
-		b.read(c)
+		q.read(c)
 	}
-	b.open.launches++
-	if b.open.launches >= r.opts.BatchSize || b.open.launches%feedEvery == 0 && b.deviceIdle() {
-		return b.submitOpen()
+	q.open.launches++
+	if q.open.launches >= r.opts.BatchSize || q.open.launches%feedEvery == 0 && q.deviceIdle() {
+		return q.submitOpen()
 	}
 	return nil
 }
@@ -301,44 +333,21 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 // whether the slot's earlier work has finished.
 const feedEvery = 64
 
-// deviceIdle reports whether every submission of the slot has completed
-// (or none is in flight): then the open batch is submitted early, so the
-// device works on it while the host records the rest of the chain instead
-// of waiting for the whole batch. Only the newest fence is polled: one
-// queue completes its submissions in order. A poll that fails says busy;
-// the wait that retires the batch reports the error.
-func (b *slot) deviceIdle() bool {
-	if len(b.inflight) == 0 {
-		return true
-	}
-	ok, err := b.r.dev.WaitFence(b.inflight[len(b.inflight)-1].fence, 0)
-	return ok && err == nil
-}
-
-// recordLaunch records a launch into the recording window's buffer: it
-// remembers the memory and the limits, pins the set and holds the kernel
-// for the graph. A failure dooms the window.
+// recordLaunch records a launch into the recording window's buffer: the
+// window remembers the memory and the limits and pins the set, and the
+// kernel is held for the graph. A failure dooms the window.
 func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
-	e, err := b.cache.get(k, l.Args, b.done, true)
+	e, err := b.cache.get(k, l.Args, b.subs.done, true)
 	if err != nil {
 		b.win.Fail(err)
 		return err
 	}
-	b.dispatch(b.capCB, &b.capHaz, k, e, l)
-	b.win.Record(b.args...)
-	b.touch(b.args)
-	b.touchLimits(l.Limits)
-	b.limits = append(b.limits, l.Limits...)
-	if e.pinGen != b.winGen {
-		e.pinGen = b.winGen
-		e.pins++
-		b.pins = append(b.pins, e)
-	}
-	if !slices.Contains(b.kernels, k) {
+	b.dispatch(b.win.cb, &b.win.haz, k, e, l)
+	newKernel, err := b.win.recordLaunch(b.args, l.Limits, e, k)
+	if newKernel {
 		b.r.refKernel(k)
-		b.kernels = append(b.kernels, k)
 	}
-	return nil
+	return err
 }
 
 // dispatch records the launch into cb with a barrier first where the
@@ -361,40 +370,6 @@ func (b *slot) dispatch(cb CommandBuffer, h *hazards, k *Kernel, e *setEntry, l 
 	x.Push = nil
 }
 
-// touch remembers the claims the open window (warmup or recording) used,
-// for Free.
-func (b *slot) touch(args []capture.Binding) {
-	if len(args) == b.lastTouchN && len(args) <= len(b.lastTouch) {
-		same := true
-		for i, a := range args {
-			same = same && b.lastTouch[i] == a.Claim
-		}
-		if same {
-			return // a chain touches the same claims launch after launch
-		}
-	}
-	for _, a := range args {
-		b.touched[a.Claim] = struct{}{}
-	}
-	b.lastTouchN = 0
-	if len(args) <= len(b.lastTouch) {
-		for i, a := range args {
-			b.lastTouch[i] = a.Claim
-		}
-		b.lastTouchN = len(args)
-	}
-}
-
-// touchLimits marks the lengths that size a launch as used by the window,
-// bound or not: a graph reads their values at every replay (checkLimits)
-// and holds them by claim, so one freed during the window must be held
-// back like any memory the window touched, not reused by a new length.
-func (b *slot) touchLimits(lims []Limit) {
-	for _, lim := range lims {
-		b.touched[lim.Param] = struct{}{}
-	}
-}
-
 // holdIfWindowUsed is Free's check of one slot while windows are open. A
 // claim the recording touched is guarded at once, so its range survives
 // until the graph closes or is refused (Free then frees it, deferred by
@@ -404,20 +379,17 @@ func (b *slot) touchLimits(lims []Limit) {
 func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.touched[c]; !ok {
+	if !b.win.untouch(c) {
 		return false, nil
 	}
-	delete(b.touched, c)
-	b.lastTouchN = 0
 	switch b.win.State() {
 	case capture.Recording:
 		if err := b.r.guard([]alloc.Claim{c}); err != nil {
 			return false, err
 		}
-		b.early = append(b.early, c)
-		return false, nil
+		return false, b.win.freedEarly(c)
 	case capture.Prepared:
-		b.parked = append(b.parked, c)
+		b.win.park(c)
 		return true, nil
 	}
 	return false, nil
@@ -426,33 +398,9 @@ func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 // releaseParked frees what the warmup parked, through the drop queue when
 // eager work that may still use it is pending.
 func (b *slot) releaseParked() {
-	for _, c := range b.parked {
-		if !b.queueDrop(c) {
+	for _, c := range b.win.takeParked() {
+		if !b.subs.queueDrop(c) {
 			b.r.free(c)
 		}
 	}
-	b.parked = b.parked[:0]
-}
-
-// queueDrop puts c on the drop queue of the newest eager work, which may
-// still use it: the open batch, else the last submission in flight, so c
-// returns to the pools when that work's fence signals. With no eager work
-// pending it reports false, and the caller frees c now.
-func (b *slot) queueDrop(c alloc.Claim) bool {
-	switch {
-	case b.open != nil:
-		b.open.drops = append(b.open.drops, c)
-	case len(b.inflight) > 0:
-		last := b.inflight[len(b.inflight)-1]
-		last.drops = append(last.drops, c)
-	default:
-		return false
-	}
-	return true
-}
-
-// forgetTouched empties the window's touched set (and touch's memo of it).
-func (b *slot) forgetTouched() {
-	clear(b.touched)
-	b.lastTouchN = 0
 }

@@ -86,7 +86,7 @@ func (r *Recorder) SignalOutside(s StreamID, semaphore, fence uint64) error {
 	if err := b.checkWait(s, "signal"); err != nil {
 		return err
 	}
-	if err := b.submitOpen(); err != nil {
+	if err := b.subs.submitOpen(); err != nil {
 		return err
 	}
 	return r.observe(o.SubmitSync(0, semaphore, fence, 0))
@@ -132,20 +132,21 @@ func (r *Recorder) WaitOutside(s StreamID, semaphore uint64, reads, writes []all
 // reads and writes as its own, so waits for work on those claims wait for
 // it. It is the slot's only part in sharing a device.
 func (b *slot) submitBeside(submit func(f Fence) error, reads, writes []alloc.Claim) error {
-	if err := b.submitOpen(); err != nil {
+	if err := b.subs.submitOpen(); err != nil {
 		return err
 	}
-	x, err := b.newBatch(false)
+	x, err := b.subs.take(false)
 	if err != nil {
 		return err
 	}
 	if err := submit(x.fence); err != nil {
-		b.recycle(x)
+		b.subs.recycle(x)
 		return err
 	}
 	x.reads = append(x.reads, reads...)
 	x.writes = append(x.writes, writes...)
-	b.r.busy.Or(1 << uint(b.index))
-	b.enqueued(x)
-	return b.bound()
+	if err := b.subs.enqueue(x); err != nil {
+		return err
+	}
+	return b.subs.bound()
 }

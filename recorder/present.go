@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder/internal/lockrank"
 )
 
 // Swapchain names a swapchain a Presenter created; the zero value names none.
@@ -97,19 +97,14 @@ const maxFrames = 8
 type Presentation struct {
 	r  *Recorder
 	p  Presenter
-	mu sync.Mutex
+	mu lockrank.Mutex
 
 	sc     Swapchain
 	info   SwapchainInfo
 	vsync  bool
 	srcW   uint32
 	srcH   uint32
-	frames [maxFrames]frameUse
-	next   int
-	// broken: an image was acquired and its frame not submitted, so the
-	// swapchain's semaphores are in a state no frame can use: Present
-	// refuses with ErrOutOfDate until Resize makes a new one.
-	broken bool
+	frames frames
 	closed bool
 }
 
@@ -118,6 +113,50 @@ type frameUse struct {
 	slot   *slot
 	serial uint64
 }
+
+// frames is a swapchain's frames in flight, a state machine of its own:
+// which submission last used each frame's semaphores, the frame the next
+// present acquires with (frames are used in turn), and whether the
+// semaphores broke (an image was acquired and its frame not submitted, so
+// they are in a state no frame can use: Present refuses with ErrOutOfDate
+// until Resize makes a new swapchain, which resets them).
+type frames struct {
+	use    [maxFrames]frameUse
+	count  int // SwapchainInfo.Frames
+	next   int
+	broken bool
+}
+
+// errFrameOrder refuses a frame submitted out of turn.
+var errFrameOrder = errors.New("recorder: a frame submitted out of turn")
+
+func newFrames(count int) frames { return frames{count: count} }
+
+// usable refuses a present once the semaphores broke.
+func (f *frames) usable() error {
+	if f.broken {
+		return fmt.Errorf("%w: an earlier frame failed; Resize makes a new swapchain", ErrOutOfDate)
+	}
+	return nil
+}
+
+// submitted records that frame k's submission is serial on slot b and
+// moves to the next frame. Refused, changing nothing, unless k is the
+// frame whose turn it is.
+func (f *frames) submitted(k int, b *slot, serial uint64) error {
+	if k != f.next {
+		return errFrameOrder
+	}
+	f.use[k] = frameUse{slot: b, serial: serial}
+	f.next = (k + 1) % f.count
+	return nil
+}
+
+// completed forgets frame k's submission, which has finished.
+func (f *frames) completed(k int) { f.use[k] = frameUse{} }
+
+// breakSemaphores marks the semaphores unusable until a reset.
+func (f *frames) breakSemaphores() { f.broken = true }
 
 // NewPresentation creates a swapchain of the window's size on the
 // recorder's device, which must be a Presenter.
@@ -139,7 +178,8 @@ func (r *Recorder) NewPresentation(width, height uint32, vsync bool) (*Presentat
 		p.DestroySwapchain(sc)
 		return nil, fmt.Errorf("recorder: a swapchain with %d frames in flight (1..%d)", info.Frames, maxFrames)
 	}
-	pr := &Presentation{r: r, p: p, sc: sc, info: info, vsync: vsync}
+	pr := &Presentation{r: r, p: p, sc: sc, info: info, vsync: vsync, frames: newFrames(info.Frames)}
+	pr.mu.SetRank(lockrank.Presentation, 0)
 	r.presMu.Lock()
 	if r.presentations == nil {
 		r.presentations = map[*Presentation]struct{}{}
@@ -159,7 +199,7 @@ func (pr *Presentation) Info() SwapchainInfo {
 // waitFrame waits for the submission that last used frame k, taking that
 // submission's slot lock unless the caller holds it (held).
 func (pr *Presentation) waitFrame(k int, held *slot) error {
-	u := pr.frames[k]
+	u := pr.frames.use[k]
 	if u.slot == nil {
 		return nil
 	}
@@ -171,19 +211,15 @@ func (pr *Presentation) waitFrame(k int, held *slot) error {
 	if pr.r.closed.Load() {
 		return ErrClosed
 	}
-	for len(b.inflight) > 0 && b.inflight[0].serial <= u.serial {
-		if err := b.waitOldest(context.Background()); err != nil {
-			pr.broken = true // the frame's semaphore may still be waited on
-			return err
-		}
+	if err := b.subs.waitThrough(context.Background(), u.serial); err != nil {
+		pr.frames.breakSemaphores() // the frame's semaphore may still be waited on
+		return err
 	}
-	for _, x := range b.failed {
-		if x.serial == u.serial {
-			pr.broken = true
-			return fmt.Errorf("%w: the frame's submission failed its fence wait", ErrOutOfDate)
-		}
+	if b.subs.failedAt(u.serial) {
+		pr.frames.breakSemaphores()
+		return fmt.Errorf("%w: the frame's submission failed its fence wait", ErrOutOfDate)
 	}
-	pr.frames[k] = frameUse{}
+	pr.frames.completed(k)
 	return nil
 }
 
@@ -192,7 +228,7 @@ func (pr *Presentation) waitFrame(k int, held *slot) error {
 // (a present is queue work a fence does not cover).
 func (pr *Presentation) quiesce() error {
 	var first error
-	for k := 0; k < pr.info.Frames; k++ {
+	for k := 0; k < pr.frames.count; k++ {
 		if err := pr.waitFrame(k, nil); err != nil && first == nil {
 			first = err
 		}
@@ -223,42 +259,16 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	r := pr.r
-	if pr.closed {
-		return fmt.Errorf("recorder: present on a closed swapchain: %w", ErrClosed)
-	}
-	if pr.broken {
-		return fmt.Errorf("%w: an earlier frame failed; Resize makes a new swapchain", ErrOutOfDate)
-	}
-	if mw, mh := pr.info.MaxFrameWidth, pr.info.MaxFrameHeight; (mw != 0 && width > mw) || (mh != 0 && height > mh) {
-		return fmt.Errorf("recorder: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
-	}
-	withShot := shot.Size > 0
-	if withShot {
-		if !pr.info.Copyable {
-			return fmt.Errorf("recorder: this swapchain's images cannot be copied out")
-		}
-		if uint64(pr.info.Width)*uint64(pr.info.Height) > shot.Size/4 {
-			return fmt.Errorf("recorder: a shot of %dx%d pixels into a claim of %d bytes", pr.info.Width, pr.info.Height, shot.Size)
-		}
+	if err := pr.checkFrame(width, height, shot); err != nil {
+		return err
 	}
 	b := r.slotOf(s)
-	k := pr.next
-	if pr.frames[k].slot != b {
-		if err := pr.waitFrame(k, nil); err != nil {
-			return err
-		}
-	}
-	if width != pr.srcW || height != pr.srcH {
-		if err := pr.quiesce(); err != nil {
-			return err
-		}
-		if err := r.observe(pr.p.SetFrameSource(pr.sc, width, height)); err != nil {
-			return err
-		}
-		pr.srcW, pr.srcH = width, height
+	k := pr.frames.next
+	if err := pr.prepareSource(b, k, width, height); err != nil {
+		return err
 	}
 	claims := []alloc.Claim{src}
-	if withShot {
+	if shot.Size > 0 {
 		claims = append(claims, shot)
 	}
 	if err := r.settleOthers(context.Background(), b.index, claims, ordered); err != nil {
@@ -266,6 +276,76 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := pr.admit(b, s, k, src); err != nil {
+		return err
+	}
+	defer r.taintIfFailed(&err, claims[1:])
+	if err := b.subs.submit(); err != nil {
+		return err
+	}
+	image, err := pr.submitFrame(b, k, src, width, height, shot)
+	if err != nil {
+		return err
+	}
+	perr := r.observe(pr.p.Present(pr.sc, image))
+	if err := b.subs.bound(); err != nil && perr == nil {
+		perr = err
+	}
+	return perr
+}
+
+// checkFrame refuses, before anything waits or reaches the device, a
+// present on a closed or broken swapchain, a frame larger than the
+// device's frame images, and a shot the swapchain cannot take.
+func (pr *Presentation) checkFrame(width, height uint32, shot alloc.Claim) error {
+	if pr.closed {
+		return fmt.Errorf("recorder: present on a closed swapchain: %w", ErrClosed)
+	}
+	if err := pr.frames.usable(); err != nil {
+		return err
+	}
+	if mw, mh := pr.info.MaxFrameWidth, pr.info.MaxFrameHeight; (mw != 0 && width > mw) || (mh != 0 && height > mh) {
+		return fmt.Errorf("recorder: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
+	}
+	if shot.Size == 0 {
+		return nil
+	}
+	if !pr.info.Copyable {
+		return fmt.Errorf("recorder: this swapchain's images cannot be copied out")
+	}
+	if uint64(pr.info.Width)*uint64(pr.info.Height) > shot.Size/4 {
+		return fmt.Errorf("recorder: a shot of %dx%d pixels into a claim of %d bytes", pr.info.Width, pr.info.Height, shot.Size)
+	}
+	return nil
+}
+
+// prepareSource waits for frame k's last submission when another slot
+// made it (the caller's own slot is waited for under its lock), and sizes
+// the frame image to width x height once no frame uses it.
+func (pr *Presentation) prepareSource(b *slot, k int, width, height uint32) error {
+	if pr.frames.use[k].slot != b {
+		if err := pr.waitFrame(k, nil); err != nil {
+			return err
+		}
+	}
+	if width == pr.srcW && height == pr.srcH {
+		return nil
+	}
+	if err := pr.quiesce(); err != nil {
+		return err
+	}
+	if err := pr.r.observe(pr.p.SetFrameSource(pr.sc, width, height)); err != nil {
+		return err
+	}
+	pr.srcW, pr.srcH = width, height
+	return nil
+}
+
+// admit is Present's gate under slot b's lock: the recorder usable, no
+// neighbour's window and no window of s's own (a presentation cannot be
+// recorded; the window is doomed), frame k free, and src written.
+func (pr *Presentation) admit(b *slot, s StreamID, k int, src alloc.Claim) error {
+	r := pr.r
 	if err := r.usable(); err != nil {
 		return err
 	}
@@ -280,63 +360,66 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 	if err := pr.waitFrame(k, b); err != nil {
 		return err
 	}
-	if err := r.ledger.Check(claims[:1]); err != nil {
-		return err
-	}
-	if withShot {
-		defer r.taintIfFailed(&err, claims[1:])
-	}
-	if err := b.submit(); err != nil {
-		return err
-	}
+	return r.ledger.Check([]alloc.Claim{src})
+}
+
+// submitFrame acquires an image with frame k's semaphore and submits the
+// frame's copy on slot b between the acquire and present semaphores, as a
+// batch the slot retires like any other. From the acquire on, a frame
+// that is not submitted breaks the semaphores.
+func (pr *Presentation) submitFrame(b *slot, k int, src alloc.Claim, width, height uint32, shot alloc.Claim) (uint32, error) {
+	r := pr.r
 	image, err := pr.p.Acquire(pr.sc, k, acquireTimeout)
 	if err != nil {
-		return r.observe(err)
+		return 0, r.observe(err)
 	}
-	// From here the acquire semaphore is signalled: a frame that is not
-	// submitted leaves the swapchain for Resize to replace.
-	x, err := b.newBatch(true)
+	x, err := b.subs.take(true)
 	if err != nil {
-		pr.broken = true
-		return err
+		pr.frames.breakSemaphores()
+		return 0, err
 	}
-	d := r.dev
-	err = r.observe(d.Begin(x.cb, Eager))
-	if err == nil {
-		fc := FrameCopy{Src: r.memoryOf(src), SrcOffset: src.Offset, Width: width, Height: height, Image: image}
-		if withShot {
-			fc.Shot, fc.ShotOffset = r.memoryOf(shot), shot.Offset
-		}
-		pr.p.CmdFrameCopy(x.cb, pr.sc, &fc)
-		d.CmdBarrier(x.cb, BarrierToHost)
-		err = r.observe(d.End(x.cb))
-	}
-	if err == nil {
-		err = r.observe(pr.p.SubmitFrame(x.cb, pr.sc, k, image, x.fence))
-	}
-	if err != nil {
-		pr.broken = true
-		b.recycle(x)
-		return err
+	if err := pr.recordFrame(x, k, image, src, width, height, shot); err != nil {
+		pr.frames.breakSemaphores()
+		b.subs.recycle(x)
+		return 0, err
 	}
 	// The copy reads src until the batch's fence signals: a host write to
 	// it (SetHost, or a mapped write on unified memory) from any stream
 	// settles only busy slots and waits only for batches whose reads or
 	// writes name it, so both are set whether or not a shot is taken.
-	r.busy.Or(1 << uint(b.index))
 	x.reads = append(x.reads, src)
-	if withShot {
-		r.ledger.Written(claims[1:])
+	if shot.Size > 0 {
+		r.ledger.Written([]alloc.Claim{shot})
 		x.writes = append(x.writes, shot)
 	}
-	b.enqueued(x)
-	pr.frames[k] = frameUse{slot: b, serial: x.serial}
-	pr.next = (k + 1) % pr.info.Frames
-	perr := r.observe(pr.p.Present(pr.sc, image))
-	if err := b.bound(); err != nil && perr == nil {
-		perr = err
+	if err := b.subs.enqueue(x); err != nil {
+		pr.frames.breakSemaphores()
+		return 0, err
 	}
-	return perr
+	if err := pr.frames.submitted(k, b, x.serial); err != nil {
+		pr.frames.breakSemaphores()
+		return 0, err
+	}
+	return image, nil
+}
+
+// recordFrame records the frame's copy into x's command buffer and
+// submits it after frame k's acquire semaphore.
+func (pr *Presentation) recordFrame(x *batch, k int, image uint32, src alloc.Claim, width, height uint32, shot alloc.Claim) error {
+	r, d := pr.r, pr.r.dev
+	if err := r.observe(d.Begin(x.cb, Eager)); err != nil {
+		return err
+	}
+	fc := FrameCopy{Src: r.memoryOf(src), SrcOffset: src.Offset, Width: width, Height: height, Image: image}
+	if shot.Size > 0 {
+		fc.Shot, fc.ShotOffset = r.memoryOf(shot), shot.Offset
+	}
+	pr.p.CmdFrameCopy(x.cb, pr.sc, &fc)
+	d.CmdBarrier(x.cb, BarrierToHost)
+	if err := r.observe(d.End(x.cb)); err != nil {
+		return err
+	}
+	return r.observe(pr.p.SubmitFrame(x.cb, pr.sc, k, image, x.fence))
 }
 
 // Resize replaces the swapchain with one of the window's new size, once
@@ -358,8 +441,7 @@ func (pr *Presentation) Resize(width, height uint32) error {
 		return pr.r.observe(err)
 	}
 	pr.p.DestroySwapchain(pr.sc)
-	pr.sc, pr.info, pr.broken = sc, info, false
-	pr.frames, pr.next = [maxFrames]frameUse{}, 0
+	pr.sc, pr.info, pr.frames = sc, info, newFrames(info.Frames)
 	if pr.srcW != 0 {
 		if err := pr.r.observe(pr.p.SetFrameSource(sc, pr.srcW, pr.srcH)); err != nil {
 			pr.srcW, pr.srcH = 0, 0

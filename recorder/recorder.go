@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"sync"
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder/internal/lockrank"
 )
 
 // StreamID names a logical stream. Logical streams map onto slots by
@@ -49,7 +49,9 @@ func (o Options) withDefaults() Options {
 // slot lock while holding one, so this cannot deadlock). devMu is taken before
 // any slot lock, never under one: calls that reach the device outside a
 // slot (pages, pipelines) hold it shared, and Close holds it exclusively,
-// so the device is never destroyed under a call.
+// so the device is never destroyed under a call. The whole order is
+// package lockrank's ranks (devMu, Presentation.mu, slot locks, stagingMu,
+// kernelsMu, graphsMu, guardMu, presMu), checked under the vkc_lockrank tag.
 type Recorder struct {
 	dev    Device
 	info   DeviceInfo
@@ -58,28 +60,39 @@ type Recorder struct {
 	ledger *alloc.Ledger
 	slots  []*slot
 
-	devMu  sync.RWMutex
+	devMu  lockrank.RWMutex
 	closed atomic.Bool
 	lost   atomic.Bool // the device reported its loss to the recorder
 
-	stagingMu sync.Mutex // guards staging and every Staging's refs
+	stagingMu lockrank.Mutex // guards staging and every Staging's refs
 	staging   map[alloc.ClaimKey]*Staging
 
-	kernelsMu sync.Mutex
+	kernelsMu lockrank.Mutex
 	kernels   map[*Kernel]struct{} // every kernel not yet destroyed
 
-	graphsMu sync.Mutex
+	graphsMu lockrank.Mutex
 	graphs   map[*Graph]struct{} // every graph not yet closed, for LengthLimit
 
-	guardMu sync.Mutex
+	guardMu lockrank.Mutex
 	guarded map[alloc.ClaimKey]int      // guards the recorder holds, by claim
 	freed   map[alloc.ClaimKey]struct{} // guarded claims already freed
 
-	presMu        sync.Mutex
+	presMu        lockrank.Mutex
 	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
 
 	active atomic.Int32  // windows prepared or recording, for Free's fast path
 	busy   atomic.Uint64 // slots with writes not yet submitted or completed
+}
+
+// rankLocks gives the recorder's own locks their ranks (slots and
+// presentations rank theirs where they are made).
+func (r *Recorder) rankLocks() {
+	r.devMu.SetRank(lockrank.Device, 0)
+	r.stagingMu.SetRank(lockrank.Staging, 0)
+	r.kernelsMu.SetRank(lockrank.Kernels, 0)
+	r.graphsMu.SetRank(lockrank.Graphs, 0)
+	r.guardMu.SetRank(lockrank.Guards, 0)
+	r.presMu.SetRank(lockrank.Presentations, 0)
 }
 
 // page is one block of device memory as the allocator sees it.
@@ -128,6 +141,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
 		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{},
 		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}}
+	r.rankLocks()
 	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
 		Alignment: align,
@@ -207,6 +221,20 @@ func (r *Recorder) taintIfFailed(err *error, writes []alloc.Claim) {
 	if *err != nil && len(writes) > 0 {
 		r.ledger.Taint(writes, *err)
 	}
+}
+
+// Validate checks the invariants of the recorder's allocator and taint
+// ledger (alloc.Allocator.Validate, alloc.Ledger.Validate): an error wraps
+// alloc.ErrCorrupt and means a bug, never bad input. Fuzz targets call it
+// after every step; it walks every range, so it is not for hot paths.
+func (r *Recorder) Validate() error {
+	if err := r.mem.Validate(); err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	if err := r.ledger.Validate(); err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	return nil
 }
 
 // Taint marks claims as unwritten with cause: a buffer allocated and not
@@ -462,9 +490,9 @@ func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
 		b.mu.Unlock()
 		return r.Free(c)
 	case b.win.IsActive():
-		b.parked = append(b.parked, c)
+		b.win.park(c)
 	default:
-		if !b.queueDrop(c) {
+		if !b.subs.queueDrop(c) {
 			b.mu.Unlock()
 			return r.Free(c)
 		}
@@ -527,7 +555,7 @@ func (r *Recorder) Quiesce(mask uint64) error {
 		b := r.slots[i]
 		b.mu.Lock()
 		if !r.closed.Load() && !b.win.IsRecording() {
-			if err := b.drain(context.Background()); err != nil && first == nil {
+			if err := b.subs.drain(context.Background()); err != nil && first == nil {
 				first = err
 			}
 		}

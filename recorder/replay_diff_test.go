@@ -174,6 +174,28 @@ func decodeDiff(data []byte) diffProgram {
 	return p
 }
 
+// launchValid is launch, then the recorder's allocator and ledger
+// invariants (Recorder.Validate).
+func (g *diffRig) launchValid(op diffOp) error {
+	if err := g.launch(op); err != nil {
+		return fmt.Errorf("%v: %w", op, err)
+	}
+	if err := g.r.Validate(); err != nil {
+		return fmt.Errorf("after %v: %w", op, err)
+	}
+	return nil
+}
+
+// requireValid fails unless every rig's recorder passes Validate.
+func requireValid(t *testing.T, when string, gs ...*diffRig) {
+	t.Helper()
+	for _, g := range gs {
+		if err := g.r.Validate(); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+	}
+}
+
 func runDiff(t *testing.T, data []byte) {
 	p := decodeDiff(data)
 	eager, replayed := newDiffRig(t), newDiffRig(t)
@@ -198,8 +220,8 @@ func runDiff(t *testing.T, data []byte) {
 	program := func(g *diffRig) func() error {
 		return func() error {
 			for _, op := range p.ops {
-				if err := g.launch(op); err != nil {
-					return fmt.Errorf("%v: %w", op, err)
+				if err := g.launchValid(op); err != nil {
+					return err
 				}
 			}
 			return nil
@@ -224,6 +246,7 @@ func runDiff(t *testing.T, data []byte) {
 	if err := graph.Replay(); err != nil {
 		t.Fatal(err)
 	}
+	requireValid(t, "after the replay", eager, replayed)
 	for b := range diffBufs {
 		for i := range n {
 			ev, eok, err := eager.element(b, i)

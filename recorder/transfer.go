@@ -115,40 +115,61 @@ func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st 
 
 // write is Write past its checks, under the slot's lock.
 func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
-	r := b.r
-	n := uint64(len(data))
-	if b.win.IsActive() && *st == nil {
-		c, err := b.alloc(alloc.Upload, dst.Size)
-		if err != nil {
-			return err
-		}
-		*st = &Staging{Claim: c, refs: 1}
-		r.stagingMu.Lock()
-		r.staging[c] = *st
-		r.stagingMu.Unlock()
+	if err := b.stageForWindow(dst, st); err != nil {
+		return err
 	}
 	if b.win.IsRecording() {
 		return b.recordWrite(dst, *st, data)
 	}
 	if b.win.IsActive() {
-		b.touched[dst] = struct{}{}
+		b.win.touchClaims(dst)
 	}
 	// A failed submission was tainted and reported by the wait that saw it,
 	// earlier or in this drain; but its work may still run and overwrite
 	// what the host writes now, so it is waited for again, and while it
 	// does not answer the write fails. A lost device stops the write too.
-	if err := b.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
+	if err := b.subs.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
 		return err
 	}
-	if err := b.retryFailed(context.Background(), len(b.failed)); err != nil {
+	if err := b.subs.retryAllFailed(context.Background()); err != nil {
 		return err
 	}
-	if *st != nil {
-		copy(r.mapped((*st).Claim), data)
-		if err := r.flush((*st).Claim, n); err != nil {
+	if err := b.writeHost(dst, *st, data); err != nil || b.r.mapped(dst) != nil {
+		return err
+	}
+	return b.uploadCopy(dst, *st, data)
+}
+
+// stageForWindow gives a buffer written while a window is open its
+// persistent staging, which every replay's copy reads.
+func (b *slot) stageForWindow(dst alloc.Claim, st **Staging) error {
+	if !b.win.IsActive() || *st != nil {
+		return nil
+	}
+	c, err := b.alloc(alloc.Upload, dst.Size)
+	if err != nil {
+		return err
+	}
+	r := b.r
+	*st = &Staging{Claim: c, refs: 1}
+	r.stagingMu.Lock()
+	r.staging[c] = *st
+	r.stagingMu.Unlock()
+	return nil
+}
+
+// writeHost writes data through the mappings the host has: the staging,
+// when the buffer has one, and dst itself when it is mapped. Each counts
+// as written.
+func (b *slot) writeHost(dst alloc.Claim, st *Staging, data []byte) error {
+	r := b.r
+	n := uint64(len(data))
+	if st != nil {
+		copy(r.mapped(st.Claim), data)
+		if err := r.flush(st.Claim, n); err != nil {
 			return err
 		}
-		r.ledger.Written([]alloc.Claim{(*st).Claim})
+		r.ledger.Written([]alloc.Claim{st.Claim})
 	}
 	if m := r.mapped(dst); m != nil {
 		copy(m, data)
@@ -156,11 +177,19 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 			return err
 		}
 		r.ledger.Written([]alloc.Claim{dst})
-		return nil
 	}
+	return nil
+}
+
+// uploadCopy copies data into dst, which the host cannot map, from the
+// staging (already written) or from temporary upload memory the open
+// batch drops when it completes.
+func (b *slot) uploadCopy(dst alloc.Claim, st *Staging, data []byte) error {
+	r := b.r
+	n := uint64(len(data))
 	src, temp := alloc.Claim{}, false
-	if *st != nil {
-		src = (*st).Claim
+	if st != nil {
+		src = st.Claim
 	} else {
 		c, err := b.alloc(alloc.Upload, dst.Size)
 		if err != nil {
@@ -173,14 +202,14 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 			return err
 		}
 	}
-	if err := b.ensureOpen(); err != nil {
+	if err := b.subs.ensureOpen(); err != nil {
 		if temp {
 			r.free(src)
 		}
 		return err
 	}
 	if temp {
-		b.open.drops = append(b.open.drops, src)
+		b.subs.open.drops = append(b.subs.open.drops, src)
 	}
 	b.enqueueCopy(src, dst, n)
 	return nil
@@ -201,19 +230,19 @@ func (b *slot) recordCopy(cb CommandBuffer, h *hazards, src, dst alloc.Claim, si
 // captureCopy records src -> dst into the recording window's buffer and
 // remembers both claims, as every launch recorded in a window does.
 func (b *slot) captureCopy(src, dst alloc.Claim, size uint64) {
-	b.recordCopy(b.capCB, &b.capHaz, src, dst, size)
+	b.recordCopy(b.win.cb, &b.win.haz, src, dst, size)
 	args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
 	b.win.Record(args[:]...)
-	b.touch(args[:])
+	b.win.touch(args[:])
 }
 
 // enqueueCopy records src -> dst into the open eager buffer; dst counts as
 // written from here, and is tainted with the batch if its submit fails.
 func (b *slot) enqueueCopy(src, dst alloc.Claim, size uint64) {
-	b.recordCopy(b.open.cb, &b.haz, src, dst, size)
+	b.recordCopy(b.subs.open.cb, &b.subs.haz, src, dst, size)
 	b.r.ledger.Written([]alloc.Claim{dst})
-	b.wrote(dst)
-	b.read(src)
+	b.subs.wrote(dst)
+	b.subs.read(src)
 }
 
 // recordWrite puts a host write inside the recording window into the
@@ -287,8 +316,7 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 		return fmt.Errorf("recorder: read of %d bytes from %d", len(out), src.Size)
 	}
 	b := r.slotOf(s)
-	srcSet := []alloc.Claim{src}
-	if err := r.settleOthers(ctx, b.index, srcSet, hostReads); err != nil {
+	if err := r.settleOthers(ctx, b.index, []alloc.Claim{src}, hostReads); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -299,40 +327,54 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	if err := b.checkWait(s, "read"); err != nil {
 		return err
 	}
-	n := uint64(len(out))
 	if m := r.mapped(src); m != nil {
-		if err := drainForRead(ctx, b); err != nil {
-			return err
-		}
-		if err := r.ledger.Check(srcSet); err != nil {
-			return err
-		}
-		if err := r.invalidate(src, n); err != nil {
-			return err
-		}
-		copy(out, m)
-		return nil
+		return b.readMapped(ctx, src, m, out)
 	}
-	if err := r.ledger.Check(srcSet); err != nil {
+	if err := r.ledger.Check([]alloc.Claim{src}); err != nil {
 		return err
 	}
+	return b.readBack(ctx, src, out)
+}
+
+// readMapped reads mapped memory once the slot's work is done.
+func (b *slot) readMapped(ctx context.Context, src alloc.Claim, m, out []byte) error {
+	r := b.r
+	if err := drainForRead(ctx, b); err != nil {
+		return err
+	}
+	if err := r.ledger.Check([]alloc.Claim{src}); err != nil {
+		return err
+	}
+	if err := r.invalidate(src, uint64(len(out))); err != nil {
+		return err
+	}
+	copy(out, m)
+	return nil
+}
+
+// readBack copies src into readback memory on the slot, waits, and reads
+// it. Readback memory the copy may still write (a wait that gave up or
+// failed) goes back only with its batch.
+func (b *slot) readBack(ctx context.Context, src alloc.Claim, out []byte) error {
+	r := b.r
+	n := uint64(len(out))
 	rb, err := b.alloc(alloc.Readback, src.Size)
 	if err != nil {
 		return err
 	}
-	if err := b.ensureOpen(); err != nil {
+	if err := b.subs.ensureOpen(); err != nil {
 		r.free(rb)
 		return err
 	}
-	x, before := b.open, b.serial
-	b.recordCopy(x.cb, &b.haz, src, rb, n)
-	err = b.drain(ctx)
+	x, before := b.subs.open, b.subs.serial
+	b.recordCopy(x.cb, &b.subs.haz, src, rb, n)
+	err = b.subs.drain(ctx)
 	switch {
 	case x.serial <= before:
 		// The copy was never submitted: rb holds nothing of src.
 		r.free(rb)
 		return err
-	case b.holds(x):
+	case b.subs.holds(x):
 		// The context ended or the fence wait failed: the copy may still
 		// write rb, so rb goes back only with its batch.
 		x.drops = append(x.drops, rb)
@@ -342,7 +384,7 @@ func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []
 	if err != nil && (ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
 		return err
 	}
-	if err := r.ledger.Check(srcSet); err != nil {
+	if err := r.ledger.Check([]alloc.Claim{src}); err != nil {
 		return err
 	}
 	if err := r.invalidate(rb, n); err != nil {
@@ -384,19 +426,19 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err erro
 		return nil
 	}
 	if b.win.IsActive() {
-		b.touched[src], b.touched[dst] = struct{}{}, struct{}{}
+		b.win.touchClaims(src, dst)
 	}
 	if id, bad := r.ledger.Failure(both[:1]); bad {
 		r.ledger.Inherit(dstSet, id)
 		return nil
 	}
-	if err := b.ensureOpen(); err != nil {
+	if err := b.subs.ensureOpen(); err != nil {
 		return err
 	}
 	b.enqueueCopy(src, dst, size)
-	b.open.launches++
-	if b.open.launches >= r.opts.BatchSize {
-		return b.submitOpen()
+	b.subs.open.launches++
+	if b.subs.open.launches >= r.opts.BatchSize {
+		return b.subs.submitOpen()
 	}
 	return nil
 }
@@ -406,7 +448,7 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err erro
 // decides whether these bytes were written); a cancelled context or a lost
 // device does.
 func drainForRead(ctx context.Context, b *slot) error {
-	err := b.drain(ctx)
+	err := b.subs.drain(ctx)
 	if err == nil {
 		return nil
 	}

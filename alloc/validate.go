@@ -5,64 +5,30 @@ import (
 	"fmt"
 )
 
-// fakeBlock stands for one device allocation and counts its releases.
-type fakeBlock struct {
-	serial   int
-	kind     Kind
-	size     uint64
-	releases int
-	src      *fakeSource
-}
+// ErrCorrupt wraps what Validate finds: the allocator's or the ledger's
+// internal structure broke one of its invariants.
+var ErrCorrupt = errors.New("alloc: internal structure corrupt")
 
-func (b *fakeBlock) Release() {
-	b.releases++
-	b.src.released = append(b.src.released, b)
-	if b.src.frozen || b.src.kept {
-		b.src.violations = append(b.src.violations, fmt.Sprintf("block %d released while growth is locked or pages kept", b.serial))
-	}
-}
-
-// fakeSource hands out fakeBlocks, fails on demand and records misuse: a
-// call while the test says growth is locked, or a double release.
-type fakeSource struct {
-	made       []*fakeBlock
-	released   []*fakeBlock
-	fail       error
-	frozen     bool // the test locked growth: no NewBlock, no Release
-	growing    bool // ...but the current request may grow (AllocOutsideWindow)
-	kept       bool // the test keeps pages: no Release
-	violations []string
-}
-
-func (s *fakeSource) NewBlock(kind Kind, size uint64) (*fakeBlock, error) {
-	if s.frozen && !s.growing {
-		s.violations = append(s.violations, fmt.Sprintf("NewBlock(%s, %d) while growth is locked", kind, size))
-	}
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	b := &fakeBlock{serial: len(s.made), kind: kind, size: size, src: s}
-	s.made = append(s.made, b)
-	return b, nil
-}
-
-func (s *fakeSource) live() int {
-	n := 0
-	for _, b := range s.made {
-		if b.releases == 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// checkInvariants verifies the allocator's internal structure: each live
-// page is covered exactly by its chain of ranges, no two free ranges touch,
-// every free range is in the right bucket of its kind's index and every
-// other range is a claim in the claim map, and the counters add up.
-func (a *Allocator[B]) checkInvariants() error {
+// Validate checks the allocator's internal structure, as VMA's
+// vmaCheckCorruption and the TLSF's own checks do: each live page is
+// covered exactly by its chain of ranges, no two free ranges touch, every
+// free range is in the right bucket of its kind's index and every other
+// range is a claim in the claim map, and the counters add up. A failure
+// wraps ErrCorrupt and says where; it means a bug in the allocator or a
+// caller racing it without its lock, never bad input. It walks every range
+// under the allocator's lock, so it is for tests, fuzz targets and
+// debugging, not a hot path.
+func (a *Allocator[B]) Validate() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if err := a.validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return nil
+}
+
+// validate is Validate under the lock.
+func (a *Allocator[B]) validate() error {
 	inIndex := map[int32]bool{}
 	for k := range a.free {
 		ix := &a.free[k]
@@ -159,11 +125,21 @@ func (a *Allocator[B]) checkInvariants() error {
 	return nil
 }
 
-// checkInvariants verifies the ledger's ranges: sorted, disjoint, non-empty,
-// equal neighbours merged, counted, and each failure's range count exact.
-func (l *Ledger) checkInvariants() error {
+// Validate checks the ledger's ranges: sorted, disjoint, non-empty, equal
+// neighbours merged, counted, and each failure's range count exact. A
+// failure wraps ErrCorrupt. Like Allocator.Validate it walks everything
+// under the lock: for tests, fuzz targets and debugging.
+func (l *Ledger) Validate() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return nil
+}
+
+// validate is Validate under the lock.
+func (l *Ledger) validate() error {
 	total := 0
 	perFailure := map[FailureID]int{}
 	for id, rs := range l.pages {
