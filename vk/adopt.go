@@ -21,9 +21,11 @@ import (
 // program's validation messenger, if any, hears vk's calls; vk has none.
 
 // MinAPIVersion is the least Vulkan version vk runs on (1.1, as
-// VK_MAKE_API_VERSION packs it): what its instances ask for and what the
-// catalogue's SPIR-V targets.
-const MinAPIVersion = instanceAPI
+// VK_MAKE_API_VERSION packs it): what the catalogue's SPIR-V targets. The
+// instances vk creates ask for more (instanceAPI); a device is used at the
+// lower of the instance's version and its own, so an adopted device of an
+// instance that asked for 1.1 takes modules of Vulkan 1.1.
+const MinAPIVersion = 1<<22 | 1<<12
 
 // AdoptInstance wraps an instance another program created. The handle is
 // the VkInstance as an integer (vulkan-go's Instance, GLFW's, C's).
@@ -112,7 +114,7 @@ func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 	if lock == nil {
 		lock = new(sync.Mutex)
 	}
-	return &Device{inst: in, info: pd.info, api: min(pd.api, apiOf(a.APIVersion)), family: a.Family,
+	return &Device{inst: in, info: pd.info, api: min(pd.api, apiOf(a.APIVersion)), maxBuffer: pd.maxBuffer, family: a.Family,
 		memTypes: pd.memTypes, fns: fns, queueMu: lock, adopted: true}, nil
 }
 
