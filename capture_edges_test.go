@@ -8,10 +8,7 @@ package vkc
 import (
 	"context"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -437,49 +434,4 @@ func TestAttackWindowCallsAfterRecorderClose(t *testing.T) {
 			require.ErrorIs(t, err, ErrClosed)
 		})
 	}
-}
-
-// The hammer with eight workers on the default four slots, so every slot
-// is shared and every capture has neighbours: a call a neighbour's window
-// refuses fails with ErrStreamCapturing and the worker runs the step again
-// (its buffers are fresh each time); any other failure or wrong result
-// fails the test. It needs neighbour PrepareCapture to be ErrStreamCapturing
-// and allocations during another's window not to fail.
-func TestAttackHammerOnSharedSlots(t *testing.T) {
-	const workers = 8
-	dev := openTest(t)
-	sh, err := newStressShared(dev, affineSpec(t), 16)
-	require.NoError(t, err)
-	rounds := gcpressure.Scaled(60, 1000)
-	var tally stressTally
-	var refused atomic.Int64
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for i := range workers {
-		w := &stressWorker{dev: dev, s: dev.NewStream(), r: rng(73, i), shared: sh, tally: &tally}
-		wg.Go(func() {
-			for r := range rounds {
-				st := stressSteps[w.r.IntN(len(stressSteps))]
-				for {
-					err := st.run(w)
-					if errors.Is(err, ErrStreamCapturing) {
-						refused.Add(1)
-						continue
-					}
-					if err != nil {
-						errs[i] = fmt.Errorf("step %d (%s): %w", r, st.name, err)
-						return
-					}
-					break
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		assert.NoError(t, err, "worker %d", i)
-	}
-	require.NoError(t, sh.close())
-	t.Logf("hammer on shared slots: %d workers x %d steps, %d calls, %d results checked, %d steps refused by a neighbour's window and run again",
-		workers, rounds, tally.calls.Load(), tally.checks.Load(), refused.Load())
 }

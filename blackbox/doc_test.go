@@ -31,6 +31,12 @@
 //     Kernel Close wait for a racing launch (README "Errors", rule 6).
 //   - concurrent_streams_test.go: four streams on four goroutines, eager
 //     and replayed, under -race (README "Streams").
+//   - races_under_gc_test.go, races_under_gc_steps_test.go: the stress
+//     suite: every constructor and op under garbage-collector pressure,
+//     eight workers hammering one device on their own slots and on shared
+//     ones, and Device.Close racing every kind of call; every result is
+//     checked against the host (README "Streams", "Errors",
+//     docs/ARCHITECTURE.md "Calling Vulkan from Go").
 //
 // Every device is opened with the validation layer on; at cleanup it is
 // closed and the test fails on any Vulkan object left alive or any message

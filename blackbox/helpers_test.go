@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"testing"
@@ -139,6 +140,16 @@ func affineSPIRV(t testing.TB) []byte {
 	return b
 }
 
+// affineSpec is the affine kernel with its bindings and push size
+// declared, as a user who knows the kernel's interface would load it.
+func affineSpec(t testing.TB) vkc.KernelSpec {
+	t.Helper()
+	return vkc.KernelSpec{Name: "affine", SPIRV: affineSPIRV(t), Bindings: []vkc.Access{vkc.ReadOnly, vkc.WriteOnly}, PushSize: 12}
+}
+
+// ceilDiv is the number of workgroups of size b covering a elements.
+func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }
+
 // loadAffine loads the affine kernel, closed at cleanup.
 func loadAffine(t testing.TB, dev *vkc.Device) *vkc.Kernel {
 	t.Helper()
@@ -200,3 +211,26 @@ func axpyChain(k int, x, y *vkc.Buffer[float32]) func(*vkc.Stream) error {
 		return nil
 	}
 }
+
+// rng is a deterministic generator seeded from the given numbers, so each
+// worker and round draws its own reproducible values.
+func rng(seed ...int) *rand.Rand {
+	var b uint64
+	for _, s := range seed {
+		b = b*1000003 + uint64(s)
+	}
+	return rand.New(rand.NewPCG(0x9e3779b97f4a7c15, b))
+}
+
+// randFloats returns n values uniform in [lo, hi).
+func randFloats(r *rand.Rand, n int, lo, hi float32) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = lo + (hi-lo)*r.Float32()
+	}
+	return xs
+}
+
+// ulps is k units in the last place of float32 at magnitude m: the
+// tolerance of a float32 sum over values of that size.
+func ulps(k, m float64) float64 { return k * 0x1p-23 * m }
