@@ -8,6 +8,9 @@ package vkc
 import (
 	"context"
 	"encoding/binary"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +18,24 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc/internal/gcpressure"
 )
+
+// isolated runs the calling test in a child process when what it attacks
+// can crash the process (a fault in the driver or the layer): the parent
+// then reports the crash, with the child's output, as this test's failure
+// instead of dying with every other test. It returns true in the child,
+// which runs the test's body; the parent's body returns at once.
+func isolated(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("VKC_ISOLATED") == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "VKC_ISOLATED="+t.Name())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the child process failed:\n%s", out)
+	require.True(t, strings.Contains(string(out), "--- PASS: "+t.Name()), "the child did not pass:\n%s", out)
+	return false
+}
 
 // A replay whose input was never written leaves its outputs unwritten, as
 // the same launch done eagerly does; a later write of the input and replay

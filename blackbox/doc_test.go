@@ -37,6 +37,10 @@
 //     ones, and Device.Close racing every kind of call; every result is
 //     checked against the host (README "Streams", "Errors",
 //     docs/ARCHITECTURE.md "Calling Vulkan from Go").
+//   - misuse_test.go: sizes whose byte counts overflow, aliased outputs, a
+//     nil context, nil and zero receivers, Capture of nil or of a function
+//     that panics, Kernel.Close racing Device.Close (README "Errors",
+//     capture rule 1).
 //
 // Every device is opened with the validation layer on; at cleanup it is
 // closed and the test fails on any Vulkan object left alive or any message

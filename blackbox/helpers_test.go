@@ -88,6 +88,15 @@ func read[T vkc.Element](t testing.TB, s *vkc.Stream, b *vkc.Buffer[T]) []T {
 	return out
 }
 
+// readAll reads b after the default stream's work (Buffer.Read), failing
+// the test on error.
+func readAll[T vkc.Element](t testing.TB, b *vkc.Buffer[T]) []T {
+	t.Helper()
+	out, err := b.Read(testCtx(t))
+	require.NoError(t, err, "Read")
+	return out
+}
+
 // requireUnwritten checks that reading b on s fails with ErrUnwritten
 // unwrapping to cause.
 func requireUnwritten[T vkc.Element](t testing.TB, s *vkc.Stream, b *vkc.Buffer[T], cause error, msgAndArgs ...any) {
