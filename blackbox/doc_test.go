@@ -41,6 +41,9 @@
 //     nil context, nil and zero receivers, Capture of nil or of a function
 //     that panics, Kernel.Close racing Device.Close (README "Errors",
 //     capture rule 1).
+//   - param_write_test.go: a Param bound where a kernel writes is refused
+//     with ErrParamWritten, eagerly and in a capture window, and keeps its
+//     value (README "Changing a graph without re-capturing it").
 //
 // Every device is opened with the validation layer on; at cleanup it is
 // closed and the test fails on any Vulkan object left alive or any message
