@@ -17,6 +17,10 @@
 //     what they recorded, Close racing calls (README "Errors", rule 2).
 //   - capture_test.go: capture windows and graphs (README "Capture
 //     windows", the ErrCaptureState and ErrStreamCapturing sentinels).
+//   - capture_scenarios_test.go: the numbered capture-window scenarios:
+//     warmup, recorded run and replays, windows doomed or refused, wrong
+//     transitions, host writes, Close during a replay (README "Capture
+//     windows").
 //   - input_test.go: input validation, sizes, Open options and user
 //     kernels (README "Your own kernels", "Errors", KernelSpec, LoadKernel).
 //   - dynamic_ledger_test.go: dynamic lengths never make unwritten bytes

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,6 +107,13 @@ func requireUnwritten[T vkc.Element](t testing.TB, s *vkc.Stream, b *vkc.Buffer[
 	require.ErrorIs(t, err, cause, msgAndArgs...)
 }
 
+// f32Size is the byte size of a float32 element.
+const f32Size = int(unsafe.Sizeof(float32(0)))
+
+// syncValidation reports whether tests should also turn on synchronization
+// validation (VKC_SYNC_VALIDATION=0 turns it off where it is too slow).
+func syncValidation() bool { return os.Getenv("VKC_SYNC_VALIDATION") != "0" }
+
 // seq is []float32{f(0), ..., f(n-1)}.
 func seq(n int, f func(i int) float32) []float32 {
 	xs := make([]float32, n)
@@ -184,6 +192,28 @@ func push(words ...uint32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], w)
 	}
 	return b
+}
+
+// axpyRuns checks that stream s still runs eager work: y = x + y.
+func axpyRuns(t testing.TB, s *vkc.Stream) {
+	t.Helper()
+	dev := s.Device()
+	x := upload(t, dev, ramp(8, 1, 1))
+	y := upload(t, dev, ramp(8, 10, 10))
+	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	assert.Equal(t, axpyRef(1, ramp(8, 1, 1), ramp(8, 10, 10)), read(t, s, y))
+	require.NoError(t, x.Close())
+	require.NoError(t, y.Close())
+}
+
+// warmAndBegin prepares s's window, runs fn as the warmup, syncs and
+// begins recording.
+func warmAndBegin(t testing.TB, s *vkc.Stream, fn func(*vkc.Stream) error) {
+	t.Helper()
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, fn(s))
+	require.NoError(t, s.Sync(testCtx(t)))
+	require.NoError(t, s.BeginCapture())
 }
 
 // noPanic runs f and reports a panic as a test failure.

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,9 +21,6 @@ import (
 // is promised (an error, never a panic; the buffers untouched; the slot
 // usable afterwards); openDevice fails any of them on a validation message or
 // a Vulkan object left alive.
-
-// f32Size is the byte size of a float32 element.
-const f32Size = int(unsafe.Sizeof(float32(0)))
 
 // sentinel is a buffer with a recognisable pattern, which a refused call
 // must leave intact.
@@ -335,18 +331,6 @@ func capturePanicking(t *testing.T, s *vkc.Stream, fn func(*vkc.Stream) error) (
 	g, err := s.Capture(fn)
 	t.Errorf("Capture returned (%v, %v) instead of panicking", g, err)
 	return nil
-}
-
-// axpyRuns checks that stream s still runs eager work: y = x + y.
-func axpyRuns(t testing.TB, s *vkc.Stream) {
-	t.Helper()
-	dev := s.Device()
-	x := upload(t, dev, ramp(8, 1, 1))
-	y := upload(t, dev, ramp(8, 10, 10))
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
-	assert.Equal(t, axpyRef(1, ramp(8, 1, 1), ramp(8, 10, 10)), read(t, s, y))
-	require.NoError(t, x.Close())
-	require.NoError(t, y.Close())
 }
 
 // requireSlotIdle checks that s's slot holds no window: a neighbour on the
