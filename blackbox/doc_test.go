@@ -41,6 +41,11 @@
 //     ones, and Device.Close racing every kind of call; every result is
 //     checked against the host (README "Streams", "Errors",
 //     docs/ARCHITECTURE.md "Calling Vulkan from Go").
+//   - capture_edges_test.go: replays of unwritten inputs, a kernel closed
+//     while a graph holds it, temporaries larger than a page in a capture,
+//     a neighbour's capture refused, LoadKernel racing Device.Close, a
+//     module whose access chain indexes past a struct (README "Capture
+//     windows", "Errors", ErrBadSPIRV).
 //   - misuse_test.go: sizes whose byte counts overflow, aliased outputs, a
 //     nil context, nil and zero receivers, Capture of nil or of a function
 //     that panics, Kernel.Close racing Device.Close (README "Errors",

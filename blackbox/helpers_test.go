@@ -6,7 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -214,6 +216,24 @@ func warmAndBegin(t testing.TB, s *vkc.Stream, fn func(*vkc.Stream) error) {
 	require.NoError(t, fn(s))
 	require.NoError(t, s.Sync(testCtx(t)))
 	require.NoError(t, s.BeginCapture())
+}
+
+// isolated runs the calling test in a child process when what it attacks
+// can crash the process (a fault in the driver or the layer): the parent
+// then reports the crash, with the child's output, as this test's failure
+// instead of dying with every other test. It returns true in the child,
+// which runs the test's body; the parent's body returns at once.
+func isolated(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("VKC_ISOLATED") == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "VKC_ISOLATED="+t.Name())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the child process failed:\n%s", out)
+	require.True(t, strings.Contains(string(out), "--- PASS: "+t.Name()), "the child did not pass:\n%s", out)
+	return false
 }
 
 // noPanic runs f and reports a panic as a test failure.

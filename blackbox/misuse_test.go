@@ -3,9 +3,6 @@ package blackbox_test
 import (
 	"context"
 	"math"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -402,24 +399,6 @@ func TestAttackCapturePanicInRecordedRun(t *testing.T) {
 	requireUnwritten(t, s, y, vkc.ErrCaptureState)
 	require.Equal(t, ramp(16, 1, 1), read(t, s, x))
 	requireSlotIdle(t, s)
-}
-
-// isolated runs the calling test in a child process when what it attacks
-// can crash the process (a fault in the driver or the layer): the parent
-// then reports the crash, with the child's output, as this test's failure
-// instead of dying with every other test. It returns true in the child,
-// which runs the test's body; the parent's body returns at once.
-func isolated(t *testing.T) bool {
-	t.Helper()
-	if os.Getenv("VKC_ISOLATED") == t.Name() {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "VKC_ISOLATED="+t.Name())
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "the child process failed:\n%s", out)
-	require.True(t, strings.Contains(string(out), "--- PASS: "+t.Name()), "the child did not pass:\n%s", out)
-	return false
 }
 
 // Kernel.Close racing Device.Close: both want to destroy the pipeline.

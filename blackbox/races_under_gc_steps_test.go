@@ -108,7 +108,7 @@ type stressStep struct {
 	name string
 	run  func(w *stressWorker) error
 	// loads says the step calls LoadKernel (which racing Device.Close
-	// awaits its fix; see the root package's capture_edges_test.go).
+	// awaits its fix; see capture_edges_test.go).
 	loads bool
 }
 

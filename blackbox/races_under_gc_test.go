@@ -120,8 +120,7 @@ func TestStressConcurrentHammer(t *testing.T) {
 // a step, and every goroutine must then stop on ErrClosed (never another
 // error, a wrong result or a panic). Afterwards nothing is alive, the
 // layer is silent and no goroutine is left. LoadKernel racing Close
-// awaits its fix (the root package's capture_edges_test.go) and is left
-// out here.
+// awaits its fix (capture_edges_test.go) and is left out here.
 func TestStressDeviceCloseRace(t *testing.T) {
 	var steps []stressStep
 	for _, st := range stressSteps {
