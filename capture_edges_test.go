@@ -1,50 +1,19 @@
-// Attacks on promises kept below the root package: the recorder's taint,
-// capture and lifetime rules, a device close that waits for a LoadKernel in
-// flight, and SPIR-V validation before the driver sees a module. Each
-// failed on the code it was written against.
+// Attacks on promises kept below the root package that need fault
+// injection or the recorder itself: taint after failed submissions and
+// fence waits, reads of another slot's pending work on a staged device,
+// window calls after the recorder closed. Each failed on the code it was
+// written against; the attacks made through the public API alone are in
+// blackbox/capture_edges_test.go.
 
 package vkc
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc/internal/gcpressure"
 )
-
-// A replay whose input was never written leaves its outputs unwritten, as
-// the same launch done eagerly does; a later write of the input and replay
-// make them readable.
-func TestAttackReplayOfUnwrittenInputTaintsOutputs(t *testing.T) {
-	dev := openTest(t)
-	s := dev.NewStream()
-	x, err := NewBuffer[float32](dev, 16)
-	require.NoError(t, err)
-	y := capBuffer(t, dev, capRamp(16, 1, 1))
-	step := func(s *Stream) error { return Scale(s, 2, x, y) }
-
-	require.NoError(t, step(s))
-	capRequireUnwritten(t, s, y, ErrNeverWritten) // eagerly
-
-	require.NoError(t, y.WriteOn(s, capRamp(16, 1, 1)))
-	g, err := s.Capture(step)
-	require.NoError(t, err)
-	require.NoError(t, y.WriteOn(s, capRamp(16, 1, 1)))
-	require.NoError(t, g.Replay())
-	capRequireUnwritten(t, s, y, ErrNeverWritten) // replayed
-
-	require.NoError(t, x.WriteOn(s, capRamp(16, 5, 1)))
-	require.NoError(t, g.Replay())
-	require.Equal(t, capRamp(16, 10, 2), capReadOn(t, s, y))
-	require.NoError(t, g.Close())
-}
 
 // A replay whose input a failed submission tainted after the capture
 // leaves its outputs tainted with that failure, as the eager launch would.
@@ -118,32 +87,6 @@ func requireNotStale(t *testing.T, s *Stream, buf *Buffer[float32], want, stale 
 	require.Equal(t, want, got)
 }
 
-// A user kernel closed while a live graph recorded it: Close is not an
-// error, new launches are refused, and the graph keeps the pipeline alive
-// and replays correctly until it closes (the validation layer checks that
-// no replay names a destroyed pipeline).
-func TestAttackKernelClosedWhileGraphLive(t *testing.T) {
-	if !isolated(t) {
-		return
-	}
-	dev := openTest(t)
-	k, err := dev.LoadKernel(affineSpec(t))
-	require.NoError(t, err)
-	s := dev.NewStream()
-	x, y := capBuffer(t, dev, capRamp(64, 1, 1)), scratch[float32](t, dev, 64)
-	g, err := s.Capture(func(s *Stream) error {
-		return k.Launch(s, [3]uint32{1, 1, 1}, affinePush(2, 1, 64), x, y)
-	})
-	require.NoError(t, err)
-	require.NoError(t, k.Close())
-	require.ErrorIs(t, k.Launch(s, [3]uint32{1, 1, 1}, affinePush(2, 1, 64), x, y), ErrClosed)
-
-	require.NoError(t, x.WriteOn(s, capRamp(64, 10, 1)))
-	require.NoError(t, g.Replay())
-	require.Equal(t, capRamp(64, 21, 2), capReadOn(t, s, y))
-	require.NoError(t, g.Close())
-}
-
 // While one slot records, stream work on another slot that needs a new
 // page gets it and leaves the window intact (streams on other slots run
 // normally, like CUDA's thread-local capture mode): on a staged device the
@@ -184,187 +127,6 @@ func TestAttackAllocationOnOtherSlotDuringWindow(t *testing.T) {
 	require.ErrorContains(t, err, "allocate buffers before Capture", "the error states the rule")
 	require.NoError(t, owner.AbortCapture())
 	require.NoError(t, g.Close())
-}
-
-// The warmup grows the pools to the working set whatever its temporaries'
-// sizes: a captured function that allocates, uses and frees a temporary
-// larger than a page records without ErrAllocInCapture and replays right.
-func TestAttackWarmupGrowsPoolsForLargeTemporary(t *testing.T) {
-	dev := openTest(t)
-	s := dev.NewStream()
-	for _, mib := range []int{40, 100} {
-		n := mib << 20 / elemSize
-		out := scratch[float32](t, dev, 1)
-		g, err := s.Capture(func(s *Stream) error {
-			tmp, err := NewBuffer[float32](dev, n)
-			if err != nil {
-				return err
-			}
-			if err := Fill(s, tmp, 1); err != nil {
-				return err
-			}
-			if err := Sum(s, tmp, out); err != nil {
-				return err
-			}
-			return tmp.Close()
-		})
-		require.NoError(t, err, "a %d MiB temporary", mib)
-		require.NoError(t, Fill(s, out, 0))
-		require.NoError(t, g.Replay())
-		require.Equal(t, []float32{float32(n)}, capReadOn(t, s, out))
-		require.NoError(t, g.Close())
-	}
-}
-
-// A neighbour's Capture or PrepareCapture on a slot another stream is
-// capturing fails with ErrStreamCapturing (another stream owns the window),
-// not ErrCaptureState, and leaves the owner's window intact.
-func TestAttackNeighbourPrepareCaptureRefused(t *testing.T) {
-	dev := openTest(t)
-	owner := dev.NewStream()
-	neighbour := dev.StreamWithID(owner.ID() + uint64(dev.Slots()))
-	xs, ys := capRamp(16, 1, 1), capRamp(16, 2, 0)
-	x, y := capBuffer(t, dev, xs), capBuffer(t, dev, ys)
-	step := func(s *Stream) error { return Axpy(s, 1, x, y) }
-	called := false
-	neighbourTries := func(when string) {
-		require.ErrorIs(t, neighbour.PrepareCapture(), ErrStreamCapturing, when)
-		_, err := neighbour.Capture(func(*Stream) error { called = true; return nil })
-		require.ErrorIs(t, err, ErrStreamCapturing, when)
-		require.False(t, called, "the refused capture ran its function")
-	}
-	require.NoError(t, owner.PrepareCapture())
-	neighbourTries("window prepared")
-	require.NoError(t, step(owner))
-	require.NoError(t, owner.Sync(context.Background()))
-	require.NoError(t, owner.BeginCapture())
-	neighbourTries("window recording")
-	require.NoError(t, step(owner))
-	g, err := owner.EndCapture()
-	require.NoError(t, err)
-	require.NoError(t, g.Replay())
-	require.Equal(t, capAxpy(2, xs, ys), capReadOn(t, owner, y))
-	require.NoError(t, g.Close())
-}
-
-// LoadKernel racing Device.Close either completes before the close (which
-// then destroys the kernel) or fails with ErrClosed; it never leaves a
-// pipeline, layout or module alive, nor makes the layer report
-// vkDestroyDevice with live children.
-func TestAttackLoadKernelRacingDeviceClose(t *testing.T) {
-	if !isolated(t) {
-		return
-	}
-	spec := affineSpec(t)
-	for round := range 20 {
-		dev, err := Open(WithValidation(true))
-		require.NoError(t, err)
-		started := make(chan struct{})
-		stopped := make(chan error, 1)
-		go func() {
-			var once sync.Once
-			for {
-				_, err := dev.LoadKernel(spec) // left open: Close destroys it
-				once.Do(func() { close(started) })
-				if err != nil {
-					stopped <- err
-					return
-				}
-			}
-		}()
-		<-started
-		closeAndCheck(t, dev)
-		require.ErrorIs(t, <-stopped, ErrClosed, "round %d", round)
-		require.Empty(t, dev.LiveObjects(), "round %d", round)
-	}
-}
-
-// A structurally valid module that breaks SPIR-V's semantic rules (here an
-// access chain indexing a struct past its only member) is ErrBadSPIRV at
-// LoadKernel, never handed to the driver (where it crashes lavapipe and,
-// with validation on, the layer).
-func TestAttackKernelWithOutOfBoundsAccessChain(t *testing.T) {
-	if !isolated(t) {
-		return
-	}
-	dev := openTest(t)
-	spec := affineSpec(t)
-	spec.SPIRV = chainPastLastMember(t, spec.SPIRV)
-	k, err := dev.LoadKernel(spec)
-	if err == nil {
-		// Show what the user meets next, then fail.
-		x, y := capBuffer(t, dev, capRamp(64, 1, 1)), scratch[float32](t, dev, 64)
-		lerr := k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, affinePush(1, 0, 64), x, y)
-		_, rerr := y.Read(context.Background())
-		_ = k.Close()
-		t.Fatalf("LoadKernel accepted the module; launch: %v, read: %v", lerr, rerr)
-	}
-	require.ErrorIs(t, err, ErrBadSPIRV)
-}
-
-// chainPastLastMember rewrites affine.spv so that its storage-buffer
-// access chains index member 1 of a struct whose only member is 0.
-func chainPastLastMember(t *testing.T, code []byte) []byte {
-	t.Helper()
-	words := make([]uint32, len(code)/4)
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint32(code[4*i:])
-	}
-	const opConstant, opAccessChain, opVariable, storageBuffer = 43, 65, 59, 12
-	intType := map[uint32]bool{}
-	constOf := map[uint32]uint32{} // value -> id, for 32-bit integer constants
-	isConst := map[uint32]uint32{} // id -> value
-	buffers := map[uint32]bool{}
-	var chains []int
-	for i := 5; i < len(words); {
-		op, n := words[i]&0xffff, int(words[i]>>16)
-		require.Positive(t, n)
-		switch op {
-		case 21: // OpTypeInt
-			intType[words[i+1]] = true
-		case opConstant:
-			if intType[words[i+1]] {
-				if _, ok := constOf[words[i+3]]; !ok {
-					constOf[words[i+3]] = words[i+2]
-				}
-				isConst[words[i+2]] = words[i+3]
-			}
-		case opVariable:
-			if words[i+3] == storageBuffer {
-				buffers[words[i+2]] = true
-			}
-		case opAccessChain:
-			if n >= 5 && buffers[words[i+3]] {
-				chains = append(chains, i)
-			}
-		}
-		i += n
-	}
-	one, ok := constOf[1]
-	require.True(t, ok, "affine.spv has an integer constant 1")
-	require.NotEmpty(t, chains)
-	for _, i := range chains {
-		require.Equal(t, uint32(0), isConst[words[i+4]], "the chain's first index is member 0")
-		words[i+4] = one
-	}
-	out := make([]byte, len(code))
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(out[4*i:], w)
-	}
-	return out
-}
-
-func TestChainPastLastMemberRewritesOnlyTheChains(t *testing.T) {
-	code := testSPIRV(t, "affine")
-	bad := chainPastLastMember(t, code)
-	require.Len(t, bad, len(code))
-	diff := 0
-	for i := 0; i < len(code); i += 4 {
-		if binary.LittleEndian.Uint32(code[i:]) != binary.LittleEndian.Uint32(bad[i:]) {
-			diff++
-		}
-	}
-	assert.Equal(t, 2, diff, "one word in each of affine's two storage-buffer access chains")
 }
 
 // The property test without its restrictions: reads of buffers that work
@@ -437,49 +199,4 @@ func TestAttackWindowCallsAfterRecorderClose(t *testing.T) {
 			require.ErrorIs(t, err, ErrClosed)
 		})
 	}
-}
-
-// The hammer with eight workers on the default four slots, so every slot
-// is shared and every capture has neighbours: a call a neighbour's window
-// refuses fails with ErrStreamCapturing and the worker runs the step again
-// (its buffers are fresh each time); any other failure or wrong result
-// fails the test. It needs neighbour PrepareCapture to be ErrStreamCapturing
-// and allocations during another's window not to fail.
-func TestAttackHammerOnSharedSlots(t *testing.T) {
-	const workers = 8
-	dev := openTest(t)
-	sh, err := newStressShared(dev, affineSpec(t), 16)
-	require.NoError(t, err)
-	rounds := gcpressure.Scaled(60, 1000)
-	var tally stressTally
-	var refused atomic.Int64
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for i := range workers {
-		w := &stressWorker{dev: dev, s: dev.NewStream(), r: rng(73, i), shared: sh, tally: &tally}
-		wg.Go(func() {
-			for r := range rounds {
-				st := stressSteps[w.r.IntN(len(stressSteps))]
-				for {
-					err := st.run(w)
-					if errors.Is(err, ErrStreamCapturing) {
-						refused.Add(1)
-						continue
-					}
-					if err != nil {
-						errs[i] = fmt.Errorf("step %d (%s): %w", r, st.name, err)
-						return
-					}
-					break
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		assert.NoError(t, err, "worker %d", i)
-	}
-	require.NoError(t, sh.close())
-	t.Logf("hammer on shared slots: %d workers x %d steps, %d calls, %d results checked, %d steps refused by a neighbour's window and run again",
-		workers, rounds, tally.calls.Load(), tally.checks.Load(), refused.Load())
 }

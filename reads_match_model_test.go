@@ -677,3 +677,12 @@ func (p *propTest) log(t *testing.T, seeds int) {
 	t.Logf("property: %d programs, %d steps: %d launches, %d replays, %d injected failures, %d reads checked (%d of work pending on another slot); every device closed with no live object and no validation message (closeAndCheck)",
 		seeds, p.steps, p.launches, p.replays, p.faults, p.checks, p.relaxedReads)
 }
+
+// smallInts returns n integers in [lo, hi] as float32s.
+func smallInts(r *rand.Rand, n, lo, hi int) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(lo + r.IntN(hi-lo+1))
+	}
+	return xs
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -160,26 +159,3 @@ func TestNewStreamConcurrentIDs(t *testing.T) {
 	wg.Wait()
 	require.Len(t, ids, 8)
 }
-
-// rng is a deterministic generator seeded from the given numbers, so each
-// worker and round draws its own reproducible values.
-func rng(seed ...int) *rand.Rand {
-	var b uint64
-	for _, s := range seed {
-		b = b*1000003 + uint64(s)
-	}
-	return rand.New(rand.NewPCG(0x9e3779b97f4a7c15, b))
-}
-
-// randFloats returns n values uniform in [lo, hi).
-func randFloats(r *rand.Rand, n int, lo, hi float32) []float32 {
-	xs := make([]float32, n)
-	for i := range xs {
-		xs[i] = lo + (hi-lo)*r.Float32()
-	}
-	return xs
-}
-
-// ulps is k units in the last place of float32 at magnitude m: the
-// tolerance of a float32 sum over values of that size.
-func ulps(k, m float64) float64 { return k * 0x1p-23 * m }

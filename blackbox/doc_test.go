@@ -17,6 +17,10 @@
 //     what they recorded, Close racing calls (README "Errors", rule 2).
 //   - capture_test.go: capture windows and graphs (README "Capture
 //     windows", the ErrCaptureState and ErrStreamCapturing sentinels).
+//   - capture_scenarios_test.go: the numbered capture-window scenarios:
+//     warmup, recorded run and replays, windows doomed or refused, wrong
+//     transitions, host writes, Close during a replay (README "Capture
+//     windows").
 //   - input_test.go: input validation, sizes, Open options and user
 //     kernels (README "Your own kernels", "Errors", KernelSpec, LoadKernel).
 //   - dynamic_ledger_test.go: dynamic lengths never make unwritten bytes
@@ -31,6 +35,24 @@
 //     Kernel Close wait for a racing launch (README "Errors", rule 6).
 //   - concurrent_streams_test.go: four streams on four goroutines, eager
 //     and replayed, under -race (README "Streams").
+//   - races_under_gc_test.go, races_under_gc_steps_test.go: the stress
+//     suite: every constructor and op under garbage-collector pressure,
+//     eight workers hammering one device on their own slots and on shared
+//     ones, and Device.Close racing every kind of call; every result is
+//     checked against the host (README "Streams", "Errors",
+//     docs/ARCHITECTURE.md "Calling Vulkan from Go").
+//   - capture_edges_test.go: replays of unwritten inputs, a kernel closed
+//     while a graph holds it, temporaries larger than a page in a capture,
+//     a neighbour's capture refused, LoadKernel racing Device.Close, a
+//     module whose access chain indexes past a struct (README "Capture
+//     windows", "Errors", ErrBadSPIRV).
+//   - misuse_test.go: sizes whose byte counts overflow, aliased outputs, a
+//     nil context, nil and zero receivers, Capture of nil or of a function
+//     that panics, Kernel.Close racing Device.Close (README "Errors",
+//     capture rule 1).
+//   - param_write_test.go: a Param bound where a kernel writes is refused
+//     with ErrParamWritten, eagerly and in a capture window, and keeps its
+//     value (README "Changing a graph without re-capturing it").
 //
 // Every device is opened with the validation layer on; at cleanup it is
 // closed and the test fails on any Vulkan object left alive or any message

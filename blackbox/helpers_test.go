@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,6 +91,15 @@ func read[T vkc.Element](t testing.TB, s *vkc.Stream, b *vkc.Buffer[T]) []T {
 	return out
 }
 
+// readAll reads b after the default stream's work (Buffer.Read), failing
+// the test on error.
+func readAll[T vkc.Element](t testing.TB, b *vkc.Buffer[T]) []T {
+	t.Helper()
+	out, err := b.Read(testCtx(t))
+	require.NoError(t, err, "Read")
+	return out
+}
+
 // requireUnwritten checks that reading b on s fails with ErrUnwritten
 // unwrapping to cause.
 func requireUnwritten[T vkc.Element](t testing.TB, s *vkc.Stream, b *vkc.Buffer[T], cause error, msgAndArgs ...any) {
@@ -95,6 +108,13 @@ func requireUnwritten[T vkc.Element](t testing.TB, s *vkc.Stream, b *vkc.Buffer[
 	require.ErrorIs(t, err, vkc.ErrUnwritten, msgAndArgs...)
 	require.ErrorIs(t, err, cause, msgAndArgs...)
 }
+
+// f32Size is the byte size of a float32 element.
+const f32Size = int(unsafe.Sizeof(float32(0)))
+
+// syncValidation reports whether tests should also turn on synchronization
+// validation (VKC_SYNC_VALIDATION=0 turns it off where it is too slow).
+func syncValidation() bool { return os.Getenv("VKC_SYNC_VALIDATION") != "0" }
 
 // seq is []float32{f(0), ..., f(n-1)}.
 func seq(n int, f func(i int) float32) []float32 {
@@ -139,6 +159,16 @@ func affineSPIRV(t testing.TB) []byte {
 	return b
 }
 
+// affineSpec is the affine kernel with its bindings and push size
+// declared, as a user who knows the kernel's interface would load it.
+func affineSpec(t testing.TB) vkc.KernelSpec {
+	t.Helper()
+	return vkc.KernelSpec{Name: "affine", SPIRV: affineSPIRV(t), Bindings: []vkc.Access{vkc.ReadOnly, vkc.WriteOnly}, PushSize: 12}
+}
+
+// ceilDiv is the number of workgroups of size b covering a elements.
+func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }
+
 // loadAffine loads the affine kernel, closed at cleanup.
 func loadAffine(t testing.TB, dev *vkc.Device) *vkc.Kernel {
 	t.Helper()
@@ -164,6 +194,46 @@ func push(words ...uint32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], w)
 	}
 	return b
+}
+
+// axpyRuns checks that stream s still runs eager work: y = x + y.
+func axpyRuns(t testing.TB, s *vkc.Stream) {
+	t.Helper()
+	dev := s.Device()
+	x := upload(t, dev, ramp(8, 1, 1))
+	y := upload(t, dev, ramp(8, 10, 10))
+	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	assert.Equal(t, axpyRef(1, ramp(8, 1, 1), ramp(8, 10, 10)), read(t, s, y))
+	require.NoError(t, x.Close())
+	require.NoError(t, y.Close())
+}
+
+// warmAndBegin prepares s's window, runs fn as the warmup, syncs and
+// begins recording.
+func warmAndBegin(t testing.TB, s *vkc.Stream, fn func(*vkc.Stream) error) {
+	t.Helper()
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, fn(s))
+	require.NoError(t, s.Sync(testCtx(t)))
+	require.NoError(t, s.BeginCapture())
+}
+
+// isolated runs the calling test in a child process when what it attacks
+// can crash the process (a fault in the driver or the layer): the parent
+// then reports the crash, with the child's output, as this test's failure
+// instead of dying with every other test. It returns true in the child,
+// which runs the test's body; the parent's body returns at once.
+func isolated(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("VKC_ISOLATED") == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "VKC_ISOLATED="+t.Name())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the child process failed:\n%s", out)
+	require.True(t, strings.Contains(string(out), "--- PASS: "+t.Name()), "the child did not pass:\n%s", out)
+	return false
 }
 
 // noPanic runs f and reports a panic as a test failure.
@@ -200,3 +270,26 @@ func axpyChain(k int, x, y *vkc.Buffer[float32]) func(*vkc.Stream) error {
 		return nil
 	}
 }
+
+// rng is a deterministic generator seeded from the given numbers, so each
+// worker and round draws its own reproducible values.
+func rng(seed ...int) *rand.Rand {
+	var b uint64
+	for _, s := range seed {
+		b = b*1000003 + uint64(s)
+	}
+	return rand.New(rand.NewPCG(0x9e3779b97f4a7c15, b))
+}
+
+// randFloats returns n values uniform in [lo, hi).
+func randFloats(r *rand.Rand, n int, lo, hi float32) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = lo + (hi-lo)*r.Float32()
+	}
+	return xs
+}
+
+// ulps is k units in the last place of float32 at magnitude m: the
+// tolerance of a float32 sum over values of that size.
+func ulps(k, m float64) float64 { return k * 0x1p-23 * m }

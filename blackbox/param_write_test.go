@@ -1,4 +1,4 @@
-package vkc
+package blackbox_test
 
 import (
 	"context"
@@ -6,17 +6,19 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/shaders"
 )
 
 // fillWordsKernel loads the catalogue's fill module as a user kernel: it
 // writes binding 0 (uint words) with push constants value and n, so a
 // Param bound there would be set on the device behind the host's back.
-func fillWordsKernel(t *testing.T, dev *Device) *Kernel {
+func fillWordsKernel(t *testing.T, dev *vkc.Device) *vkc.Kernel {
 	t.Helper()
 	sk, err := shaders.Get("fill")
 	require.NoError(t, err)
-	k, err := dev.LoadKernel(KernelSpec{Name: "fill-words", SPIRV: sk.SPIRV})
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "fill-words", SPIRV: sk.SPIRV})
 	require.NoError(t, err)
 	require.True(t, k.Spec().Bindings[0].Writes(), "the module writes binding 0")
 	t.Cleanup(func() { _ = k.Close() })
@@ -32,7 +34,7 @@ func fillWordsKernel(t *testing.T, dev *Device) *Kernel {
 // param keeps its value and the ScaleDyn after it writes (and reads back)
 // every element it claims.
 func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
-	dev := openTest(t)
+	dev := openDevice(t)
 	s := dev.Stream()
 	ctx := context.Background()
 	const size = 300
@@ -41,17 +43,16 @@ func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
 	junk := upload(t, dev, slices.Repeat([]float32{1000}, size)) // what a lie would read back
 	require.NoError(t, s.Sync(ctx))
 	require.NoError(t, junk.Close())
-	n, err := NewParam(dev, uint32(size))
+	n, err := vkc.NewParam(dev, uint32(size))
 	require.NoError(t, err)
-	groups, err := NewParam(dev, uint32(1))
+	groups, err := vkc.NewParam(dev, uint32(1))
 	require.NoError(t, err)
 
-	var push [16]byte
-	setTo5 := pushWords(&push, 5, 1) // n[0] = 5
-	launches := map[string]func(s *Stream) error{
-		"Launch": func(s *Stream) error { return k.Launch(s, [3]uint32{1, 1, 1}, setTo5, n) },
-		"LaunchIndirect": func(s *Stream) error {
-			return k.LaunchIndirect(s, GroupsOf(groups, 1), setTo5, n)
+	setTo5 := push(5, 1) // n[0] = 5
+	launches := map[string]func(s *vkc.Stream) error{
+		"Launch": func(s *vkc.Stream) error { return k.Launch(s, [3]uint32{1, 1, 1}, setTo5, n) },
+		"LaunchIndirect": func(s *vkc.Stream) error {
+			return k.LaunchIndirect(s, vkc.GroupsOf(groups, 1), setTo5, n)
 		},
 	}
 	want := make([]float32, size)
@@ -60,25 +61,25 @@ func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
 	}
 	for name, launch := range launches {
 		for _, captured := range []bool{false, true} {
-			y, err := NewBuffer[float32](dev, size)
+			y, err := vkc.NewBuffer[float32](dev, size)
 			require.NoError(t, err)
-			step := func(s *Stream) error {
+			step := func(s *vkc.Stream) error {
 				if err := launch(s); err != nil {
 					return err
 				}
-				return ScaleDyn(s, Const[float32](2), x, y, n)
+				return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n)
 			}
 			if captured {
 				g, err := s.Capture(step)
-				require.ErrorIs(t, err, ErrParamWritten, "%s in a capture window", name)
+				require.ErrorIs(t, err, vkc.ErrParamWritten, "%s in a capture window", name)
 				require.Nil(t, g)
 			} else {
-				require.ErrorIs(t, step(s), ErrParamWritten, "%s eagerly", name)
+				require.ErrorIs(t, step(s), vkc.ErrParamWritten, "%s eagerly", name)
 			}
 			require.Equal(t, uint32(size), n.Value(), name)
 			// The param still holds 300 on the device: a ScaleDyn sized by
 			// it writes every element it marks written.
-			require.NoError(t, ScaleDyn(s, Const[float32](2), x, y, n))
+			require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n))
 			got, err := y.ReadOn(ctx, s)
 			require.NoError(t, err, "%s (captured %v)", name, captured)
 			require.Equal(t, want, got, "%s (captured %v)", name, captured)
@@ -88,9 +89,9 @@ func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
 
 	// A param as the group counts of a kernel that writes a plain buffer
 	// stays allowed: only a param bound where the kernel writes is refused.
-	out, err := NewBuffer[uint32](dev, 1)
+	out, err := vkc.NewBuffer[uint32](dev, 1)
 	require.NoError(t, err)
-	require.NoError(t, k.LaunchIndirect(s, GroupsOf(groups, 1), pushWords(&push, 7, 1), out))
+	require.NoError(t, k.LaunchIndirect(s, vkc.GroupsOf(groups, 1), push(7, 1), out))
 	got, err := out.ReadOn(ctx, s)
 	require.NoError(t, err)
 	require.Equal(t, []uint32{7}, got)

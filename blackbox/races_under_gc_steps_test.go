@@ -1,4 +1,4 @@
-package vkc
+package blackbox_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
+
+	"github.com/vkcompute/vkc"
 )
 
 // The steps the stress tests are made of. Each step is a short program a
@@ -26,23 +28,22 @@ type stressTally struct {
 // loaded once and launched by everyone, and an input buffer everyone reads
 // and nobody writes after setup.
 type stressShared struct {
-	spec      KernelSpec
-	kernel    *Kernel
-	input     *Buffer[float32]
+	spec      vkc.KernelSpec
+	kernel    *vkc.Kernel
+	input     *vkc.Buffer[float32]
 	inputData []float32
 	// spares are kernels loaded ahead, each launched and closed once by
 	// the "kernel closed" step (so a test can race Kernel.Close without
 	// racing LoadKernel).
-	spares chan *Kernel
+	spares chan *vkc.Kernel
 }
 
 // newStressShared loads affine (and spares more of it) and uploads the
-// shared input. It also
-// grows the host staging pool once (a capture of a host write), as a
-// program's first captures do: a new page needed while another slot
-// records fails with ErrAllocInCapture, which awaits its fix
-// (TestAttackAllocationOnOtherSlotDuringWindow).
-func newStressShared(dev *Device, spec KernelSpec, spares int) (*stressShared, error) {
+// shared input. It also grows the host staging pool once (a capture of a
+// host write), as a program's first captures do: a new page needed while
+// another slot records fails with ErrAllocInCapture, which awaits its fix
+// (TestAttackAllocationOnOtherSlotDuringWindow in the root package).
+func newStressShared(dev *vkc.Device, spec vkc.KernelSpec, spares int) (*stressShared, error) {
 	if err := warmStaging(dev); err != nil {
 		return nil, err
 	}
@@ -51,11 +52,11 @@ func newStressShared(dev *Device, spec KernelSpec, spares int) (*stressShared, e
 		return nil, err
 	}
 	data := smallInts(rng(97), 1000, -8, 8)
-	in, err := FromSlice(dev, data)
+	in, err := vkc.FromSlice(dev, data)
 	if err != nil {
 		return nil, errors.Join(err, k.Close())
 	}
-	sh := &stressShared{spec: spec, kernel: k, input: in, inputData: data, spares: make(chan *Kernel, spares)}
+	sh := &stressShared{spec: spec, kernel: k, input: in, inputData: data, spares: make(chan *vkc.Kernel, spares)}
 	for range spares {
 		k, err := dev.LoadKernel(spec)
 		if err != nil {
@@ -68,12 +69,12 @@ func newStressShared(dev *Device, spec KernelSpec, spares int) (*stressShared, e
 
 // warmStaging captures a host write, so the upload pool holds a page
 // (an empty one is kept) before workers capture concurrently.
-func warmStaging(dev *Device) error {
-	b, err := NewBuffer[float32](dev, 1)
+func warmStaging(dev *vkc.Device) error {
+	b, err := vkc.NewBuffer[float32](dev, 1)
 	if err != nil {
 		return err
 	}
-	g, err := dev.Stream().Capture(func(s *Stream) error { return b.WriteOn(s, []float32{1}) })
+	g, err := dev.Stream().Capture(func(s *vkc.Stream) error { return b.WriteOn(s, []float32{1}) })
 	if err != nil {
 		return errors.Join(err, b.Close())
 	}
@@ -95,8 +96,8 @@ func (sh *stressShared) close() error {
 
 // stressWorker is one goroutine's share of a stress test.
 type stressWorker struct {
-	dev    *Device
-	s      *Stream
+	dev    *vkc.Device
+	s      *vkc.Stream
 	r      *rand.Rand
 	shared *stressShared
 	tally  *stressTally
@@ -144,8 +145,8 @@ func (o owned) closeAll(w *stressWorker, err *error) {
 	}
 }
 
-func (w *stressWorker) upload(o *owned, xs []float32) (*Buffer[float32], error) {
-	b, err := FromSlice(w.dev, xs)
+func (w *stressWorker) upload(o *owned, xs []float32) (*vkc.Buffer[float32], error) {
+	b, err := vkc.FromSlice(w.dev, xs)
 	if w.call(err) != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func (w *stressWorker) upload(o *owned, xs []float32) (*Buffer[float32], error) 
 }
 
 // uploadOn is NewBuffer and a WriteOn on the worker's stream.
-func (w *stressWorker) uploadOn(o *owned, xs []float32) (*Buffer[float32], error) {
+func (w *stressWorker) uploadOn(o *owned, xs []float32) (*vkc.Buffer[float32], error) {
 	b, err := w.alloc(o, len(xs))
 	if err != nil {
 		return nil, err
@@ -162,8 +163,8 @@ func (w *stressWorker) uploadOn(o *owned, xs []float32) (*Buffer[float32], error
 	return b, w.call(b.WriteOn(w.s, xs))
 }
 
-func (w *stressWorker) alloc(o *owned, n int) (*Buffer[float32], error) {
-	b, err := NewBuffer[float32](w.dev, n)
+func (w *stressWorker) alloc(o *owned, n int) (*vkc.Buffer[float32], error) {
+	b, err := vkc.NewBuffer[float32](w.dev, n)
 	if w.call(err) != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (w *stressWorker) alloc(o *owned, n int) (*Buffer[float32], error) {
 }
 
 // read reads b on the worker's stream, through ReadOn or ReadInto.
-func (w *stressWorker) read(b *Buffer[float32]) ([]float32, error) {
+func (w *stressWorker) read(b *vkc.Buffer[float32]) ([]float32, error) {
 	ctx := context.Background()
 	if w.r.IntN(2) == 0 {
 		got, err := b.ReadOn(ctx, w.s)
@@ -212,7 +213,7 @@ func (w *stressWorker) expectNear(what string, want []float64, got []float32, to
 }
 
 // readExpect reads b on the worker's stream and compares it with want.
-func (w *stressWorker) readExpect(what string, b *Buffer[float32], want []float32) error {
+func (w *stressWorker) readExpect(what string, b *vkc.Buffer[float32], want []float32) error {
 	got, err := w.read(b)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -277,22 +278,22 @@ func (w *stressWorker) elementwise(op int) (err error) {
 	s := w.s
 	switch op {
 	case opAdd:
-		err = Add(s, x, y, z)
+		err = vkc.Add(s, x, y, z)
 		for i := range want {
 			want[i] = xs[i] + ys[i]
 		}
 	case opSub:
-		err = Sub(s, x, y, z)
+		err = vkc.Sub(s, x, y, z)
 		for i := range want {
 			want[i] = xs[i] - ys[i]
 		}
 	case opMul:
-		err = Mul(s, x, y, z)
+		err = vkc.Mul(s, x, y, z)
 		for i := range want {
 			want[i] = xs[i] * ys[i]
 		}
 	case opDiv:
-		if err := w.call(Div(s, x, y, z)); err != nil {
+		if err := w.call(vkc.Div(s, x, y, z)); err != nil {
 			return err
 		}
 		got, err := w.read(z)
@@ -306,23 +307,23 @@ func (w *stressWorker) elementwise(op int) (err error) {
 		// Vulkan allows division 2.5 ULP.
 		return w.expectNear("Div", ref, got, func(i int) float64 { return ulps(3, math.Abs(ref[i])) })
 	case opAxpy:
-		err, out = Axpy(s, 2, x, y), y
+		err, out = vkc.Axpy(s, 2, x, y), y
 		for i := range want {
 			want[i] = 2*xs[i] + ys[i]
 		}
 	case opScale:
-		err = Scale(s, -3, x, z)
+		err = vkc.Scale(s, -3, x, z)
 		for i := range want {
 			want[i] = -3 * xs[i]
 		}
 	case opFill:
 		v := float32(w.r.IntN(100))
-		err = Fill(s, z, v)
+		err = vkc.Fill(s, z, v)
 		for i := range want {
 			want[i] = v
 		}
 	case opCopy:
-		err = Copy(s, x, z)
+		err = vkc.Copy(s, x, z)
 		copy(want, xs)
 	}
 	if w.call(err) != nil {
@@ -342,17 +343,17 @@ func (w *stressWorker) typedFillCopy() (err error) {
 	for i := range is {
 		is[i] = w.r.Int32() - math.MaxInt32/2
 	}
-	src, err := FromSlice(w.dev, is)
+	src, err := vkc.FromSlice(w.dev, is)
 	if w.call(err) != nil {
 		return err
 	}
 	o = append(o, src)
-	dst, err := NewBuffer[int32](w.dev, n)
+	dst, err := vkc.NewBuffer[int32](w.dev, n)
 	if w.call(err) != nil {
 		return err
 	}
 	o = append(o, dst)
-	if err := w.call(Copy(w.s, src, dst)); err != nil {
+	if err := w.call(vkc.Copy(w.s, src, dst)); err != nil {
 		return err
 	}
 	got, err := dst.ReadOn(ctx, w.s)
@@ -365,13 +366,13 @@ func (w *stressWorker) typedFillCopy() (err error) {
 			return fmt.Errorf("int32 Copy: element %d is %d, want %d", i, got[i], is[i])
 		}
 	}
-	u, err := NewBuffer[uint32](w.dev, n)
+	u, err := vkc.NewBuffer[uint32](w.dev, n)
 	if w.call(err) != nil {
 		return err
 	}
 	o = append(o, u)
 	v := w.r.Uint32()
-	if err := w.call(Fill(w.s, u, v)); err != nil {
+	if err := w.call(vkc.Fill(w.s, u, v)); err != nil {
 		return err
 	}
 	us := make([]uint32, n)
@@ -411,13 +412,13 @@ func (w *stressWorker) reductions() (err error) {
 		sum += xs[i]
 		dot += xs[i] * ys[i]
 	}
-	if err := w.call(Sum(w.s, x, out)); err != nil {
+	if err := w.call(vkc.Sum(w.s, x, out)); err != nil {
 		return err
 	}
 	if err := w.readExpect("Sum", out, []float32{sum}); err != nil {
 		return err
 	}
-	if err := w.call(Dot(w.s, x, y, out)); err != nil {
+	if err := w.call(vkc.Dot(w.s, x, y, out)); err != nil {
 		return err
 	}
 	return w.readExpect("Dot", out, []float32{dot})
@@ -442,7 +443,7 @@ func (w *stressWorker) matrices() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(Matmul(w.s, a, b, c, m, n, k)); err != nil {
+	if err := w.call(vkc.Matmul(w.s, a, b, c, m, n, k)); err != nil {
 		return err
 	}
 	want := make([]float32, m*n)
@@ -460,7 +461,7 @@ func (w *stressWorker) matrices() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(Transpose(w.s, a, at, m, k)); err != nil {
+	if err := w.call(vkc.Transpose(w.s, a, at, m, k)); err != nil {
 		return err
 	}
 	tw := make([]float32, m*k)
@@ -482,7 +483,7 @@ func (w *stressWorker) matrices() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(Softmax(w.s, src, dst, rows, cols)); err != nil {
+	if err := w.call(vkc.Softmax(w.s, src, dst, rows, cols)); err != nil {
 		return err
 	}
 	ref := make([]float64, rows*cols)
@@ -565,7 +566,7 @@ func (w *stressWorker) sharedKernel() (err error) {
 // spareKernel launches a spare kernel over the shared input, checks the
 // result and closes the kernel; with no spare left it is sharedKernel.
 func (w *stressWorker) spareKernel() (err error) {
-	var k *Kernel
+	var k *vkc.Kernel
 	select {
 	case k = <-w.shared.spares:
 	default:
@@ -607,11 +608,11 @@ func (w *stressWorker) captureReplay() (err error) {
 		return err
 	}
 	k := w.shared.kernel
-	g, err := w.s.Capture(func(s *Stream) error {
+	g, err := w.s.Capture(func(s *vkc.Stream) error {
 		if err := x.WriteOn(s, xs); err != nil {
 			return err
 		}
-		if err := Axpy(s, 1, x, acc); err != nil {
+		if err := vkc.Axpy(s, 1, x, acc); err != nil {
 			return err
 		}
 		return k.Launch(s, [3]uint32{ceilDiv(n, 64), 1, 1}, affinePush(3, 1, uint32(n)), x, y)
@@ -660,11 +661,11 @@ func (w *stressWorker) closeInFlight() (err error) {
 	if err != nil {
 		return err
 	}
-	y, err := FromSlice(w.dev, smallInts(w.r, n, -8, 8))
+	y, err := vkc.FromSlice(w.dev, smallInts(w.r, n, -8, 8))
 	if w.call(err) != nil {
 		return err
 	}
-	if err := w.call(Axpy(w.s, 1, x, y)); err != nil {
+	if err := w.call(vkc.Axpy(w.s, 1, x, y)); err != nil {
 		return errors.Join(err, y.Close())
 	}
 	if err := w.call(y.Close()); err != nil {
@@ -703,10 +704,10 @@ func (w *stressWorker) manualWindow() (err error) {
 		return err
 	}
 	for _, c := range []func() error{
-		func() error { return Axpy(s, 1, x, y) },
+		func() error { return vkc.Axpy(s, 1, x, y) },
 		func() error { return s.Sync(ctx) },
 		s.BeginCapture,
-		func() error { return Axpy(s, 1, x, y) },
+		func() error { return vkc.Axpy(s, 1, x, y) },
 	} {
 		if err := w.call(c()); err != nil {
 			return errors.Join(err, s.AbortCapture())
@@ -727,7 +728,7 @@ func (w *stressWorker) manualWindow() (err error) {
 	if err := w.readExpect("replayed window", y, want); err != nil {
 		return err
 	}
-	for _, c := range []func() error{s.PrepareCapture, s.BeginCapture, func() error { return Scale(s, 2, x, y) }, s.AbortCapture} {
+	for _, c := range []func() error{s.PrepareCapture, s.BeginCapture, func() error { return vkc.Scale(s, 2, x, y) }, s.AbortCapture} {
 		if err := w.call(c()); err != nil {
 			return errors.Join(err, s.AbortCapture())
 		}
@@ -737,7 +738,7 @@ func (w *stressWorker) manualWindow() (err error) {
 	switch {
 	case w.call(err) == nil:
 		return errors.New("read after an aborted window succeeded, want ErrUnwritten")
-	case !errors.Is(err, ErrUnwritten):
+	case !errors.Is(err, vkc.ErrUnwritten):
 		return fmt.Errorf("read after an aborted window: %w (want ErrUnwritten)", err)
 	}
 	return nil
@@ -772,7 +773,7 @@ func (w *stressWorker) queries() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(Scale(w.s, 2, x, y)); err != nil {
+	if err := w.call(vkc.Scale(w.s, 2, x, y)); err != nil {
 		return err
 	}
 	if err := w.call(w.s.Flush()); err != nil {

@@ -1,37 +1,31 @@
-package vkc
+package blackbox_test
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/internal/gcpressure"
 )
 
 // The stress suite: garbage-collector pressure over every constructor and
-// op, a concurrent hammer, Device.Close racing every call, and (in
-// reads_match_model_test.go) random programs checked against a model of what
-// completed work wrote. Each logs its figures; VKC_SOAK=1 runs them longer.
-
-// settledGoroutines waits (a bounded while) for the goroutine count to
-// come back to at most before, and returns the count it saw last.
-func settledGoroutines(before int) int {
-	n := runtime.NumGoroutine()
-	for i := 0; i < 200 && n > before; i++ {
-		time.Sleep(10 * time.Millisecond)
-		n = runtime.NumGoroutine()
-	}
-	return n
-}
+// op, a concurrent hammer (alone on its slots and on shared slots) and
+// Device.Close racing every call; the root package's
+// reads_match_model_test.go adds random programs checked against a model
+// of what completed work wrote. Each logs its figures; VKC_SOAK=1 runs
+// them longer.
 
 // closeCounted closes dev, checks it leaked nothing and the layer was
 // silent (as closeAndCheck), and returns the live objects and validation
 // messages it found, for the figures.
-func closeCounted(t *testing.T, dev *Device) (live, messages int64) {
+func closeCounted(t *testing.T, dev *vkc.Device) (live, messages int64) {
 	t.Helper()
 	closeAndCheck(t, dev)
 	for _, n := range dev.LiveObjects() {
@@ -55,7 +49,7 @@ func TestStressGCPressure(t *testing.T) {
 	runtime.ReadMemStats(&gcs)
 	gcBefore := gcs.NumGC
 	for round := range rounds {
-		dev, err := Open(WithValidation(true))
+		dev, err := vkc.Open(vkc.WithValidation(true))
 		tally.calls.Add(1)
 		require.NoError(t, err)
 		sh, err := newStressShared(dev, spec, 1)
@@ -89,7 +83,7 @@ func TestStressConcurrentHammer(t *testing.T) {
 	before := runtime.NumGoroutine()
 	// One slot per worker, none shared with the default stream, which
 	// FromSlice writes on: a capture on a slot refuses its neighbours.
-	dev, err := Open(WithValidation(true), WithStreams(workers+1))
+	dev, err := vkc.Open(vkc.WithValidation(true), vkc.WithStreams(workers+1))
 	require.NoError(t, err)
 	sh, err := newStressShared(dev, affineSpec(t), 16)
 	require.NoError(t, err)
@@ -140,7 +134,7 @@ func TestStressDeviceCloseRace(t *testing.T) {
 	var tally stressTally
 	var live, messages int64
 	for round := range rounds {
-		dev, err := Open(WithValidation(true), WithStreams(len(steps)+1))
+		dev, err := vkc.Open(vkc.WithValidation(true), vkc.WithStreams(len(steps)+1))
 		require.NoError(t, err)
 		sh, err := newStressShared(dev, spec, 64)
 		require.NoError(t, err)
@@ -169,7 +163,7 @@ func TestStressDeviceCloseRace(t *testing.T) {
 		tally.calls.Add(1)
 		wg.Wait()
 		for i, err := range stopped {
-			assert.ErrorIs(t, err, ErrClosed, "round %d: %s", round, steps[i].name)
+			assert.ErrorIs(t, err, vkc.ErrClosed, "round %d: %s", round, steps[i].name)
 		}
 		assert.NoError(t, sh.close(), "closing after the device closed is harmless")
 		l, m := closeCounted(t, dev)
@@ -179,4 +173,49 @@ func TestStressDeviceCloseRace(t *testing.T) {
 	assert.LessOrEqual(t, after, before, "goroutines leaked")
 	t.Logf("close race: %d rounds x %d call kinds, %d calls, %d results checked; live objects after Close %d, validation messages %d, goroutines %d before, %d after",
 		rounds, len(steps), tally.calls.Load(), tally.checks.Load(), live, messages, before, after)
+}
+
+// The hammer with eight workers on the default four slots, so every slot
+// is shared and every capture has neighbours: a call a neighbour's window
+// refuses fails with ErrStreamCapturing and the worker runs the step again
+// (its buffers are fresh each time); any other failure or wrong result
+// fails the test. It needs neighbour PrepareCapture to be ErrStreamCapturing
+// and allocations during another's window not to fail.
+func TestAttackHammerOnSharedSlots(t *testing.T) {
+	const workers = 8
+	dev := openDevice(t)
+	sh, err := newStressShared(dev, affineSpec(t), 16)
+	require.NoError(t, err)
+	rounds := gcpressure.Scaled(60, 1000)
+	var tally stressTally
+	var refused atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &stressWorker{dev: dev, s: dev.NewStream(), r: rng(73, i), shared: sh, tally: &tally}
+		wg.Go(func() {
+			for r := range rounds {
+				st := stressSteps[w.r.IntN(len(stressSteps))]
+				for {
+					err := st.run(w)
+					if errors.Is(err, vkc.ErrStreamCapturing) {
+						refused.Add(1)
+						continue
+					}
+					if err != nil {
+						errs[i] = fmt.Errorf("step %d (%s): %w", r, st.name, err)
+						return
+					}
+					break
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.NoError(t, err, "worker %d", i)
+	}
+	require.NoError(t, sh.close())
+	t.Logf("hammer on shared slots: %d workers x %d steps, %d calls, %d results checked, %d steps refused by a neighbour's window and run again",
+		workers, rounds, tally.calls.Load(), tally.checks.Load(), refused.Load())
 }
