@@ -74,6 +74,20 @@ var (
 	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
 	// ErrBadSPIRV: kernel bytes that are not a valid SPIR-V module.
 	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
+	// ErrUnsupported reports a request the device cannot serve: a feature, element type or SPIR-V version it lacks. The error names what is missing.
+	ErrUnsupported = errors.New("vkc: unsupported by the device")
+	// ErrEventUnrecorded: a nil Event, or one no Stream.Record made.
+	ErrEventUnrecorded = errors.New("vkc: event never recorded")
+	// ErrEventForeign: an event recorded on another device.
+	ErrEventForeign = errors.New("vkc: event of another device")
+	// ErrEventInCapture: an event recorded inside a capture window used
+	// outside that window (a wait on another stream's slot, a host wait,
+	// a device time), or a timed event asked for inside one: its point is
+	// part of the graph, which runs only when replayed.
+	ErrEventInCapture = errors.New("vkc: event recorded inside a capture window used outside it")
+	// ErrEventUntimed: Since of an event recorded without a timestamp
+	// (Record rather than RecordTimed).
+	ErrEventUntimed = errors.New("vkc: event recorded without a timestamp")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
@@ -97,6 +111,11 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrBadSPIRV, ErrBadSPIRV}, // shaders.ErrInvalidSPIRV, whoever refused the module
 	{recorder.ErrOutOfDate, ErrOutOfDate},
 	{recorder.ErrNoPresentation, ErrNoPresentation},
+	{recorder.ErrUnsupported, ErrUnsupported},
+	{recorder.ErrEventUnrecorded, ErrEventUnrecorded},
+	{recorder.ErrEventForeign, ErrEventForeign},
+	{recorder.ErrEventInCapture, ErrEventInCapture},
+	{recorder.ErrEventUntimed, ErrEventUntimed},
 }
 
 // publicError is an error from a layer below as the public API returns

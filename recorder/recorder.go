@@ -75,6 +75,9 @@ type Recorder struct {
 	guarded map[alloc.ClaimKey]int      // guards the recorder holds, by claim
 	freed   map[alloc.ClaimKey]struct{} // guarded claims already freed
 
+	eventsMu sync.Mutex
+	timed    map[*Event]struct{} // timed events not yet closed, whose queries Close destroys (events.go)
+
 	presMu        sync.Mutex
 	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
 
@@ -127,7 +130,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
 		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{},
-		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}}
+		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}, timed: map[*Event]struct{}{}}
 	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
 		Alignment: align,
@@ -501,6 +504,7 @@ func (r *Recorder) Close() error {
 	clear(r.kernels)
 	r.kernelsMu.Unlock()
 	r.closePresentations()
+	r.closeEvents()
 	if r.mem != nil {
 		r.mem.Close()
 	}

@@ -217,6 +217,7 @@ func (b *slot) submit() (err error) {
 		err = b.r.observe(d.Submit(x.cb, x.fence))
 	}
 	if err != nil {
+		b.serial++ // consumed: an event recorded in the batch names no later work
 		b.releaseDrops(x)
 		b.recycle(x)
 		return err

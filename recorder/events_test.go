@@ -1,0 +1,121 @@
+package recorder_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/recorder/hostdev"
+)
+
+// A wait on another slot's event orders on the device, not the host: the
+// producer's open batch is submitted at once (so the one queue runs it
+// before anything the waiting slot submits later) and no fence is waited
+// for. A write after a pending read on another stream, ordered by an
+// event, then runs after that read: the reader sees the old bytes.
+func TestEventWaitOrdersOnTheDevice(t *testing.T) {
+	both(t, func(t *testing.T, unified bool) {
+		g := newRig(t, unified, recorder.Options{Slots: 2})
+		x, z := g.buf(), g.buf()
+		require.NoError(t, g.write(0, x, nil, ramp(1)))
+		require.NoError(t, g.r.Sync(context.Background(), 0))
+		g.dev.Pause()
+		require.NoError(t, g.copyK(0, x, z)) // reads x, open on slot 0
+		ev, err := g.r.Record(0, false)
+		require.NoError(t, err)
+		g.spy.take()
+		waits := g.dev.Count(hostdev.WaitFence)
+		require.NoError(t, g.r.Wait(1, ev))
+		require.Equal(t, []string{"toHost", "end", "submit"}, kinds(g.spy.take()), "the producer's batch is submitted")
+		require.Equal(t, waits, g.dev.Count(hostdev.WaitFence), "the host waited for no fence")
+		done, err := g.r.EventDone(ev)
+		require.NoError(t, err)
+		require.False(t, done, "the device is paused: the point has not run")
+		require.NoError(t, g.fill(1, x, 9)) // writes what slot 0's pending copy reads
+		require.NoError(t, g.r.Flush(1))
+		g.dev.Resume()
+		require.NoError(t, g.r.SyncEvent(context.Background(), ev))
+		done, err = g.r.EventDone(ev)
+		require.NoError(t, err)
+		require.True(t, done)
+		g.mustRead(1, z, ramp(1), "the copy ran before the later write")
+		g.mustRead(1, x, splat(9))
+		g.close()
+	})
+}
+
+// A wait on an event of the same slot whose point is in the open batch
+// puts a barrier in that batch; on an event already submitted it records
+// nothing (every batch ends with one).
+func TestEventWaitOnTheSameSlotIsABarrier(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 2})
+	x := g.buf()
+	require.NoError(t, g.fill(0, x, 1))
+	ev, err := g.r.Record(0, false)
+	require.NoError(t, err)
+	g.spy.take()
+	require.NoError(t, g.r.Wait(2, ev)) // stream 2 shares slot 0
+	require.Equal(t, []string{"between"}, kinds(g.spy.take()))
+	require.NoError(t, g.r.Sync(context.Background(), 0))
+	require.NoError(t, g.fill(0, x, 2))
+	g.spy.take()
+	require.NoError(t, g.r.Wait(2, ev))
+	require.Empty(t, g.spy.take())
+	g.close()
+}
+
+// An event whose batch failed to submit does not name later work: its
+// host wait returns instead of waiting for a submission that never comes,
+// and what the batch was to write reads as unwritten with the cause.
+func TestEventOfAFailedSubmission(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 2})
+	x := g.buf()
+	require.NoError(t, g.fill(0, x, 1))
+	ev, err := g.r.Record(0, false)
+	require.NoError(t, err)
+	cause := errors.New("queue full")
+	g.dev.FailNth(hostdev.Submit, 1, cause)
+	require.ErrorIs(t, g.r.SyncEvent(context.Background(), ev), cause)
+	done, err := g.r.EventDone(ev)
+	require.NoError(t, err)
+	require.True(t, done)
+	require.NoError(t, g.fill(0, x, 2)) // later work takes the next serial
+	require.NoError(t, g.r.SyncEvent(context.Background(), ev))
+	g.mustRead(0, x, splat(2))
+	g.close()
+}
+
+// Timed events read the device clock: on hostdev it advances by the
+// invocations each dispatch runs, so the time between two events around a
+// fill of n elements is at least n ticks (a period of 1 ns). Events left
+// open are released by the recorder's Close; none leaks.
+func TestTimedEventsMeasureTheWorkBetween(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 2})
+	x := g.buf()
+	start, err := g.r.Record(0, true)
+	require.NoError(t, err)
+	require.NoError(t, g.fill(0, x, 1))
+	mid, err := g.r.Record(0, true)
+	require.NoError(t, err)
+	require.NoError(t, g.fill(0, x, 2))
+	require.NoError(t, g.fill(0, x, 3))
+	end, err := g.r.Record(0, true)
+	require.NoError(t, err)
+	one, err := g.r.Since(context.Background(), mid, start)
+	require.NoError(t, err)
+	two, err := g.r.Since(context.Background(), end, mid)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, int64(one), int64(n))
+	require.Equal(t, 2*one, two, "two fills take twice one on an in-order device")
+	untimed, err := g.r.Record(0, false)
+	require.NoError(t, err)
+	_, err = g.r.Since(context.Background(), untimed, start)
+	require.ErrorIs(t, err, recorder.ErrEventUntimed)
+	require.NoError(t, mid.Close())
+	_, err = g.r.Since(context.Background(), end, mid)
+	require.ErrorIs(t, err, recorder.ErrClosed)
+	g.close() // start and end still open: Close destroys their queries
+}
