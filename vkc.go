@@ -88,6 +88,10 @@ var (
 	// ErrEventUntimed: Since of an event recorded without a timestamp
 	// (Record rather than RecordTimed).
 	ErrEventUntimed = errors.New("vkc: event recorded without a timestamp")
+	// ErrProfileState: Profile on a stream whose slot already profiles (a
+	// nested Profile, or another stream's on the same slot), or around a
+	// capture window in progress.
+	ErrProfileState = errors.New("vkc: profile in the wrong state")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
@@ -116,6 +120,7 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrEventForeign, ErrEventForeign},
 	{recorder.ErrEventInCapture, ErrEventInCapture},
 	{recorder.ErrEventUntimed, ErrEventUntimed},
+	{recorder.ErrProfileState, ErrProfileState},
 }
 
 // publicError is an error from a layer below as the public API returns

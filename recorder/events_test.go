@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -118,4 +119,31 @@ func TestTimedEventsMeasureTheWorkBetween(t *testing.T) {
 	_, err = g.r.Since(context.Background(), end, mid)
 	require.ErrorIs(t, err, recorder.ErrClosed)
 	g.close() // start and end still open: Close destroys their queries
+}
+
+// A profile times each launch of its stream between two timestamps: on
+// hostdev a launch's ticks are its invocations, so three groups take
+// three times one; a neighbour's launches are not in it, a nested profile is
+// refused, and the pools are gone after it.
+func TestProfileTimesEachLaunchOfItsStream(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 2})
+	x, y := g.buf(), g.buf()
+	require.NoError(t, g.r.BeginProfile(0))
+	require.ErrorIs(t, g.r.BeginProfile(0), recorder.ErrProfileState, "nested")
+	require.NoError(t, g.fill(0, x, 1))
+	require.NoError(t, g.fill(2, y, 2)) // stream 2 shares slot 0: not profiled
+	l := recorder.Launch{Args: []capture.Binding{rd(x), wr(y)}, Groups: [3]uint32{3, 1, 1}, Push: words(n)}
+	require.NoError(t, g.r.Launch(0, g.k["copy"], &l))
+	launches, total, err := g.r.EndProfile(context.Background(), 0)
+	require.NoError(t, err)
+	require.Len(t, launches, 2)
+	require.Equal(t, "fill", launches[0].Kernel)
+	require.Equal(t, "copy", launches[1].Kernel)
+	require.Equal(t, [3]uint32{3, 1, 1}, launches[1].Groups)
+	require.Positive(t, launches[0].Device)
+	require.Equal(t, 3*launches[0].Device, launches[1].Device, "three groups of the same size run three times the invocations of one")
+	require.GreaterOrEqual(t, total, launches[0].Device+launches[1].Device)
+	_, _, err = g.r.EndProfile(context.Background(), 0)
+	require.ErrorIs(t, err, recorder.ErrProfileState, "ended twice")
+	g.close()
 }

@@ -275,7 +275,9 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	if err != nil {
 		return err
 	}
+	timed := b.profileBefore(s, k, l)
 	b.dispatch(b.open.cb, &b.haz, k, e, l)
+	b.profileAfter(timed)
 	e.lastSerial = b.serial + 1
 	if b.win.IsActive() {
 		b.touch(b.args)

@@ -80,6 +80,9 @@ type slot struct {
 	pins       []*setEntry   // sets the recording used, pinned for the graph
 	kernels    []*Kernel     // kernels the recording used, kept for the graph
 	limits     []Limit       // device lengths the recording is sized by
+
+	prof             *profiling   // a profile in progress (profile.go), or nil
+	orphanTimestamps []Timestamps // ended profiles' pools work that may still run writes
 }
 
 func newSlot(r *Recorder, index int) (*slot, error) {
@@ -591,6 +594,7 @@ func (b *slot) destroy() {
 		d.DestroyFence(x.fence)
 	}
 	b.spareEager, b.spareReplay = nil, nil
+	b.destroyTimestamps()
 	// The pool frees the buffers of graphs still open, which name cached
 	// sets: they go before the sets do.
 	d.DestroyCommandPool(b.pool)
