@@ -92,6 +92,9 @@ var (
 	// nested Profile, or another stream's on the same slot), or around a
 	// capture window in progress.
 	ErrProfileState = errors.New("vkc: profile in the wrong state")
+	// ErrReadTaken: Wait of a PendingRead already waited for (its bytes
+	// were handed out) or closed.
+	ErrReadTaken = errors.New("vkc: pending read already waited for or closed")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
@@ -121,6 +124,7 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrEventInCapture, ErrEventInCapture},
 	{recorder.ErrEventUntimed, ErrEventUntimed},
 	{recorder.ErrProfileState, ErrProfileState},
+	{recorder.ErrReadTaken, ErrReadTaken},
 }
 
 // publicError is an error from a layer below as the public API returns
