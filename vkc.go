@@ -19,11 +19,12 @@
 // ErrUnwritten (unwrapping to the original cause) instead of returning stale
 // bytes. A new buffer counts as unwritten until something writes it.
 //
-// Streams are ordered within themselves. Work on two streams is not ordered
-// against each other: Sync the first before the second uses its results.
-// What vkc adds across streams is that a call never sees bytes no work
-// wrote: it waits for, or submits first, another stream's work already
-// issued that writes what it touches. Calls on two streams that run at the
+// Streams are ordered within themselves. Between streams, vkc orders every
+// hazard on memory: a call waits for, or submits first, another stream's
+// work already issued that writes what it touches, or that reads what it
+// writes, so it never sees bytes no work wrote and never overwrites bytes
+// queued work still has to read. Anything else is ordered with events
+// (Stream.Record, Stream.Wait), on the device, or with Sync on the host. Calls on two streams that run at the
 // same moment are not ordered at all: a host read of a buffer while
 // another goroutine writes it on another stream (from the host, or with
 // work submitted meanwhile) may return part of each write.

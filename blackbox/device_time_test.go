@@ -142,3 +142,29 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 	got := read(t, s, y)
 	assert.Len(t, got, n)
 }
+
+// Two timed events around a replay time the graph on the device: the
+// graph itself writes no timestamp (captured without profiling), the
+// events' batches carry them, before and after the replay on the queue.
+func TestTimedEventsAroundAReplay(t *testing.T) {
+	dev := openDevice(t)
+	spin := loadSpin(t, dev)
+	const n = 1024
+	y := upload(t, dev, filled(n, 0))
+	s := dev.NewStream()
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		return spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, 5000), y)
+	})
+	require.NoError(t, err)
+	defer g.Close()
+	start, err := s.RecordTimed()
+	require.NoError(t, err)
+	require.NoError(t, g.Replay())
+	end, err := s.RecordTimed()
+	require.NoError(t, err)
+	d, err := end.Since(start)
+	require.NoError(t, err)
+	assert.Positive(t, d)
+	require.NoError(t, start.Close())
+	require.NoError(t, end.Close())
+}

@@ -19,7 +19,9 @@ import (
 // consumer that ran before its producer, or a producer that overwrote a
 // buffer a pending consumer on another stream still had to read, shows
 // as a wrong value. Eager host writes and replays of a graph are mixed in.
-func eventOrderedRun(t *testing.T, dev *vkc.Device, seed uint64, steps int) {
+// With useEvents false no event is recorded: vkc then orders every
+// cross-stream hazard on the device by itself.
+func eventOrderedRun(t *testing.T, dev *vkc.Device, seed uint64, steps int, useEvents bool) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const nbuf, n = 5, 96
 	streams := []*vkc.Stream{dev.NewStream(), dev.NewStream(), dev.NewStream()}
@@ -47,7 +49,7 @@ func eventOrderedRun(t *testing.T, dev *vkc.Device, seed uint64, steps int) {
 	// that used the buffers last have queued, through events only.
 	order := func(si int, touched ...int) {
 		for _, bi := range touched {
-			if o := last[bi]; o != si {
+			if o := last[bi]; o != si && useEvents {
 				ev, err := streams[o].Record()
 				require.NoError(t, err, "Record on stream %d", o)
 				events = append(events, ev)
@@ -120,7 +122,19 @@ func eventOrderedRun(t *testing.T, dev *vkc.Device, seed uint64, steps int) {
 func TestEventsOrderStreamsLikeTheModel(t *testing.T) {
 	for seed := range uint64(6) {
 		dev := openDevice(t, vkc.WithSyncValidation(true), vkc.WithStreams(4))
-		eventOrderedRun(t, dev, seed, 120)
+		eventOrderedRun(t, dev, seed, 120, true)
+	}
+}
+
+// Without events, every hazard between streams is ordered on the device
+// all the same: a producer's pending write before another stream's
+// consumer (submitted first), and a consumer's pending read before
+// another stream's write of the same memory (submitted first too), so
+// no read of the model's run ever sees a stale or early byte.
+func TestStreamsOrderEveryHazardWithoutEvents(t *testing.T) {
+	for seed := range uint64(6) {
+		dev := openDevice(t, vkc.WithSyncValidation(true), vkc.WithStreams(4))
+		eventOrderedRun(t, dev, 100+seed, 120, false)
 	}
 }
 

@@ -283,6 +283,9 @@ func (g *Graph) Replay() (err error) {
 	if err := r.settleOthers(context.Background(), b.index, g.touched, ordered); err != nil {
 		return err
 	}
+	if err := r.settleOthers(context.Background(), b.index, g.writes, orderedWrite); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g.closed {

@@ -230,16 +230,23 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	}
 	b := r.slotOf(s)
 	if r.busy.Load()&^(uint64(1)<<uint(b.index)) != 0 {
-		var claims [MaxBindings + 1]alloc.Claim
-		n := 0
+		var claims, written [MaxBindings + 1]alloc.Claim
+		n, w := 0, 0
 		if l.Indirect.Size != 0 {
 			claims[0], n = l.Indirect, 1
 		}
 		for _, a := range l.Args {
 			claims[n] = a.Claim
 			n++
+			if a.Write {
+				written[w] = a.Claim
+				w++
+			}
 		}
 		if err := r.settleOthers(context.Background(), b.index, claims[:n], ordered); err != nil {
+			return err
+		}
+		if err := r.settleOthers(context.Background(), b.index, written[:w], orderedWrite); err != nil {
 			return err
 		}
 	}
