@@ -2,7 +2,9 @@ package blackbox_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -206,4 +208,62 @@ func TestEventHostSideAndErrors(t *testing.T) {
 	require.NoError(t, g.Replay())
 	assert.ErrorIs(t, dev.NewStream().Wait(inWindow), vkc.ErrEventInCapture, "another stream's wait on a window's event")
 	assert.ErrorIs(t, inWindow.Sync(context.Background()), vkc.ErrEventInCapture, "a host wait on a window's event")
+}
+
+// Events and profiles race Device.Close: every call completes or fails
+// with ErrClosed, and the close leaves no Vulkan object alive, timed
+// events' queries and a profile's pools included.
+func TestEventsAndProfilesRaceClose(t *testing.T) {
+	for round := range 4 {
+		dev, err := vkc.Open(vkc.WithValidation(true), vkc.WithStreams(3))
+		require.NoError(t, err)
+		x, err := vkc.FromSlice(dev, filled(512, 1))
+		require.NoError(t, err)
+		y, err := vkc.FromSlice(dev, filled(512, 0))
+		require.NoError(t, err)
+		var events []*vkc.Event
+		for range 6 {
+			s := dev.NewStream()
+			require.NoError(t, vkc.Axpy(s, 1, x, y))
+			ev, err := s.RecordTimed()
+			require.NoError(t, err)
+			events = append(events, ev)
+		}
+		var wg sync.WaitGroup
+		ok := func(what string, err error) {
+			if err != nil && !errors.Is(err, vkc.ErrClosed) {
+				t.Errorf("round %d: %s: %v", round, what, err)
+			}
+		}
+		for i, ev := range events {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				switch i % 4 {
+				case 0:
+					ok("Sync", ev.Sync(context.Background()))
+				case 1:
+					ok("Close", ev.Close())
+				case 2:
+					ok("Wait", dev.NewStream().Wait(ev))
+				default:
+					_, err := ev.Since(events[0])
+					ok("Since", err)
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := dev.NewStream().Profile(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+			ok("Profile", err)
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, dev.Close())
+		}()
+		wg.Wait()
+		assertClosedClean(t, dev)
+	}
 }
