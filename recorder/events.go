@@ -94,6 +94,24 @@ func (r *Recorder) Record(s StreamID, timed bool) (*Event, error) {
 	return ev, nil
 }
 
+// neverRan remembers that the submission taking the current serial failed
+// to submit: its timestamps are never written (a wait for them would never
+// return), and an event in it reports why.
+func (b *slot) neverRan(err error) {
+	if b.unsubmitted == nil {
+		b.unsubmitted = map[uint64]error{}
+	}
+	b.unsubmitted[b.serial] = err
+}
+
+// submitErr is why the submission with the given serial never ran, or nil.
+func (b *slot) submitErr(serial uint64) error {
+	if err, ok := b.unsubmitted[serial]; ok {
+		return fmt.Errorf("recorder: the work before the event was never submitted: %w", err)
+	}
+	return nil
+}
+
 // check refuses an event that is nil, of another recorder or closed.
 func (r *Recorder) checkEvent(ev *Event) error {
 	switch {
@@ -184,7 +202,10 @@ func (r *Recorder) SyncEvent(ctx context.Context, ev *Event) error {
 	if err := r.usable(); err != nil {
 		return err
 	}
-	return b.syncThrough(ctx, ev.serial)
+	if err := b.syncThrough(ctx, ev.serial); err != nil {
+		return err
+	}
+	return b.submitErr(ev.serial)
 }
 
 // syncThrough submits the open batch if it carries serial and retires

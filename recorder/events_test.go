@@ -70,23 +70,30 @@ func TestEventWaitOnTheSameSlotIsABarrier(t *testing.T) {
 
 // An event whose batch failed to submit does not name later work: its
 // host wait returns instead of waiting for a submission that never comes,
-// and what the batch was to write reads as unwritten with the cause.
+// and reports why, every time; a timed one's Since does too, instead of
+// waiting for a timestamp nothing writes. What the batch was to write
+// reads as unwritten with the cause.
 func TestEventOfAFailedSubmission(t *testing.T) {
 	g := newRig(t, false, recorder.Options{Slots: 2})
 	x := g.buf()
+	start, err := g.r.Record(0, true)
+	require.NoError(t, err)
+	require.NoError(t, g.r.SyncEvent(context.Background(), start))
 	require.NoError(t, g.fill(0, x, 1))
-	ev, err := g.r.Record(0, false)
+	ev, err := g.r.Record(0, true)
 	require.NoError(t, err)
 	cause := errors.New("queue full")
 	g.dev.FailNth(hostdev.Submit, 1, cause)
 	require.ErrorIs(t, g.r.SyncEvent(context.Background(), ev), cause)
 	done, err := g.r.EventDone(ev)
 	require.NoError(t, err)
-	require.True(t, done)
+	require.True(t, done, "nothing of it will run")
 	require.NoError(t, g.fill(0, x, 2)) // later work takes the next serial
-	require.NoError(t, g.r.SyncEvent(context.Background(), ev))
+	require.ErrorIs(t, g.r.SyncEvent(context.Background(), ev), cause, "reported again")
+	_, err = g.r.Since(context.Background(), ev, start)
+	require.ErrorIs(t, err, cause)
 	g.mustRead(0, x, splat(2))
-	g.close()
+	g.close() // hostdev reports a read of a timestamp never written as misuse
 }
 
 // Timed events read the device clock: on hostdev it advances by the

@@ -31,6 +31,7 @@ type profiling struct {
 	owner    StreamID
 	pools    []Timestamps
 	launches []LaunchTime
+	serials  []uint64 // the submission each launch went into
 }
 
 // query is the pool and index of the i-th query of the profile.
@@ -84,6 +85,7 @@ func (b *slot) profileBefore(s StreamID, k *Kernel, l *Launch) int {
 		groups = [3]uint32{}
 	}
 	p.launches = append(p.launches, LaunchTime{Kernel: k.desc.Name, Groups: groups})
+	p.serials = append(p.serials, b.serial+1)
 	q, at := p.query(i)
 	b.r.dev.CmdTimestamp(b.open.cb, q, at)
 	return len(p.launches) - 1
@@ -126,6 +128,11 @@ func (r *Recorder) EndProfile(ctx context.Context, s StreamID) ([]LaunchTime, ti
 	}
 	if err := b.syncThrough(ctx, b.serial+1); err != nil {
 		return nil, 0, err
+	}
+	for _, serial := range p.serials {
+		if err := b.submitErr(serial); err != nil {
+			return nil, 0, err // its timestamps were never written
+		}
 	}
 	ticks := make([]uint64, 2*len(p.launches))
 	for c := range p.pools {

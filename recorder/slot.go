@@ -81,8 +81,9 @@ type slot struct {
 	kernels    []*Kernel     // kernels the recording used, kept for the graph
 	limits     []Limit       // device lengths the recording is sized by
 
-	prof             *profiling   // a profile in progress (profile.go), or nil
-	orphanTimestamps []Timestamps // ended profiles' pools work that may still run writes
+	prof             *profiling       // a profile in progress (profile.go), or nil
+	unsubmitted      map[uint64]error // serials whose submit failed, with why (events.go)
+	orphanTimestamps []Timestamps     // ended profiles' pools work that may still run writes
 }
 
 func newSlot(r *Recorder, index int) (*slot, error) {
@@ -221,6 +222,7 @@ func (b *slot) submit() (err error) {
 	}
 	if err != nil {
 		b.serial++ // consumed: an event recorded in the batch names no later work
+		b.neverRan(err)
 		b.releaseDrops(x)
 		b.recycle(x)
 		return err
