@@ -47,11 +47,14 @@ func (p *Profile) String() string {
 // Profile runs fn on s with every launch it queues on s timed on the
 // device, waits for the work, and returns the times. Launches of other
 // streams are not timed. Only profiled calls pay for it (two timestamps
-// per launch); a stream that never profiles writes none. Launches that a
-// capture window inside fn records run only at replay, and are not in the
-// profile; a Profile begun while the slot has a capture window open, or
-// already profiles, fails with ErrProfileState. fn's error is returned
-// with the profile of what it queued.
+// per launch); a stream that never profiles writes none. A Graph.Replay
+// on s's slot inside fn is one entry ("replay of N launches"), timed by
+// timestamps around it: the graph itself holds none, so it replays as
+// captured. Launches that a capture window inside fn records run only at
+// replay, and are not in the profile; a Profile begun while the slot has
+// a capture window open, or already profiles, fails with
+// ErrProfileState. fn's error is returned with the profile of what it
+// queued.
 func (s *Stream) Profile(fn func(*Stream) error) (*Profile, error) {
 	if fn == nil {
 		return nil, errNilProfileFunc

@@ -135,6 +135,15 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 	assert.Greater(t, p.Launches[0].Device, p.Launches[1].Device, "20000 steps per element cost more than one axpy")
 	t.Logf("\n%s", p)
 
+	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	require.NoError(t, err)
+	defer g.Close()
+	p, err = s.Profile(func(*vkc.Stream) error { return g.Replay() })
+	require.NoError(t, err)
+	require.Len(t, p.Launches, 1)
+	assert.Equal(t, "replay of 1 launches", p.Launches[0].Kernel)
+	assert.Positive(t, p.Launches[0].Device)
+
 	require.NoError(t, s.PrepareCapture())
 	_, err = s.Profile(func(*vkc.Stream) error { return nil })
 	assert.ErrorIs(t, err, vkc.ErrProfileState, "a profile around a capture window")

@@ -154,3 +154,31 @@ func TestProfileTimesEachLaunchOfItsStream(t *testing.T) {
 	require.ErrorIs(t, err, recorder.ErrProfileState, "ended twice")
 	g.close()
 }
+
+// A replay on a profiling slot is one entry of the profile, timed by
+// timestamps in the eager batches around it: the graph's own buffer holds
+// none. On hostdev its ticks are the invocations of its launches.
+func TestProfileTimesAReplayAsOneEntry(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 2})
+	x, y := g.buf(), g.buf()
+	require.NoError(t, g.fill(0, x, 1))
+	graph, err := g.capture(0, func() error {
+		if err := g.copyK(0, x, y); err != nil {
+			return err
+		}
+		return g.copyK(0, y, x)
+	})
+	require.NoError(t, err)
+	require.NoError(t, g.r.BeginProfile(0))
+	require.NoError(t, g.copyK(0, x, y))
+	require.NoError(t, graph.Replay())
+	launches, _, err := g.r.EndProfile(context.Background(), 0)
+	require.NoError(t, err)
+	require.Len(t, launches, 2)
+	require.Equal(t, "replay of 2 launches", launches[1].Kernel)
+	require.Equal(t, 2*launches[0].Device, launches[1].Device, "two copies of the same size")
+	require.NoError(t, graph.Replay())
+	require.NoError(t, g.r.Sync(context.Background(), 0))
+	require.NoError(t, graph.Close())
+	g.close()
+}

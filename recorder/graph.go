@@ -301,6 +301,9 @@ func (g *Graph) Replay() (err error) {
 	if err := r.checkLimits(g.limits); err != nil {
 		return err
 	}
+	if at := b.profileReplayBefore(len(g.steps)); at >= 0 {
+		defer b.profileAfter(at)
+	}
 	if err := b.submit(); err != nil {
 		return err
 	}

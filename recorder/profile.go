@@ -31,7 +31,8 @@ type profiling struct {
 	owner    StreamID
 	pools    []Timestamps
 	launches []LaunchTime
-	serials  []uint64 // the submission each launch went into
+	serials  []uint64 // the submission each query went into, two per launch
+	broken   error    // a query that could not be written: the profile cannot be read
 }
 
 // query is the pool and index of the i-th query of the profile.
@@ -68,35 +69,60 @@ func (r *Recorder) BeginProfile(s StreamID) error {
 // profileBefore writes the timestamp before a launch of stream s when the
 // slot profiles s, returning the launch's index in the profile, or -1.
 func (b *slot) profileBefore(s StreamID, k *Kernel, l *Launch) int {
-	p := b.prof
-	if p == nil || p.owner != s {
+	if b.prof == nil || b.prof.owner != s {
 		return -1
-	}
-	i := 2 * len(p.launches)
-	if i/profileChunk == len(p.pools) {
-		q, err := b.r.dev.NewTimestamps(profileChunk)
-		if err != nil {
-			return -1 // this launch goes untimed; the profile says how many were
-		}
-		p.pools = append(p.pools, q)
 	}
 	groups := l.Groups
 	if l.Indirect.Size != 0 {
 		groups = [3]uint32{}
 	}
-	p.launches = append(p.launches, LaunchTime{Kernel: k.desc.Name, Groups: groups})
-	p.serials = append(p.serials, b.serial+1)
+	return b.profileStart(LaunchTime{Kernel: k.desc.Name, Groups: groups})
+}
+
+// profileReplayBefore writes the timestamp before a replay of a graph of
+// n launches on a profiling slot (whichever stream replays it: a graph
+// belongs to its slot), as one entry; -1 when the slot does not profile.
+// The graph itself holds no timestamp: the two go into the eager batches
+// around it, so a graph captured without profiling replays as it is.
+func (b *slot) profileReplayBefore(n int) int {
+	if b.prof == nil || b.ensureOpen() != nil {
+		return -1
+	}
+	return b.profileStart(LaunchTime{Kernel: fmt.Sprintf("replay of %d launches", n)})
+}
+
+// profileStart adds entry to the profile and writes its first timestamp
+// into the open batch; -1 if no query could be had (the entry is left out).
+func (b *slot) profileStart(entry LaunchTime) int {
+	p := b.prof
+	i := 2 * len(p.launches)
+	if i/profileChunk == len(p.pools) {
+		q, err := b.r.dev.NewTimestamps(profileChunk)
+		if err != nil {
+			return -1
+		}
+		p.pools = append(p.pools, q)
+	}
+	p.launches = append(p.launches, entry)
+	p.serials = append(p.serials, b.serial+1, 0)
 	q, at := p.query(i)
 	b.r.dev.CmdTimestamp(b.open.cb, q, at)
 	return len(p.launches) - 1
 }
 
-// profileAfter writes the timestamp after launch i of the profile.
+// profileAfter writes the timestamp after entry i of the profile, into
+// the open batch (opened for it after a replay).
 func (b *slot) profileAfter(i int) {
-	if i < 0 {
+	if i < 0 || b.prof == nil {
 		return
 	}
-	q, at := b.prof.query(2*i + 1)
+	p := b.prof
+	if err := b.ensureOpen(); err != nil {
+		p.broken = fmt.Errorf("recorder: profile: no command buffer for a timestamp: %w", err)
+		return
+	}
+	p.serials[2*i+1] = b.serial + 1
+	q, at := p.query(2*i + 1)
 	b.r.dev.CmdTimestamp(b.open.cb, q, at)
 }
 
@@ -128,6 +154,9 @@ func (r *Recorder) EndProfile(ctx context.Context, s StreamID) ([]LaunchTime, ti
 	}
 	if err := b.syncThrough(ctx, b.serial+1); err != nil {
 		return nil, 0, err
+	}
+	if p.broken != nil {
+		return nil, 0, p.broken
 	}
 	for _, serial := range p.serials {
 		if err := b.submitErr(serial); err != nil {
