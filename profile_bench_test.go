@@ -31,12 +31,23 @@ func BenchmarkEagerChainProfiled(b *testing.B) {
 
 // BenchmarkReplayChain times a replay of the K-launch chain and its Sync;
 // BenchmarkReplayChainTimed the same between two timed events, read back
-// with Since: what timing a replay from outside costs (the graph itself
-// writes no timestamp).
-func BenchmarkReplayChain(b *testing.B)      { benchReplayChain(b, false) }
-func BenchmarkReplayChainTimed(b *testing.B) { benchReplayChain(b, true) }
+// with Since, and BenchmarkReplayChainProfiled inside a Profile (one
+// entry): what timing a replay costs. The graph itself writes no
+// timestamp in either.
+func BenchmarkReplayChain(b *testing.B)         { benchReplayChain(b, replayPlain) }
+func BenchmarkReplayChainTimed(b *testing.B)    { benchReplayChain(b, replayTimed) }
+func BenchmarkReplayChainProfiled(b *testing.B) { benchReplayChain(b, replayProfiled) }
 
-func benchReplayChain(b *testing.B, timed bool) {
+// replayTiming is how benchReplayChain times each replay.
+type replayTiming int
+
+const (
+	replayPlain replayTiming = iota
+	replayTimed
+	replayProfiled
+)
+
+func benchReplayChain(b *testing.B, how replayTiming) {
 	dev, x, y := benchAxpyPair(b)
 	s := dev.Stream()
 	ctx := context.Background()
@@ -54,31 +65,37 @@ func benchReplayChain(b *testing.B, timed bool) {
 	defer g.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		if !timed {
+		switch how {
+		case replayPlain:
 			if err := g.Replay(); err != nil {
 				b.Fatal(err)
 			}
 			if err := s.Sync(ctx); err != nil {
 				b.Fatal(err)
 			}
-			continue
+		case replayTimed:
+			start, err := s.RecordTimed()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := g.Replay(); err != nil {
+				b.Fatal(err)
+			}
+			end, err := s.RecordTimed()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := end.Since(start); err != nil {
+				b.Fatal(err)
+			}
+			_ = start.Close()
+			_ = end.Close()
+		case replayProfiled:
+			p, err := s.Profile(func(*Stream) error { return g.Replay() })
+			if err != nil || len(p.Launches) != 1 {
+				b.Fatal(err)
+			}
 		}
-		start, err := s.RecordTimed()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := g.Replay(); err != nil {
-			b.Fatal(err)
-		}
-		end, err := s.RecordTimed()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := end.Since(start); err != nil {
-			b.Fatal(err)
-		}
-		_ = start.Close()
-		_ = end.Close()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*eagerChainK), "ns/launch")
 }
