@@ -19,11 +19,12 @@
 // ErrUnwritten (unwrapping to the original cause) instead of returning stale
 // bytes. A new buffer counts as unwritten until something writes it.
 //
-// Streams are ordered within themselves. Work on two streams is not ordered
-// against each other: Sync the first before the second uses its results.
-// What vkc adds across streams is that a call never sees bytes no work
-// wrote: it waits for, or submits first, another stream's work already
-// issued that writes what it touches. Calls on two streams that run at the
+// Streams are ordered within themselves. Between streams, vkc orders every
+// hazard on memory: a call waits for, or submits first, another stream's
+// work already issued that writes what it touches, or that reads what it
+// writes, so it never sees bytes no work wrote and never overwrites bytes
+// queued work still has to read. Anything else is ordered with events
+// (Stream.Record, Stream.Wait), on the device, or with Sync on the host. Calls on two streams that run at the
 // same moment are not ordered at all: a host read of a buffer while
 // another goroutine writes it on another stream (from the host, or with
 // work submitted meanwhile) may return part of each write.
@@ -76,6 +77,25 @@ var (
 	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
 	// ErrUnsupported reports a request the device cannot serve: a feature, element type or SPIR-V version it lacks. The error names what is missing.
 	ErrUnsupported = errors.New("vkc: unsupported by the device")
+	// ErrEventUnrecorded: a nil Event, or one no Stream.Record made.
+	ErrEventUnrecorded = errors.New("vkc: event never recorded")
+	// ErrEventForeign: an event recorded on another device.
+	ErrEventForeign = errors.New("vkc: event of another device")
+	// ErrEventInCapture: an event recorded inside a capture window used
+	// outside that window (a wait on another stream's slot, a host wait,
+	// a device time), or a timed event asked for inside one: its point is
+	// part of the graph, which runs only when replayed.
+	ErrEventInCapture = errors.New("vkc: event recorded inside a capture window used outside it")
+	// ErrEventUntimed: Since of an event recorded without a timestamp
+	// (Record rather than RecordTimed).
+	ErrEventUntimed = errors.New("vkc: event recorded without a timestamp")
+	// ErrProfileState: Profile on a stream whose slot already profiles (a
+	// nested Profile, or another stream's on the same slot), or around a
+	// capture window in progress.
+	ErrProfileState = errors.New("vkc: profile in the wrong state")
+	// ErrReadTaken: Wait of a PendingRead already waited for (its bytes
+	// were handed out) or closed.
+	ErrReadTaken = errors.New("vkc: pending read already waited for or closed")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
@@ -102,6 +122,12 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrNoPresentation, ErrNoPresentation},
 	{recorder.ErrBadAdoption, ErrBadAdoption},
 	{recorder.ErrNotShared, ErrNotShared},
+	{recorder.ErrEventUnrecorded, ErrEventUnrecorded},
+	{recorder.ErrEventForeign, ErrEventForeign},
+	{recorder.ErrEventInCapture, ErrEventInCapture},
+	{recorder.ErrEventUntimed, ErrEventUntimed},
+	{recorder.ErrProfileState, ErrProfileState},
+	{recorder.ErrReadTaken, ErrReadTaken},
 }
 
 // publicError is an error from a layer below as the public API returns

@@ -188,3 +188,41 @@ func TestWriteFreshSkipsWindows(t *testing.T) {
 		g.close()
 	})
 }
+
+// A write on one slot (a launch, a copy, a staged host write, a replay)
+// of memory another slot's open batch still has to read submits that
+// batch first, so the one queue runs the read before the write: the
+// reader sees the old bytes, and the host waits for nothing.
+func TestCrossSlotWriteAfterReadOrderedOnTheDevice(t *testing.T) {
+	both(t, func(t *testing.T, unified bool) {
+		g := newRig(t, unified, recorder.Options{Slots: 2})
+		x, z, w := g.buf(), g.buf(), g.buf()
+		require.NoError(t, g.write(1, x, nil, ramp(1)))
+		require.NoError(t, g.fill(1, w, 5))
+		require.NoError(t, g.r.Sync(context.Background(), 1))
+		graph, err := g.capture(1, func() error { return g.copyK(1, w, x) })
+		require.NoError(t, err)
+		writers := map[string]func() error{
+			"launch": func() error { return g.fill(1, x, 9) },
+			"copy":   func() error { return g.r.Copy(1, w, x, 4*n) },
+			"replay": graph.Replay,
+		}
+		if !unified { // a mapped buffer's host write waits on the host instead
+			writers["write"] = func() error { return g.write(1, x, nil, splat(9)) }
+		}
+		for name, write := range writers {
+			require.NoError(t, g.write(0, x, nil, ramp(1)), name)
+			require.NoError(t, g.r.Sync(context.Background(), 0), name)
+			g.dev.Pause()
+			require.NoError(t, g.copyK(0, x, z), name) // reads x, open on slot 0
+			g.spy.take()
+			require.NoError(t, write(), name) // returns with the device paused: no host wait for the reader
+			require.Equal(t, []string{"toHost", "end", "submit"}, kinds(g.spy.take())[:3], "%s: slot 0's reader is submitted first", name)
+			require.NoError(t, g.r.Flush(1), name)
+			g.dev.Resume()
+			g.mustRead(0, z, ramp(1), name+": the read ran before the write")
+		}
+		require.NoError(t, graph.Close())
+		g.close()
+	})
+}

@@ -41,6 +41,9 @@ type (
 	CommandBuffer uint64
 	// Fence signals when a submission completes.
 	Fence uint64
+	// Timestamps is a pool of timestamp queries: device clock readings
+	// that events and profiles take between commands.
+	Timestamps uint64
 )
 
 // Recording says what a command buffer is begun for.
@@ -196,6 +199,21 @@ type Device interface {
 	// CmdCopy records a copy of size bytes between pages.
 	CmdCopy(cb CommandBuffer, src Memory, srcOff uint64, dst Memory, dstOff, size uint64)
 
+	// NewTimestamps creates a pool of count timestamp queries (at least
+	// one). A device whose queue takes no timestamps (a timestamp period
+	// of zero in its limits) fails with ErrUnsupported.
+	NewTimestamps(count uint32) (Timestamps, error)
+	// DestroyTimestamps destroys a pool no pending command buffer writes.
+	DestroyTimestamps(q Timestamps)
+	// CmdTimestamp records a reset of query i of q followed by a write of
+	// the device clock once every earlier command on the queue completed,
+	// so a buffer that records it may be submitted again (a replay).
+	CmdTimestamp(cb CommandBuffer, q Timestamps, i uint32)
+	// ReadTimestamps waits for queries [first, first+len(out)) of q and
+	// stores them in ticks (Limits.TimestampPeriod nanoseconds each). The
+	// caller has submitted every command buffer that writes them.
+	ReadTimestamps(q Timestamps, first uint32, out []uint64) error
+
 	// NewFence creates an unsignaled fence.
 	NewFence() (Fence, error)
 	// DestroyFence destroys a fence no pending submission signals.
@@ -278,7 +296,8 @@ var (
 	ErrBadSPIRV = shaders.ErrInvalidSPIRV
 	// ErrUnsupported: the request needs a feature or version the device
 	// lacks (a module's SPIR-V version newer than its Vulkan version
-	// takes); the message names what is missing.
+	// takes, timestamps on a queue that takes none); the message names
+	// what is missing.
 	ErrUnsupported = errors.New("recorder: unsupported by the device")
 	// ErrNoLoader: the Vulkan loader could not be loaded.
 	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")

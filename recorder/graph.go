@@ -317,6 +317,9 @@ func (g *Graph) Replay() (err error) {
 	if err := r.settleOthers(context.Background(), b.index, g.touched, ordered); err != nil {
 		return err
 	}
+	if err := r.settleOthers(context.Background(), b.index, g.writes, orderedWrite); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g.closed {
@@ -331,6 +334,9 @@ func (g *Graph) Replay() (err error) {
 	}
 	if err := r.checkLimits(g.limits); err != nil {
 		return err
+	}
+	if at := b.profileReplayBefore(len(g.steps)); at >= 0 {
+		defer b.profileAfter(at)
 	}
 	if err := b.subs.submit(); err != nil {
 		return err

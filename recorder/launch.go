@@ -239,7 +239,7 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 	if b.win.IsRecording() {
 		return b.recordLaunch(k, l)
 	}
-	return b.enqueueLaunch(k, l)
+	return b.enqueueLaunch(s, k, l)
 }
 
 // check refuses arguments that do not fit the kernel's interface.
@@ -257,22 +257,31 @@ func (k *Kernel) check(l *Launch) error {
 }
 
 // settleLaunch submits other slots' pending work that writes what the
-// launch on b binds, before b's lock is taken (one busy slot, the common
+// launch on b binds, or reads what it writes, before b's lock is taken (one busy slot, the common
 // case, costs one atomic load).
 func (r *Recorder) settleLaunch(b *slot, l *Launch) error {
 	if r.busy.Load()&^(uint64(1)<<uint(b.index)) == 0 {
 		return nil
 	}
-	var claims [MaxBindings + 1]alloc.Claim
-	n := 0
+	var claims, written [MaxBindings + 1]alloc.Claim
+	n, w := 0, 0
 	if l.Indirect.Size != 0 {
 		claims[0], n = l.Indirect, 1
 	}
 	for _, a := range l.Args {
 		claims[n] = a.Claim
 		n++
+		if a.Write {
+			written[w] = a.Claim
+			w++
+		}
 	}
-	return r.settleOthers(context.Background(), b.index, claims[:n], ordered)
+	if err := r.settleOthers(context.Background(), b.index, claims[:n], ordered); err != nil {
+		return err
+	}
+	// Work issued earlier on other slots that reads (or writes) what this
+	// launch writes goes first too: write-after-read ordered on the device.
+	return r.settleOthers(context.Background(), b.index, written[:w], orderedWrite)
 }
 
 // admitLaunch is Launch's gate under the slot's lock: no neighbour's
@@ -291,7 +300,7 @@ func (b *slot) admitLaunch(s StreamID, k *Kernel, l *Launch) error {
 // skips it when an input is tainted (its outputs inherit the failure). The
 // batch is submitted when full, and early when the device has run out of
 // the slot's earlier work.
-func (b *slot) enqueueLaunch(k *Kernel, l *Launch) error {
+func (b *slot) enqueueLaunch(s StreamID, k *Kernel, l *Launch) error {
 	r := b.r
 	if id, bad := r.ledger.Failure(b.reads); bad {
 		if len(b.writes) > 0 {
@@ -307,7 +316,9 @@ func (b *slot) enqueueLaunch(k *Kernel, l *Launch) error {
 		return err
 	}
 	q := &b.subs
+	timed := b.profileBefore(s, k, l)
 	b.dispatch(q.open.cb, &q.haz, k, e, l)
+	b.profileAfter(timed)
 	e.lastSerial = q.serial + 1
 	if b.win.IsActive() {
 		b.win.touch(b.args)

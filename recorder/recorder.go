@@ -77,6 +77,9 @@ type Recorder struct {
 	guarded map[alloc.ClaimKey]int      // guards the recorder holds, by claim
 	freed   map[alloc.ClaimKey]struct{} // guarded claims already freed
 
+	eventsMu lockrank.Mutex
+	timed    map[*Event]struct{} // timed events not yet closed, whose queries Close destroys (events.go)
+
 	presMu        lockrank.Mutex
 	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
 
@@ -93,6 +96,7 @@ func (r *Recorder) rankLocks() {
 	r.graphsMu.SetRank(lockrank.Graphs, 0)
 	r.guardMu.SetRank(lockrank.Guards, 0)
 	r.presMu.SetRank(lockrank.Presentations, 0)
+	r.eventsMu.SetRank(lockrank.Events, 0)
 }
 
 // page is one block of device memory as the allocator sees it.
@@ -140,7 +144,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
 		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{},
-		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}}
+		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}, timed: map[*Event]struct{}{}}
 	r.rankLocks()
 	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
@@ -529,6 +533,7 @@ func (r *Recorder) Close() error {
 	clear(r.kernels)
 	r.kernelsMu.Unlock()
 	r.closePresentations()
+	r.closeEvents()
 	if r.mem != nil {
 		r.mem.Close()
 	}

@@ -30,6 +30,9 @@ type slot struct {
 	args   []capture.Binding // the bindings and the indirect group counts
 	reads  []alloc.Claim
 	writes []alloc.Claim
+
+	prof             *profiling   // a profile in progress (profile.go), or nil
+	orphanTimestamps []Timestamps // ended profiles' pools work that may still run writes
 }
 
 func newSlot(r *Recorder, index int) (*slot, error) {
@@ -51,6 +54,10 @@ const (
 	// ordered: pending writes submitted, so the queue runs them first
 	// (every batch ends with BarrierToHost): a launch or copy.
 	ordered access = iota
+	// orderedWrite: pending reads and writes submitted, so the queue runs
+	// them first: the claims a launch or copy writes, which work issued
+	// earlier on another stream must read (or write) before.
+	orderedWrite
 	// hostReads: pending writes finished: the host reads the bytes.
 	hostReads
 	// hostWrites: pending reads and writes finished: the host changes the
@@ -60,7 +67,7 @@ const (
 
 // uses reports whether batch x's work touches claims in a way a access must wait for.
 func (a access) uses(x *batch, claims []alloc.Claim) bool {
-	return overlapsAnyOf(x.writes, claims) || (a == hostWrites && overlapsAnyOf(x.reads, claims))
+	return overlapsAnyOf(x.writes, claims) || ((a == hostWrites || a == orderedWrite) && overlapsAnyOf(x.reads, claims))
 }
 
 // settleFor makes this slot's pending work on claims safe for a call of
@@ -82,6 +89,9 @@ func (b *slot) settleFor(ctx context.Context, claims []alloc.Claim, a access) er
 // gives up as it would waiting for its own stream).
 func (r *Recorder) settleOthers(ctx context.Context, self int, claims []alloc.Claim, a access) error {
 	mask := r.busy.Load()
+	if len(claims) == 0 {
+		return nil
+	}
 	if self >= 0 {
 		mask &^= uint64(1) << uint(self)
 	}
@@ -192,6 +202,7 @@ func (b *slot) destroy() {
 		d.FreeCommandBuffer(b.pool, b.win.cb)
 		b.win.cb = 0
 	}
+	b.destroyTimestamps()
 	// The pool frees the buffers of graphs still open, which name cached
 	// sets: they go before the sets do.
 	d.DestroyCommandPool(b.pool)

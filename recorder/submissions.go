@@ -45,8 +45,11 @@ func addTo(set *[]alloc.Claim, c alloc.Claim) {
 // use stays until a wait succeeds or Close), and the spares. A batch moves
 // open → in flight → retired (back to the spares, its drops freed), or in
 // flight → failed → retired; one that does not submit is tainted and
-// recycled. Serials number submissions; done is the highest known
-// complete. The slot's lock guards it.
+// recycled, and still consumes its serial, remembered with why in
+// unsubmitted (an event or profile in it reports that error instead of
+// waiting for timestamps never written). Serials number submissions (an
+// Event names one); done is the highest known complete. The slot's lock
+// guards it.
 type submissions struct {
 	r     *Recorder
 	pool  CommandPool
@@ -59,8 +62,9 @@ type submissions struct {
 	orphans     []CommandBuffer // closed graphs' buffers a failed batch may still use
 	spareEager  []*batch
 	spareReplay []*batch
-	serial      uint64 // last submitted
-	done        uint64 // highest serial known complete
+	serial      uint64           // last submitted
+	done        uint64           // highest serial known complete
+	unsubmitted map[uint64]error // serials whose submit failed, with why (events.go)
 }
 
 var (
@@ -199,6 +203,8 @@ func (q *submissions) submit() (err error) {
 		err = q.r.observe(d.Submit(x.cb, x.fence))
 	}
 	if err != nil {
+		q.serial++ // consumed: an event recorded in the batch names no later work
+		q.neverRan(err)
 		q.releaseDrops(x)
 		q.recycle(x)
 		return err
@@ -418,7 +424,7 @@ func (q *submissions) settleFor(ctx context.Context, claims []alloc.Claim, a acc
 			return err
 		}
 	}
-	if a == ordered {
+	if a == ordered || a == orderedWrite {
 		return nil
 	}
 	if err := q.waitInflightFor(ctx, claims, a); err != nil {

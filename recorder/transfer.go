@@ -79,7 +79,7 @@ func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st 
 	// staging when there is one, which a replay pending on another slot may
 	// be copying into dst: work on other slots that reads or writes either
 	// must have completed, not only been submitted.
-	a, claims := ordered, dstSet
+	a, claims := orderedWrite, dstSet
 	if *st != nil {
 		claims = []alloc.Claim{dst, (*st).Claim}
 	}
@@ -409,6 +409,9 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err erro
 	b := r.slotOf(s)
 	both := []alloc.Claim{src, dst}
 	if err := r.settleOthers(context.Background(), b.index, both, ordered); err != nil {
+		return err
+	}
+	if err := r.settleOthers(context.Background(), b.index, both[1:], orderedWrite); err != nil {
 		return err
 	}
 	b.mu.Lock()

@@ -54,6 +54,13 @@ func TestSuitesInProcess(t *testing.T) {
 			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
 			"c-replay-empty", "record", "replay-dynamic", "recapture")
 		assert.Len(t, res.Figures, 16*len(dispatchKs(true)))
+		for _, f := range res.Figures {
+			if _, timed := deviceTimed[f.Name]; timed {
+				assert.Positive(t, f.Device, "%s K=%d carries the device's time per launch", f.Name, f.Params["k"])
+			} else {
+				assert.Zero(t, f.Device, "%s is not timed on the device", f.Name)
+			}
+		}
 	})
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)

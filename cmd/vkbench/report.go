@@ -49,6 +49,13 @@ type Figure struct {
 	// median. Empty for an external reference's figure, which comes as a
 	// median alone.
 	Runs []float64 `json:"runs,omitempty"`
+	// Device is the device's own time for the same work in Unit, beside
+	// the host's Value, so the split between the driver's cost and the
+	// kernels' is measured: the median of runs whose launches are timed on
+	// the device (a Profile for eager and eager-batched, two timed events
+	// around the graph for replay). 0 where not measured (the raw and C
+	// ways, which do not run on vkc's streams).
+	Device float64 `json:"device,omitempty"`
 	// Env records the environment that changes the figure, e.g.
 	// {"LP_NUM_THREADS":"0"}: lavapipe's per-dispatch cost depends on it.
 	Env map[string]string `json:"env,omitempty"`
@@ -127,6 +134,8 @@ func (r *Report) Validate() error {
 			return fmt.Errorf("%w: figure %s/%s: unit %q is empty or has spaces", ErrInvalidReport, f.Suite, f.Name, f.Unit)
 		case !isFinite(f.Value):
 			return fmt.Errorf("%w: figure %s/%s: value %v is not finite", ErrInvalidReport, f.Suite, f.Name, f.Value)
+		case !isFinite(f.Device) || f.Device < 0:
+			return fmt.Errorf("%w: figure %s/%s: device time %v is not a finite time", ErrInvalidReport, f.Suite, f.Name, f.Device)
 		case f.Samples < 1:
 			return fmt.Errorf("%w: figure %s/%s: %d samples", ErrInvalidReport, f.Suite, f.Name, f.Samples)
 		case len(f.Runs) > 0 && len(f.Runs) != f.Samples:
@@ -295,9 +304,13 @@ func WriteTable(w io.Writer, r *Report) error {
 	for _, suite := range suites {
 		fmt.Fprintf(bw, "\n== %s ==\n", suite)
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tPARAMS\tVALUE\tUNIT\tSAMPLES\tENV")
+		fmt.Fprintln(tw, "NAME\tPARAMS\tVALUE\tDEVICE\tUNIT\tSAMPLES\tENV")
 		for _, f := range groups[suite] {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", f.Name, formatParams(f.Params), formatValue(f.Value), f.Unit, f.Samples, formatEnv(f.Env))
+			device := "-"
+			if f.Device != 0 {
+				device = formatValue(f.Device)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", f.Name, formatParams(f.Params), formatValue(f.Value), device, f.Unit, f.Samples, formatEnv(f.Env))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

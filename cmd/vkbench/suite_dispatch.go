@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
@@ -304,9 +306,55 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 			res.fail(err)
 			continue
 		}
-		res.Figures = append(res.Figures, dispatchFigure(w.name, k, perLaunch[i], env))
+		f := dispatchFigure(w.name, k, perLaunch[i], env)
+		if _, timed := deviceTimed[w.name]; timed {
+			d, err := devicePerLaunch(s, w, k)
+			if err != nil {
+				res.fail(fmt.Errorf("dispatch %s K=%d, device time: %w", w.name, k, err))
+				continue
+			}
+			f.Device = d
+		}
+		res.Figures = append(res.Figures, f)
 	}
 	return nil
+}
+
+// deviceTimed names the ways whose work runs on vkc's stream s, and how
+// the device's own time is read: a Profile of the eager ways (each
+// launch between two timestamps in its own command buffer, so the
+// device's idle time while the host syncs does not count), two timed
+// events around a replay (the graph itself writes no timestamp).
+var deviceTimed = map[string]bool{"eager": true, "eager-batched": true, "replay": false}
+
+// deviceRuns is how many runs the device time of a way is the median of.
+const deviceRuns = 5
+
+// devicePerLaunch runs w deviceRuns times with the device's clock read
+// as deviceTimed says, and returns the median device time per launch in
+// ns; y is reset before each run (measureInterleaved checked the results
+// of the same op).
+func devicePerLaunch(s *vkc.Stream, w chainWay, k int) (float64, error) {
+	profiled := deviceTimed[w.name]
+	times := make([]float64, 0, deviceRuns)
+	for range deviceRuns {
+		if err := w.reset(); err != nil {
+			return 0, err
+		}
+		var d time.Duration
+		var err error
+		if profiled {
+			d, err = profiledTime(s, w.op)
+		} else {
+			d, err = eventTime(s, w.op)
+		}
+		if err != nil {
+			return 0, err
+		}
+		times = append(times, float64(d.Nanoseconds())/float64(k))
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
 }
 
 // recordSpec times recording the K-chain alone: the launches go into a
@@ -382,4 +430,33 @@ func dynamicSpec(s *vkc.Stream, g *vkc.Graph, n *vkc.Param[uint32], xs []float32
 func dispatchFigure(name string, k int, secondsPerLaunch []float64, env map[string]string) Figure {
 	return timedFigure(Figure{Suite: "dispatch", Name: name, Params: map[string]int64{"k": int64(k)}, Unit: "ns/launch", Env: env},
 		secondsPerLaunch, func(s float64) float64 { return s * 1e9 })
+}
+
+// profiledTime is the device time of op's launches on s, summed from a
+// Profile.
+func profiledTime(s *vkc.Stream, op func() error) (time.Duration, error) {
+	p, err := s.Profile(func(*vkc.Stream) error { return op() })
+	if err != nil {
+		return 0, err
+	}
+	var d time.Duration
+	for _, l := range p.Launches {
+		d += l.Device
+	}
+	return d, nil
+}
+
+// eventTime is the device time between two timed events around op on s.
+func eventTime(s *vkc.Stream, op func() error) (time.Duration, error) {
+	start, err := s.RecordTimed()
+	if err != nil {
+		return 0, err
+	}
+	err = op()
+	end, rerr := s.RecordTimed()
+	var d time.Duration
+	if err == nil && rerr == nil {
+		d, err = end.Since(start)
+	}
+	return d, errors.Join(err, rerr, start.Close(), end.Close())
 }

@@ -48,12 +48,15 @@ const (
 	WaitFence
 	ResetFence
 	WaitIdle
+	NewTimestamps
+	ReadTimestamps
 	numCalls
 )
 
 var callNames = [numCalls]string{"AllocateMemory", "MapMemory", "FlushMemory", "InvalidateMemory",
 	"NewPipeline", "NewDescriptorPool", "AllocateSet", "NewCommandPool", "AllocateCommandBuffer",
-	"Begin", "End", "Reset", "NewFence", "Submit", "WaitFence", "ResetFence", "WaitIdle"}
+	"Begin", "End", "Reset", "NewFence", "Submit", "WaitFence", "ResetFence", "WaitIdle",
+	"NewTimestamps", "ReadTimestamps"}
 
 // String names the call.
 func (c Call) String() string {
@@ -122,6 +125,11 @@ type Device struct {
 
 	// hazard tracking since the last barrier, in execution order
 	reads, writes []span
+
+	// clock is the device time in ticks: every executed dispatch advances
+	// it by its invocations and every copy by its bytes, so work that
+	// costs more on a real device takes longer here too.
+	clock uint64
 
 	errors, warnings int64
 	recent           []string
@@ -200,6 +208,14 @@ type command struct {
 	srcOff   uint64
 	dstOff   uint64
 	size     uint64
+	stamp    *timestamps // a timestamp: query index of stamp
+	index    uint32
+}
+
+// timestamps is a query pool: the clock as each query's last write saw it.
+type timestamps struct {
+	ticks   []uint64
+	written []bool
 }
 
 type fence struct {
@@ -880,6 +896,96 @@ func (d *Device) CmdCopy(h recorder.CommandBuffer, src recorder.Memory, srcOff u
 	cb.cmds = append(cb.cmds, command{copySrc: sm, copyDst: dm, srcOff: srcOff, dstOff: dstOff, size: size})
 }
 
+// NewTimestamps creates a pool of count timestamp queries.
+func (d *Device) NewTimestamps(count uint32) (recorder.Timestamps, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.enter(NewTimestamps); err != nil {
+		return 0, err
+	}
+	if count == 0 {
+		return 0, fmt.Errorf("hostdev: a timestamp pool of zero queries")
+	}
+	return recorder.Timestamps(d.add("timestamps", &timestamps{ticks: make([]uint64, count), written: make([]bool, count)})), nil
+}
+
+// DestroyTimestamps destroys a pool no pending submission writes.
+func (d *Device) DestroyTimestamps(h recorder.Timestamps) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q, ok := lookup[*timestamps](d, "DestroyTimestamps", uint64(h))
+	if !ok {
+		return
+	}
+	if d.writesPending(q) {
+		d.misuse("DestroyTimestamps: a pending submission writes it")
+	}
+	d.remove("timestamps", uint64(h))
+}
+
+// CmdTimestamp records a reset of query i and a write of the clock.
+func (d *Device) CmdTimestamp(h recorder.CommandBuffer, qh recorder.Timestamps, i uint32) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cb := d.recording("CmdTimestamp", h)
+	q, ok := lookup[*timestamps](d, "CmdTimestamp", uint64(qh))
+	if cb == nil || !ok {
+		return
+	}
+	if i >= uint32(len(q.ticks)) {
+		d.misuse("CmdTimestamp: query %d of a pool of %d", i, len(q.ticks))
+		return
+	}
+	cb.cmds = append(cb.cmds, command{stamp: q, index: i})
+}
+
+// ReadTimestamps waits until no pending submission writes the pool, then
+// reads the queries; one never written is misuse, as Vulkan's wait on it
+// would never return.
+func (d *Device) ReadTimestamps(h recorder.Timestamps, first uint32, out []uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.enter(ReadTimestamps); err != nil {
+		return err
+	}
+	q, ok := lookup[*timestamps](d, "ReadTimestamps", uint64(h))
+	if !ok {
+		return fmt.Errorf("hostdev: ReadTimestamps of a stale pool")
+	}
+	if uint64(first)+uint64(len(out)) > uint64(len(q.ticks)) {
+		return fmt.Errorf("hostdev: timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(len(out)), len(q.ticks))
+	}
+	for d.writesPending(q) {
+		if d.lost {
+			return errLost("ReadTimestamps")
+		}
+		ch := d.changed
+		d.mu.Unlock()
+		<-ch
+		d.mu.Lock()
+	}
+	for i := range out {
+		if !q.written[first+uint32(i)] {
+			d.misuse("ReadTimestamps: query %d was never written", first+uint32(i))
+			return fmt.Errorf("hostdev: timestamp %d never written", first+uint32(i))
+		}
+		out[i] = q.ticks[first+uint32(i)]
+	}
+	return nil
+}
+
+// writesPending reports whether a queued submission writes a query of q.
+func (d *Device) writesPending(q *timestamps) bool {
+	for _, sub := range d.queue {
+		for i := range sub.cb.cmds {
+			if sub.cb.cmds[i].stamp == q {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // NewFence creates an unsignaled fence.
 func (d *Device) NewFence() (recorder.Fence, error) {
 	d.mu.Lock()
@@ -1161,8 +1267,12 @@ func (d *Device) execute(cb *commandBuffer) {
 		switch {
 		case c.barrier:
 			d.reads, d.writes = d.reads[:0], d.writes[:0]
+		case c.stamp != nil:
+			c.stamp.ticks[c.index] = d.clock
+			c.stamp.written[c.index] = true
 		case c.copySrc != nil:
 			d.hazard(c)
+			d.clock += c.size
 			copy(c.copyDst.bytes[c.dstOff:c.dstOff+c.size], c.copySrc.bytes[c.srcOff:c.srcOff+c.size])
 		case c.dispatch != nil:
 			d.hazard(c)
@@ -1187,6 +1297,7 @@ func (d *Device) execute(cb *commandBuffer) {
 				inv.Buffers = append(inv.Buffers, m.bytes[r.Offset:r.Offset+r.Size:r.Offset+r.Size])
 			}
 			c.pipe.kernel.Run(inv)
+			d.clock += uint64(groups[0]) * uint64(groups[1]) * uint64(groups[2]) * uint64(c.pipe.local[0]) * uint64(c.pipe.local[1]) * uint64(c.pipe.local[2])
 		}
 	}
 }

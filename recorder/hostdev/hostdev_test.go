@@ -431,6 +431,34 @@ func invoke(b *bench, c hostdev.Call) error {
 		return d.ResetFence(f)
 	case hostdev.WaitIdle:
 		return d.WaitIdle()
+	case hostdev.NewTimestamps, hostdev.ReadTimestamps:
+		q, err := d.NewTimestamps(1)
+		if c == hostdev.NewTimestamps || err != nil {
+			if err == nil {
+				d.DestroyTimestamps(q)
+			}
+			return err
+		}
+		defer d.DestroyTimestamps(q)
+		cb, err := d.AllocateCommandBuffer(b.pool)
+		if err != nil {
+			return err
+		}
+		defer d.FreeCommandBuffer(b.pool, cb)
+		_ = d.Begin(cb, recorder.Eager)
+		d.CmdTimestamp(cb, q, 0)
+		_ = d.End(cb)
+		f, err := d.NewFence()
+		if err != nil {
+			return err
+		}
+		defer d.DestroyFence(f)
+		if err := d.Submit(cb, f); err != nil {
+			return err
+		}
+		_ = d.WaitIdle()
+		var ticks [1]uint64
+		return d.ReadTimestamps(q, 0, ticks[:])
 	}
 	panic("unknown call " + c.String())
 }

@@ -115,6 +115,7 @@ type vulkanDevice struct {
 	cpools table[*vk.CommandPool]
 	cbs    table[*vk.CommandBuffer]
 	fences table[*vk.Fence]
+	stamps table[*vk.QueryPool]
 
 	cache     *pipecache.Store // saved at Close; nil: no cache file
 	closeOnce sync.Once
@@ -311,6 +312,34 @@ func (v *vulkanDevice) CmdBarrier(cb recorder.CommandBuffer, b recorder.Barrier)
 
 func (v *vulkanDevice) CmdCopy(cb recorder.CommandBuffer, src recorder.Memory, srcOff uint64, dst recorder.Memory, dstOff, size uint64) {
 	v.d.CmdCopy(v.cbs.get(uint64(cb)), v.mems.get(uint64(src)), srcOff, v.mems.get(uint64(dst)), dstOff, size)
+}
+
+func (v *vulkanDevice) NewTimestamps(count uint32) (recorder.Timestamps, error) {
+	if v.info.Limits.TimestampPeriod <= 0 {
+		return 0, fmt.Errorf("vkdev: %q takes no timestamps on its compute queue: %w", v.info.Name, recorder.ErrUnsupported)
+	}
+	q, err := v.d.NewTimestampPool(count)
+	if err != nil {
+		return 0, fromVK(err)
+	}
+	return recorder.Timestamps(v.stamps.add(q)), nil
+}
+
+func (v *vulkanDevice) DestroyTimestamps(q recorder.Timestamps) { v.stamps.remove(uint64(q)).Destroy() }
+
+func (v *vulkanDevice) CmdTimestamp(cb recorder.CommandBuffer, q recorder.Timestamps, i uint32) {
+	c, p := v.cbs.get(uint64(cb)), v.stamps.get(uint64(q))
+	v.d.CmdResetQueries(c, p, i, 1)
+	v.d.CmdTimestamp(c, p, i)
+}
+
+func (v *vulkanDevice) ReadTimestamps(q recorder.Timestamps, first uint32, out []uint64) error {
+	ts, err := v.stamps.get(uint64(q)).Results(first, uint32(len(out)))
+	if err != nil {
+		return fromVK(err)
+	}
+	copy(out, ts)
+	return nil
 }
 
 func (v *vulkanDevice) NewFence() (recorder.Fence, error) {

@@ -49,10 +49,10 @@ func TestInversionPanicsNamingBoth(t *testing.T) {
 		first, second *Mutex
 		want          string
 	}{
-		{ranked(Slot, 1), ranked(Presentation, 0), "acquiring Presentation.mu (rank 2) while holding slot.mu[1] (rank 3)"},
-		{ranked(Guards, 0), ranked(Staging, 0), "acquiring Recorder.stagingMu (rank 4) while holding Recorder.guardMu (rank 7)"},
-		{ranked(Slot, 2), ranked(Slot, 1), "acquiring slot.mu[1] (rank 3) while holding slot.mu[2] (rank 3)"},
-		{ranked(Graphs, 0), ranked(Graphs, 0), "acquiring Recorder.graphsMu (rank 6) while holding Recorder.graphsMu (rank 6)"},
+		{ranked(Slot, 1), ranked(Presentation, 0), "acquiring Presentation.mu (rank 3) while holding slot.mu[1] (rank 4)"},
+		{ranked(Guards, 0), ranked(Staging, 0), "acquiring Recorder.stagingMu (rank 5) while holding Recorder.guardMu (rank 8)"},
+		{ranked(Slot, 2), ranked(Slot, 1), "acquiring slot.mu[1] (rank 4) while holding slot.mu[2] (rank 4)"},
+		{ranked(Graphs, 0), ranked(Graphs, 0), "acquiring Recorder.graphsMu (rank 7) while holding Recorder.graphsMu (rank 7)"},
 	}
 	for _, c := range cases {
 		c.first.Lock()

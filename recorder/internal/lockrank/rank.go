@@ -20,8 +20,12 @@ type Rank uint8
 // The recorder's locks, in the order a goroutine may take them.
 const (
 	unranked Rank = iota
+	// PendingRead is a PendingRead's mutex, which serialises its Wait and
+	// Close; both go on to take the device's lock or a slot's under it.
+	PendingRead
 	// Device is Recorder.devMu: held shared by calls that reach the device
-	// outside a slot, exclusively by Close. Taken before any other.
+	// outside a slot, exclusively by Close. Taken before any other but a
+	// pending read's.
 	Device
 	// Presentation is a Presentation's mutex, which serialises its calls
 	// and waits for frames on slots under it.
@@ -39,11 +43,18 @@ const (
 	Guards
 	// Presentations is Recorder.presMu: the swapchains still open.
 	Presentations
+	// Events is Recorder.eventsMu: the timed events still open, taken
+	// under a slot's lock by Record and alone by Event.Close and Close.
+	Events
+	// Event is an Event's mutex: its closed flag and timestamp query,
+	// held only while reading them (a leaf).
+	Event
 	numRanks
 )
 
 var names = [numRanks]string{
 	unranked:      "an unranked lock",
+	PendingRead:   "PendingRead.mu",
 	Device:        "Recorder.devMu",
 	Presentation:  "Presentation.mu",
 	Slot:          "slot.mu",
@@ -52,6 +63,8 @@ var names = [numRanks]string{
 	Graphs:        "Recorder.graphsMu",
 	Guards:        "Recorder.guardMu",
 	Presentations: "Recorder.presMu",
+	Events:        "Recorder.eventsMu",
+	Event:         "Event.mu",
 }
 
 // String names the lock a rank stands for.

@@ -1,0 +1,179 @@
+package blackbox_test
+
+import (
+	"encoding/binary"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
+)
+
+// loadSpin loads the spin kernel, whose cost is linear in a pushed loop
+// count, closed at cleanup.
+func loadSpin(t testing.TB, dev *vkc.Device) *vkc.Kernel {
+	t.Helper()
+	code, err := os.ReadFile("../testdata/spin.spv")
+	require.NoError(t, err)
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "spin", SPIRV: code})
+	require.NoError(t, err, "LoadKernel(spin)")
+	t.Cleanup(func() { _ = k.Close() })
+	return k
+}
+
+func spinPush(n, count uint32) []byte {
+	p := make([]byte, 8)
+	binary.LittleEndian.PutUint32(p[0:], n)
+	binary.LittleEndian.PutUint32(p[4:], count)
+	return p
+}
+
+// rSquared is the coefficient of determination of the least-squares line
+// through (xs, ys).
+func rSquared(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy, syy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+		syy += ys[i] * ys[i]
+	}
+	cov := sxy - sx*sy/n
+	return cov * cov / ((sxx - sx*sx/n) * (syy - sy*sy/n))
+}
+
+// The device time between two timed events around a kernel whose cost is
+// linear in a pushed loop count is linear in the count (r² ≥ 0.99 over 8
+// counts) and never above the host's time for the same work, which also
+// includes the submit and the wait. A correlation, not a time assertion:
+// no figure is expected of the device. Each count takes the least of
+// five runs, so another process's burst on the machine does not bend the
+// line.
+func TestDeviceTimeIsLinearInTheWork(t *testing.T) {
+	dev := openDevice(t)
+	spin := loadSpin(t, dev)
+	const n = 4096
+	y := upload(t, dev, filled(n, 0))
+	s := dev.NewStream()
+	ctx := testCtx(t)
+	const rounds = 5
+	counts := make([]float64, 8)
+	best := make([]time.Duration, 8)
+	for round := range rounds {
+		// Every round times every count, so a burst of another process
+		// on the machine hits one round, not one count.
+		for c := range counts {
+			count := uint32((c + 1) * 1000)
+			counts[c] = float64(count)
+			require.NoError(t, s.Sync(ctx))
+			t0 := time.Now()
+			start, err := s.RecordTimed()
+			require.NoError(t, err)
+			require.NoError(t, spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, count), y))
+			end, err := s.RecordTimed()
+			require.NoError(t, err)
+			require.NoError(t, end.Sync(ctx))
+			host := time.Since(t0)
+			device, err := end.Since(start)
+			require.NoError(t, err)
+			assert.Positive(t, device, "count %d", count)
+			assert.LessOrEqual(t, device, host, "count %d: the device's time is within the host's", count)
+			if round == 0 || device < best[c] {
+				best[c] = device
+			}
+			require.NoError(t, start.Close())
+			require.NoError(t, end.Close())
+		}
+	}
+	times := make([]float64, len(best))
+	for c, d := range best {
+		times[c] = float64(d)
+		t.Logf("count %5.0f: device %v", counts[c], d)
+	}
+	r2 := rSquared(counts, times)
+	t.Logf("r² = %.5f", r2)
+	assert.GreaterOrEqual(t, r2, 0.99, "device time linear in the loop count")
+}
+
+// Profile times each launch a function queues, names its kernel and
+// groups, and its total covers them; nested profiles, and profiles around
+// a capture window, are refused and leave the slot usable.
+func TestProfileTimesEachLaunch(t *testing.T) {
+	dev := openDevice(t)
+	spin := loadSpin(t, dev)
+	const n = 1024
+	x := upload(t, dev, filled(n, 1))
+	y := upload(t, dev, filled(n, 0))
+	s := dev.NewStream()
+	p, err := s.Profile(func(s *vkc.Stream) error {
+		if err := spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, 20000), y); err != nil {
+			return err
+		}
+		if err := vkc.Axpy(s, 2, x, y); err != nil {
+			return err
+		}
+		_, err := s.Profile(func(*vkc.Stream) error { return nil })
+		assert.ErrorIs(t, err, vkc.ErrProfileState, "a nested profile")
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, p.Launches, 2)
+	assert.Equal(t, "spin", p.Launches[0].Kernel)
+	assert.Equal(t, [3]uint32{n / 64, 1, 1}, p.Launches[0].Groups)
+	assert.Equal(t, "axpy", p.Launches[1].Kernel)
+	var sum time.Duration
+	for _, l := range p.Launches {
+		assert.Positive(t, l.Device, "%s", l.Kernel)
+		sum += l.Device
+	}
+	assert.LessOrEqual(t, sum, p.Total+time.Microsecond, "the launches fit in the total")
+	assert.Greater(t, p.Launches[0].Device, p.Launches[1].Device, "20000 steps per element cost more than one axpy")
+	t.Logf("\n%s", p)
+
+	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	require.NoError(t, err)
+	defer g.Close()
+	p, err = s.Profile(func(*vkc.Stream) error { return g.Replay() })
+	require.NoError(t, err)
+	require.Len(t, p.Launches, 1)
+	assert.Equal(t, "replay of 1 launches", p.Launches[0].Kernel)
+	assert.Positive(t, p.Launches[0].Device)
+
+	require.NoError(t, s.PrepareCapture())
+	_, err = s.Profile(func(*vkc.Stream) error { return nil })
+	assert.ErrorIs(t, err, vkc.ErrProfileState, "a profile around a capture window")
+	require.NoError(t, s.AbortCapture())
+	got := read(t, s, y)
+	assert.Len(t, got, n)
+}
+
+// Two timed events around a replay time the graph on the device: the
+// graph itself writes no timestamp (captured without profiling), the
+// events' batches carry them, before and after the replay on the queue.
+func TestTimedEventsAroundAReplay(t *testing.T) {
+	dev := openDevice(t)
+	spin := loadSpin(t, dev)
+	const n = 1024
+	y := upload(t, dev, filled(n, 0))
+	s := dev.NewStream()
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		return spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, 5000), y)
+	})
+	require.NoError(t, err)
+	defer g.Close()
+	start, err := s.RecordTimed()
+	require.NoError(t, err)
+	require.NoError(t, g.Replay())
+	end, err := s.RecordTimed()
+	require.NoError(t, err)
+	d, err := end.Since(start)
+	require.NoError(t, err)
+	assert.Positive(t, d)
+	require.NoError(t, start.Close())
+	require.NoError(t, end.Close())
+}
