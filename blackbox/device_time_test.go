@@ -61,42 +61,55 @@ func TestDeviceTimeIsLinearInTheWork(t *testing.T) {
 	y := upload(t, dev, filled(n, 0))
 	s := dev.NewStream()
 	ctx := testCtx(t)
-	const rounds = 5
 	counts := make([]float64, 8)
-	best := make([]time.Duration, 8)
-	for round := range rounds {
-		// Every round times every count, so a burst of another process
-		// on the machine hits one round, not one count.
-		for c := range counts {
-			count := uint32((c + 1) * 1000)
-			counts[c] = float64(count)
-			require.NoError(t, s.Sync(ctx))
-			t0 := time.Now()
-			start, err := s.RecordTimed()
-			require.NoError(t, err)
-			require.NoError(t, spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, count), y))
-			end, err := s.RecordTimed()
-			require.NoError(t, err)
-			require.NoError(t, end.Sync(ctx))
-			host := time.Since(t0)
-			device, err := end.Since(start)
-			require.NoError(t, err)
-			assert.Positive(t, device, "count %d", count)
-			assert.LessOrEqual(t, device, host, "count %d: the device's time is within the host's", count)
-			if round == 0 || device < best[c] {
-				best[c] = device
+	for c := range counts {
+		counts[c] = float64((c + 1) * 1000)
+	}
+	// On lavapipe the device is the host's CPU: another process's burst
+	// lengthens a launch's device time as much as its host time, which can
+	// only bend the line. So a sweep that is not linear is measured again,
+	// up to three sweeps; every launch of every sweep must still fit in its
+	// host time.
+	const sweeps, rounds = 3, 5
+	var r2 float64
+	for sweep := 0; sweep < sweeps; sweep++ {
+		best := make([]time.Duration, len(counts))
+		for round := range rounds {
+			// Every round times every count, so a burst of another process
+			// on the machine hits one round, not one count.
+			for c := range counts {
+				count := uint32(counts[c])
+				require.NoError(t, s.Sync(ctx))
+				t0 := time.Now()
+				start, err := s.RecordTimed()
+				require.NoError(t, err)
+				require.NoError(t, spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, count), y))
+				end, err := s.RecordTimed()
+				require.NoError(t, err)
+				require.NoError(t, end.Sync(ctx))
+				host := time.Since(t0)
+				device, err := end.Since(start)
+				require.NoError(t, err)
+				assert.Positive(t, device, "count %d", count)
+				assert.LessOrEqual(t, device, host, "count %d: the device's time is within the host's", count)
+				if round == 0 || device < best[c] {
+					best[c] = device
+				}
+				require.NoError(t, start.Close())
+				require.NoError(t, end.Close())
 			}
-			require.NoError(t, start.Close())
-			require.NoError(t, end.Close())
+		}
+		times := make([]float64, len(best))
+		for c, d := range best {
+			times[c] = float64(d)
+			t.Logf("sweep %d, count %5.0f: device %v", sweep, counts[c], d)
+		}
+		r2 = rSquared(counts, times)
+		t.Logf("sweep %d: r² = %.5f", sweep, r2)
+		if r2 >= 0.99 {
+			break
 		}
 	}
-	times := make([]float64, len(best))
-	for c, d := range best {
-		times[c] = float64(d)
-		t.Logf("count %5.0f: device %v", counts[c], d)
-	}
-	r2 := rSquared(counts, times)
-	t.Logf("r² = %.5f", r2)
 	assert.GreaterOrEqual(t, r2, 0.99, "device time linear in the loop count")
 }
 
