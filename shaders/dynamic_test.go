@@ -76,6 +76,9 @@ func TestDynamicVariantTakesTheStaticScalarsAsBindings(t *testing.T) {
 			assert.Empty(t, v.PushDoc)
 			assert.Equal(t, static.LocalSize, v.LocalSize, "workgroup size")
 			assert.Equal(t, static.Tile, v.Tile, "tile, so the group counts are the same")
+			for _, target := range shapeTargets {
+				assert.Equal(t, static.ShapeFor(target), v.ShapeFor(target), "the same shape on %+v", target)
+			}
 			assert.Equal(t, static.Needs, v.Needs, "device feature")
 			assert.Equal(t, name, v.DynamicOf)
 			assert.Empty(t, static.DynamicOf)

@@ -63,7 +63,7 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("matmul", func(t *testing.T) {
 		res, err := runMatmul(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive")
+		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive", "c-blocked")
 	})
 	t.Run("alloc", func(t *testing.T) {
 		res, err := runAlloc(cfg)
@@ -161,6 +161,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "matmul", Name: "c-naive", Params: sq, Value: 12},
 		{Suite: "matmul", Name: "matmul", Params: small3, Value: 3},
 		{Suite: "matmul", Name: "c-naive", Params: small3, Value: 2},
+		{Suite: "matmul", Name: "c-blocked", Params: sq, Value: 27},
 	}
 	value := func(suite, name string, p map[string]int64) float64 {
 		for _, f := range figs {
@@ -172,7 +173,7 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 9, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
+	assert.Len(t, notes, 10, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
 	assert.Contains(t, strings.Join(notes, "\n"), "c-replay-empty is")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
@@ -212,6 +213,7 @@ func TestComputeRatios(t *testing.T) {
 		{"c-copy-buffer/copy", "transfer", small, "c-copy-buffer", "copy", 1.1},
 		{"c-naive/matmul", "matmul", sq, "c-naive", "matmul", 1.0 / 3},
 		{"c-naive/matmul", "matmul", small3, "c-naive", "matmul", 1.0 / 3},
+		{"c-blocked/matmul", "matmul", sq, "c-blocked", "matmul", 1.1},
 	}
 	for _, c := range cases {
 		r, ok := got[figureKey(c.suite, c.name, c.params)]

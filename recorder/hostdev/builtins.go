@@ -143,8 +143,14 @@ func partials(in *Invocation, n32 uint32, value func(uint32) float32, out []byte
 func matmul(in *Invocation, m32, n32, k32 uint32) {
 	m, n, k := uint64(m32), uint64(n32), uint64(k32)
 	a, b, c := in.Buffers[0], in.Buffers[1], in.Buffers[2]
-	rows := min(m, uint64(in.Groups[1])*uint64(in.Local[1])*8)
-	cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*8)
+	// Each invocation covers a block of 8x8 elements, or 16x16 where the
+	// BLOCK constant (3) is 1, as the catalogue's module does.
+	block := uint64(8)
+	if v, ok := in.specValue(3); ok && v == 1 {
+		block = 16
+	}
+	rows := min(m, uint64(in.Groups[1])*uint64(in.Local[1])*block)
+	cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*block)
 	for r := uint64(0); r < rows; r++ {
 		for col := uint64(0); col < cols; col++ {
 			var s float32
@@ -189,4 +195,13 @@ func softmax(in *Invocation, rows32, cols32 uint32) {
 			putFloat(dst, uint32(base+c), float32(math.Exp(float64(getFloat(src, uint32(base+c))-m)))*inv)
 		}
 	}
+}
+
+// specValue is in.Spec(id), or not set when the invocation carries no
+// pipeline (a kernel run directly, as the tests do).
+func (in *Invocation) specValue(id uint32) (uint32, bool) {
+	if in.Spec == nil {
+		return 0, false
+	}
+	return in.Spec(id)
 }

@@ -121,31 +121,44 @@ func TestCopyAndMemcpy(t *testing.T) {
 	assert.ErrorIs(t, m.Run(), ErrClosed)
 }
 
+// Both kernels against a reference, at sizes off their workgroup and
+// tile: the naive one at 37 (not a multiple of 16), the blocked one at 132
+// (past one 128 x 128 tile, a multiple of 4 as it requires).
 func TestSgemmMatchesReference(t *testing.T) {
 	d := openTest(t)
-	const n = 37 // not a multiple of the 16 x 16 workgroup
-	a, b := make([]float32, n*n), make([]float32, n*n)
-	for i := range a {
-		a[i] = float32((i*7)%13) - 6
-		b[i] = float32((i*5)%11) - 5
-	}
-	sg, err := d.NewSgemm(n, a, b)
-	require.NoError(t, err)
-	defer sg.Close()
-	require.NoError(t, sg.Run())
-	c, err := sg.C()
-	require.NoError(t, err)
-	for r := range n {
-		for col := range n {
-			var want float32
-			for q := range n {
-				want += a[r*n+q] * b[q*n+col]
+	for _, c := range []struct {
+		name string
+		n    int
+		make func(n int, a, b []float32) (*Sgemm, error)
+	}{{"naive", 37, d.NewSgemm}, {"blocked", 132, d.NewSgemmBlocked}} {
+		t.Run(c.name, func(t *testing.T) {
+			n := c.n
+			a, b := make([]float32, n*n), make([]float32, n*n)
+			for i := range a {
+				a[i] = float32((i*7)%13) - 6
+				b[i] = float32((i*5)%11) - 5
 			}
-			require.Equal(t, want, c[r*n+col], "C[%d,%d]", r, col) // small integers: exact
-		}
+			sg, err := c.make(n, a, b)
+			require.NoError(t, err)
+			defer sg.Close()
+			require.NoError(t, sg.Run())
+			got, err := sg.C()
+			require.NoError(t, err)
+			for r := range n {
+				for col := range n {
+					var want float32
+					for q := range n {
+						want += a[r*n+q] * b[q*n+col]
+					}
+					require.Equal(t, want, got[r*n+col], "C[%d,%d]", r, col) // small integers: exact
+				}
+			}
+			_, err = c.make(n, a[:1], b)
+			assert.Error(t, err)
+		})
 	}
-	_, err = d.NewSgemm(n, a[:1], b)
-	assert.Error(t, err)
+	_, err := d.NewSgemmBlocked(6, make([]float32, 36), make([]float32, 36))
+	assert.Error(t, err, "the blocked kernel needs n a multiple of 4")
 }
 
 func TestCloseRefusesLiveObjectsAndIsIdempotent(t *testing.T) {
@@ -258,7 +271,7 @@ func TestCommittedSPIRVIsFresh(t *testing.T) {
 	if err != nil {
 		t.Skip("glslc not on PATH; cannot check the committed modules against their sources")
 	}
-	for name, committed := range map[string][]byte{"sgemm_naive": sgemmNaiveSPIRV, "empty": emptySPIRV} {
+	for name, committed := range map[string][]byte{"sgemm_naive": sgemmNaiveSPIRV, "sgemm_blocked": sgemmBlockedSPIRV, "empty": emptySPIRV} {
 		out := filepath.Join(t.TempDir(), name+".spv")
 		msg, err := exec.Command(compiler, "-O", "--target-env=vulkan1.1", name+".comp", "-o", out).CombinedOutput()
 		require.NoError(t, err, "glslc: %s", msg)
