@@ -136,7 +136,7 @@ type Kernel struct {
 	rk     *recorder.Kernel
 	access []Access
 	push   uint32
-	local  [3]uint32            // the workgroup size the pipeline runs with
+	local  [3]uint32            // the workgroup size the pipeline runs with (catalogue 1-D kernels: x is their Span, the elements a group covers)
 	tile   [2]uint32            // output elements per workgroup of 2-D catalogue kernels
 	elems  []shaders.ScalarType // what each binding's module block holds (user kernels)
 	user   bool
@@ -396,6 +396,9 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 		return nil, err
 	}
 	k.local = shape.LocalSize
+	// The launchers' 1-D group counts divide by the elements a group
+	// covers, which is the workgroup size where an invocation takes one.
+	k.local[0] = sk.Span(k.local[0])
 	k.tile = shape.Tile
 	d.kernels[name] = k
 	published := maps.Clone(d.kernels)

@@ -13,9 +13,11 @@ import (
 )
 
 // opLengths are the vector lengths every elementwise kernel is checked at:
-// one element, a length that is not a multiple of the 256-wide workgroup,
-// and a million (4096 workgroups).
-var opLengths = []int{1, 1000, 1 << 20}
+// one element, lengths that are not a multiple of the 256-element group
+// with every remainder modulo the 4 elements an invocation takes (the vec4
+// path and the element-by-element tail: 1000, 1001, 1002, 1003), and a
+// million (4096 groups).
+var opLengths = []int{1, 1000, 1001, 1002, 1003, 1 << 20}
 
 // f32eps is float32's machine epsilon (the gap between 1 and the next float).
 const f32eps = 1.0 / (1 << 23)

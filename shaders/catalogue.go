@@ -17,15 +17,20 @@
 // made of 4-byte fields; entry point "main"; the workgroup size comes from
 // specialization constants 0, 1 (and 2), so one module adapts to the device.
 //
-// One-dimensional kernels process one element per invocation and compute
-// the element index as
+// One-dimensional kernels process PerInvocation elements per invocation
+// (Kernel.Span per group) and compute the invocation index as
 //
 //	gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x
 //
-// so a caller whose ceil(n/LocalSize[0]) groups exceed the device's x limit
+// so a caller whose ceil(n/Span()) groups exceed the device's x limit
 // (65535 is the guaranteed minimum) spreads them over y as gx x gy with
 // gx*gy >= groups; every kernel bounds-checks against its length push
-// constant, so the surplus invocations do nothing.
+// constant, so the surplus invocations do nothing. The element-wise
+// kernels take four elements per invocation: one vec4 (uvec4) load of each
+// input and one store where the whole quad is below n, element by element
+// for the last, partial quad, so any n works; every buffer vkc binds starts
+// at a multiple of 16 bytes (the allocator's least alignment), so the
+// quads are aligned.
 //
 // Dynamic variants: a recorded launch bakes its push constants, so every
 // kernel with scalars that a graph may change between replays (all but
@@ -164,6 +169,9 @@ type Kernel struct {
 	// computes ceil(cols/Tile[0]) x ceil(rows/Tile[1]) groups; zero for
 	// 1-D kernels and for softmax (one group per row).
 	Tile [2]uint32
+	// PerInvocation is, for 1-D kernels, how many consecutive elements one
+	// invocation covers (0 means 1); see Span.
+	PerInvocation uint32
 	// Needs is the device feature the kernel requires.
 	Needs Feature
 	// DynamicOf, on a dynamic variant, names the static kernel it stands in
@@ -245,18 +253,34 @@ const (
 	matmulBlock16 = 1 // 16 x 16 outputs per invocation
 )
 
+// Span is the number of elements one workgroup of a 1-D kernel covers at
+// workgroup size x (LocalSize[0] by default): x times PerInvocation. A
+// launcher covering n elements dispatches ceil(n/Span(x)) groups.
+func (k Kernel) Span(x uint32) uint32 { return x * max(k.PerInvocation, 1) }
+
 // ScalarBinding is the binding from which a dynamic variant reads
 // Scalars[i]: the scalar buffers are the last len(Scalars) bindings, after
 // the buffers the static kernel also takes.
 func (k Kernel) ScalarBinding(i int) int { return len(k.Bindings) - len(k.Scalars) + i }
 
-// Group counts of the 1-D kernels: one element per invocation, so
-// ceil(n / LocalSize[0]) groups, spread over y past the device's x limit.
+// Group counts of the 1-D kernels: ceil(n / Span) groups, spread over y
+// past the device's x limit. Every 1-D kernel's group covers 256 elements
+// by default: 256 invocations of one element, or 64 of four.
 const defaultLocal1D = 256
+
+// quad is the elements per invocation of the element-wise kernels.
+const quad = 4
 
 func vectorKernel(name string, bindings []Binding, pushSize uint32, pushDoc string) Kernel {
 	return Kernel{Name: name, Bindings: bindings, PushSize: pushSize, PushDoc: pushDoc,
 		LocalSize: [3]uint32{defaultLocal1D, 1, 1}}
+}
+
+// quadKernel is the entry of an element-wise kernel: four elements per
+// invocation, 64 invocations per group.
+func quadKernel(name string, bindings []Binding, pushSize uint32, pushDoc string) Kernel {
+	return Kernel{Name: name, Bindings: bindings, PushSize: pushSize, PushDoc: pushDoc,
+		LocalSize: [3]uint32{defaultLocal1D / quad, 1, 1}, PerInvocation: quad}
 }
 
 // dynamicVector is the entry of a 1-D kernel's dynamic variant: named
@@ -265,6 +289,13 @@ func vectorKernel(name string, bindings []Binding, pushSize uint32, pushDoc stri
 func dynamicVector(static string, bindings []Binding, scalars ...Scalar) Kernel {
 	return Kernel{Name: static + dynamicSuffix, Bindings: bindings, LocalSize: [3]uint32{defaultLocal1D, 1, 1},
 		DynamicOf: static, Scalars: scalars}
+}
+
+// dynamicQuad is dynamicVector for an element-wise kernel (quadKernel).
+func dynamicQuad(static string, bindings []Binding, scalars ...Scalar) Kernel {
+	k := dynamicVector(static, bindings, scalars...)
+	k.LocalSize[0], k.PerInvocation = defaultLocal1D/quad, quad
+	return k
 }
 
 // dynamicSuffix ends the name of every dynamic variant.
@@ -283,29 +314,29 @@ var catalogue = []Kernel{
 	// fill: out[i] = value for i < n over 32-bit words; value travels as its
 	// uint32 bits, so it fills float32, int32 and uint32 buffers.
 	// Bindings: 0 out (write). Push: value uint32, n uint32.
-	// Groups: ceil(n/256), one element per invocation.
-	vectorKernel("fill", []Binding{wo("out")}, 8, "value uint32 (the element's bits), n uint32"),
+	// Groups: ceil(n/256), four elements per invocation.
+	quadKernel("fill", []Binding{wo("out")}, 8, "value uint32 (the element's bits), n uint32"),
 	// copy: dst[i] = src[i] for i < n over 32-bit words.
 	// Bindings: 0 src (read), 1 dst (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("copy", []Binding{ro("src"), wo("dst")}, 4, "n uint32"),
+	quadKernel("copy", []Binding{ro("src"), wo("dst")}, 4, "n uint32"),
 	// axpy: y[i] = a*x[i] + y[i] for i < n.
 	// Bindings: 0 x (read), 1 y (read-write). Push: a float32, n uint32. Groups: ceil(n/256).
-	vectorKernel("axpy", []Binding{ro("x"), rw("y")}, 8, "a float32, n uint32"),
+	quadKernel("axpy", []Binding{ro("x"), rw("y")}, 8, "a float32, n uint32"),
 	// scale: y[i] = a*x[i] for i < n.
 	// Bindings: 0 x (read), 1 y (write). Push: a float32, n uint32. Groups: ceil(n/256).
-	vectorKernel("scale", []Binding{ro("x"), wo("y")}, 8, "a float32, n uint32"),
+	quadKernel("scale", []Binding{ro("x"), wo("y")}, 8, "a float32, n uint32"),
 	// add: z[i] = x[i] + y[i] for i < n.
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("add", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("add", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// sub: z[i] = x[i] - y[i] for i < n.
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("sub", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("sub", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// mul: z[i] = x[i] * y[i] for i < n.
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("mul", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("mul", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// div: z[i] = x[i] / y[i] for i < n (IEEE division: x/0 is ±Inf or NaN).
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("div", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("div", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// sum: partials[g] = sum of the W = LocalSize[0] elements of group g
 	// (g = gl_WorkGroupID.x + gl_WorkGroupID.y*gl_NumWorkGroups.x), clipped
 	// to n. Groups and partials written: ceil(n/W). The caller repeats sum on
@@ -376,23 +407,23 @@ var catalogue = []Kernel{
 
 	// fill_dyn: fill with value and n from device memory.
 	// Bindings: 0 out (write), 1 value (uint32 bits), 2 n. Groups: ceil(n/256).
-	dynamicVector("fill", []Binding{wo("out"), ro("value"), ro("n")}, u32("value"), u32("n")),
+	dynamicQuad("fill", []Binding{wo("out"), ro("value"), ro("n")}, u32("value"), u32("n")),
 	// copy_dyn: copy with n from device memory.
 	// Bindings: 0 src (read), 1 dst (write), 2 n. Groups: ceil(n/256).
-	dynamicVector("copy", []Binding{ro("src"), wo("dst"), ro("n")}, u32("n")),
+	dynamicQuad("copy", []Binding{ro("src"), wo("dst"), ro("n")}, u32("n")),
 	// axpy_dyn: axpy with a and n from device memory.
 	// Bindings: 0 x (read), 1 y (read-write), 2 a (float32), 3 n. Groups: ceil(n/256).
-	dynamicVector("axpy", []Binding{ro("x"), rw("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
+	dynamicQuad("axpy", []Binding{ro("x"), rw("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
 	// scale_dyn: scale with a and n from device memory.
 	// Bindings: 0 x (read), 1 y (write), 2 a (float32), 3 n. Groups: ceil(n/256).
-	dynamicVector("scale", []Binding{ro("x"), wo("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
+	dynamicQuad("scale", []Binding{ro("x"), wo("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
 	// add_dyn, sub_dyn, mul_dyn, div_dyn: add, sub, mul, div with n from
 	// device memory.
 	// Bindings: 0 x, 1 y (read), 2 z (write), 3 n. Groups: ceil(n/256).
-	dynamicVector("add", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
-	dynamicVector("sub", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
-	dynamicVector("mul", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
-	dynamicVector("div", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("add", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("sub", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("mul", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("div", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
 	// sum_dyn: sum with n from device memory; the same partials, so the
 	// caller repeats it on them with n = ceil(n/W) until one value is left.
 	// Bindings: 0 src (read), 1 partials (write), 2 n. Groups: ceil(n/W).

@@ -52,8 +52,8 @@ func TestSuitesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched",
 			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
-			"c-replay-empty", "record", "replay-dynamic", "recapture")
-		assert.Len(t, res.Figures, 16*len(dispatchKs(true)))
+			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture")
+		assert.Len(t, res.Figures, 17*len(dispatchKs(true)))
 	})
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)
@@ -136,6 +136,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-record-bound", Params: k, Value: 100},
 		{Suite: "dispatch", Name: "c-replay-bound", Params: k, Value: 850},
 		{Suite: "dispatch", Name: "c-replay-empty", Params: k, Value: 300}, // a note, no ratio
+		{Suite: "dispatch", Name: "c-replay-bound-vec4", Params: k, Value: 600},
 		{Suite: "dispatch", Name: "record", Params: k, Value: 250},
 		{Suite: "dispatch", Name: "replay-dynamic", Params: k, Value: 1100},
 		{Suite: "dispatch", Name: "recapture", Params: k, Value: 5000},
@@ -173,7 +174,7 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 10, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
+	assert.Len(t, notes, 11, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
 	assert.Contains(t, strings.Join(notes, "\n"), "c-replay-empty is")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
@@ -202,7 +203,8 @@ func TestComputeRatios(t *testing.T) {
 		{"replay/floor-replay", "dispatch", k, "replay", "floor-replay", 0.8},
 		{"replay/c-replay", "dispatch", k1, "replay", "c-replay", 1.15},
 		{"eager-batched/c-batched-bound", "dispatch", k, "eager-batched", "c-batched-bound", 0},
-		{"replay/c-replay-bound", "dispatch", k, "replay", "c-replay-bound", 0},
+		{"replay/c-replay-bound", "dispatch", k, "replay", "c-replay-bound", 0.65},
+		{"replay/c-replay-bound-vec4", "dispatch", k, "replay", "c-replay-bound-vec4", 1.05},
 		{"raw/c-replay-bound", "dispatch", k, "raw", "c-replay-bound", 0},
 		{"record/c-record-bound", "dispatch", k, "record", "c-record-bound", 0},
 		{"replay/c-replay-bound", "dispatch", k1, "replay", "c-replay-bound", 0},

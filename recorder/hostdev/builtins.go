@@ -16,19 +16,21 @@ import (
 // (so a replay sees the value current then). Both forms call one function
 // with the scalars as arguments, so they cannot drift apart.
 func Builtins() map[string]Kernel {
-	local1D, local2D := [3]uint32{256, 1, 1}, [3]uint32{8, 8, 1}
+	// The element-wise kernels take four elements per invocation, 64
+	// invocations per group (forEach covers four per invocation).
+	local1D, localQuad, local2D := [3]uint32{256, 1, 1}, [3]uint32{64, 1, 1}, [3]uint32{8, 8, 1}
 	m := map[string]Kernel{}
-	withVariant(m, "fill", local1D, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
-	withVariant(m, "copy", local1D, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
-	withVariant(m, "axpy", local1D, 2, func(in *Invocation, s scalars) { axpy(in, s.float(0), s[1]) })
-	withVariant(m, "scale", local1D, 2, func(in *Invocation, s scalars) { scale(in, s.float(0), s[1]) })
+	withVariant(m, "fill", localQuad, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
+	withVariant(m, "copy", localQuad, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
+	withVariant(m, "axpy", localQuad, 2, func(in *Invocation, s scalars) { axpy(in, s.float(0), s[1]) })
+	withVariant(m, "scale", localQuad, 2, func(in *Invocation, s scalars) { scale(in, s.float(0), s[1]) })
 	for name, op := range map[string]func(x, y float32) float32{
 		"add": func(x, y float32) float32 { return x + y },
 		"sub": func(x, y float32) float32 { return x - y },
 		"mul": func(x, y float32) float32 { return x * y },
 		"div": func(x, y float32) float32 { return x / y },
 	} {
-		withVariant(m, name, local1D, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
+		withVariant(m, name, localQuad, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
 	}
 	for _, name := range []string{"sum", "sum_subgroup"} {
 		withVariant(m, name, local1D, 1, func(in *Invocation, s scalars) {
@@ -88,9 +90,14 @@ func invocations(in *Invocation) uint64 {
 	return uint64(in.Groups[0]) * uint64(in.Groups[1]) * uint64(in.Local[0])
 }
 
-// forEach calls f for every element index below n that the dispatch covers.
+// perQuadInvocation is the elements one invocation of an element-wise
+// kernel covers, as in the GLSL modules.
+const perQuadInvocation = 4
+
+// forEach calls f for every element index below n that the dispatch of an
+// element-wise kernel covers (four per invocation).
 func forEach(in *Invocation, n uint32, f func(uint32)) {
-	end := min(uint64(n), invocations(in))
+	end := min(uint64(n), perQuadInvocation*invocations(in))
 	for i := uint64(0); i < end; i++ {
 		f(uint32(i))
 	}

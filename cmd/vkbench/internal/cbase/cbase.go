@@ -35,6 +35,8 @@ import (
 
 //go:generate glslc -O --target-env=vulkan1.1 empty.comp -o empty.spv
 
+//go:generate glslc -O --target-env=vulkan1.1 axpy_scalar.comp -o axpy_scalar.spv
+
 //go:embed sgemm_naive.spv
 var sgemmNaiveSPIRV []byte
 
@@ -43,6 +45,12 @@ var sgemmBlockedSPIRV []byte
 
 //go:embed empty.spv
 var emptySPIRV []byte
+
+//go:embed axpy_scalar.spv
+var axpyScalarSPIRV []byte
+
+// scalarLocal is the workgroup size of axpy_scalar.comp and empty.comp.
+const scalarLocal = 256
 
 // ErrVulkan means a Vulkan call of the reference failed; the error names the
 // call and its VkResult.
@@ -202,15 +210,24 @@ type Chain struct {
 	n int
 }
 
-// NewChain builds the chain over x with the project's axpy module (one
-// workgroup per LocalSize[0] elements) and y zeroed, and records the two
-// command buffers Replay and ReplayBound submit.
+// NewChain builds the chain over x with the scalar axpy of
+// axpy_scalar.comp (one element per invocation, one workgroup per 256
+// elements) and y zeroed, and records the two command buffers Replay and
+// ReplayBound submit.
 func (d *Device) NewChain(x []float32, k int) (*Chain, error) {
+	return d.newChain(axpyScalarSPIRV, scalarLocal, x, k)
+}
+
+// NewVec4Chain builds the same chain with the project's own axpy module
+// (four elements per invocation, vec4 loads and stores, one workgroup per
+// Span elements): plain C running the kernel shape vkc runs, so that vkc's
+// replay compares with the best plain C with the same kernel too.
+func (d *Device) NewVec4Chain(x []float32, k int) (*Chain, error) {
 	kernel, err := shaders.Get("axpy")
 	if err != nil {
 		return nil, err
 	}
-	return d.newChain(kernel.SPIRV, int(kernel.LocalSize[0]), x, k)
+	return d.newChain(kernel.SPIRV, int(kernel.Span(kernel.LocalSize[0])), x, k)
 }
 
 // NewEmptyChain builds the same chain as NewChain, same groups, bindings,
@@ -218,11 +235,7 @@ func (d *Device) NewChain(x []float32, k int) (*Chain, error) {
 // y stays as it is. Its ReplayBound is what the driver charges per launch
 // with no kernel work, the share of a replay no library can remove.
 func (d *Device) NewEmptyChain(x []float32, k int) (*Chain, error) {
-	kernel, err := shaders.Get("axpy")
-	if err != nil {
-		return nil, err
-	}
-	return d.newChain(emptySPIRV, int(kernel.LocalSize[0]), x, k)
+	return d.newChain(emptySPIRV, scalarLocal, x, k)
 }
 
 func (d *Device) newChain(spirv []byte, local int, x []float32, k int) (*Chain, error) {
