@@ -302,7 +302,7 @@ func reduceDyn(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCor
 	d := s.dev
 	name := d.sumKernel()
 	if len(srcs) == 2 {
-		name = "dot"
+		name = d.dotKernel()
 	}
 	k, err := d.dynamicKernel(name)
 	if err != nil {

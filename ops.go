@@ -168,11 +168,26 @@ func Div(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "div", x
 
 // sumKernel picks the subgroup reduction where the device has it.
 func (d *Device) sumKernel() string {
-	sg := d.info.Subgroup
-	if sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0 {
+	if d.subgroupReductions() {
 		return "sum_subgroup"
 	}
 	return "sum"
+}
+
+// dotKernel picks the subgroup dot product where the device has it.
+func (d *Device) dotKernel() string {
+	if d.subgroupReductions() {
+		return "dot_subgroup"
+	}
+	return "dot"
+}
+
+// subgroupReductions reports whether the subgroup reductions run here:
+// subgroup arithmetic in compute, with subgroups that fill their groups
+// (lavapipe mis-sums a partial subgroup).
+func (d *Device) subgroupReductions() bool {
+	sg := d.info.Subgroup
+	return sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0
 }
 
 // temp allocates scratch that a launch about to be recorded on s writes.
@@ -198,7 +213,7 @@ func reduce(s *Stream, srcs []*bufferCore, n int, out *bufferCore) error {
 	for {
 		name := d.sumKernel()
 		if len(srcs) == 2 {
-			name = "dot"
+			name = d.dotKernel()
 		}
 		k, err := d.builtin(name)
 		if err != nil {

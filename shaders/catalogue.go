@@ -172,6 +172,10 @@ type Kernel struct {
 	// PerInvocation is, for 1-D kernels, how many consecutive elements one
 	// invocation covers (0 means 1); see Span.
 	PerInvocation uint32
+	// GroupSpan, when set, is the elements one group of a 1-D kernel covers
+	// whatever its workgroup size (the subgroup reductions: 256, each
+	// invocation taking 256/x of them); see Span.
+	GroupSpan uint32
 	// Needs is the device feature the kernel requires.
 	Needs Feature
 	// DynamicOf, on a dynamic variant, names the static kernel it stands in
@@ -225,8 +229,26 @@ func (k Kernel) ShapeFor(t Target) Shape {
 // shapes are the kernels that pick their geometry per device, by name (a
 // dynamic variant picks as its static kernel does).
 var shapes = map[string]func(Kernel, Target) Shape{
-	"matmul":     matmulShape,
-	"matmul_dyn": matmulShape,
+	"matmul":           matmulShape,
+	"matmul_dyn":       matmulShape,
+	"sum_subgroup":     subgroupShape,
+	"sum_subgroup_dyn": subgroupShape,
+	"dot_subgroup":     subgroupShape,
+	"dot_subgroup_dyn": subgroupShape,
+}
+
+// subgroupShape sizes a subgroup reduction's workgroup to one subgroup, so
+// that subgroupAdd alone reduces the group and no barrier runs (on lavapipe
+// a barrier suspends and resumes every SIMD batch of the group). The
+// kernel's group covers 256 elements at any size dividing 64; a subgroup
+// size that does not (or none reported, or above the device's limits)
+// keeps the catalogue's 64.
+func subgroupShape(k Kernel, t Target) Shape {
+	x := t.SubgroupSize
+	if x == 0 || 64%x != 0 || x > t.MaxLocalSize[0] || x > t.MaxInvocations {
+		x = 64
+	}
+	return Shape{LocalSize: [3]uint32{x, 1, 1}}
 }
 
 // matmulShape picks matmul's block (specialization constant 3, BLOCK):
@@ -254,9 +276,15 @@ const (
 )
 
 // Span is the number of elements one workgroup of a 1-D kernel covers at
-// workgroup size x (LocalSize[0] by default): x times PerInvocation. A
+// workgroup size x (LocalSize[0] by default): GroupSpan where set, else x
+// times PerInvocation. A
 // launcher covering n elements dispatches ceil(n/Span(x)) groups.
-func (k Kernel) Span(x uint32) uint32 { return x * max(k.PerInvocation, 1) }
+func (k Kernel) Span(x uint32) uint32 {
+	if k.GroupSpan != 0 {
+		return k.GroupSpan
+	}
+	return x * max(k.PerInvocation, 1)
+}
 
 // ScalarBinding is the binding from which a dynamic variant reads
 // Scalars[i]: the scalar buffers are the last len(Scalars) bindings, after
@@ -351,6 +379,16 @@ var catalogue = []Kernel{
 	func() Kernel {
 		k := vectorKernel("sum_subgroup", []Binding{ro("src"), wo("partials")}, 4, "n uint32")
 		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
+		return k
+	}(),
+	// dot_subgroup: the contract of dot, reduced as sum_subgroup reduces
+	// (the same shape and needs).
+	// Bindings: 0 x (read), 1 y (read), 2 partials (write). Push: n uint32.
+	func() Kernel {
+		k := vectorKernel("dot_subgroup", []Binding{ro("x"), ro("y"), wo("partials")}, 4, "n uint32")
+		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
 		return k
 	}(),
 	// dot: partials[g] = sum of x[i]*y[i] over the W = LocalSize[0]
@@ -434,12 +472,22 @@ var catalogue = []Kernel{
 	func() Kernel {
 		k := dynamicVector("sum_subgroup", []Binding{ro("src"), wo("partials"), ro("n")}, u32("n"))
 		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
 		return k
 	}(),
 	// dot_dyn: dot with n from device memory; its partials are reduced with
 	// sum_dyn (or sum).
 	// Bindings: 0 x (read), 1 y (read), 2 partials (write), 3 n. Groups: ceil(n/W).
 	dynamicVector("dot", []Binding{ro("x"), ro("y"), wo("partials"), ro("n")}, u32("n")),
+	// dot_subgroup_dyn: dot_subgroup with n from device memory; needs what
+	// dot_subgroup needs.
+	// Bindings: 0 x (read), 1 y (read), 2 partials (write), 3 n. Groups: ceil(n/256).
+	func() Kernel {
+		k := dynamicVector("dot_subgroup", []Binding{ro("x"), ro("y"), wo("partials"), ro("n")}, u32("n"))
+		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
+		return k
+	}(),
 	// matmul_dyn: matmul with M, N and K from device memory; the block, the
 	// tile and the group counts are matmul's on every device.
 	// Bindings: 0 A (read), 1 B (read), 2 C (write), 3 M, 4 N, 5 K.

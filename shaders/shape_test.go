@@ -23,7 +23,7 @@ var shapeTargets = []Target{
 // workgroup size and tile and no further specialization constants.
 func TestShapeForDefaultsToTheCatalogue(t *testing.T) {
 	for _, k := range All() {
-		if k.Name == "matmul" || k.DynamicOf == "matmul" {
+		if _, own := shapes[k.Name]; own {
 			continue
 		}
 		for _, target := range shapeTargets {
@@ -56,6 +56,31 @@ func TestMatmulShapeFitsTheDevice(t *testing.T) {
 			assert.Zero(t, sh.LocalSize[0]%target.SubgroupSize, "x is whole SIMD widths")
 		} else {
 			assert.Equal(t, Shape{LocalSize: k.LocalSize, Spec: []uint32{matmulBlock8}, Tile: k.Tile}, sh, "the catalogue's shape on %+v", target)
+		}
+	}
+}
+
+// The subgroup reductions run one subgroup per workgroup where the
+// subgroup size divides 64 (so no barrier runs), 64 invocations otherwise,
+// and cover 256 elements per group at every size: the partials and group
+// counts of sum and dot, whatever the device.
+func TestSubgroupReductionShapeIsOneSubgroup(t *testing.T) {
+	for _, name := range []string{"sum_subgroup", "sum_subgroup_dyn", "dot_subgroup", "dot_subgroup_dyn"} {
+		k, err := Get(name)
+		require.NoError(t, err)
+		plain, err := Get(k.Name[:3])
+		require.NoError(t, err)
+		for _, target := range shapeTargets {
+			sh := k.ShapeFor(target)
+			x := sh.LocalSize[0]
+			assert.Equal(t, [3]uint32{x, 1, 1}, sh.LocalSize)
+			assert.Zero(t, 64%x, "%s: 256/x elements per invocation in whole quads", name)
+			if 64%target.SubgroupSize == 0 && target.SubgroupSize <= target.MaxInvocations {
+				assert.Equal(t, target.SubgroupSize, x, "%s on %+v: one subgroup per group", name, target)
+			} else {
+				assert.Equal(t, uint32(64), x, "%s on %+v", name, target)
+			}
+			assert.Equal(t, plain.Span(plain.LocalSize[0]), k.Span(x), "%s covers what %s covers per group", name, plain.Name)
 		}
 	}
 }

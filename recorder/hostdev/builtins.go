@@ -19,6 +19,7 @@ func Builtins() map[string]Kernel {
 	// The element-wise kernels take four elements per invocation, 64
 	// invocations per group (forEach covers four per invocation).
 	local1D, localQuad, local2D := [3]uint32{256, 1, 1}, [3]uint32{64, 1, 1}, [3]uint32{8, 8, 1}
+	localSubgroup := [3]uint32{64, 1, 1}
 	m := map[string]Kernel{}
 	withVariant(m, "fill", localQuad, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
 	withVariant(m, "copy", localQuad, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
@@ -32,15 +33,24 @@ func Builtins() map[string]Kernel {
 	} {
 		withVariant(m, name, localQuad, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
 	}
-	for _, name := range []string{"sum", "sum_subgroup"} {
-		withVariant(m, name, local1D, 1, func(in *Invocation, s scalars) {
-			partials(in, s[0], func(i uint32) float32 { return getFloat(in.Buffers[0], i) }, in.Buffers[1])
-		})
+	// sum and dot: one element per invocation, a group covers its
+	// workgroup size; the subgroup variants: a group covers 256 elements at
+	// any workgroup size (each invocation takes 256/x of them).
+	sum := func(span uint32) func(*Invocation, scalars) {
+		return func(in *Invocation, s scalars) {
+			partials(in, s[0], span, func(i uint32) float32 { return getFloat(in.Buffers[0], i) }, in.Buffers[1])
+		}
 	}
-	withVariant(m, "dot", local1D, 1, func(in *Invocation, s scalars) {
-		x, y := in.Buffers[0], in.Buffers[1]
-		partials(in, s[0], func(i uint32) float32 { return getFloat(x, i) * getFloat(y, i) }, in.Buffers[2])
-	})
+	dot := func(span uint32) func(*Invocation, scalars) {
+		return func(in *Invocation, s scalars) {
+			x, y := in.Buffers[0], in.Buffers[1]
+			partials(in, s[0], span, func(i uint32) float32 { return getFloat(x, i) * getFloat(y, i) }, in.Buffers[2])
+		}
+	}
+	withVariant(m, "sum", local1D, 1, sum(0))
+	withVariant(m, "sum_subgroup", localSubgroup, 1, sum(subgroupSpan))
+	withVariant(m, "dot", local1D, 1, dot(0))
+	withVariant(m, "dot_subgroup", localSubgroup, 1, dot(subgroupSpan))
 	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	m["transpose"] = Kernel{Local: [3]uint32{16, 16, 1}, Run: func(in *Invocation) {
@@ -130,11 +140,18 @@ func elementwise(in *Invocation, op func(x, y float32) float32, n uint32) {
 	forEach(in, n, func(i uint32) { putFloat(z, i, op(getFloat(x, i), getFloat(y, i))) })
 }
 
+// subgroupSpan is the elements a group of a subgroup reduction covers.
+const subgroupSpan = 256
+
 // partials writes, for every workgroup that covers elements below n, the
-// sum of its elements' values into out[group].
-func partials(in *Invocation, n32 uint32, value func(uint32) float32, out []byte) {
+// sum of its elements' values into out[group]. A group covers span
+// elements, or its workgroup size where span is 0.
+func partials(in *Invocation, n32 uint32, span uint32, value func(uint32) float32, out []byte) {
 	n := uint64(n32)
 	w := uint64(in.Local[0])
+	if span != 0 {
+		w = uint64(span)
+	}
 	groups := uint64(in.Groups[0]) * uint64(in.Groups[1])
 	for g := uint64(0); g < groups && g*w < n; g++ {
 		var s float32
