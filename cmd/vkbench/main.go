@@ -570,7 +570,7 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 		}
 		return okN && okD
 	}
-	var dispatched, bound, emptied, vectored, floored, multiplied, blocked, copied, memcopied bool
+	var dispatched, bound, emptied, vectored, floored, multiplied, blocked, copied, memcopied, summed bool
 	for _, f := range figs {
 		p := f.Params
 		switch {
@@ -630,6 +630,7 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 			memcopied = add("transfer", "c-memcpy/upload", p, "c-memcpy", "upload", 1.25) || memcopied
 			memcopied = add("transfer", "c-memcpy/download", p, "c-memcpy", "download", 1.25) || memcopied
 			memcopied = add("transfer", "c-memcpy/copy", p, "c-memcpy", "copy", 1/0.85) || memcopied
+			summed = add("transfer", "c-memcpy/sum", p, "c-memcpy", "sum", 1.25) || summed
 		}
 	}
 	if dispatched {
@@ -660,6 +661,9 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 	}
 	if memcopied {
 		notes = append(notes, fmt.Sprintf("transfer: compared with the C baseline's memcpy from %s up (smaller copies run from cache); c-memcpy/x <= 1.25 is x at >= 80%% of memcpy, c-memcpy/copy <= 1.176 is copy at >= 85%%", formatBytes(transferRatioMinBytes)))
+	}
+	if summed {
+		notes = append(notes, "transfer: sum is vkc.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy")
 	}
 	return ratios, notes
 }

@@ -58,7 +58,7 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy")
+		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy", "sum")
 	})
 	t.Run("matmul", func(t *testing.T) {
 		res, err := runMatmul(cfg)
@@ -153,6 +153,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "transfer", Name: "memcpy", Params: big, Value: 10},
 		{Suite: "transfer", Name: "c-memcpy", Params: big, Value: 7},
 		{Suite: "transfer", Name: "c-copy-buffer", Params: big, Value: 6.5},
+		{Suite: "transfer", Name: "sum", Params: big, Value: 4},
 		{Suite: "transfer", Name: "upload", Params: small, Value: 1},
 		{Suite: "transfer", Name: "copy", Params: small, Value: 5},
 		{Suite: "transfer", Name: "c-memcpy", Params: small, Value: 50},
@@ -174,7 +175,7 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 11, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
+	assert.Len(t, notes, 12, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
 	assert.Contains(t, strings.Join(notes, "\n"), "c-replay-empty is")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
@@ -211,6 +212,7 @@ func TestComputeRatios(t *testing.T) {
 		{"c-memcpy/upload", "transfer", big, "c-memcpy", "upload", 1.25},
 		{"c-memcpy/download", "transfer", big, "c-memcpy", "download", 1.25},
 		{"c-memcpy/copy", "transfer", big, "c-memcpy", "copy", 1 / 0.85},
+		{"c-memcpy/sum", "transfer", big, "c-memcpy", "sum", 1.25},
 		{"c-copy-buffer/copy", "transfer", big, "c-copy-buffer", "copy", 1.1},
 		{"c-copy-buffer/copy", "transfer", small, "c-copy-buffer", "copy", 1.1},
 		{"c-naive/matmul", "matmul", sq, "c-naive", "matmul", 1.0 / 3},
