@@ -32,6 +32,13 @@ void main() {
             for (uint j = 0u; j < 4u; ++j) acc[i][j] += x * bk[j];
         }
     }
-    for (uint i = 0u; i < 16u && row + i < n; ++i)
-        for (uint j = 0u; j < 4u && q0 + j < n4; ++j) c[(row + i) * n4 + q0 + j] = acc[i][j];
+    // Constant trip counts with a break, so that glslc unrolls the loops and
+    // acc stays in registers (a dynamic index sends it to memory).
+    for (uint i = 0u; i < 16u; ++i) {
+        if (row + i >= n) break;
+        for (uint j = 0u; j < 4u; ++j) {
+            if (q0 + j >= n4) break;
+            c[(row + i) * n4 + q0 + j] = acc[i][j];
+        }
+    }
 }
