@@ -265,32 +265,38 @@ func dynMatrixCases(dev *Device) []dynCase {
 		{37, 53, 37, 37},
 		{2, 257, 2, 2},
 		{3, 300, 5, 5},
+		{4, 64, 4, 4},
 	} {
-		rows, cols := sh.rows, sh.cols
-		xs := randFloats(rng(93, rows, cols, sh.capRows), sh.capRows*cols, -8, 8)
-		c := dynCase{name: fmt.Sprintf("softmax/%dx%d,capacity-rows=%d", rows, cols, sh.capRows), out: 1}
-		c.step("softmax", dev.groups1D(sh.dispatchRows, 1), []uint32{uint32(rows), uint32(cols)},
-			c.buffer(dynWords(xs)), c.buffer(dynSentinels(sh.capRows*cols)))
-		c.want = make([]float64, rows*cols)
-		for i := range rows {
-			row := xs[i*cols : (i+1)*cols]
-			mx := math.Inf(-1)
-			for _, v := range row {
-				mx = math.Max(mx, float64(v))
+		for _, kernel := range []string{"softmax", "softmax_subgroup"} {
+			rows, cols := sh.rows, sh.cols
+			xs := randFloats(rng(93, rows, cols, sh.capRows), sh.capRows*cols, -8, 8)
+			c := dynCase{name: fmt.Sprintf("%s/%dx%d,capacity-rows=%d", kernel, rows, cols, sh.capRows), out: 1}
+			if kernel == "softmax_subgroup" {
+				c.needs = shaders.FeatureSubgroupArithmetic
 			}
-			var s float64
-			for j, v := range row {
-				c.want[i*cols+j] = math.Exp(float64(v) - mx)
-				s += c.want[i*cols+j]
+			c.step(kernel, dev.groups1D(sh.dispatchRows, 1), []uint32{uint32(rows), uint32(cols)},
+				c.buffer(dynWords(xs)), c.buffer(dynSentinels(sh.capRows*cols)))
+			c.want = make([]float64, rows*cols)
+			for i := range rows {
+				row := xs[i*cols : (i+1)*cols]
+				mx := math.Inf(-1)
+				for _, v := range row {
+					mx = math.Max(mx, float64(v))
+				}
+				var s float64
+				for j, v := range row {
+					c.want[i*cols+j] = math.Exp(float64(v) - mx)
+					s += c.want[i*cols+j]
+				}
+				for j := range row {
+					c.want[i*cols+j] /= s
+				}
 			}
-			for j := range row {
-				c.want[i*cols+j] /= s
-			}
+			// exp is allowed 3+2|x| ULP in Vulkan; |x| <= 16 here, plus the
+			// row sum's roundings.
+			c.tol = func(i int) float64 { return ulps(64, c.want[i]) + 1e-12 }
+			cases = append(cases, c)
 		}
-		// exp is allowed 3+2|x| ULP in Vulkan; |x| <= 16 here, plus the
-		// row sum's roundings.
-		c.tol = func(i int) float64 { return ulps(64, c.want[i]) + 1e-12 }
-		cases = append(cases, c)
 	}
 	return cases
 }

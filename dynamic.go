@@ -386,7 +386,7 @@ func SoftmaxDyn(s *Stream, src, dst *Buffer[float32], rows *Param[uint32], cols 
 	if err != nil {
 		return err
 	}
-	k, err := d.dynamicKernel("softmax")
+	k, err := d.dynamicKernel(d.softmaxKernel())
 	if err != nil {
 		return err
 	}

@@ -182,6 +182,14 @@ func (d *Device) dotKernel() string {
 	return "dot"
 }
 
+// softmaxKernel picks the subgroup softmax where the device has it.
+func (d *Device) softmaxKernel() string {
+	if d.subgroupReductions() {
+		return "softmax_subgroup"
+	}
+	return "softmax"
+}
+
 // subgroupReductions reports whether the subgroup reductions run here:
 // subgroup arithmetic in compute, with subgroups that fill their groups
 // (lavapipe mis-sums a partial subgroup).
@@ -391,7 +399,7 @@ func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 		return err
 	}
 	defer s.leave()
-	kern, err := s.dev.builtin("softmax")
+	kern, err := s.dev.builtin(s.dev.softmaxKernel())
 	if err != nil {
 		return err
 	}

@@ -233,8 +233,10 @@ var shapes = map[string]func(Kernel, Target) Shape{
 	"matmul_dyn":       matmulShape,
 	"sum_subgroup":     subgroupShape,
 	"sum_subgroup_dyn": subgroupShape,
-	"dot_subgroup":     subgroupShape,
-	"dot_subgroup_dyn": subgroupShape,
+	"dot_subgroup":         subgroupShape,
+	"dot_subgroup_dyn":     subgroupShape,
+	"softmax_subgroup":     subgroupShape,
+	"softmax_subgroup_dyn": subgroupShape,
 }
 
 // subgroupShape sizes a subgroup reduction's workgroup to one subgroup, so
@@ -425,6 +427,18 @@ var catalogue = []Kernel{
 		LocalSize: [3]uint32{16, 16, 1},
 		Tile:      [2]uint32{16, 16},
 	},
+	// softmax_subgroup: the contract of softmax (rows groups, one per row),
+	// its row maximum and sum reduced with subgroup arithmetic, the
+	// workgroup sized to one subgroup as sum_subgroup's (ShapeFor).
+	// Bindings: 0 src (read), 1 dst (write). Push: rows uint32, cols uint32.
+	{
+		Name:      "softmax_subgroup",
+		Bindings:  []Binding{ro("src"), wo("dst")},
+		PushSize:  8,
+		PushDoc:   "rows uint32, cols uint32",
+		LocalSize: [3]uint32{64, 1, 1},
+		Needs:     FeatureSubgroupArithmetic,
+	},
 	// softmax: row-wise, numerically stable (subtract the row max, sum the
 	// exponentials, divide) over a rows x cols row-major matrix, any cols.
 	// One group per row: rows groups, row = gl_WorkGroupID.x +
@@ -499,6 +513,17 @@ var catalogue = []Kernel{
 		Tile:      [2]uint32{64, 64},
 		DynamicOf: "matmul",
 		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
+	},
+	// softmax_subgroup_dyn: softmax_subgroup with rows and cols from device
+	// memory; needs what softmax_subgroup needs.
+	// Bindings: 0 src (read), 1 dst (write), 2 rows, 3 cols. Groups: rows.
+	{
+		Name:      "softmax_subgroup_dyn",
+		Bindings:  []Binding{ro("src"), wo("dst"), ro("rows"), ro("cols")},
+		LocalSize: [3]uint32{64, 1, 1},
+		Needs:     FeatureSubgroupArithmetic,
+		DynamicOf: "softmax_subgroup",
+		Scalars:   []Scalar{u32("rows"), u32("cols")},
 	},
 	// softmax_dyn: softmax with rows and cols from device memory; one group
 	// per row, as softmax.

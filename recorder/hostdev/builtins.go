@@ -53,6 +53,7 @@ func Builtins() map[string]Kernel {
 	withVariant(m, "dot_subgroup", localSubgroup, 1, dot(subgroupSpan))
 	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
+	withVariant(m, "softmax_subgroup", localSubgroup, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	m["transpose"] = Kernel{Local: [3]uint32{16, 16, 1}, Run: func(in *Invocation) {
 		transpose(in, word(in.Push, 0), word(in.Push, 1))
 	}}
