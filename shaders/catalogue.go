@@ -373,10 +373,12 @@ var catalogue = []Kernel{
 	// the partials (n = ceil(n/W)) until one value is left; any n >= 1.
 	// Bindings: 0 src (read), 1 partials (write). Push: n uint32.
 	vectorKernel("sum", []Binding{ro("src"), wo("partials")}, 4, "n uint32"),
-	// sum_subgroup: the contract of sum, reduced with subgroupAdd (one
-	// barrier per group instead of log2(W)). Offer it only where the device
-	// reports subgroup arithmetic for compute, and keep LocalSize[0] a
-	// multiple of the subgroup size (lavapipe mis-sums a partial subgroup).
+	// sum_subgroup: the contract of sum (256 elements per group, GroupSpan),
+	// each invocation adding 256/x of them from vec4 loads, reduced with
+	// subgroupAdd; ShapeFor sizes the workgroup to one subgroup, so no
+	// barrier runs. Offer it only where the device reports subgroup
+	// arithmetic for compute, and keep the workgroup a multiple of the
+	// subgroup size (lavapipe mis-sums a partial subgroup).
 	// Bindings: 0 src (read), 1 partials (write). Push: n uint32.
 	func() Kernel {
 		k := vectorKernel("sum_subgroup", []Binding{ro("src"), wo("partials")}, 4, "n uint32")
