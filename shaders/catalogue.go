@@ -229,10 +229,10 @@ func (k Kernel) ShapeFor(t Target) Shape {
 // shapes are the kernels that pick their geometry per device, by name (a
 // dynamic variant picks as its static kernel does).
 var shapes = map[string]func(Kernel, Target) Shape{
-	"matmul":           matmulShape,
-	"matmul_dyn":       matmulShape,
-	"sum_subgroup":     subgroupShape,
-	"sum_subgroup_dyn": subgroupShape,
+	"matmul":               matmulShape,
+	"matmul_dyn":           matmulShape,
+	"sum_subgroup":         subgroupShape,
+	"sum_subgroup_dyn":     subgroupShape,
 	"dot_subgroup":         subgroupShape,
 	"dot_subgroup_dyn":     subgroupShape,
 	"softmax_subgroup":     subgroupShape,
