@@ -256,7 +256,7 @@ func reducePasses(s *Stream, srcs []*bufferCore, n length, pass int, out *buffer
 	d := s.dev
 	name := d.sumKernel()
 	if len(srcs) == 2 {
-		name = "dot"
+		name = d.dotKernel()
 	}
 	k, err := d.kernelFor(name, n.p == nil)
 	if err != nil {

@@ -205,18 +205,23 @@ func dynReductionCases(dev *Device) []dynCase {
 			dot += p
 			dotMag += math.Abs(p)
 		}
-		c := dynCase{name: "dot/" + label, want: []float64{dot}}
-		x, y := c.buffer(dynWords(xs)), c.buffer(dynWords(ys))
-		c.out = c.buffer(dynSentinels(1))
-		if n <= 256 {
-			c.step("dot", [3]uint32{1, 1, 1}, []uint32{uint32(n)}, x, y, c.out)
-		} else {
-			partials := c.buffer(dynSentinels(int(ceilDiv(sz.dispatch, 256))))
-			c.step("dot", dev.groups1D(sz.dispatch, 256), []uint32{uint32(n)}, x, y, partials)
-			c.reduce(dev, "sum", partials, int(ceilDiv(n, 256)), int(ceilDiv(n, 256)), c.out)
+		for _, kernel := range []string{"dot", "dot_subgroup"} {
+			c := dynCase{name: kernel + "/" + label, want: []float64{dot}}
+			if kernel == "dot_subgroup" {
+				c.needs = shaders.FeatureSubgroupArithmetic
+			}
+			x, y := c.buffer(dynWords(xs)), c.buffer(dynWords(ys))
+			c.out = c.buffer(dynSentinels(1))
+			if n <= 256 {
+				c.step(kernel, [3]uint32{1, 1, 1}, []uint32{uint32(n)}, x, y, c.out)
+			} else {
+				partials := c.buffer(dynSentinels(int(ceilDiv(sz.dispatch, 256))))
+				c.step(kernel, dev.groups1D(sz.dispatch, 256), []uint32{uint32(n)}, x, y, partials)
+				c.reduce(dev, "sum", partials, int(ceilDiv(n, 256)), int(ceilDiv(n, 256)), c.out)
+			}
+			c.tol = func(int) float64 { return ulps(4*(depth+1), dotMag) }
+			cases = append(cases, c)
 		}
-		c.tol = func(int) float64 { return ulps(4*(depth+1), dotMag) }
-		cases = append(cases, c)
 	}
 	return cases
 }
@@ -260,32 +265,38 @@ func dynMatrixCases(dev *Device) []dynCase {
 		{37, 53, 37, 37},
 		{2, 257, 2, 2},
 		{3, 300, 5, 5},
+		{4, 64, 4, 4},
 	} {
-		rows, cols := sh.rows, sh.cols
-		xs := randFloats(rng(93, rows, cols, sh.capRows), sh.capRows*cols, -8, 8)
-		c := dynCase{name: fmt.Sprintf("softmax/%dx%d,capacity-rows=%d", rows, cols, sh.capRows), out: 1}
-		c.step("softmax", dev.groups1D(sh.dispatchRows, 1), []uint32{uint32(rows), uint32(cols)},
-			c.buffer(dynWords(xs)), c.buffer(dynSentinels(sh.capRows*cols)))
-		c.want = make([]float64, rows*cols)
-		for i := range rows {
-			row := xs[i*cols : (i+1)*cols]
-			mx := math.Inf(-1)
-			for _, v := range row {
-				mx = math.Max(mx, float64(v))
+		for _, kernel := range []string{"softmax", "softmax_subgroup"} {
+			rows, cols := sh.rows, sh.cols
+			xs := randFloats(rng(93, rows, cols, sh.capRows), sh.capRows*cols, -8, 8)
+			c := dynCase{name: fmt.Sprintf("%s/%dx%d,capacity-rows=%d", kernel, rows, cols, sh.capRows), out: 1}
+			if kernel == "softmax_subgroup" {
+				c.needs = shaders.FeatureSubgroupArithmetic
 			}
-			var s float64
-			for j, v := range row {
-				c.want[i*cols+j] = math.Exp(float64(v) - mx)
-				s += c.want[i*cols+j]
+			c.step(kernel, dev.groups1D(sh.dispatchRows, 1), []uint32{uint32(rows), uint32(cols)},
+				c.buffer(dynWords(xs)), c.buffer(dynSentinels(sh.capRows*cols)))
+			c.want = make([]float64, rows*cols)
+			for i := range rows {
+				row := xs[i*cols : (i+1)*cols]
+				mx := math.Inf(-1)
+				for _, v := range row {
+					mx = math.Max(mx, float64(v))
+				}
+				var s float64
+				for j, v := range row {
+					c.want[i*cols+j] = math.Exp(float64(v) - mx)
+					s += c.want[i*cols+j]
+				}
+				for j := range row {
+					c.want[i*cols+j] /= s
+				}
 			}
-			for j := range row {
-				c.want[i*cols+j] /= s
-			}
+			// exp is allowed 3+2|x| ULP in Vulkan; |x| <= 16 here, plus the
+			// row sum's roundings.
+			c.tol = func(i int) float64 { return ulps(64, c.want[i]) + 1e-12 }
+			cases = append(cases, c)
 		}
-		// exp is allowed 3+2|x| ULP in Vulkan; |x| <= 16 here, plus the
-		// row sum's roundings.
-		c.tol = func(i int) float64 { return ulps(64, c.want[i]) + 1e-12 }
-		cases = append(cases, c)
 	}
 	return cases
 }
@@ -447,11 +458,16 @@ func TestDynKernelsMatchStaticKernels(t *testing.T) {
 // elements; a catalogue kernel with another local size would leave the
 // partial counts out of step with the group counts.
 func TestReductionKernelsSumGroupsOfReductionWidth(t *testing.T) {
-	for _, name := range []string{"sum", "sum_subgroup", "dot"} {
+	for _, name := range []string{"sum", "sum_subgroup", "dot", "dot_subgroup"} {
 		for _, get := range []func(string) (shaders.Kernel, error){shaders.Get, shaders.Dynamic} {
 			k, err := get(name)
 			require.NoError(t, err, name)
-			require.Equal(t, [3]uint32{reductionWidth, 1, 1}, k.LocalSize, k.Name)
+			// The subgroup variants run one subgroup per group on the
+			// device at hand; every size they may run at covers the width.
+			for _, target := range []shaders.Target{{}, {SubgroupSize: 8, MaxInvocations: 1024, MaxLocalSize: [3]uint32{1024, 1024, 64}}} {
+				x := k.ShapeFor(target).LocalSize[0]
+				require.Equal(t, uint32(reductionWidth), k.Span(x), "%s at workgroup size %d", k.Name, x)
+			}
 		}
 	}
 }

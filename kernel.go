@@ -144,7 +144,7 @@ type Kernel struct {
 	rk     *recorder.Kernel
 	access []Access
 	push   uint32
-	local  [3]uint32            // the workgroup size the pipeline runs with
+	local  [3]uint32            // the workgroup size the pipeline runs with (catalogue 1-D kernels: x is their Span, the elements a group covers)
 	tile   [2]uint32            // output elements per workgroup of 2-D catalogue kernels
 	elems  []shaders.ScalarType // what each binding's module block holds (user kernels)
 	user   bool
@@ -379,6 +379,13 @@ func (d *Device) build(name string, code []byte, access []Access, push uint32, s
 	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push}, nil
 }
 
+// target is what the catalogue shapes its kernels by on this device.
+func (d *Device) target() shaders.Target {
+	lim := d.info.Limits
+	return shaders.Target{CPU: d.info.Type == TypeCPU, SubgroupSize: d.info.Subgroup.Size,
+		MaxInvocations: lim.MaxComputeWorkGroupInvocations, MaxLocalSize: lim.MaxComputeWorkGroupSize}
+}
+
 // builtin returns the catalogue kernel name, building it on first use.
 func (d *Device) builtin(name string) (*Kernel, error) {
 	if m := d.builtins.Load(); m != nil {
@@ -399,12 +406,16 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	for i, b := range sk.Bindings {
 		access[i] = accessOf(b.Access)
 	}
-	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, catalogueSpec(sk.LocalSize), nil)
+	shape := sk.ShapeFor(d.target())
+	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, append(catalogueSpec(shape.LocalSize), shape.Spec...), nil)
 	if err != nil {
 		return nil, err
 	}
-	k.local = sk.LocalSize
-	k.tile = sk.Tile
+	k.local = shape.LocalSize
+	// The launchers' 1-D group counts divide by the elements a group
+	// covers, which is the workgroup size where an invocation takes one.
+	k.local[0] = sk.Span(k.local[0])
+	k.tile = shape.Tile
 	d.kernels[name] = k
 	published := maps.Clone(d.kernels)
 	d.builtins.Store(&published)

@@ -401,9 +401,12 @@ func TestOpsRejectGroupsBeyondLimit(t *testing.T) {
 	dev := openTest(t)
 	s := newSentinel(t, dev)
 	lim := dev.Info().Limits
-	// One row so long that its column groups (64 wide for matmul, 16 for
-	// transpose) exceed the x limit, in buffers small enough to allocate.
-	n := int(lim.MaxComputeWorkGroupCount[0])*64 + 1
+	// One row so long that its column groups (as wide as the tile this
+	// device's matmul runs with, 16 for transpose) exceed the x limit, in
+	// buffers small enough to allocate.
+	mm, err := dev.builtin("matmul")
+	require.NoError(t, err)
+	n := int(lim.MaxComputeWorkGroupCount[0])*int(mm.tile[0]) + 1
 	if n*elemSize > int(lim.MaxStorageBufferRange) {
 		t.Skipf("a row of %d columns exceeds maxStorageBufferRange %d", n, lim.MaxStorageBufferRange)
 	}
@@ -413,7 +416,7 @@ func TestOpsRejectGroupsBeyondLimit(t *testing.T) {
 	m := int(lim.MaxComputeWorkGroupCount[0])*16 + 1
 	src, dst := scratch[float32](t, dev, m), scratch[float32](t, dev, m)
 	refuse(t, s, "Transpose beyond the group limit", func() error { return Transpose(dev.Stream(), src, dst, 1, m) })
-	_, err := c.Read(context.Background())
+	_, err = c.Read(context.Background())
 	require.ErrorIs(t, err, ErrNeverWritten, "a refused Matmul wrote its output")
 }
 

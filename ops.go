@@ -263,11 +263,34 @@ func dot(s *Stream, op string, x, y, out *Buffer[float32], n *Param[uint32]) err
 
 // sumKernel picks the subgroup reduction where the device has it.
 func (d *Device) sumKernel() string {
-	sg := d.info.Subgroup
-	if sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0 {
+	if d.subgroupReductions() {
 		return "sum_subgroup"
 	}
 	return "sum"
+}
+
+// dotKernel picks the subgroup dot product where the device has it.
+func (d *Device) dotKernel() string {
+	if d.subgroupReductions() {
+		return "dot_subgroup"
+	}
+	return "dot"
+}
+
+// softmaxKernel picks the subgroup softmax where the device has it.
+func (d *Device) softmaxKernel() string {
+	if d.subgroupReductions() {
+		return "softmax_subgroup"
+	}
+	return "softmax"
+}
+
+// subgroupReductions reports whether the subgroup reductions run here:
+// subgroup arithmetic in compute, with subgroups that fill their groups
+// (lavapipe mis-sums a partial subgroup).
+func (d *Device) subgroupReductions() bool {
+	sg := d.info.Subgroup
+	return sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0
 }
 
 // temp allocates scratch that a launch about to be recorded on s writes.
@@ -462,7 +485,7 @@ func softmax(s *Stream, op string, src, dst *Buffer[float32], rows *Param[uint32
 	if err != nil {
 		return err
 	}
-	kern, err := d.kernelFor("softmax", l.p == nil)
+	kern, err := d.kernelFor(d.softmaxKernel(), l.p == nil)
 	if err != nil {
 		return err
 	}

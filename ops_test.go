@@ -8,12 +8,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/shaders"
 )
 
 // opLengths are the vector lengths every elementwise kernel is checked at:
-// one element, a length that is not a multiple of the 256-wide workgroup,
-// and a million (4096 workgroups).
-var opLengths = []int{1, 1000, 1 << 20}
+// one element, lengths that are not a multiple of the 256-element group
+// with every remainder modulo the 4 elements an invocation takes (the vec4
+// path and the element-by-element tail: 1000, 1001, 1002, 1003), and a
+// million (4096 groups).
+var opLengths = []int{1, 1000, 1001, 1002, 1003, 1 << 20}
 
 // f32eps is float32's machine epsilon (the gap between 1 and the next float).
 const f32eps = 1.0 / (1 << 23)
@@ -242,19 +246,25 @@ func TestReductionsAgainstReference(t *testing.T) {
 	}
 }
 
-func TestMatmulAgainstReference(t *testing.T) {
-	dev := openTest(t)
-	s := dev.Stream()
-	// A 1024x1024 output costs a billion multiply-adds, seconds on lavapipe;
-	// the 1x1024x1024 case covers the long rows and the full-width output.
-	for _, sh := range [][3]int{{1, 1, 1}, {37, 53, 29}, {64, 64, 64}, {256, 256, 256}, {1, 1024, 1024}, {3, 5, 1000}} {
+// matmulShapes are the shapes the matmul tests check: ones, odd sizes,
+// N a multiple of 4 and not (the vec4 and the scalar paths), and sides
+// just past one and two tiles of both blocks (64 and 128 on lavapipe).
+// A 1024x1024 output costs a billion multiply-adds, seconds on lavapipe;
+// the 1x1024x1024 case covers the long rows and the full-width output.
+var matmulShapes = [][3]int{{1, 1, 1}, {37, 53, 29}, {64, 64, 64}, {256, 256, 256}, {1, 1024, 1024}, {3, 5, 1000},
+	{129, 132, 7}, {65, 257, 9}, {257, 131, 3}, {200, 260, 40}}
+
+// checkMatmul runs mul on random inputs of every shape in matmulShapes and
+// compares C with a float64 reference.
+func checkMatmul(t *testing.T, dev *Device, mul func(a, b, c *Buffer[float32], m, n, k int) error) {
+	for _, sh := range matmulShapes {
 		m, n, k := sh[0], sh[1], sh[2]
 		t.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(t *testing.T) {
 			r := rng(6, m, n, k)
 			as, bs := randFloats(r, m*k, -1, 1), randFloats(r, k*n, -1, 1)
 			a, b := upload(t, dev, as), upload(t, dev, bs)
 			c := scratch[float32](t, dev, m*n)
-			require.NoError(t, Matmul(s, a, b, c, m, n, k))
+			require.NoError(t, mul(a, b, c, m, n, k))
 			want, mag := make([]float64, m*n), make([]float64, m*n)
 			for i := range m {
 				for p := range k {
@@ -269,6 +279,35 @@ func TestMatmulAgainstReference(t *testing.T) {
 			requireClose(t, want, readAll(t, c), func(i int) float64 { return ulps(float64(k+1), mag[i]) + 1e-30 })
 		})
 	}
+}
+
+// Matmul as the device runs it: on lavapipe, the CPU block (16x16 per
+// invocation).
+func TestMatmulAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	checkMatmul(t, dev, func(a, b, c *Buffer[float32], m, n, k int) error { return Matmul(s, a, b, c, m, n, k) })
+}
+
+// The catalogue module's other block (8x8 per invocation, what a GPU
+// runs), loaded as a user kernel so that its BLOCK constant keeps its
+// default, against the same reference: every block the module holds is
+// checked on lavapipe, not only the one this device picks.
+func TestMatmulGPUBlockAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	sk, err := shaders.Get("matmul")
+	require.NoError(t, err)
+	gpu := sk.ShapeFor(shaders.Target{})
+	require.Equal(t, sk.LocalSize, gpu.LocalSize, "the GPU shape is the module's default")
+	kern, err := dev.LoadKernel(KernelSpec{Name: "matmul-gpu-block", SPIRV: sk.SPIRV})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = kern.Close() })
+	checkMatmul(t, dev, func(a, b, c *Buffer[float32], m, n, k int) error {
+		var p [16]byte
+		groups := [3]uint32{ceilDiv(n, int(gpu.Tile[0])), ceilDiv(m, int(gpu.Tile[1])), 1}
+		return kern.Launch(s, groups, pushWords(&p, uint32(m), uint32(n), uint32(k)), a, b, c)
+	})
 }
 
 func TestTransposeAgainstReference(t *testing.T) {

@@ -17,15 +17,20 @@
 // made of 4-byte fields; entry point "main"; the workgroup size comes from
 // specialization constants 0, 1 (and 2), so one module adapts to the device.
 //
-// One-dimensional kernels process one element per invocation and compute
-// the element index as
+// One-dimensional kernels process PerInvocation elements per invocation
+// (Kernel.Span per group) and compute the invocation index as
 //
 //	gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x
 //
-// so a caller whose ceil(n/LocalSize[0]) groups exceed the device's x limit
+// so a caller whose ceil(n/Span()) groups exceed the device's x limit
 // (65535 is the guaranteed minimum) spreads them over y as gx x gy with
 // gx*gy >= groups; every kernel bounds-checks against its length push
-// constant, so the surplus invocations do nothing.
+// constant, so the surplus invocations do nothing. The element-wise
+// kernels take four elements per invocation: one vec4 (uvec4) load of each
+// input and one store where the whole quad is below n, element by element
+// for the last, partial quad, so any n works; every buffer vkc binds starts
+// at a multiple of 16 bytes (the allocator's least alignment), so the
+// quads are aligned.
 //
 // Dynamic variants: a recorded launch bakes its push constants, so every
 // kernel with scalars that a graph may change between replays (all but
@@ -164,6 +169,13 @@ type Kernel struct {
 	// computes ceil(cols/Tile[0]) x ceil(rows/Tile[1]) groups; zero for
 	// 1-D kernels and for softmax (one group per row).
 	Tile [2]uint32
+	// PerInvocation is, for 1-D kernels, how many consecutive elements one
+	// invocation covers (0 means 1); see Span.
+	PerInvocation uint32
+	// GroupSpan, when set, is the elements one group of a 1-D kernel covers
+	// whatever its workgroup size (the subgroup reductions: 256, each
+	// invocation taking 256/x of them); see Span.
+	GroupSpan uint32
 	// Needs is the device feature the kernel requires.
 	Needs Feature
 	// DynamicOf, on a dynamic variant, names the static kernel it stands in
@@ -177,18 +189,128 @@ type Kernel struct {
 	Scalars []Scalar
 }
 
+// Target is what the catalogue needs to know of a device to shape a kernel
+// for it: the same module runs best with different blocks on a CPU driver
+// and on a GPU.
+type Target struct {
+	// CPU is a CPU driver (lavapipe): each invocation's buffer load is a
+	// scalar loop over the SIMD lanes, so loads, not arithmetic, bound a
+	// kernel, and a larger block per invocation pays.
+	CPU bool
+	// SubgroupSize is the device's subgroup size (on a CPU driver, the SIMD
+	// width in 32-bit lanes); 0 if unknown.
+	SubgroupSize uint32
+	// MaxInvocations is maxComputeWorkGroupInvocations; MaxLocalSize is
+	// maxComputeWorkGroupSize.
+	MaxInvocations uint32
+	MaxLocalSize   [3]uint32
+}
+
+// Shape is the geometry a kernel runs with on one device: its workgroup
+// size (specialization constants 0, 1, 2), the values of its further
+// specialization constants (IDs 3, 4, ... in order) and its tile, which
+// the group counts follow as Kernel.Tile says.
+type Shape struct {
+	LocalSize [3]uint32
+	Spec      []uint32
+	Tile      [2]uint32
+}
+
+// ShapeFor returns the geometry k should run with on t: the catalogue
+// defaults (LocalSize, Tile, no further constants) unless the kernel picks
+// its own per device (matmul's block, see the catalogue).
+func (k Kernel) ShapeFor(t Target) Shape {
+	if shape, ok := shapes[k.Name]; ok {
+		return shape(k, t)
+	}
+	return Shape{LocalSize: k.LocalSize, Tile: k.Tile}
+}
+
+// shapes are the kernels that pick their geometry per device, by name (a
+// dynamic variant picks as its static kernel does).
+var shapes = map[string]func(Kernel, Target) Shape{
+	"matmul":               matmulShape,
+	"matmul_dyn":           matmulShape,
+	"sum_subgroup":         subgroupShape,
+	"sum_subgroup_dyn":     subgroupShape,
+	"dot_subgroup":         subgroupShape,
+	"dot_subgroup_dyn":     subgroupShape,
+	"softmax_subgroup":     subgroupShape,
+	"softmax_subgroup_dyn": subgroupShape,
+}
+
+// subgroupShape sizes a subgroup reduction's workgroup to one subgroup, so
+// that subgroupAdd alone reduces the group and no barrier runs (on lavapipe
+// a barrier suspends and resumes every SIMD batch of the group). The
+// kernel's group covers 256 elements at any size dividing 64; a subgroup
+// size that does not (or none reported, or above the device's limits)
+// keeps the catalogue's 64.
+func subgroupShape(k Kernel, t Target) Shape {
+	x := t.SubgroupSize
+	if x == 0 || 64%x != 0 || x > t.MaxLocalSize[0] || x > t.MaxInvocations {
+		x = 64
+	}
+	return Shape{LocalSize: [3]uint32{x, 1, 1}}
+}
+
+// matmulShape picks matmul's block (specialization constant 3, BLOCK):
+// 8 x 8 per invocation over the default 8 x 8 workgroup on a GPU, whose
+// registers hold that much; 16 x 16 on a CPU driver, where a larger block
+// loads each value once for more multiply-adds (1.3-1.5x on lavapipe),
+// with the workgroup's x a whole number of SIMD widths so no lane idles.
+func matmulShape(k Kernel, t Target) Shape {
+	def := Shape{LocalSize: k.LocalSize, Spec: []uint32{matmulBlock8}, Tile: k.Tile}
+	if !t.CPU {
+		return def
+	}
+	x := max(t.SubgroupSize, 8)
+	y := max(64/x, 1)
+	if x > t.MaxLocalSize[0] || y > t.MaxLocalSize[1] || x*y > t.MaxInvocations {
+		return def
+	}
+	return Shape{LocalSize: [3]uint32{x, y, 1}, Spec: []uint32{matmulBlock16}, Tile: [2]uint32{16 * x, 16 * y}}
+}
+
+// The values of matmul's BLOCK specialization constant.
+const (
+	matmulBlock8  = 0 // 8 x 8 outputs per invocation
+	matmulBlock16 = 1 // 16 x 16 outputs per invocation
+)
+
+// Span is the number of elements one workgroup of a 1-D kernel covers at
+// workgroup size x (LocalSize[0] by default): GroupSpan where set, else x
+// times PerInvocation. A
+// launcher covering n elements dispatches ceil(n/Span(x)) groups.
+func (k Kernel) Span(x uint32) uint32 {
+	if k.GroupSpan != 0 {
+		return k.GroupSpan
+	}
+	return x * max(k.PerInvocation, 1)
+}
+
 // ScalarBinding is the binding from which a dynamic variant reads
 // Scalars[i]: the scalar buffers are the last len(Scalars) bindings, after
 // the buffers the static kernel also takes.
 func (k Kernel) ScalarBinding(i int) int { return len(k.Bindings) - len(k.Scalars) + i }
 
-// Group counts of the 1-D kernels: one element per invocation, so
-// ceil(n / LocalSize[0]) groups, spread over y past the device's x limit.
+// Group counts of the 1-D kernels: ceil(n / Span) groups, spread over y
+// past the device's x limit. Every 1-D kernel's group covers 256 elements
+// by default: 256 invocations of one element, or 64 of four.
 const defaultLocal1D = 256
+
+// quad is the elements per invocation of the element-wise kernels.
+const quad = 4
 
 func vectorKernel(name string, bindings []Binding, pushSize uint32, pushDoc string) Kernel {
 	return Kernel{Name: name, Bindings: bindings, PushSize: pushSize, PushDoc: pushDoc,
 		LocalSize: [3]uint32{defaultLocal1D, 1, 1}}
+}
+
+// quadKernel is the entry of an element-wise kernel: four elements per
+// invocation, 64 invocations per group.
+func quadKernel(name string, bindings []Binding, pushSize uint32, pushDoc string) Kernel {
+	return Kernel{Name: name, Bindings: bindings, PushSize: pushSize, PushDoc: pushDoc,
+		LocalSize: [3]uint32{defaultLocal1D / quad, 1, 1}, PerInvocation: quad}
 }
 
 // dynamicVector is the entry of a 1-D kernel's dynamic variant: named
@@ -197,6 +319,13 @@ func vectorKernel(name string, bindings []Binding, pushSize uint32, pushDoc stri
 func dynamicVector(static string, bindings []Binding, scalars ...Scalar) Kernel {
 	return Kernel{Name: static + dynamicSuffix, Bindings: bindings, LocalSize: [3]uint32{defaultLocal1D, 1, 1},
 		DynamicOf: static, Scalars: scalars}
+}
+
+// dynamicQuad is dynamicVector for an element-wise kernel (quadKernel).
+func dynamicQuad(static string, bindings []Binding, scalars ...Scalar) Kernel {
+	k := dynamicVector(static, bindings, scalars...)
+	k.LocalSize[0], k.PerInvocation = defaultLocal1D/quad, quad
+	return k
 }
 
 // dynamicSuffix ends the name of every dynamic variant.
@@ -215,43 +344,55 @@ var catalogue = []Kernel{
 	// fill: out[i] = value for i < n over 32-bit words; value travels as its
 	// uint32 bits, so it fills float32, int32 and uint32 buffers.
 	// Bindings: 0 out (write). Push: value uint32, n uint32.
-	// Groups: ceil(n/256), one element per invocation.
-	vectorKernel("fill", []Binding{wo("out")}, 8, "value uint32 (the element's bits), n uint32"),
+	// Groups: ceil(n/256), four elements per invocation.
+	quadKernel("fill", []Binding{wo("out")}, 8, "value uint32 (the element's bits), n uint32"),
 	// copy: dst[i] = src[i] for i < n over 32-bit words.
 	// Bindings: 0 src (read), 1 dst (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("copy", []Binding{ro("src"), wo("dst")}, 4, "n uint32"),
+	quadKernel("copy", []Binding{ro("src"), wo("dst")}, 4, "n uint32"),
 	// axpy: y[i] = a*x[i] + y[i] for i < n.
 	// Bindings: 0 x (read), 1 y (read-write). Push: a float32, n uint32. Groups: ceil(n/256).
-	vectorKernel("axpy", []Binding{ro("x"), rw("y")}, 8, "a float32, n uint32"),
+	quadKernel("axpy", []Binding{ro("x"), rw("y")}, 8, "a float32, n uint32"),
 	// scale: y[i] = a*x[i] for i < n.
 	// Bindings: 0 x (read), 1 y (write). Push: a float32, n uint32. Groups: ceil(n/256).
-	vectorKernel("scale", []Binding{ro("x"), wo("y")}, 8, "a float32, n uint32"),
+	quadKernel("scale", []Binding{ro("x"), wo("y")}, 8, "a float32, n uint32"),
 	// add: z[i] = x[i] + y[i] for i < n.
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("add", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("add", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// sub: z[i] = x[i] - y[i] for i < n.
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("sub", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("sub", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// mul: z[i] = x[i] * y[i] for i < n.
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("mul", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("mul", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// div: z[i] = x[i] / y[i] for i < n (IEEE division: x/0 is ±Inf or NaN).
 	// Bindings: 0 x, 1 y (read), 2 z (write). Push: n uint32. Groups: ceil(n/256).
-	vectorKernel("div", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
+	quadKernel("div", []Binding{ro("x"), ro("y"), wo("z")}, 4, "n uint32"),
 	// sum: partials[g] = sum of the W = LocalSize[0] elements of group g
 	// (g = gl_WorkGroupID.x + gl_WorkGroupID.y*gl_NumWorkGroups.x), clipped
 	// to n. Groups and partials written: ceil(n/W). The caller repeats sum on
 	// the partials (n = ceil(n/W)) until one value is left; any n >= 1.
 	// Bindings: 0 src (read), 1 partials (write). Push: n uint32.
 	vectorKernel("sum", []Binding{ro("src"), wo("partials")}, 4, "n uint32"),
-	// sum_subgroup: the contract of sum, reduced with subgroupAdd (one
-	// barrier per group instead of log2(W)). Offer it only where the device
-	// reports subgroup arithmetic for compute, and keep LocalSize[0] a
-	// multiple of the subgroup size (lavapipe mis-sums a partial subgroup).
+	// sum_subgroup: the contract of sum (256 elements per group, GroupSpan),
+	// each invocation adding 256/x of them from vec4 loads, reduced with
+	// subgroupAdd; ShapeFor sizes the workgroup to one subgroup, so no
+	// barrier runs. Offer it only where the device reports subgroup
+	// arithmetic for compute, and keep the workgroup a multiple of the
+	// subgroup size (lavapipe mis-sums a partial subgroup).
 	// Bindings: 0 src (read), 1 partials (write). Push: n uint32.
 	func() Kernel {
 		k := vectorKernel("sum_subgroup", []Binding{ro("src"), wo("partials")}, 4, "n uint32")
 		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
+		return k
+	}(),
+	// dot_subgroup: the contract of dot, reduced as sum_subgroup reduces
+	// (the same shape and needs).
+	// Bindings: 0 x (read), 1 y (read), 2 partials (write). Push: n uint32.
+	func() Kernel {
+		k := vectorKernel("dot_subgroup", []Binding{ro("x"), ro("y"), wo("partials")}, 4, "n uint32")
+		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
 		return k
 	}(),
 	// dot: partials[g] = sum of x[i]*y[i] over the W = LocalSize[0]
@@ -260,8 +401,11 @@ var catalogue = []Kernel{
 	// Bindings: 0 x (read), 1 y (read), 2 partials (write). Push: n uint32.
 	vectorKernel("dot", []Binding{ro("x"), ro("y"), wo("partials")}, 4, "n uint32"),
 	// matmul: C[MxN] = A[MxK]·B[KxN], row-major float32, any M, N, K (K = 0
-	// stores zeros). Each invocation computes an 8x8 block of C, so a group
-	// covers 8*LocalSize[1] rows by 8*LocalSize[0] columns: 64x64 by default.
+	// stores zeros). Each invocation computes a block of C in registers,
+	// 8x8 by default, so a group covers 8*LocalSize[1] rows by
+	// 8*LocalSize[0] columns: 64x64. ShapeFor picks the block per device
+	// (specialization constant 3): 16x16 on a CPU driver, whose tile is
+	// then 16 times the workgroup size.
 	// Groups: ceil(N/Tile[0]) x ceil(M/Tile[1]). N a multiple of 4 takes the
 	// faster vec4 path.
 	// Bindings: 0 A (read), 1 B (read), 2 C (write). Push: M, N, K uint32.
@@ -284,6 +428,18 @@ var catalogue = []Kernel{
 		PushDoc:   "rows uint32, cols uint32 (of the input)",
 		LocalSize: [3]uint32{16, 16, 1},
 		Tile:      [2]uint32{16, 16},
+	},
+	// softmax_subgroup: the contract of softmax (rows groups, one per row),
+	// its row maximum and sum reduced with subgroup arithmetic, the
+	// workgroup sized to one subgroup as sum_subgroup's (ShapeFor).
+	// Bindings: 0 src (read), 1 dst (write). Push: rows uint32, cols uint32.
+	{
+		Name:      "softmax_subgroup",
+		Bindings:  []Binding{ro("src"), wo("dst")},
+		PushSize:  8,
+		PushDoc:   "rows uint32, cols uint32",
+		LocalSize: [3]uint32{64, 1, 1},
+		Needs:     FeatureSubgroupArithmetic,
 	},
 	// softmax: row-wise, numerically stable (subtract the row max, sum the
 	// exponentials, divide) over a rows x cols row-major matrix, any cols.
@@ -318,23 +474,23 @@ var catalogue = []Kernel{
 
 	// fill_dyn: fill with value and n from device memory.
 	// Bindings: 0 out (write), 1 value (uint32 bits), 2 n. Groups: ceil(n/256).
-	dynamicVector("fill", []Binding{wo("out"), ro("value"), ro("n")}, u32("value"), u32("n")),
+	dynamicQuad("fill", []Binding{wo("out"), ro("value"), ro("n")}, u32("value"), u32("n")),
 	// copy_dyn: copy with n from device memory.
 	// Bindings: 0 src (read), 1 dst (write), 2 n. Groups: ceil(n/256).
-	dynamicVector("copy", []Binding{ro("src"), wo("dst"), ro("n")}, u32("n")),
+	dynamicQuad("copy", []Binding{ro("src"), wo("dst"), ro("n")}, u32("n")),
 	// axpy_dyn: axpy with a and n from device memory.
 	// Bindings: 0 x (read), 1 y (read-write), 2 a (float32), 3 n. Groups: ceil(n/256).
-	dynamicVector("axpy", []Binding{ro("x"), rw("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
+	dynamicQuad("axpy", []Binding{ro("x"), rw("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
 	// scale_dyn: scale with a and n from device memory.
 	// Bindings: 0 x (read), 1 y (write), 2 a (float32), 3 n. Groups: ceil(n/256).
-	dynamicVector("scale", []Binding{ro("x"), wo("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
+	dynamicQuad("scale", []Binding{ro("x"), wo("y"), ro("a"), ro("n")}, f32("a"), u32("n")),
 	// add_dyn, sub_dyn, mul_dyn, div_dyn: add, sub, mul, div with n from
 	// device memory.
 	// Bindings: 0 x, 1 y (read), 2 z (write), 3 n. Groups: ceil(n/256).
-	dynamicVector("add", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
-	dynamicVector("sub", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
-	dynamicVector("mul", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
-	dynamicVector("div", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("add", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("sub", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("mul", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
+	dynamicQuad("div", []Binding{ro("x"), ro("y"), wo("z"), ro("n")}, u32("n")),
 	// sum_dyn: sum with n from device memory; the same partials, so the
 	// caller repeats it on them with n = ceil(n/W) until one value is left.
 	// Bindings: 0 src (read), 1 partials (write), 2 n. Groups: ceil(n/W).
@@ -345,14 +501,24 @@ var catalogue = []Kernel{
 	func() Kernel {
 		k := dynamicVector("sum_subgroup", []Binding{ro("src"), wo("partials"), ro("n")}, u32("n"))
 		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
 		return k
 	}(),
 	// dot_dyn: dot with n from device memory; its partials are reduced with
 	// sum_dyn (or sum).
 	// Bindings: 0 x (read), 1 y (read), 2 partials (write), 3 n. Groups: ceil(n/W).
 	dynamicVector("dot", []Binding{ro("x"), ro("y"), wo("partials"), ro("n")}, u32("n")),
-	// matmul_dyn: matmul with M, N and K from device memory; the tile and
-	// the group counts are matmul's.
+	// dot_subgroup_dyn: dot_subgroup with n from device memory; needs what
+	// dot_subgroup needs.
+	// Bindings: 0 x (read), 1 y (read), 2 partials (write), 3 n. Groups: ceil(n/256).
+	func() Kernel {
+		k := dynamicVector("dot_subgroup", []Binding{ro("x"), ro("y"), wo("partials"), ro("n")}, u32("n"))
+		k.Needs = FeatureSubgroupArithmetic
+		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
+		return k
+	}(),
+	// matmul_dyn: matmul with M, N and K from device memory; the block, the
+	// tile and the group counts are matmul's on every device.
 	// Bindings: 0 A (read), 1 B (read), 2 C (write), 3 M, 4 N, 5 K.
 	// Groups: ceil(N/Tile[0]) x ceil(M/Tile[1]).
 	{
@@ -362,6 +528,17 @@ var catalogue = []Kernel{
 		Tile:      [2]uint32{64, 64},
 		DynamicOf: "matmul",
 		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
+	},
+	// softmax_subgroup_dyn: softmax_subgroup with rows and cols from device
+	// memory; needs what softmax_subgroup needs.
+	// Bindings: 0 src (read), 1 dst (write), 2 rows, 3 cols. Groups: rows.
+	{
+		Name:      "softmax_subgroup_dyn",
+		Bindings:  []Binding{ro("src"), wo("dst"), ro("rows"), ro("cols")},
+		LocalSize: [3]uint32{64, 1, 1},
+		Needs:     FeatureSubgroupArithmetic,
+		DynamicOf: "softmax_subgroup",
+		Scalars:   []Scalar{u32("rows"), u32("cols")},
 	},
 	// softmax_dyn: softmax with rows and cols from device memory; one group
 	// per row, as softmax.

@@ -12,7 +12,7 @@ import (
 
 // withVariants are the static kernels a dynamic graph needs: every one with
 // scalars except transpose, whose shape no graph changes.
-var withVariants = []string{"add", "axpy", "copy", "div", "dot", "fill", "matmul", "mul", "scale", "softmax", "sub", "sum", "sum_subgroup"}
+var withVariants = []string{"add", "axpy", "copy", "div", "dot", "dot_subgroup", "fill", "matmul", "mul", "scale", "softmax", "softmax_subgroup", "sub", "sum", "sum_subgroup"}
 
 // scalarsOf reads a static kernel's push-constant words from its PushDoc
 // ("a float32, n uint32"): each field starts with the word's name and type.
@@ -76,6 +76,9 @@ func TestDynamicVariantTakesTheStaticScalarsAsBindings(t *testing.T) {
 			assert.Empty(t, v.PushDoc)
 			assert.Equal(t, static.LocalSize, v.LocalSize, "workgroup size")
 			assert.Equal(t, static.Tile, v.Tile, "tile, so the group counts are the same")
+			for _, target := range shapeTargets {
+				assert.Equal(t, static.ShapeFor(target), v.ShapeFor(target), "the same shape on %+v", target)
+			}
 			assert.Equal(t, static.Needs, v.Needs, "device feature")
 			assert.Equal(t, name, v.DynamicOf)
 			assert.Empty(t, static.DynamicOf)

@@ -144,7 +144,7 @@ func pushFields(doc string) []string {
 func TestTilesFollowTheWorkgroupSize(t *testing.T) {
 	matmul, err := Get("matmul")
 	require.NoError(t, err)
-	assert.Equal(t, [2]uint32{8 * matmul.LocalSize[0], 8 * matmul.LocalSize[1]}, matmul.Tile, "8x8 block per invocation")
+	assert.Equal(t, [2]uint32{8 * matmul.LocalSize[0], 8 * matmul.LocalSize[1]}, matmul.Tile, "8x8 block per invocation by default (ShapeFor picks others per device)")
 	transpose, err := Get("transpose")
 	require.NoError(t, err)
 	assert.Equal(t, [2]uint32{transpose.LocalSize[0], transpose.LocalSize[1]}, transpose.Tile, "one element per invocation")

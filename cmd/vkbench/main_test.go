@@ -52,8 +52,8 @@ func TestSuitesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched",
 			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
-			"c-replay-empty", "record", "replay-dynamic", "recapture")
-		assert.Len(t, res.Figures, 16*len(dispatchKs(true)))
+			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture")
+		assert.Len(t, res.Figures, 17*len(dispatchKs(true)))
 		for _, f := range res.Figures {
 			if _, timed := deviceTimed[f.Name]; timed {
 				assert.Positive(t, f.Device, "%s K=%d carries the device's time per launch", f.Name, f.Params["k"])
@@ -65,12 +65,12 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy")
+		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy", "sum")
 	})
 	t.Run("matmul", func(t *testing.T) {
 		res, err := runMatmul(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive")
+		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive", "c-blocked")
 	})
 	t.Run("alloc", func(t *testing.T) {
 		res, err := runAlloc(cfg)
@@ -143,6 +143,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-record-bound", Params: k, Value: 100},
 		{Suite: "dispatch", Name: "c-replay-bound", Params: k, Value: 850},
 		{Suite: "dispatch", Name: "c-replay-empty", Params: k, Value: 300}, // a note, no ratio
+		{Suite: "dispatch", Name: "c-replay-bound-vec4", Params: k, Value: 600},
 		{Suite: "dispatch", Name: "record", Params: k, Value: 250},
 		{Suite: "dispatch", Name: "replay-dynamic", Params: k, Value: 1100},
 		{Suite: "dispatch", Name: "recapture", Params: k, Value: 5000},
@@ -159,6 +160,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "transfer", Name: "memcpy", Params: big, Value: 10},
 		{Suite: "transfer", Name: "c-memcpy", Params: big, Value: 7},
 		{Suite: "transfer", Name: "c-copy-buffer", Params: big, Value: 6.5},
+		{Suite: "transfer", Name: "sum", Params: big, Value: 4},
 		{Suite: "transfer", Name: "upload", Params: small, Value: 1},
 		{Suite: "transfer", Name: "copy", Params: small, Value: 5},
 		{Suite: "transfer", Name: "c-memcpy", Params: small, Value: 50},
@@ -168,6 +170,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "matmul", Name: "c-naive", Params: sq, Value: 12},
 		{Suite: "matmul", Name: "matmul", Params: small3, Value: 3},
 		{Suite: "matmul", Name: "c-naive", Params: small3, Value: 2},
+		{Suite: "matmul", Name: "c-blocked", Params: sq, Value: 27},
 	}
 	value := func(suite, name string, p map[string]int64) float64 {
 		for _, f := range figs {
@@ -179,7 +182,7 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 9, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
+	assert.Len(t, notes, 12, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
 	assert.Contains(t, strings.Join(notes, "\n"), "c-replay-empty is")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
@@ -208,17 +211,20 @@ func TestComputeRatios(t *testing.T) {
 		{"replay/floor-replay", "dispatch", k, "replay", "floor-replay", 0.8},
 		{"replay/c-replay", "dispatch", k1, "replay", "c-replay", 1.15},
 		{"eager-batched/c-batched-bound", "dispatch", k, "eager-batched", "c-batched-bound", 0},
-		{"replay/c-replay-bound", "dispatch", k, "replay", "c-replay-bound", 0},
+		{"replay/c-replay-bound", "dispatch", k, "replay", "c-replay-bound", 0.65},
+		{"replay/c-replay-bound-vec4", "dispatch", k, "replay", "c-replay-bound-vec4", 1.05},
 		{"raw/c-replay-bound", "dispatch", k, "raw", "c-replay-bound", 0},
 		{"record/c-record-bound", "dispatch", k, "record", "c-record-bound", 0},
 		{"replay/c-replay-bound", "dispatch", k1, "replay", "c-replay-bound", 0},
 		{"c-memcpy/upload", "transfer", big, "c-memcpy", "upload", 1.25},
 		{"c-memcpy/download", "transfer", big, "c-memcpy", "download", 1.25},
 		{"c-memcpy/copy", "transfer", big, "c-memcpy", "copy", 1 / 0.85},
+		{"c-memcpy/sum", "transfer", big, "c-memcpy", "sum", 1.25},
 		{"c-copy-buffer/copy", "transfer", big, "c-copy-buffer", "copy", 1.1},
 		{"c-copy-buffer/copy", "transfer", small, "c-copy-buffer", "copy", 1.1},
 		{"c-naive/matmul", "matmul", sq, "c-naive", "matmul", 1.0 / 3},
 		{"c-naive/matmul", "matmul", small3, "c-naive", "matmul", 1.0 / 3},
+		{"c-blocked/matmul", "matmul", sq, "c-blocked", "matmul", 1.1},
 	}
 	for _, c := range cases {
 		r, ok := got[figureKey(c.suite, c.name, c.params)]

@@ -132,6 +132,7 @@ func newRawAxpy(raw *rawDevice, xs []float32, k int) (_ *rawAxpy, err error) {
 		return nil, err
 	}
 	local := kernel.LocalSize[0]
+	span := kernel.Span(local) // the elements a group covers (four per invocation for axpy)
 	desc := vk.PipelineDesc{Bindings: len(kernel.Bindings), PushSize: kernel.PushSize, Spec: []uint32{local}}
 	if a.pipe, err = d.NewPipeline(kernel.SPIRV, desc); err != nil {
 		return nil, err
@@ -157,7 +158,7 @@ func newRawAxpy(raw *rawDevice, xs []float32, k int) (_ *rawAxpy, err error) {
 	}
 	binary.LittleEndian.PutUint32(a.push[0:], math.Float32bits(1))
 	binary.LittleEndian.PutUint32(a.push[4:], uint32(len(xs)))
-	groups := (uint32(len(xs)) + local - 1) / local
+	groups := (uint32(len(xs)) + span - 1) / span
 	a.disp = vk.Dispatch{Pipeline: a.pipe, Set: a.set, Groups: [3]uint32{groups, 1, 1}, Push: a.push[:], Before: vk.BarrierAll}
 	if err = a.record(a.replay, 0, k); err != nil {
 		return nil, err

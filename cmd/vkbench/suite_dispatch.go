@@ -100,7 +100,10 @@ func (w chainWay) spec(k int, xs []float32) measureSpec {
 // and set and pushing the constants before every launch (c-batched,
 // c-record, c-replay) and once per command buffer (c-*-bound), and the
 // bound replay of a kernel with an empty body (c-replay-empty: the driver's
-// own cost of a dispatch and a barrier), in ns per launch. The figures of one K are measured round-robin, so each ratio
+// own cost of a dispatch and a barrier), in ns per launch. The C chains run
+// a scalar axpy (one element per invocation), except c-replay-bound-vec4:
+// the bound replay of vkc's own axpy module (four elements per invocation,
+// vec4), so that vkc compares with the best plain C with the same kernel. The figures of one K are measured round-robin, so each ratio
 // compares runs taken under the same conditions.
 func runDispatch(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
@@ -240,6 +243,11 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		return fmt.Errorf("C baseline, empty kernel, K=%d: %w", k, err)
 	}
 	defer emptyChain.Close()
+	vec4Chain, err := base.NewVec4Chain(xs, k)
+	if err != nil {
+		return fmt.Errorf("C baseline, vec4 kernel, K=%d: %w", k, err)
+	}
+	defer vec4Chain.Close()
 
 	ways := []chainWay{
 		{"eager", func() error {
@@ -275,6 +283,7 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		{"c-record-bound", cChain.RecordBound, 0, cChain.ResetY, cChain.Y},
 		{"c-replay-bound", cChain.ReplayBound, k, cChain.ResetY, cChain.Y},
 		{"c-replay-empty", emptyChain.ReplayBound, 0, emptyChain.ResetY, emptyChain.Y},
+		{"c-replay-bound-vec4", vec4Chain.ReplayBound, k, vec4Chain.ResetY, vec4Chain.Y},
 	}
 	specs := make([]measureSpec, len(ways))
 	for i, w := range ways {

@@ -65,8 +65,11 @@ func checkMatmul(sh matmulShape, a, b, c []float32) error {
 }
 
 // runMatmul measures vkc.Matmul in GFLOP/s (2·m·n·k per product), checking
-// every shape's result against a float64 reference, and on the squares up to
-// naiveMaxSide the C baseline's naive sgemm ("c-naive") beside it.
+// every shape's result against a float64 reference, and beside it on the
+// squares the C baseline: its naive sgemm ("c-naive") up to naiveMaxSide,
+// its register-blocked sgemm ("c-blocked", the 16 x 16 block vkc runs on a
+// CPU driver, written out in plain C and GLSL) at every square, 1024 and
+// 2048 included.
 func runMatmul(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -92,8 +95,8 @@ func runMatmul(cfg settings) (*suiteResult, error) {
 	return res, nil
 }
 
-// matmulShapeRun measures one shape: vkc's matmul and, on small enough
-// squares, the naive sgemm round-robin with it.
+// matmulShapeRun measures one shape: vkc's matmul and, on squares, the C
+// baseline's sgemms round-robin with it.
 func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmulShape, env map[string]string, res *suiteResult) error {
 	cfg.progress.Printf("matmul: %dx%dx%d", sh.m, sh.n, sh.k)
 	as := make([]float32, sh.m*sh.k)
@@ -133,17 +136,29 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			return checkMatmul(sh, as, bs, cs)
 		},
 	}}
-	if sh.m == sh.n && sh.n == sh.k && sh.n <= naiveMaxSide {
-		naive, err := base.NewSgemm(sh.n, as, bs)
-		if err != nil {
-			return fmt.Errorf("C baseline: %w", err)
+	square := sh.m == sh.n && sh.n == sh.k
+	baselines := []struct {
+		name string
+		ok   bool
+		make func(n int, a, b []float32) (*cbase.Sgemm, error)
+	}{
+		{"c-naive", square && sh.n <= naiveMaxSide, base.NewSgemm},
+		{"c-blocked", square && sh.n%4 == 0, base.NewSgemmBlocked},
+	}
+	for _, bl := range baselines {
+		if !bl.ok {
+			continue
 		}
-		defer naive.Close()
-		names = append(names, "c-naive")
+		sg, err := bl.make(sh.n, as, bs)
+		if err != nil {
+			return fmt.Errorf("C baseline %s: %w", bl.name, err)
+		}
+		defer sg.Close()
+		names = append(names, bl.name)
 		specs = append(specs, measureSpec{
-			op: func() (float64, error) { return flops, naive.Run() },
+			op: func() (float64, error) { return flops, sg.Run() },
 			check: func() error {
-				got, err := naive.C()
+				got, err := sg.C()
 				if err != nil {
 					return err
 				}

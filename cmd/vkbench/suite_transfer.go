@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
@@ -58,7 +59,9 @@ func sampleDiff(what string, want, got []uint32) error {
 // runTransfer measures upload (Write), download (ReadInto a preallocated
 // slice) and device-to-device copy (vkc.Copy) in GB/s, beside Go's copy of
 // two pre-faulted host slices of the same size ("memcpy") and the C
-// baseline's vkCmdCopyBuffer ("c-copy-buffer") and C memcpy ("c-memcpy").
+// baseline's vkCmdCopyBuffer ("c-copy-buffer") and C memcpy ("c-memcpy"),
+// and vkc.Sum over a float32 buffer of the same size ("sum", bytes read
+// per second: a reduction at memory speed reads as fast as memcpy copies).
 func runTransfer(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -92,7 +95,7 @@ func runTransfer(cfg settings) (*suiteResult, error) {
 	return res, nil
 }
 
-// transferSize measures the six figures at one size.
+// transferSize measures the seven figures at one size.
 func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stream, ctx context.Context, size int64, env map[string]string, res *suiteResult) error {
 	n := int(size / 4)
 	src := make([]uint32, n)
@@ -134,6 +137,27 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 	cOut := make([]uint32, n)
 	cBytes := make([]byte, size)
 
+	// sum reads a float32 buffer of the same size with vkc.Sum: small
+	// integers, so every partial sum is exact and the float64 reference
+	// is the answer to the bit.
+	fs := make([]float32, n)
+	var fsum float64
+	for i := range fs {
+		fs[i] = float32(i%7) - 3
+		fsum += float64(fs[i])
+	}
+	f, err := vkc.FromSlice(dev, fs)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	total, err := vkc.NewBuffer[float32](dev, 1)
+	if err != nil {
+		return err
+	}
+	defer total.Close()
+	got := make([]float32, 1)
+
 	// zero clears a device buffer on the device, outside the timer, so that
 	// a check sees what the timed operation wrote and not what an earlier
 	// run left there (a copy that silently stopped running would otherwise
@@ -147,11 +171,11 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 		}
 	}
 
-	// The six figures are measured round-robin (measureInterleaved), so
+	// The seven figures are measured round-robin (measureInterleaved), so
 	// each ratio compares runs taken under the same conditions. Upload
 	// rewrites a with src, download reads it and copy copies it into b.
-	cfg.progress.Printf("transfer: upload, download, copy, memcpy, c-copy-buffer, c-memcpy %s", formatBytes(size))
-	names := []string{"upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy"}
+	cfg.progress.Printf("transfer: upload, download, copy, memcpy, c-copy-buffer, c-memcpy, sum %s", formatBytes(size))
+	names := []string{"upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy", "sum"}
 	perByte, errs := measureInterleaved(cfg, []measureSpec{{
 		op: func() (float64, error) {
 			if err := a.Write(src); err != nil {
@@ -217,6 +241,23 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 			}
 			if !bytes.Equal(cBytes, hostSrc) {
 				return fmt.Errorf("%w: c-memcpy: destination differs from the source", ErrMismatch)
+			}
+			return nil
+		},
+	}, {
+		op: func() (float64, error) {
+			if err := vkc.Sum(s, f, total); err != nil {
+				return 0, err
+			}
+			return float64(size), s.Sync(ctx)
+		},
+		reset: func() error { return total.Write([]float32{float32(math.NaN())}) },
+		check: func() error {
+			if err := total.ReadInto(ctx, s, got); err != nil {
+				return err
+			}
+			if float64(got[0]) != fsum {
+				return fmt.Errorf("%w: sum: %g, want %g", ErrMismatch, got[0], fsum)
 			}
 			return nil
 		},

@@ -16,31 +16,44 @@ import (
 // (so a replay sees the value current then). Both forms call one function
 // with the scalars as arguments, so they cannot drift apart.
 func Builtins() map[string]Kernel {
-	local1D, local2D := [3]uint32{256, 1, 1}, [3]uint32{8, 8, 1}
+	// The element-wise kernels take four elements per invocation, 64
+	// invocations per group (forEach covers four per invocation).
+	local1D, localQuad, local2D := [3]uint32{256, 1, 1}, [3]uint32{64, 1, 1}, [3]uint32{8, 8, 1}
+	localSubgroup := [3]uint32{64, 1, 1}
 	m := map[string]Kernel{}
-	withVariant(m, "fill", local1D, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
-	withVariant(m, "copy", local1D, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
-	withVariant(m, "axpy", local1D, 2, func(in *Invocation, s scalars) { axpy(in, s.float(0), s[1]) })
-	withVariant(m, "scale", local1D, 2, func(in *Invocation, s scalars) { scale(in, s.float(0), s[1]) })
+	withVariant(m, "fill", localQuad, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
+	withVariant(m, "copy", localQuad, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
+	withVariant(m, "axpy", localQuad, 2, func(in *Invocation, s scalars) { axpy(in, s.float(0), s[1]) })
+	withVariant(m, "scale", localQuad, 2, func(in *Invocation, s scalars) { scale(in, s.float(0), s[1]) })
 	for name, op := range map[string]func(x, y float32) float32{
 		"add": func(x, y float32) float32 { return x + y },
 		"sub": func(x, y float32) float32 { return x - y },
 		"mul": func(x, y float32) float32 { return x * y },
 		"div": func(x, y float32) float32 { return x / y },
 	} {
-		withVariant(m, name, local1D, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
+		withVariant(m, name, localQuad, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
 	}
-	for _, name := range []string{"sum", "sum_subgroup"} {
-		withVariant(m, name, local1D, 1, func(in *Invocation, s scalars) {
-			partials(in, s[0], func(i uint32) float32 { return getFloat(in.Buffers[0], i) }, in.Buffers[1])
-		})
+	// sum and dot: one element per invocation, a group covers its
+	// workgroup size; the subgroup variants: a group covers 256 elements at
+	// any workgroup size (each invocation takes 256/x of them).
+	sum := func(span uint32) func(*Invocation, scalars) {
+		return func(in *Invocation, s scalars) {
+			partials(in, s[0], span, func(i uint32) float32 { return getFloat(in.Buffers[0], i) }, in.Buffers[1])
+		}
 	}
-	withVariant(m, "dot", local1D, 1, func(in *Invocation, s scalars) {
-		x, y := in.Buffers[0], in.Buffers[1]
-		partials(in, s[0], func(i uint32) float32 { return getFloat(x, i) * getFloat(y, i) }, in.Buffers[2])
-	})
+	dot := func(span uint32) func(*Invocation, scalars) {
+		return func(in *Invocation, s scalars) {
+			x, y := in.Buffers[0], in.Buffers[1]
+			partials(in, s[0], span, func(i uint32) float32 { return getFloat(x, i) * getFloat(y, i) }, in.Buffers[2])
+		}
+	}
+	withVariant(m, "sum", local1D, 1, sum(0))
+	withVariant(m, "sum_subgroup", localSubgroup, 1, sum(subgroupSpan))
+	withVariant(m, "dot", local1D, 1, dot(0))
+	withVariant(m, "dot_subgroup", localSubgroup, 1, dot(subgroupSpan))
 	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
+	withVariant(m, "softmax_subgroup", localSubgroup, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	m["clamp_groups"] = Kernel{Local: [3]uint32{1, 1, 1}, Run: func(in *Invocation) {
 		off := word(in.Push, 0)
 		for i := range uint32(3) {
@@ -94,9 +107,14 @@ func invocations(in *Invocation) uint64 {
 	return uint64(in.Groups[0]) * uint64(in.Groups[1]) * uint64(in.Local[0])
 }
 
-// forEach calls f for every element index below n that the dispatch covers.
+// perQuadInvocation is the elements one invocation of an element-wise
+// kernel covers, as in the GLSL modules.
+const perQuadInvocation = 4
+
+// forEach calls f for every element index below n that the dispatch of an
+// element-wise kernel covers (four per invocation).
 func forEach(in *Invocation, n uint32, f func(uint32)) {
-	end := min(uint64(n), invocations(in))
+	end := min(uint64(n), perQuadInvocation*invocations(in))
 	for i := uint64(0); i < end; i++ {
 		f(uint32(i))
 	}
@@ -129,11 +147,18 @@ func elementwise(in *Invocation, op func(x, y float32) float32, n uint32) {
 	forEach(in, n, func(i uint32) { putFloat(z, i, op(getFloat(x, i), getFloat(y, i))) })
 }
 
+// subgroupSpan is the elements a group of a subgroup reduction covers.
+const subgroupSpan = 256
+
 // partials writes, for every workgroup that covers elements below n, the
-// sum of its elements' values into out[group].
-func partials(in *Invocation, n32 uint32, value func(uint32) float32, out []byte) {
+// sum of its elements' values into out[group]. A group covers span
+// elements, or its workgroup size where span is 0.
+func partials(in *Invocation, n32 uint32, span uint32, value func(uint32) float32, out []byte) {
 	n := uint64(n32)
 	w := uint64(in.Local[0])
+	if span != 0 {
+		w = uint64(span)
+	}
 	groups := uint64(in.Groups[0]) * uint64(in.Groups[1])
 	for g := uint64(0); g < groups && g*w < n; g++ {
 		var s float32
@@ -149,8 +174,14 @@ func partials(in *Invocation, n32 uint32, value func(uint32) float32, out []byte
 func matmul(in *Invocation, m32, n32, k32 uint32) {
 	m, n, k := uint64(m32), uint64(n32), uint64(k32)
 	a, b, c := in.Buffers[0], in.Buffers[1], in.Buffers[2]
-	rows := min(m, uint64(in.Groups[1])*uint64(in.Local[1])*8)
-	cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*8)
+	// Each invocation covers a block of 8x8 elements, or 16x16 where the
+	// BLOCK constant (3) is 1, as the catalogue's module does.
+	block := uint64(8)
+	if v, ok := in.specValue(3); ok && v == 1 {
+		block = 16
+	}
+	rows := min(m, uint64(in.Groups[1])*uint64(in.Local[1])*block)
+	cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*block)
 	for r := uint64(0); r < rows; r++ {
 		for col := uint64(0); col < cols; col++ {
 			var s float32
@@ -195,4 +226,13 @@ func softmax(in *Invocation, rows32, cols32 uint32) {
 			putFloat(dst, uint32(base+c), float32(math.Exp(float64(getFloat(src, uint32(base+c))-m)))*inv)
 		}
 	}
+}
+
+// specValue is in.Spec(id), or not set when the invocation carries no
+// pipeline (a kernel run directly, as the tests do).
+func (in *Invocation) specValue(id uint32) (uint32, bool) {
+	if in.Spec == nil {
+		return 0, false
+	}
+	return in.Spec(id)
 }

@@ -82,6 +82,10 @@ type Invocation struct {
 	Groups, Local [3]uint32
 	Push          []byte
 	Buffers       [][]byte
+	// Spec reads the pipeline's specialization constant id (ok false when
+	// the pipeline does not set it), for kernels whose work depends on one
+	// past the workgroup size (matmul's block).
+	Spec func(id uint32) (uint32, bool)
 }
 
 // Kernel is a kernel the device can execute: its default workgroup size
@@ -1287,7 +1291,7 @@ func (d *Device) execute(cb *commandBuffer) {
 					continue // Vulkan dispatches nothing
 				}
 			}
-			inv := &Invocation{Groups: groups, Local: c.pipe.local, Push: c.dispatch.Push}
+			inv := &Invocation{Groups: groups, Local: c.pipe.local, Push: c.dispatch.Push, Spec: c.pipe.desc.SpecValue}
 			for _, r := range c.set.ranges {
 				m, ok := d.objects[uint64(r.Memory)].(*memory)
 				if !ok {

@@ -638,8 +638,8 @@ func TestSpecializedWorkgroupSize(t *testing.T) {
 	b.run(b.record(recorder.Eager, func(cb recorder.CommandBuffer) {
 		b.d.CmdDispatch(cb, &recorder.Dispatch{Pipeline: p, Set: s, Groups: [3]uint32{1, 1, 1}, Push: words(5, 16)})
 	}))
-	require.Equal(t, uint32(5), binary.LittleEndian.Uint32(bytes[4:]))
-	require.Equal(t, uint32(0), binary.LittleEndian.Uint32(bytes[8:]), "one group of 2 covers 2 elements")
+	require.Equal(t, uint32(5), binary.LittleEndian.Uint32(bytes[28:]))
+	require.Equal(t, uint32(0), binary.LittleEndian.Uint32(bytes[32:]), "one group of 2 invocations of 4 elements covers 8 elements")
 	b.d.DestroyCommandPool(b.pool)
 	b.pool, _ = b.d.NewCommandPool()
 	b.d.DestroyPipeline(p)
@@ -653,7 +653,7 @@ func TestSpecializedWorkgroupSize(t *testing.T) {
 func TestSpecializedWorkgroupSizeByID(t *testing.T) {
 	for _, c := range []struct {
 		ids    []uint32
-		covers bool // whether one group covers element 2 (x size above 2)
+		covers bool // whether one group covers element 8 (x size above 2, four elements per invocation)
 	}{{[]uint32{1}, true}, {[]uint32{0}, false}} {
 		b := newBench(t, hostdev.Options{Unified: true})
 		bytes, err := b.d.MapMemory(b.mem)
@@ -670,7 +670,7 @@ func TestSpecializedWorkgroupSizeByID(t *testing.T) {
 		if c.covers {
 			want = 5
 		}
-		require.Equal(t, want, binary.LittleEndian.Uint32(bytes[8:]), "spec IDs %v", c.ids)
+		require.Equal(t, want, binary.LittleEndian.Uint32(bytes[32:]), "spec IDs %v", c.ids)
 		b.d.DestroyCommandPool(b.pool)
 		b.pool, _ = b.d.NewCommandPool()
 		b.d.DestroyPipeline(p)

@@ -6,9 +6,11 @@
 // buffer holding its value at index 0, so a recorded launch uses the values
 // current at each replay; surplus groups of an indirect dispatch do nothing.
 // copy_dyn bindings: 0 src (read), 1 dst (write), 2 n (read, uint32 at index 0).
-layout(local_size_x = 256, local_size_x_id = 0) in;
+layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer Src { uint src[]; };
+layout(std430, set = 0, binding = 0) readonly buffer Src4 { uvec4 src4[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { uint dst[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Dst4 { uvec4 dst4[]; };
 #ifdef DYNAMIC
 layout(std430, set = 0, binding = 2) readonly buffer ScalarN { uint n_; };
 #else
@@ -22,6 +24,12 @@ void main() {
 #else
     uint n = pc.n;
 #endif
-    uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < n) dst[i] = src[i];
+    // Four words per invocation (see the catalogue): one uvec4 where the
+    // whole quad is below n, word by word for the last, partial quad.
+    uint q = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    if (q < n / 4u) {
+        dst4[q] = src4[q];
+    } else {
+        for (uint i = q * 4u; i < n && i < q * 4u + 4u; ++i) dst[i] = src[i];
+    }
 }

@@ -6,10 +6,13 @@
 // buffer holding its value at index 0, so a recorded launch uses the values
 // current at each replay; surplus groups of an indirect dispatch do nothing.
 // div_dyn bindings: 0 x (read), 1 y (read), 2 z (write), 3 n (read, uint32 at index 0).
-layout(local_size_x = 256, local_size_x_id = 0) in;
+layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Y4 { vec4 y4[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Z { float z[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Z4 { vec4 z4[]; };
 #ifdef DYNAMIC
 layout(std430, set = 0, binding = 3) readonly buffer ScalarN { uint n_; };
 #else
@@ -23,6 +26,13 @@ void main() {
 #else
     uint n = pc.n;
 #endif
-    uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < n) z[i] = x[i] / y[i];
+    // Four elements per invocation (see the catalogue): one vec4 load of
+    // each input and one store where the whole quad is below n, element by
+    // element for the last, partial quad.
+    uint q = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    if (q < n / 4u) {
+        z4[q] = x4[q] / y4[q];
+    } else {
+        for (uint i = q * 4u; i < n && i < q * 4u + 4u; ++i) z[i] = x[i] / y[i];
+    }
 }

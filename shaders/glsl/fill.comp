@@ -2,14 +2,15 @@
 // fill: out[i] = value for i < n, over 32-bit words. The value travels as its
 // uint bits, so one kernel fills float32, int32 and uint32 buffers alike.
 // Bindings: 0 out (write). Push: value uint32, n uint32.
-// One element per invocation; groups may be spread over y (see index below).
+// Four elements per invocation; groups may be spread over y (see index below).
 // Built with -DDYNAMIC as fill_dyn (see the catalogue): value, n come
 // from device memory instead of push constants, each a read-only storage
 // buffer holding its value at index 0, so a recorded launch uses the values
 // current at each replay; surplus groups of an indirect dispatch do nothing.
 // fill_dyn bindings: 0 out (write), 1 value (read, uint32), 2 n (read, uint32).
-layout(local_size_x = 256, local_size_x_id = 0) in;
+layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) writeonly buffer Out { uint dst[]; };
+layout(std430, set = 0, binding = 0) writeonly buffer Out4 { uvec4 dst4[]; };
 #ifdef DYNAMIC
 layout(std430, set = 0, binding = 1) readonly buffer ScalarValue { uint value_; };
 layout(std430, set = 0, binding = 2) readonly buffer ScalarN { uint n_; };
@@ -24,6 +25,12 @@ void main() {
 #else
     uint value = pc.value, n = pc.n;
 #endif
-    uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < n) dst[i] = value;
+    // Four words per invocation (see the catalogue): one uvec4 store where
+    // the whole quad is below n, word by word for the last, partial quad.
+    uint q = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    if (q < n / 4u) {
+        dst4[q] = uvec4(value);
+    } else {
+        for (uint i = q * 4u; i < n && i < q * 4u + 4u; ++i) dst[i] = value;
+    }
 }

@@ -23,6 +23,7 @@
 // buffer holding its value at index 0, so a recorded launch uses the values
 // current at each replay; surplus groups of an indirect dispatch do nothing.
 // matmul_dyn bindings: 0 A (read), 1 B (read), 2 C (write), 3 M, 4 N, 5 K (read, uint32).
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 8, local_size_y = 8, local_size_x_id = 0, local_size_y_id = 1) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
@@ -37,8 +38,26 @@ layout(std430, set = 0, binding = 5) readonly buffer ScalarK { uint K_; };
 layout(push_constant) uniform Push { uint M; uint N; uint K; } pc;
 #endif
 
-const uint ROWS = 8u; // rows of C per invocation
-const uint COLS = 8u; // columns of C per invocation, two vec4
+// BLOCK (specialization constant 3) picks the block each invocation
+// computes, per device (see the catalogue): 0, 8 x 8, suits a GPU, whose
+// registers hold a small block per invocation; 1, 16 x 16, suits a CPU
+// driver, where every load an invocation makes is a scalar loop over the
+// SIMD lanes, so a block that uses each loaded value for more
+// multiply-adds pays. The driver drops the path not taken.
+layout(constant_id = 3) const uint BLOCK = 0u;
+
+#define BLOCK_FN block8x8
+#define BLOCK_ROWS 8u
+#define BLOCK_QUADS 2u
+#include "matmul_block.glsl"
+#undef BLOCK_FN
+#undef BLOCK_ROWS
+#undef BLOCK_QUADS
+
+#define BLOCK_FN block16x16
+#define BLOCK_ROWS 16u
+#define BLOCK_QUADS 4u
+#include "matmul_block.glsl"
 
 void main() {
 #ifdef DYNAMIC
@@ -48,60 +67,8 @@ void main() {
 #else
     uint M = pc.M, N = pc.N, K = pc.K;
 #endif
-    uint row = gl_GlobalInvocationID.y * ROWS;
-    uint col = gl_GlobalInvocationID.x * COLS;
-    if (row >= M || col >= N) return; // K == 0 falls through and stores zeros
-
-    uint aRow[ROWS];
-    for (uint i = 0u; i < ROWS; ++i) aRow[i] = min(row + i, M - 1u) * K;
-    vec4 lo[ROWS], hi[ROWS];
-    for (uint i = 0u; i < ROWS; ++i) {
-        lo[i] = vec4(0.0);
-        hi[i] = vec4(0.0);
-    }
-
-    bool vectorRows = (N & 3u) == 0u;
-    if (vectorRows) {
-        uint n4 = N >> 2;
-        uint q0 = col >> 2;
-        uint q1 = min(q0 + 1u, n4 - 1u);
-        for (uint k = 0u; k < K; ++k) {
-            vec4 b0 = b4[k * n4 + q0];
-            vec4 b1 = b4[k * n4 + q1];
-            for (uint i = 0u; i < ROWS; ++i) {
-                float x = a[aRow[i] + k];
-                lo[i] += x * b0;
-                hi[i] += x * b1;
-            }
-        }
-    } else {
-        uint last = N - 1u;
-        uint c1 = min(col + 1u, last), c2 = min(col + 2u, last), c3 = min(col + 3u, last);
-        uint c4i = min(col + 4u, last), c5 = min(col + 5u, last), c6 = min(col + 6u, last), c7 = min(col + 7u, last);
-        for (uint k = 0u; k < K; ++k) {
-            uint bk = k * N;
-            vec4 b0 = vec4(b[bk + col], b[bk + c1], b[bk + c2], b[bk + c3]);
-            vec4 b1 = vec4(b[bk + c4i], b[bk + c5], b[bk + c6], b[bk + c7]);
-            for (uint i = 0u; i < ROWS; ++i) {
-                float x = a[aRow[i] + k];
-                lo[i] += x * b0;
-                hi[i] += x * b1;
-            }
-        }
-    }
-
-    for (uint i = 0u; i < ROWS; ++i) {
-        uint r = row + i;
-        if (r >= M) break;
-        uint base = r * N + col;
-        if (vectorRows) {
-            c4[base >> 2] = lo[i];
-            if (col + 4u < N) c4[(base >> 2) + 1u] = hi[i];
-        } else {
-            for (uint j = 0u; j < 4u; ++j)
-                if (col + j < N) c[base + j] = lo[i][j];
-            for (uint j = 0u; j < 4u; ++j)
-                if (col + 4u + j < N) c[base + 4u + j] = hi[i][j];
-        }
-    }
+    if (BLOCK == 1u)
+        block16x16(M, N, K);
+    else
+        block8x8(M, N, K);
 }

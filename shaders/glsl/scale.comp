@@ -6,9 +6,11 @@
 // buffer holding its value at index 0, so a recorded launch uses the values
 // current at each replay; surplus groups of an indirect dispatch do nothing.
 // scale_dyn bindings: 0 x (read), 1 y (write), 2 a (read, float32), 3 n (read, uint32).
-layout(local_size_x = 256, local_size_x_id = 0) in;
+layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y4 { vec4 y4[]; };
 #ifdef DYNAMIC
 layout(std430, set = 0, binding = 2) readonly buffer ScalarA { float a_; };
 layout(std430, set = 0, binding = 3) readonly buffer ScalarN { uint n_; };
@@ -25,6 +27,13 @@ void main() {
     float a = pc.a;
     uint n = pc.n;
 #endif
-    uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (i < n) y[i] = a * x[i];
+    // Four elements per invocation (see the catalogue): a vec4 load and
+    // store where the whole quad is below n, element by element for the
+    // last, partial quad.
+    uint q = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    if (q < n / 4u) {
+        y4[q] = a * x4[q];
+    } else {
+        for (uint i = q * 4u; i < n && i < q * 4u + 4u; ++i) y[i] = a * x[i];
+    }
 }

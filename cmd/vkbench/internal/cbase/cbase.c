@@ -698,7 +698,7 @@ void cbase_memcpy_free(cbase_memcpy *m) {
 	free(m);
 }
 
-// ---- naive sgemm
+// ---- sgemm (naive or blocked kernel)
 
 struct cbase_sgemm {
 	cbase_device *d;
@@ -708,10 +708,10 @@ struct cbase_sgemm {
 	uint32_t n;
 };
 
-int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, const float *a,
-		const float *b, cbase_sgemm **out) {
+int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, uint32_t tile,
+		const float *a, const float *b, cbase_sgemm **out) {
 	*out = NULL;
-	if (n == 0) return cb_failf(d, "an sgemm needs n above 0");
+	if (n == 0 || tile == 0) return cb_failf(d, "an sgemm needs n and tile above 0");
 	cbase_sgemm *s = calloc(1, sizeof *s);
 	if (!s) return cb_failf(d, "out of host memory");
 	s->d = d;
@@ -726,7 +726,8 @@ int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint
 		return -1;
 	}
 	bind_kernel(d, s->cb, &s->kernel, &n, sizeof n);
-	d->fn.CmdDispatch(s->cb, (n + 15) / 16, (n + 15) / 16, 1);
+	uint32_t groups = (uint32_t)(((uint64_t)n + tile - 1) / tile);
+	d->fn.CmdDispatch(s->cb, groups, groups, 1);
 	memory_barrier(d, s->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, CB_LATER_STAGES, CB_LATER_ACCESS);
 	VkResult r = d->fn.EndCommandBuffer(s->cb);
 	if (r != VK_SUCCESS) {

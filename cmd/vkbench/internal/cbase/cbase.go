@@ -31,13 +31,26 @@ import (
 
 //go:generate glslc -O --target-env=vulkan1.1 sgemm_naive.comp -o sgemm_naive.spv
 
+//go:generate glslc -O --target-env=vulkan1.1 sgemm_blocked.comp -o sgemm_blocked.spv
+
 //go:generate glslc -O --target-env=vulkan1.1 empty.comp -o empty.spv
+
+//go:generate glslc -O --target-env=vulkan1.1 axpy_scalar.comp -o axpy_scalar.spv
 
 //go:embed sgemm_naive.spv
 var sgemmNaiveSPIRV []byte
 
+//go:embed sgemm_blocked.spv
+var sgemmBlockedSPIRV []byte
+
 //go:embed empty.spv
 var emptySPIRV []byte
+
+//go:embed axpy_scalar.spv
+var axpyScalarSPIRV []byte
+
+// scalarLocal is the workgroup size of axpy_scalar.comp and empty.comp.
+const scalarLocal = 256
 
 // ErrVulkan means a Vulkan call of the reference failed; the error names the
 // call and its VkResult.
@@ -197,15 +210,24 @@ type Chain struct {
 	n int
 }
 
-// NewChain builds the chain over x with the project's axpy module (one
-// workgroup per LocalSize[0] elements) and y zeroed, and records the two
-// command buffers Replay and ReplayBound submit.
+// NewChain builds the chain over x with the scalar axpy of
+// axpy_scalar.comp (one element per invocation, one workgroup per 256
+// elements) and y zeroed, and records the two command buffers Replay and
+// ReplayBound submit.
 func (d *Device) NewChain(x []float32, k int) (*Chain, error) {
+	return d.newChain(axpyScalarSPIRV, scalarLocal, x, k)
+}
+
+// NewVec4Chain builds the same chain with the project's own axpy module
+// (four elements per invocation, vec4 loads and stores, one workgroup per
+// Span elements): plain C running the kernel shape vkc runs, so that vkc's
+// replay compares with the best plain C with the same kernel too.
+func (d *Device) NewVec4Chain(x []float32, k int) (*Chain, error) {
 	kernel, err := shaders.Get("axpy")
 	if err != nil {
 		return nil, err
 	}
-	return d.newChain(kernel.SPIRV, int(kernel.LocalSize[0]), x, k)
+	return d.newChain(kernel.SPIRV, int(kernel.Span(kernel.LocalSize[0])), x, k)
 }
 
 // NewEmptyChain builds the same chain as NewChain, same groups, bindings,
@@ -213,11 +235,7 @@ func (d *Device) NewChain(x []float32, k int) (*Chain, error) {
 // y stays as it is. Its ReplayBound is what the driver charges per launch
 // with no kernel work, the share of a replay no library can remove.
 func (d *Device) NewEmptyChain(x []float32, k int) (*Chain, error) {
-	kernel, err := shaders.Get("axpy")
-	if err != nil {
-		return nil, err
-	}
-	return d.newChain(emptySPIRV, int(kernel.LocalSize[0]), x, k)
+	return d.newChain(emptySPIRV, scalarLocal, x, k)
 }
 
 func (d *Device) newChain(spirv []byte, local int, x []float32, k int) (*Chain, error) {
@@ -426,24 +444,41 @@ func (m *Memcpy) Close() {
 	m.m = nil
 }
 
-// Sgemm is C = A·B for n x n row-major float32 matrices with the naive
-// kernel of sgemm_naive.comp, recorded once.
+// Sgemm is C = A·B for n x n row-major float32 matrices with one of the
+// baseline's kernels, recorded once.
 type Sgemm struct {
 	d *Device
 	s *C.cbase_sgemm
 	n int
 }
 
-// NewSgemm uploads a and b (n*n each) and records the product.
+// NewSgemm uploads a and b (n*n each) and records the product with the
+// naive kernel of sgemm_naive.comp (one invocation per element of C).
 func (d *Device) NewSgemm(n int, a, b []float32) (*Sgemm, error) {
+	return d.newSgemm(n, a, b, sgemmNaiveSPIRV, 16)
+}
+
+// NewSgemmBlocked uploads a and b (n*n each, n a multiple of 4) and
+// records the product with the register-blocked kernel of
+// sgemm_blocked.comp (16 x 16 elements of C per invocation): plain C
+// running the block vkc's matmul runs on a CPU driver, so that the
+// comparison measures what vkc adds around the same kernel shape.
+func (d *Device) NewSgemmBlocked(n int, a, b []float32) (*Sgemm, error) {
+	if n%4 != 0 {
+		return nil, fmt.Errorf("cbase: blocked sgemm of n=%d: n must be a multiple of 4", n)
+	}
+	return d.newSgemm(n, a, b, sgemmBlockedSPIRV, 128)
+}
+
+func (d *Device) newSgemm(n int, a, b []float32, spirv []byte, tile uint32) (*Sgemm, error) {
 	if err := d.open(); err != nil {
 		return nil, err
 	}
-	if n < 1 || len(a) != n*n || len(b) != n*n {
+	if n < 1 || n > 1<<15 || len(a) != n*n || len(b) != n*n {
 		return nil, fmt.Errorf("cbase: sgemm of n=%d with %d and %d elements", n, len(a), len(b))
 	}
 	sg := &Sgemm{d: d, n: n}
-	if C.cbase_sgemm_new(d.c, unsafe.Pointer(&sgemmNaiveSPIRV[0]), C.size_t(len(sgemmNaiveSPIRV)), C.uint32_t(n),
+	if C.cbase_sgemm_new(d.c, unsafe.Pointer(&spirv[0]), C.size_t(len(spirv)), C.uint32_t(n), C.uint32_t(tile),
 		floatPtr(a), floatPtr(b), &sg.s) != 0 {
 		return nil, d.err()
 	}

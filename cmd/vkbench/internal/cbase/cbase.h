@@ -87,10 +87,13 @@ void cbase_memcpy_read_dst(const cbase_memcpy *m, void *out);
 void cbase_memcpy_clear_dst(cbase_memcpy *m);
 void cbase_memcpy_free(cbase_memcpy *m);
 
-// An sgemm is C = A*B for n x n row-major floats with a naive kernel (one
-// invocation per element of C, workgroups of 16 x 16), recorded once.
-int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, const float *a,
-	const float *b, cbase_sgemm **out);
+// An sgemm is C = A*B for n x n row-major floats with the kernel given as
+// SPIR-V (push: n), dispatched as ceil(n/tile) x ceil(n/tile) groups and
+// recorded once: tile 16 for the naive kernel (one invocation per element,
+// 16 x 16 groups), 128 for the blocked one (16 x 16 elements per
+// invocation, 8 x 8 groups).
+int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, uint32_t tile,
+	const float *a, const float *b, cbase_sgemm **out);
 int cbase_sgemm_run(cbase_sgemm *s);
 int cbase_sgemm_read_c(cbase_sgemm *s, float *out);
 void cbase_sgemm_free(cbase_sgemm *s);

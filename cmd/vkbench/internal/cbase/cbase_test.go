@@ -24,42 +24,48 @@ func openTest(t *testing.T) *Device {
 	return d
 }
 
+// Both chains, the scalar axpy and vkc's vec4 one, at a length with a
+// partial quad and a partial group (301: the vec4 kernel's tail runs).
 func TestChainRunsEveryWay(t *testing.T) {
 	d := openTest(t)
 	assert.NotEmpty(t, d.Name())
-	x := make([]float32, 256)
+	x := make([]float32, 301)
 	for i := range x {
 		x[i] = float32(i % 3)
 	}
 	const k = 4
-	ch, err := d.NewChain(x, k)
-	require.NoError(t, err)
-	defer ch.Close()
-	assert.Positive(t, d.Live())
+	for name, build := range map[string]func([]float32, int) (*Chain, error){"scalar": d.NewChain, "vec4": d.NewVec4Chain} {
+		t.Run(name, func(t *testing.T) {
+			ch, err := build(x, k)
+			require.NoError(t, err)
+			defer ch.Close()
+			assert.Positive(t, d.Live())
 
-	// y grows by k*x per chain run; Record runs nothing.
-	launches := 0
-	for _, step := range []struct {
-		name string
-		run  func() error
-		adds int
-	}{
-		{"eager", ch.Eager, k}, {"batched", ch.Batched, k}, {"replay", ch.Replay, k}, {"record", ch.Record, 0}, {"replay again", ch.Replay, k},
-		{"batched bound", ch.BatchedBound, k}, {"replay bound", ch.ReplayBound, k}, {"record bound", ch.RecordBound, 0},
-		{"replay bound again", ch.ReplayBound, k}, {"batched after bound", ch.Batched, k},
-	} {
-		require.NoError(t, step.run(), step.name)
-		launches += step.adds
-		y, err := ch.Y()
-		require.NoError(t, err)
-		for i := range x {
-			require.Equal(t, float32(launches)*x[i], y[i], "%s: y[%d]", step.name, i)
-		}
+			// y grows by k*x per chain run; Record runs nothing.
+			launches := 0
+			for _, step := range []struct {
+				name string
+				run  func() error
+				adds int
+			}{
+				{"eager", ch.Eager, k}, {"batched", ch.Batched, k}, {"replay", ch.Replay, k}, {"record", ch.Record, 0}, {"replay again", ch.Replay, k},
+				{"batched bound", ch.BatchedBound, k}, {"replay bound", ch.ReplayBound, k}, {"record bound", ch.RecordBound, 0},
+				{"replay bound again", ch.ReplayBound, k}, {"batched after bound", ch.Batched, k},
+			} {
+				require.NoError(t, step.run(), step.name)
+				launches += step.adds
+				y, err := ch.Y()
+				require.NoError(t, err)
+				for i := range x {
+					require.Equal(t, float32(launches)*x[i], y[i], "%s: y[%d]", step.name, i)
+				}
+			}
+			require.NoError(t, ch.ResetY())
+			y, err := ch.Y()
+			require.NoError(t, err)
+			assert.Equal(t, make([]float32, len(x)), y)
+		})
 	}
-	require.NoError(t, ch.ResetY())
-	y, err := ch.Y()
-	require.NoError(t, err)
-	assert.Equal(t, make([]float32, len(x)), y)
 }
 
 // A chain longer than one workgroup still covers every element.
@@ -121,31 +127,44 @@ func TestCopyAndMemcpy(t *testing.T) {
 	assert.ErrorIs(t, m.Run(), ErrClosed)
 }
 
+// Both kernels against a reference, at sizes off their workgroup and
+// tile: the naive one at 37 (not a multiple of 16), the blocked one at 132
+// (past one 128 x 128 tile, a multiple of 4 as it requires).
 func TestSgemmMatchesReference(t *testing.T) {
 	d := openTest(t)
-	const n = 37 // not a multiple of the 16 x 16 workgroup
-	a, b := make([]float32, n*n), make([]float32, n*n)
-	for i := range a {
-		a[i] = float32((i*7)%13) - 6
-		b[i] = float32((i*5)%11) - 5
-	}
-	sg, err := d.NewSgemm(n, a, b)
-	require.NoError(t, err)
-	defer sg.Close()
-	require.NoError(t, sg.Run())
-	c, err := sg.C()
-	require.NoError(t, err)
-	for r := range n {
-		for col := range n {
-			var want float32
-			for q := range n {
-				want += a[r*n+q] * b[q*n+col]
+	for _, c := range []struct {
+		name string
+		n    int
+		make func(n int, a, b []float32) (*Sgemm, error)
+	}{{"naive", 37, d.NewSgemm}, {"blocked", 132, d.NewSgemmBlocked}} {
+		t.Run(c.name, func(t *testing.T) {
+			n := c.n
+			a, b := make([]float32, n*n), make([]float32, n*n)
+			for i := range a {
+				a[i] = float32((i*7)%13) - 6
+				b[i] = float32((i*5)%11) - 5
 			}
-			require.Equal(t, want, c[r*n+col], "C[%d,%d]", r, col) // small integers: exact
-		}
+			sg, err := c.make(n, a, b)
+			require.NoError(t, err)
+			defer sg.Close()
+			require.NoError(t, sg.Run())
+			got, err := sg.C()
+			require.NoError(t, err)
+			for r := range n {
+				for col := range n {
+					var want float32
+					for q := range n {
+						want += a[r*n+q] * b[q*n+col]
+					}
+					require.Equal(t, want, got[r*n+col], "C[%d,%d]", r, col) // small integers: exact
+				}
+			}
+			_, err = c.make(n, a[:1], b)
+			assert.Error(t, err)
+		})
 	}
-	_, err = d.NewSgemm(n, a[:1], b)
-	assert.Error(t, err)
+	_, err := d.NewSgemmBlocked(6, make([]float32, 36), make([]float32, 36))
+	assert.Error(t, err, "the blocked kernel needs n a multiple of 4")
 }
 
 func TestCloseRefusesLiveObjectsAndIsIdempotent(t *testing.T) {
@@ -258,7 +277,7 @@ func TestCommittedSPIRVIsFresh(t *testing.T) {
 	if err != nil {
 		t.Skip("glslc not on PATH; cannot check the committed modules against their sources")
 	}
-	for name, committed := range map[string][]byte{"sgemm_naive": sgemmNaiveSPIRV, "empty": emptySPIRV} {
+	for name, committed := range map[string][]byte{"sgemm_naive": sgemmNaiveSPIRV, "sgemm_blocked": sgemmBlockedSPIRV, "empty": emptySPIRV, "axpy_scalar": axpyScalarSPIRV} {
 		out := filepath.Join(t.TempDir(), name+".spv")
 		msg, err := exec.Command(compiler, "-O", "--target-env=vulkan1.1", name+".comp", "-o", out).CombinedOutput()
 		require.NoError(t, err, "glslc: %s", msg)
