@@ -20,7 +20,12 @@ func Const[T Element](v T) Value[T] { return constant[T]{v} }
 
 type constant[T Element] struct{ v T }
 
-func (c constant[T]) deviceValue(d *Device) (*bufferCore, error) { return d.constant(bitsOf(c.v)) }
+func (c constant[T]) deviceValue(d *Device) (*bufferCore, error) {
+	if k := kindOf[T](); k.size() != elemSize {
+		return nil, fmt.Errorf("vkc: Const of %s: device constants hold 32-bit values", k)
+	}
+	return d.constant(uint32(bitsOf(c.v)))
+}
 
 // constant returns the device copy of a constant scalar, made once per
 // value and kept until the device closes. The caller has entered d.
@@ -132,9 +137,13 @@ func dyn1D(s *Stream, op, name string, bufs []*bufferCore, scalars []*bufferCore
 }
 
 // FillDyn is Fill with a device value and a device length: elements from
-// n on are left untouched. A nil n covers the whole buffer.
+// n on are left untouched. A nil n covers the whole buffer. It takes
+// buffers of 32-bit elements (Fill takes every type).
 func FillDyn[T Element](s *Stream, buf *Buffer[T], v Value[T], n *Param[uint32]) error {
 	if err := present("FillDyn", buf); err != nil {
+		return err
+	}
+	if err := words32("FillDyn", buf.core); err != nil {
 		return err
 	}
 	if err := s.enter(); err != nil {
@@ -144,13 +153,26 @@ func FillDyn[T Element](s *Stream, buf *Buffer[T], v Value[T], n *Param[uint32])
 	return dynOp[T](s, "FillDyn", "fill", []*bufferCore{buf.core}, n, v)
 }
 
+// words32 refuses a buffer whose elements are not 32 bits to an op whose
+// length counts 32-bit words (the dynamic fill and copy).
+func words32(op string, b *bufferCore) error {
+	if b.elem.size() != elemSize {
+		return fmt.Errorf("vkc: %s: buffers of %s (%d-byte elements): the dynamic forms take 32-bit elements; use Fill or Copy", op, b.elem, b.elem.size())
+	}
+	return nil
+}
+
 // CopyDyn copies the first n elements of src into dst (same length) with a
-// kernel, leaving the rest of dst untouched. A nil n copies everything.
+// kernel, leaving the rest of dst untouched. A nil n copies everything. It
+// takes buffers of 32-bit elements (Copy takes every type).
 func CopyDyn[T Element](s *Stream, src, dst *Buffer[T], n *Param[uint32]) error {
 	if err := present("CopyDyn", src, dst); err != nil {
 		return err
 	}
 	if err := distinct("CopyDyn", dst.core, "the source", src.core); err != nil {
+		return err
+	}
+	if err := words32("CopyDyn", src.core); err != nil {
 		return err
 	}
 	if err := sameLen("CopyDyn", src.core.n, dst.core); err != nil {
@@ -522,7 +544,7 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	}
 	defer c.buf.life.leave()
 	c.mu.Lock()
-	n := c.bits
+	n := uint32(c.bits) // a length is a Param[uint32]
 	err = c.checkLength(n) // under c.mu, as in Set: it reads c.views
 	if err == nil {
 		c.length = true

@@ -6,6 +6,7 @@ require (
 	github.com/go-gl/glfw/v3.3/glfw v0.0.0-20250301202403-da16c1255728
 	github.com/mattn/go-isatty v0.0.24
 	github.com/stretchr/testify v1.12.1
+	github.com/x448/float16 v0.8.4
 	gonum.org/v1/plot v0.17.0
 )
 

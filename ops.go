@@ -78,14 +78,20 @@ func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) erro
 	return k.launch(s, s.dev.groups1D(n, k.local[0]), push, bufs)
 }
 
-// Fill sets every element of buf to v.
+// Fill sets every element of buf to v, for every element type: elements
+// of up to 32 bits as whole words holding v repeated, 64-bit ones as word
+// pairs.
 func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
 	if err := present("Fill", buf); err != nil {
 		return err
 	}
 	var p [16]byte
-	bits := bitsOf(v)
-	return run1D(s, "fill", buf.core.n, pushWords(&p, bits, uint32(buf.core.n)), buf.core)
+	if kindOf[T]().size() == 8 {
+		bits := bitsOf(v)
+		return run1D(s, "fill64", buf.core.n, pushWords(&p, uint32(bits), uint32(bits>>32), uint32(buf.core.n)), buf.core)
+	}
+	words := buf.core.words()
+	return run1D(s, "fill", words, pushWords(&p, wordPattern(v), uint32(words)), buf.core)
 }
 
 // Copy copies src into dst (same length) with a transfer command, at
@@ -101,19 +107,25 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
 		return err
 	}
+	return copyCores(s, "Copy", src.core, dst.core)
+}
+
+// copyCores copies src's elements into dst, buffers of one element type
+// and length, on s.
+func copyCores(s *Stream, op string, src, dst *bufferCore) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
-	if err := src.core.use(s); err != nil {
+	if err := src.use(s); err != nil {
 		return err
 	}
-	defer src.core.done()
-	if err := dst.core.use(s); err != nil {
+	defer src.done()
+	if err := dst.use(s); err != nil {
 		return err
 	}
-	defer dst.core.done()
-	return public(s.dev.rec.Copy(s.id, src.core.claim, dst.core.claim, uint64(src.core.n)*elemSize))
+	defer dst.done()
+	return public(s.dev.rec.Copy(s.id, src.claim, dst.claim, uint64(src.n)*src.elem.size()))
 }
 
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is

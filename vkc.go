@@ -75,6 +75,8 @@ var (
 	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
 	// ErrBadSPIRV: kernel bytes that are not a valid SPIR-V module.
 	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
+	// ErrUnsupported reports a request the device cannot serve: a feature, element type or SPIR-V version it lacks. The error names what is missing.
+	ErrUnsupported = errors.New("vkc: unsupported by the device")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten
@@ -199,6 +201,10 @@ type DeviceInfo struct {
 	// UnifiedMemory: device-local memory is also host-visible, so reads and
 	// writes go through the mapping with no staging copy.
 	UnifiedMemory bool
+	// Features are the optional features: those the device offers (from
+	// Devices), or those enabled on it (Device.Info), which is every one
+	// it offers less what WithoutFeatures left out.
+	Features Features
 }
 
 // DeviceLocalBytes sums the device-local heaps.
@@ -221,7 +227,8 @@ func deviceInfoOf(i recorder.DeviceInfo) DeviceInfo {
 		Vendor: i.Vendor, DriverVersion: i.DriverVersion, APIVersion: i.APIVersion,
 		Limits:        Limits(i.Limits),
 		Subgroup:      SubgroupInfo(i.Subgroup),
-		UnifiedMemory: i.UnifiedMemory}
+		UnifiedMemory: i.UnifiedMemory,
+		Features:      featuresOf(i.Features)}
 	for _, h := range i.Heaps {
 		out.Heaps = append(out.Heaps, MemoryHeap(h))
 	}

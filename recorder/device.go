@@ -287,7 +287,28 @@ type DeviceInfo struct {
 	// UnifiedMemory: device-local memory is host-visible too, so the
 	// recorder maps it and reads and writes go through the mapping.
 	UnifiedMemory bool
+	// Features are the optional features enabled on the device.
+	Features Features
 }
+
+// Features is a set of optional device features: what element types
+// other than 32 bits need to be stored and computed with.
+type Features uint32
+
+// The optional features, by the Vulkan feature each stands for.
+const (
+	FeatureFloat16             Features = 1 << iota // shaderFloat16
+	FeatureFloat64                                  // shaderFloat64
+	FeatureInt8                                     // shaderInt8
+	FeatureInt16                                    // shaderInt16
+	FeatureInt64                                    // shaderInt64
+	FeatureStorage8                                 // storageBuffer8BitAccess
+	FeatureStorage16                                // storageBuffer16BitAccess
+	FeatureUniformAndStorage8                       // uniformAndStorageBuffer8BitAccess
+	FeatureUniformAndStorage16                      // uniformAndStorageBuffer16BitAccess
+	// AllFeatures is every feature above.
+	AllFeatures = FeatureUniformAndStorage16<<1 - 1
+)
 
 // Sentinel errors of the recorder and of the devices it drives. The public
 // package maps each onto its own.

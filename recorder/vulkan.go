@@ -23,6 +23,9 @@ type VulkanOptions struct {
 	SyncValidation bool
 	// Logger receives validation messages; nil means slog.Default().
 	Logger *slog.Logger
+	// WithoutFeatures are optional features not to enable even where the
+	// device offers them (tests of devices that lack them).
+	WithoutFeatures Features
 	// Surface, when set, opens the device to present to a window: it is
 	// called with the new VkInstance and returns the window's VkSurfaceKHR
 	// (GLFW's CreateWindowSurface does this), which the device then owns;
@@ -57,7 +60,8 @@ func OpenVulkan(o VulkanOptions) (Device, error) {
 	if o.Surface != nil {
 		return openPresentingVulkan(o)
 	}
-	in, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation || o.SyncValidation, SyncValidation: o.SyncValidation, Logger: o.Logger})
+	in, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation || o.SyncValidation, SyncValidation: o.SyncValidation, Logger: o.Logger,
+		WithoutFeatures: vkFeatures(o.WithoutFeatures)})
 	if err != nil {
 		return nil, fromVK(err)
 	}
@@ -184,9 +188,41 @@ func infoFromVK(i vk.DeviceInfo) DeviceInfo {
 		Vendor: i.Vendor, DriverVersion: i.DriverVersion, APIVersion: i.APIVersion,
 		Limits:        Limits(i.Limits),
 		Subgroup:      SubgroupInfo(i.Subgroup),
-		UnifiedMemory: i.UnifiedMemory}
+		UnifiedMemory: i.UnifiedMemory,
+		Features:      featuresFromVK(i.Features)}
 	for _, h := range i.Heaps {
 		out.Heaps = append(out.Heaps, MemoryHeap(h))
+	}
+	return out
+}
+
+// featurePairs names each feature at both layers.
+var featurePairs = [...]struct {
+	f  Features
+	vk vk.Features
+}{
+	{FeatureFloat16, vk.FeatureFloat16}, {FeatureFloat64, vk.FeatureFloat64}, {FeatureInt8, vk.FeatureInt8},
+	{FeatureInt16, vk.FeatureInt16}, {FeatureInt64, vk.FeatureInt64}, {FeatureStorage8, vk.FeatureStorage8},
+	{FeatureStorage16, vk.FeatureStorage16}, {FeatureUniformAndStorage8, vk.FeatureUniformAndStorage8},
+	{FeatureUniformAndStorage16, vk.FeatureUniformAndStorage16},
+}
+
+func featuresFromVK(in vk.Features) Features {
+	var out Features
+	for _, p := range featurePairs {
+		if in&p.vk != 0 {
+			out |= p.f
+		}
+	}
+	return out
+}
+
+func vkFeatures(in Features) vk.Features {
+	var out vk.Features
+	for _, p := range featurePairs {
+		if in&p.f != 0 {
+			out |= p.vk
+		}
 	}
 	return out
 }

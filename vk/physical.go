@@ -96,7 +96,27 @@ type DeviceInfo struct {
 	// UnifiedMemory: device-local memory is also host-visible, so reads and
 	// writes go through the mapping with no staging copy.
 	UnifiedMemory bool
+	// Features are the optional features the device offers (Instance.Devices)
+	// or, for an open Device, the ones enabled on it.
+	Features Features
 }
+
+// Features is a set of the optional device features vk enables when the
+// device offers them: what element types other than 32 bits need.
+type Features uint32
+
+// The features, as the bits cvk.h's VKC_FEATURE_* name.
+const (
+	FeatureFloat16             Features = C.VKC_FEATURE_FLOAT16           // shaderFloat16
+	FeatureFloat64             Features = C.VKC_FEATURE_FLOAT64           // shaderFloat64
+	FeatureInt8                Features = C.VKC_FEATURE_INT8              // shaderInt8
+	FeatureInt16               Features = C.VKC_FEATURE_INT16             // shaderInt16
+	FeatureInt64               Features = C.VKC_FEATURE_INT64             // shaderInt64
+	FeatureStorage8            Features = C.VKC_FEATURE_STORAGE8          // storageBuffer8BitAccess
+	FeatureStorage16           Features = C.VKC_FEATURE_STORAGE16         // storageBuffer16BitAccess
+	FeatureUniformAndStorage8  Features = C.VKC_FEATURE_UNIFORM_STORAGE8  // uniformAndStorageBuffer8BitAccess
+	FeatureUniformAndStorage16 Features = C.VKC_FEATURE_UNIFORM_STORAGE16 // uniformAndStorageBuffer16BitAccess
+)
 
 func vendorName(id uint32) string {
 	switch id {
@@ -236,6 +256,7 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	}
 	const computeStage, arithmeticOp = 0x20, 0x4
 	info.Subgroup = SubgroupInfo{Size: uint32(c.subgroup_size), Arithmetic: c.subgroup_stages&computeStage != 0 && c.subgroup_ops&arithmeticOp != 0}
+	info.Features = Features(c.features)
 	out.info = info
 	return out
 }
