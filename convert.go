@@ -35,15 +35,20 @@ func Convert[S, D Element](s *Stream, src *Buffer[S], dst *Buffer[D]) error {
 	if err := distinct("Convert", dst.core, "the source", src.core); err != nil {
 		return err
 	}
-	from, to := src.core.elem, dst.core.elem
+	return convertCores(s, src.core, dst.core)
+}
+
+// convertCores is Convert past its checks.
+func convertCores(s *Stream, src, dst *bufferCore) error {
+	from, to := src.elem, dst.elem
 	if from == to {
-		return copyCores(s, "Convert", src.core, dst.core)
+		return copyCores(s, "Convert", src, dst)
 	}
-	n := src.core.n
-	units := dst.core.words() // one invocation per 32-bit word of dst
+	n := src.n
+	units := dst.words() // one invocation per 32-bit word of dst
 	if to.size() == 8 {
 		units = n // or per 64-bit element
 	}
 	var p [16]byte
-	return run1D(s, "convert", units, pushWords(&p, uint32(n), uint32(from), uint32(to)), src.core, dst.core)
+	return run1D(s, "convert", units, pushWords(&p, uint32(n), uint32(from), uint32(to)), src, dst)
 }
