@@ -544,7 +544,7 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	}
 	defer c.buf.life.leave()
 	c.mu.Lock()
-	n := uint32(c.bits) // a length is a Param[uint32]
+	n := uint32(c.bits)    // a length is a Param[uint32]
 	err = c.checkLength(n) // under c.mu, as in Set: it reads c.views
 	if err == nil {
 		c.length = true

@@ -195,7 +195,6 @@ func encodeModel[T vkc.Element](e exact) T {
 	return out
 }
 
-
 // fromBits is the element whose bits are the low bits of b.
 func fromBits[T vkc.Element](b uint64) T {
 	var v T
