@@ -196,6 +196,11 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 	if len(xs) != c.n {
 		return fmt.Errorf("vkc: write of %d elements into a buffer of %d", len(xs), c.n)
 	}
+	return c.write(s, bytesOf(xs))
+}
+
+// write is WriteOn of data, the buffer's bytes, past its checks.
+func (c *bufferCore) write(s *Stream, data []byte) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -206,7 +211,7 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return public(c.dev.rec.Write(s.id, c.claim, &c.staging, bytesOf(xs)))
+	return public(c.dev.rec.Write(s.id, c.claim, &c.staging, data))
 }
 
 // Read returns the buffer's contents after the default stream's work.
@@ -246,6 +251,11 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 	if len(out) != c.n {
 		return fmt.Errorf("vkc: read of %d elements into a slice of %d", c.n, len(out))
 	}
+	return c.read(ctx, s, bytesOf(out))
+}
+
+// read is ReadInto of out, the buffer's bytes, past its checks.
+func (c *bufferCore) read(ctx context.Context, s *Stream, out []byte) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -254,7 +264,7 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 		return err
 	}
 	defer c.done()
-	return public(c.dev.rec.Read(ctx, s.id, c.claim, bytesOf(out)))
+	return public(c.dev.rec.Read(ctx, s.id, c.claim, out))
 }
 
 // Close waits for calls using the buffer on other goroutines and for the
@@ -295,4 +305,19 @@ func (c *bufferCore) free() error {
 		err = ferr // a closed allocator went with the device, and the claim with it
 	}
 	return public(err)
+}
+
+// taint marks the buffer unwritten with cause, as work that should have
+// written it and did not: a copy from another device's unwritten buffer.
+func (c *bufferCore) taint(cause error) error {
+	if err := c.dev.enter(); err != nil {
+		return err
+	}
+	defer c.dev.leave()
+	if !c.life.enter() {
+		return ErrClosed
+	}
+	defer c.done()
+	c.dev.rec.Taint([]alloc.Claim{c.claim}, cause)
+	return nil
 }

@@ -1,7 +1,9 @@
 package vkc
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -97,6 +99,18 @@ func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
 // Copy copies src into dst (same length) with a transfer command, at
 // memory speed. src and dst must be different buffers: Vulkan forbids a
 // copy whose source and destination overlap.
+//
+// src and dst may belong to two devices (two Opens of one GPU are two
+// devices too). The copy then goes through host memory, on s, which must
+// be a stream of one of them: src is read as ReadOn reads it, on s if s
+// is src's device's (else on its default stream), so after every write
+// issued to it on any of its streams; dst is written as WriteOn writes it,
+// on s if s is dst's device's (else on its default stream). The copy is
+// done when Copy returns. The unwritten rule carries over: a src that
+// reads as ErrUnwritten leaves dst unwritten with the same cause, as a
+// copy on one device does, and Copy returns nil. It cannot be captured: a
+// window would record only the write of what src held then, so inside a
+// window on s it fails with ErrSyncInCapture (the read) or is refused.
 func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := present("Copy", src, dst); err != nil {
 		return err
@@ -107,7 +121,39 @@ func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := sameLen("Copy", src.core.n, dst.core); err != nil {
 		return err
 	}
+	if src.core.dev != dst.core.dev {
+		return copyAcross(s, src.core, dst.core)
+	}
 	return copyCores(s, "Copy", src.core, dst.core)
+}
+
+// copyAcross copies src into dst, buffers of one type and length on two
+// devices, through host memory (see Copy).
+func copyAcross(s *Stream, src, dst *bufferCore) error {
+	if s == nil || s.dev == nil {
+		return errNilStream
+	}
+	reader, writer := src.dev.def, dst.dev.def
+	switch s.dev {
+	case src.dev:
+		reader = s
+	case dst.dev:
+		writer = s
+	default:
+		return fmt.Errorf("vkc: Copy: a stream of device %q copying between devices %q and %q", s.dev.info.Name, src.dev.info.Name, dst.dev.info.Name)
+	}
+	if s == writer && s.capturing() {
+		return fmt.Errorf("vkc: Copy between devices inside a capture window on the destination's stream: %w", ErrSyncInCapture)
+	}
+	data := make([]byte, uint64(src.n)*src.elem.size())
+	err := src.read(context.Background(), reader, data)
+	if errors.Is(err, ErrUnwritten) {
+		return dst.taint(err)
+	}
+	if err != nil {
+		return err
+	}
+	return dst.write(writer, data)
 }
 
 // copyCores copies src's elements into dst, buffers of one element type
