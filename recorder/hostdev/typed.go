@@ -1,6 +1,12 @@
 package hostdev
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+
+	"github.com/x448/float16"
+)
 
 // typedBuiltins adds the references of the kernels for element types other
 // than 32 bits (shaders/typed.go).
@@ -16,6 +22,7 @@ func typedBuiltins(m map[string]Kernel) {
 	m["convert"] = Kernel{Local: local1D, Run: func(in *Invocation) {
 		convert(in, word(in.Push, 0), word(in.Push, 1), word(in.Push, 2))
 	}}
+	typedOps(m)
 }
 
 // The element type codes of convert.comp.
@@ -214,4 +221,131 @@ func convert(in *Invocation, n, from, to uint32) {
 		}
 		putWord(dst, u, w)
 	})
+}
+
+// elements reads and writes one element type of the typed ops, computing
+// in F: Float16 in float32, float64 in float64. Partials (the reductions'
+// first pass) hold F.
+type elements[F float32 | float64] struct {
+	get             func(b []byte, i uint32) F
+	put, putPartial func(b []byte, i uint32, v F)
+}
+
+var (
+	halves = elements[float32]{
+		get: func(b []byte, i uint32) float32 {
+			return float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
+		},
+		put: func(b []byte, i uint32, v float32) {
+			binary.LittleEndian.PutUint16(b[2*i:], float16.Fromfloat32(v).Bits())
+		},
+		putPartial: putFloat,
+	}
+	doubles = elements[float64]{
+		get:        getDouble,
+		put:        putDouble,
+		putPartial: putDouble,
+	}
+)
+
+func getDouble(b []byte, i uint32) float64 {
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+}
+func putDouble(b []byte, i uint32, v float64) {
+	binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+}
+
+// typedOps registers the Float16 (_f16) and float64 (_f64) ops.
+func typedOps(m map[string]Kernel) {
+	registerTyped(m, "_f16", halves, func(push []byte) float32 { return math.Float32frombits(word(push, 0)) }, 1)
+	registerTyped(m, "_f64", doubles, func(push []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(push)) }, 2)
+}
+
+func registerTyped[F float32 | float64](m map[string]Kernel, suffix string, e elements[F], scalar func([]byte) F, scalarWords int) {
+	local1D, local2D := [3]uint32{256, 1, 1}, [3]uint32{8, 8, 1}
+	withVariant(m, "binary"+suffix, local1D, 2, func(in *Invocation, s scalars) {
+		x, y, z := in.Buffers[0], in.Buffers[1], in.Buffers[2]
+		op := s[0]
+		forEach(in, s[1], func(i uint32) {
+			a, b := e.get(x, i), e.get(y, i)
+			var r F
+			switch op {
+			case 0:
+				r = a + b
+			case 1:
+				r = a - b
+			case 2:
+				r = a * b
+			default:
+				r = a / b
+			}
+			e.put(z, i, r)
+		})
+	})
+	m["axpy"+suffix] = Kernel{Local: local1D, Run: func(in *Invocation) {
+		a, op, n := scalar(in.Push), word(in.Push, scalarWords), word(in.Push, scalarWords+1)
+		x, y := in.Buffers[0], in.Buffers[1]
+		forEach(in, n, func(i uint32) {
+			v := a * e.get(x, i)
+			if op == 0 {
+				v += e.get(y, i)
+			}
+			e.put(y, i, v)
+		})
+	}}
+	withVariant(m, "sum"+suffix, local1D, 1, func(in *Invocation, s scalars) {
+		typedPartials(in, s[0], e, func(i uint32) F { return e.get(in.Buffers[0], i) }, in.Buffers[1])
+	})
+	withVariant(m, "dot"+suffix, local1D, 1, func(in *Invocation, s scalars) {
+		x, y := in.Buffers[0], in.Buffers[1]
+		typedPartials(in, s[0], e, func(i uint32) F { return e.get(x, i) * e.get(y, i) }, in.Buffers[2])
+	})
+	withVariant(m, "softmax"+suffix, local1D, 2, func(in *Invocation, s scalars) {
+		rows, cols := uint64(s[0]), uint64(s[1])
+		src, dst := in.Buffers[0], in.Buffers[1]
+		for r := uint64(0); r < min(rows, uint64(in.Groups[0])*uint64(in.Groups[1])); r++ {
+			base := r * cols
+			mx := F(math.Inf(-1))
+			for c := uint64(0); c < cols; c++ {
+				mx = max(mx, e.get(src, uint32(base+c)))
+			}
+			var sum F
+			for c := uint64(0); c < cols; c++ {
+				sum += F(math.Exp(float64(e.get(src, uint32(base+c)) - mx)))
+			}
+			inv := 1 / sum
+			for c := uint64(0); c < cols; c++ {
+				e.put(dst, uint32(base+c), F(math.Exp(float64(e.get(src, uint32(base+c))-mx)))*inv)
+			}
+		}
+	})
+	withVariant(m, "matmul"+suffix, local2D, 3, func(in *Invocation, s scalars) {
+		mr, n, k := uint64(s[0]), uint64(s[1]), uint64(s[2])
+		a, b, c := in.Buffers[0], in.Buffers[1], in.Buffers[2]
+		rows := min(mr, uint64(in.Groups[1])*uint64(in.Local[1])*8)
+		cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*8)
+		for r := uint64(0); r < rows; r++ {
+			for col := uint64(0); col < cols; col++ {
+				var acc F
+				for x := uint64(0); x < k; x++ {
+					acc += e.get(a, uint32(r*k+x)) * e.get(b, uint32(x*n+col))
+				}
+				e.put(c, uint32(r*n+col), acc)
+			}
+		}
+	})
+}
+
+// typedPartials is partials for the typed reductions: sums in F.
+func typedPartials[F float32 | float64](in *Invocation, n32 uint32, e elements[F], value func(uint32) F, out []byte) {
+	n := uint64(n32)
+	w := uint64(in.Local[0])
+	groups := uint64(in.Groups[0]) * uint64(in.Groups[1])
+	for g := uint64(0); g < groups && g*w < n; g++ {
+		var s F
+		for i := g * w; i < min((g+1)*w, n); i++ {
+			s += value(uint32(i))
+		}
+		e.putPartial(out, uint32(g), s)
+	}
 }
