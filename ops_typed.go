@@ -87,16 +87,24 @@ func binaryOf[T Float](s *Stream, name string, op uint32, x, y, z *Buffer[T]) er
 }
 
 // AddOf is Add for any Float type.
-func AddOf[T Float](s *Stream, x, y, z *Buffer[T]) error { return binaryOf(s, "add", binaryAdd, x, y, z) }
+func AddOf[T Float](s *Stream, x, y, z *Buffer[T]) error {
+	return binaryOf(s, "add", binaryAdd, x, y, z)
+}
 
 // SubOf is Sub for any Float type.
-func SubOf[T Float](s *Stream, x, y, z *Buffer[T]) error { return binaryOf(s, "sub", binarySub, x, y, z) }
+func SubOf[T Float](s *Stream, x, y, z *Buffer[T]) error {
+	return binaryOf(s, "sub", binarySub, x, y, z)
+}
 
 // MulOf is Mul for any Float type.
-func MulOf[T Float](s *Stream, x, y, z *Buffer[T]) error { return binaryOf(s, "mul", binaryMul, x, y, z) }
+func MulOf[T Float](s *Stream, x, y, z *Buffer[T]) error {
+	return binaryOf(s, "mul", binaryMul, x, y, z)
+}
 
 // DivOf is Div for any Float type.
-func DivOf[T Float](s *Stream, x, y, z *Buffer[T]) error { return binaryOf(s, "div", binaryDiv, x, y, z) }
+func DivOf[T Float](s *Stream, x, y, z *Buffer[T]) error {
+	return binaryOf(s, "div", binaryDiv, x, y, z)
+}
 
 // scaled is AxpyOf (op 0) and ScaleOf (op 1).
 func scaled[T Float](s *Stream, name string, op uint32, a float64, x, y *Buffer[T]) error {

@@ -144,10 +144,18 @@ func runTypedOps[T vkc.Float](t *testing.T, dev *vkc.Device, ty typed[T]) {
 		exact func(a, b float64) *big.Float
 		ulps  float64
 	}{
-		{"add", vkc.AddOf[T], func(a, b float64) *big.Float { return new(big.Float).SetPrec(200).Add(big.NewFloat(a), big.NewFloat(b)) }, 1},
-		{"sub", vkc.SubOf[T], func(a, b float64) *big.Float { return new(big.Float).SetPrec(200).Sub(big.NewFloat(a), big.NewFloat(b)) }, 1},
-		{"mul", vkc.MulOf[T], func(a, b float64) *big.Float { return new(big.Float).SetPrec(200).Mul(big.NewFloat(a), big.NewFloat(b)) }, 1},
-		{"div", vkc.DivOf[T], func(a, b float64) *big.Float { return new(big.Float).SetPrec(200).Quo(big.NewFloat(a), big.NewFloat(b)) }, 3},
+		{"add", vkc.AddOf[T], func(a, b float64) *big.Float {
+			return new(big.Float).SetPrec(200).Add(big.NewFloat(a), big.NewFloat(b))
+		}, 1},
+		{"sub", vkc.SubOf[T], func(a, b float64) *big.Float {
+			return new(big.Float).SetPrec(200).Sub(big.NewFloat(a), big.NewFloat(b))
+		}, 1},
+		{"mul", vkc.MulOf[T], func(a, b float64) *big.Float {
+			return new(big.Float).SetPrec(200).Mul(big.NewFloat(a), big.NewFloat(b))
+		}, 1},
+		{"div", vkc.DivOf[T], func(a, b float64) *big.Float {
+			return new(big.Float).SetPrec(200).Quo(big.NewFloat(a), big.NewFloat(b))
+		}, 3},
 	} {
 		require.NoError(t, op.run(s, bx, by, bz))
 		got := ty.values(read(t, s, bz))
