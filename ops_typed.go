@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/capture"
 )
 
 // Float is the element types the ops compute with: float32 (the ops
@@ -350,4 +351,319 @@ func MatmulOf[T Float](s *Stream, a, b, c *Buffer[T], m, n, k int) error {
 	}
 	var p [16]byte
 	return kern.launch(s, [3]uint32{gx, gy, 1}, pushWords(&p, uint32(m), uint32(n), uint32(k)), []*bufferCore{a.core, b.core, c.core})
+}
+
+// dynTyped launches the dynamic variant of a typed 1-D kernel over the
+// first n elements of bufs, with scalars (before n) from device values;
+// each written buffer is marked written up to n of its own elements.
+func dynTyped(s *Stream, name string, bufs, scalars []*bufferCore, n length) error {
+	d := s.dev
+	k, err := d.dynamicKernel(name)
+	if err != nil {
+		return err
+	}
+	cores := append(append(append(make([]*bufferCore, 0, len(bufs)+len(scalars)+1), bufs...), scalars...), n.value)
+	spec := launchSpec{limits: n.limits()}
+	var indirect *bufferCore
+	if n.p == nil {
+		spec.groups = d.groups1D(n.capacity, k.local[0])
+	} else {
+		if indirect, err = n.p.view(lengthView{groups: true, local: k.local[0], spread: true}); err != nil {
+			return err
+		}
+		spec.extents = make([]capture.Extent, len(cores))
+		for i, b := range bufs {
+			spec.extents[i] = n.prefix(n.value, b.elem.size())
+		}
+	}
+	return k.launchWith(s, cores, indirect, &spec)
+}
+
+func binaryDynOf[T Float](s *Stream, name string, op uint32, x, y, z *Buffer[T], n *Param[uint32]) error {
+	if x32, ok := as32(x); ok {
+		y32, _ := as32(y)
+		z32, _ := as32(z)
+		return binaryDyn(s, name, []string{"add", "sub", "mul", "div"}[op], x32, y32, z32, n)
+	}
+	sfx, err := prepare[T](s, name, x, y, z)
+	if err != nil {
+		return err
+	}
+	if err := sameLen(name, x.core.n, y.core, z.core); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	opValue, err := s.dev.constant(op)
+	if err != nil {
+		return err
+	}
+	l, err := lengthOf(s.dev, name, n, x.core.n)
+	if err != nil {
+		return err
+	}
+	return dynTyped(s, "binary"+sfx, []*bufferCore{x.core, y.core, z.core}, []*bufferCore{opValue}, l)
+}
+
+// AddDynOf is AddDyn for any Float type.
+func AddDynOf[T Float](s *Stream, x, y, z *Buffer[T], n *Param[uint32]) error {
+	return binaryDynOf(s, "AddDyn", binaryAdd, x, y, z, n)
+}
+
+// SubDynOf is SubDyn for any Float type.
+func SubDynOf[T Float](s *Stream, x, y, z *Buffer[T], n *Param[uint32]) error {
+	return binaryDynOf(s, "SubDyn", binarySub, x, y, z, n)
+}
+
+// MulDynOf is MulDyn for any Float type.
+func MulDynOf[T Float](s *Stream, x, y, z *Buffer[T], n *Param[uint32]) error {
+	return binaryDynOf(s, "MulDyn", binaryMul, x, y, z, n)
+}
+
+// DivDynOf is DivDyn for any Float type.
+func DivDynOf[T Float](s *Stream, x, y, z *Buffer[T], n *Param[uint32]) error {
+	return binaryDynOf(s, "DivDyn", binaryDiv, x, y, z, n)
+}
+
+// reduceDynTyped is reduceDyn for the typed first passes (see
+// reduceTyped): each pass reads its element count from a device value
+// derived from n, and a Float16 result is converted from float32 at the end.
+func reduceDynTyped(s *Stream, first, sfx string, srcs []*bufferCore, n length, pass int, out *bufferCore) error {
+	d := s.dev
+	kind, later := partialKind(sfx)
+	if later == "" {
+		later = d.sumKernel()
+	}
+	name := first
+	if pass > 0 {
+		name = later
+	}
+	k, err := d.dynamicKernel(name)
+	if err != nil {
+		return err
+	}
+	w := int(k.local[0])
+	capacity := int(divide(uint32(min(n.capacity, 1<<32-1)), pass))
+	count, err := n.derived(pass)
+	if err != nil {
+		return err
+	}
+	prefixes := func(cores []*bufferCore) []capture.Extent {
+		ext := make([]capture.Extent, len(cores))
+		for i, c := range srcs {
+			ext[i] = n.prefix(count, c.elem.size())
+		}
+		return ext
+	}
+	if capacity <= w {
+		target := out
+		if out.elem != kind {
+			t, err := d.tempOf(s, 1, kind)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = d.rec.Drop(s.id, t.claim) }()
+			target = t
+		}
+		cores := append(append([]*bufferCore(nil), srcs...), target, count)
+		spec := launchSpec{groups: [3]uint32{1, 1, 1}, limits: n.limits()}
+		if n.p != nil {
+			spec.extents = prefixes(cores)
+		}
+		if err := k.launchWith(s, cores, nil, &spec); err != nil {
+			return err
+		}
+		if target != out {
+			return convertCores(s, target, out)
+		}
+		return nil
+	}
+	parts := (capacity + w - 1) / w
+	t, err := d.tempOf(s, parts, kind)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.rec.Drop(s.id, t.claim) }()
+	next, err := n.derived(pass + 1)
+	if err != nil {
+		return err
+	}
+	cores := append(append([]*bufferCore(nil), srcs...), t, count)
+	spec := launchSpec{limits: n.limits()}
+	var indirect *bufferCore
+	if n.p == nil {
+		spec.groups = d.groups1D(capacity, uint32(w))
+	} else {
+		if indirect, err = n.p.view(lengthView{passes: pass, groups: true, local: uint32(w), spread: true}); err != nil {
+			return err
+		}
+		spec.extents = prefixes(cores)
+		spec.extents[len(srcs)] = n.prefix(next, kind.size())
+	}
+	if err := k.launchWith(s, cores, indirect, &spec); err != nil {
+		return err
+	}
+	return reduceDynTyped(s, first, sfx, []*bufferCore{t}, n, pass+1, out)
+}
+
+// SumDynOf is SumDyn for any Float type, accumulated as SumOf.
+func SumDynOf[T Float](s *Stream, x, out *Buffer[T], n *Param[uint32]) error {
+	if x32, ok := as32(x); ok {
+		o32, _ := as32(out)
+		return SumDyn(s, x32, o32, n)
+	}
+	sfx, err := prepare[T](s, "SumDyn", x, out)
+	if err != nil {
+		return err
+	}
+	if err := sameLen("SumDyn", 1, out.core); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	l, err := lengthOf(s.dev, "SumDyn", n, x.core.n)
+	if err != nil {
+		return err
+	}
+	return reduceDynTyped(s, "sum"+sfx, sfx, []*bufferCore{x.core}, l, 0, out.core)
+}
+
+// DotDynOf is DotDyn for any Float type, accumulated as SumOf.
+func DotDynOf[T Float](s *Stream, x, y, out *Buffer[T], n *Param[uint32]) error {
+	if x32, ok := as32(x); ok {
+		y32, _ := as32(y)
+		o32, _ := as32(out)
+		return DotDyn(s, x32, y32, o32, n)
+	}
+	sfx, err := prepare[T](s, "DotDyn", x, y, out)
+	if err != nil {
+		return err
+	}
+	if err := sameLen("DotDyn", x.core.n, y.core); err != nil {
+		return err
+	}
+	if err := sameLen("DotDyn", 1, out.core); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	l, err := lengthOf(s.dev, "DotDyn", n, x.core.n)
+	if err != nil {
+		return err
+	}
+	return reduceDynTyped(s, "dot"+sfx, sfx, []*bufferCore{x.core, y.core}, l, 0, out.core)
+}
+
+// SoftmaxDynOf is SoftmaxDyn for any Float type.
+func SoftmaxDynOf[T Float](s *Stream, src, dst *Buffer[T], rows *Param[uint32], cols int) error {
+	if s32, ok := as32(src); ok {
+		d32, _ := as32(dst)
+		return SoftmaxDyn(s, s32, d32, rows, cols)
+	}
+	sfx, err := prepare[T](s, "SoftmaxDyn", src, dst)
+	if err != nil {
+		return err
+	}
+	if cols <= 0 || src.core.n%cols != 0 {
+		return fmt.Errorf("vkc: SoftmaxDyn: %d columns do not divide a buffer of %d elements", cols, src.core.n)
+	}
+	if err := sameLen("SoftmaxDyn", src.core.n, dst.core); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	d := s.dev
+	l, err := lengthOf(d, "SoftmaxDyn", rows, src.core.n/cols)
+	if err != nil {
+		return err
+	}
+	k, err := d.dynamicKernel("softmax" + sfx)
+	if err != nil {
+		return err
+	}
+	colsValue, err := d.constant(uint32(cols))
+	if err != nil {
+		return err
+	}
+	cores := []*bufferCore{src.core, dst.core, l.value, colsValue}
+	spec := launchSpec{limits: l.limits()}
+	var indirect *bufferCore
+	if l.p == nil {
+		spec.groups = d.groups1D(l.capacity, 1)
+	} else {
+		if indirect, err = l.p.view(lengthView{groups: true, local: 1, spread: true}); err != nil {
+			return err
+		}
+		row := uint64(cols) * src.core.elem.size()
+		spec.extents = make([]capture.Extent, len(cores))
+		spec.extents[0] = l.prefix(l.value, row)
+		spec.extents[1] = l.prefix(l.value, row)
+	}
+	return k.launchWith(s, cores, indirect, &spec)
+}
+
+// MatmulDynOf is MatmulDyn for any Float type.
+func MatmulDynOf[T Float](s *Stream, a, b, c *Buffer[T], m *Param[uint32], n, k int) error {
+	if a32, ok := as32(a); ok {
+		b32, _ := as32(b)
+		c32, _ := as32(c)
+		return MatmulDyn(s, a32, b32, c32, m, n, k)
+	}
+	sfx, err := prepare[T](s, "MatmulDyn", a, b, c)
+	if err != nil {
+		return err
+	}
+	if n <= 0 || k <= 0 || a.core.n%k != 0 {
+		return fmt.Errorf("vkc: MatmulDyn: k=%d and n=%d must be positive and k divide A's %d elements", k, n, a.core.n)
+	}
+	rows := a.core.n / k
+	if err := matmulShape("MatmulDyn", a.core, b.core, c.core, rows, n, k); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	d := s.dev
+	l, err := lengthOf(d, "MatmulDyn", m, rows)
+	if err != nil {
+		return err
+	}
+	kern, err := d.dynamicKernel("matmul" + sfx)
+	if err != nil {
+		return err
+	}
+	nValue, err := d.constant(uint32(n))
+	if err != nil {
+		return err
+	}
+	kValue, err := d.constant(uint32(k))
+	if err != nil {
+		return err
+	}
+	gx, gy := ceilDiv(n, int(kern.tile[0])), ceilDiv(rows, int(kern.tile[1]))
+	if err := check2D(d, "MatmulDyn", gx, gy); err != nil {
+		return err
+	}
+	cores := []*bufferCore{a.core, b.core, c.core, l.value, nValue, kValue}
+	spec := launchSpec{limits: l.limits(), groups: [3]uint32{gx, gy, 1}}
+	var indirect *bufferCore
+	if l.p != nil {
+		if indirect, err = l.p.view(lengthView{groups: true, local: kern.tile[1], fixedX: gx}); err != nil {
+			return err
+		}
+		size := a.core.elem.size()
+		spec.extents = make([]capture.Extent, len(cores))
+		spec.extents[0] = l.prefix(l.value, uint64(k)*size)
+		spec.extents[2] = l.prefix(l.value, uint64(n)*size)
+	}
+	return kern.launchWith(s, cores, indirect, &spec)
 }

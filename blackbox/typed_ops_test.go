@@ -323,3 +323,97 @@ func TestTypedOpsRefusedWithoutFeature(t *testing.T) {
 	err := vkc.AddOf(less.Stream(), d, d, d)
 	require.ErrorIs(t, err, vkc.ErrUnsupported, "an op on float64 on a device without shaderFloat64")
 }
+
+// runTypedDyn checks each Dyn form against its static op on the prefix
+// the length covers (the same kernels' math: equal bit for bit), the tail
+// left as it was, eagerly and replayed from one graph as the length
+// changes (README "Changing a graph without re-capturing it").
+func runTypedDyn[T vkc.Float](t *testing.T, dev *vkc.Device, ty typed[T]) {
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(7, 7))
+	const capacity, cols, nn, k = 900, 30, 12, 20 // 30 rows of softmax, 45 rows of matmul
+	x, _ := ty.random(rng, capacity, 0, 2, true)
+	y, _ := ty.random(rng, capacity, 0.5, 2, true)
+	bx, by := upload(t, dev, x), upload(t, dev, y)
+	mb, _ := ty.random(rng, k*nn, 0, 2, true)
+	bb := upload(t, dev, mb)
+	sentinel := ty.from(7)
+	fill := func(n int) []T {
+		out := make([]T, n)
+		for i := range out {
+			out[i] = sentinel
+		}
+		return out
+	}
+	z, sum, dot := upload(t, dev, fill(capacity)), upload(t, dev, fill(1)), upload(t, dev, fill(1))
+	soft, mat := upload(t, dev, fill(capacity)), upload(t, dev, fill(capacity/k*nn))
+	n := newParam(t, dev, uint32(capacity))
+	rows := newParam(t, dev, uint32(1))
+	mrows := newParam(t, dev, uint32(1))
+	step := func(s *vkc.Stream) error {
+		for _, err := range []error{
+			vkc.MulDynOf(s, bx, by, z, n),
+			vkc.SumDynOf(s, bx, sum, n),
+			vkc.DotDynOf(s, bx, by, dot, n),
+			vkc.SoftmaxDynOf(s, bx, soft, rows, cols),
+			vkc.MatmulDynOf(s, bx, bb, mat, mrows, nn, k),
+		} {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, err := s.Capture(step)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	for round, length := range []int{900, 257, 1, 600} {
+		require.NoError(t, n.Set(uint32(length)))
+		r, mr := min(length/cols+1, capacity/cols), min(length/k+1, capacity/k)
+		require.NoError(t, rows.Set(uint32(r)))
+		require.NoError(t, mrows.Set(uint32(mr)))
+		zBefore, softBefore, matBefore := read(t, s, z), read(t, s, soft), read(t, s, mat)
+		if round%2 == 0 {
+			require.NoError(t, step(s), "eager")
+		} else {
+			require.NoError(t, g.Replay(), "replayed")
+		}
+		prefix := func(b *vkc.Buffer[T], n int) *vkc.Buffer[T] {
+			return upload(t, dev, read(t, s, b)[:n])
+		}
+		zs := read(t, s, z)
+		part := newBuffer[T](t, dev, length)
+		require.NoError(t, vkc.MulOf(s, prefix(bx, length), prefix(by, length), part))
+		require.Equal(t, bitsOf(read(t, s, part)), bitsOf(zs[:length]), "%s mul n=%d", ty.name, length)
+		require.Equal(t, bitsOf(zBefore[length:]), bitsOf(zs[length:]), "%s mul n=%d: tail untouched", ty.name, length)
+
+		one := newBuffer[T](t, dev, 1)
+		require.NoError(t, vkc.SumOf(s, prefix(bx, length), one))
+		require.Equal(t, bitsOf(read(t, s, one)), bitsOf(read(t, s, sum)), "%s sum n=%d", ty.name, length)
+		require.NoError(t, vkc.DotOf(s, prefix(bx, length), prefix(by, length), one))
+		require.Equal(t, bitsOf(read(t, s, one)), bitsOf(read(t, s, dot)), "%s dot n=%d", ty.name, length)
+
+		sm := newBuffer[T](t, dev, r*cols)
+		require.NoError(t, vkc.SoftmaxOf(s, prefix(bx, r*cols), sm, r, cols))
+		got := read(t, s, soft)
+		require.Equal(t, bitsOf(read(t, s, sm)), bitsOf(got[:r*cols]), "%s softmax rows=%d", ty.name, r)
+		require.Equal(t, bitsOf(softBefore[r*cols:]), bitsOf(got[r*cols:]), "%s softmax rows=%d: later rows untouched", ty.name, r)
+
+		mm := newBuffer[T](t, dev, mr*nn)
+		require.NoError(t, vkc.MatmulOf(s, prefix(bx, mr*k), bb, mm, mr, nn, k))
+		gotm := read(t, s, mat)
+		require.Equal(t, bitsOf(read(t, s, mm)), bitsOf(gotm[:mr*nn]), "%s matmul rows=%d", ty.name, mr)
+		require.Equal(t, bitsOf(matBefore[mr*nn:]), bitsOf(gotm[mr*nn:]), "%s matmul rows=%d: later rows untouched", ty.name, mr)
+	}
+}
+
+// The Dyn forms on Float16 and float64 compute what the static ops
+// compute on the prefix their length covers, eagerly and in a replayed
+// graph whose lengths change.
+func TestTypedDynOpsMatchStaticOnPrefix(t *testing.T) {
+	dev := openDevice(t)
+	t.Run("Float16", func(t *testing.T) { runTypedDyn(t, dev, halfType) })
+	if dev.Info().Features.Has(vkc.FeatureFloat64) {
+		t.Run("float64", func(t *testing.T) { runTypedDyn(t, dev, doubleType) })
+	}
+}
