@@ -110,7 +110,8 @@ func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
 // reads as ErrUnwritten leaves dst unwritten with the same cause, as a
 // copy on one device does, and Copy returns nil. It cannot be captured: a
 // window would record only the write of what src held then, so inside a
-// window on s it fails with ErrSyncInCapture (the read) or is refused.
+// window on s it fails with ErrSyncInCapture, and while the other device's
+// default stream records a window it is refused with ErrStreamCapturing.
 func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
 	if err := present("Copy", src, dst); err != nil {
 		return err
@@ -144,6 +145,15 @@ func copyAcross(s *Stream, src, dst *bufferCore) error {
 	}
 	if s == writer && s.capturing() {
 		return fmt.Errorf("vkc: Copy between devices inside a capture window on the destination's stream: %w", ErrSyncInCapture)
+	}
+	// The other device's side runs on its default stream, whose window
+	// (if one records there) must not take it in or be doomed by it.
+	other := reader
+	if s == reader {
+		other = writer
+	}
+	if other.capturing() {
+		return fmt.Errorf("vkc: Copy between devices: device %q's default stream, which does the other side, is capturing: %w", other.dev.info.Name, ErrStreamCapturing)
 	}
 	data := make([]byte, uint64(src.n)*src.elem.size())
 	err := src.read(context.Background(), reader, data)

@@ -88,3 +88,20 @@ func TestCopyBetweenDevicesBadInput(t *testing.T) {
 	require.NoError(t, vkc.Copy(a.Stream(), src, dst), "outside a window the copy works")
 	assert.Equal(t, filled(4, 1), read(t, b.Stream(), dst))
 }
+
+// While the other device's default stream records a window, a copy driven
+// from this device is refused (ErrStreamCapturing) rather than recorded
+// into that window or dooming it; the window still seals.
+func TestCopyBetweenDevicesWhileOtherDeviceCaptures(t *testing.T) {
+	a, b := openDevice(t), openDevice(t)
+	src := upload(t, a, filled(4, 1))
+	dst := upload(t, b, filled(4, 2))
+	sb := b.Stream()
+	require.NoError(t, sb.PrepareCapture())
+	require.NoError(t, sb.BeginCapture())
+	require.ErrorIs(t, vkc.Copy(a.Stream(), src, dst), vkc.ErrStreamCapturing)
+	g, err := sb.EndCapture()
+	require.NoError(t, err, "the window was neither doomed nor given the copy")
+	require.NoError(t, g.Close())
+	assert.Equal(t, filled(4, 2), read(t, sb, dst), "nothing written")
+}
