@@ -15,7 +15,9 @@ type Value[T Element] interface {
 	deviceValue(d *Device) (*bufferCore, error)
 }
 
-// Const is a Value that never changes.
+// Const is a Value that never changes. Its value lives in a 32-bit
+// device word: an op given a Const of an element type of another size
+// refuses it.
 func Const[T Element](v T) Value[T] { return constant[T]{v} }
 
 type constant[T Element] struct{ v T }

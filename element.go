@@ -9,7 +9,7 @@ import (
 
 // Element is what a Buffer holds. Every device stores and computes with
 // the 32-bit types; the others need optional device features, which Open
-// enables where the device has them (DeviceInfo.Features, Features.Needed):
+// enables where the device has them (DeviceInfo.Features says which):
 // 8-bit integers need FeatureStorage8 and FeatureInt8, 16-bit integers
 // FeatureStorage16 and FeatureInt16, Float16 FeatureStorage16 and
 // FeatureFloat16, BFloat16 FeatureStorage16 and FeatureInt16 (kernels

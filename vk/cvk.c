@@ -5,6 +5,7 @@
 #else
 #include <dlfcn.h>
 #endif
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "_cgo_export.h"
