@@ -13,44 +13,9 @@ import (
 	"github.com/vkcompute/vkc/recorder"
 )
 
-// Element is what a Buffer holds: 32-bit numbers, which every kernel and
-// every device handles.
-type Element interface{ float32 | int32 | uint32 }
-
+// elemSize is the bytes of a 32-bit word, the unit the catalogue's
+// kernels address memory in (and the size of float32, int32, uint32).
 const elemSize = 4
-
-// elemKind is what a buffer's elements are, so a launch can refuse a
-// buffer a kernel's module declares as holding another kind.
-type elemKind uint8
-
-const (
-	elemFloat elemKind = iota + 1
-	elemInt
-	elemUint
-)
-
-func kindOf[T Element]() elemKind {
-	var z T
-	switch any(z).(type) {
-	case float32:
-		return elemFloat
-	case int32:
-		return elemInt
-	}
-	return elemUint
-}
-
-func (k elemKind) String() string {
-	switch k {
-	case elemFloat:
-		return "float32"
-	case elemInt:
-		return "int32"
-	case elemUint:
-		return "uint32"
-	}
-	return "unknown"
-}
 
 // bufferCore is the untyped part of a buffer, and of a param.
 type bufferCore struct {
@@ -86,16 +51,20 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 	if n <= 0 {
 		return nil, fmt.Errorf("vkc: buffer length %d (must be positive)", n)
 	}
-	// Compare element counts, not byte sizes: n*elemSize can overflow 64
+	if err := d.unsupported("a buffer of "+elem.String(), elem.needs()); err != nil {
+		return nil, err
+	}
+	// Compare element counts, not byte sizes: n*size can overflow 64
 	// bits and wrap to a size every limit accepts.
 	limit := uint64(d.info.Limits.MaxStorageBufferRange)
 	if limit == 0 {
 		limit = math.MaxUint64
 	}
-	if uint64(n) > limit/elemSize {
-		return nil, fmt.Errorf("vkc: buffer of %d elements of %d bytes exceeds maxStorageBufferRange (%d bytes): %w", n, elemSize, limit, alloc.ErrTooLarge)
+	size := elem.size()
+	if uint64(n) > (limit&^3)/size {
+		return nil, fmt.Errorf("vkc: buffer of %d elements of %d bytes exceeds maxStorageBufferRange (%d bytes): %w", n, size, limit, alloc.ErrTooLarge)
 	}
-	bytes := uint64(n) * elemSize
+	bytes := bytesFor(elem, n)
 	var c alloc.Claim
 	var err error
 	if s == nil {
@@ -161,6 +130,10 @@ func (c *bufferCore) fill(data []byte) error {
 	return public(err)
 }
 
+// words is the 32-bit words the buffer's claim holds: its elements and
+// the padding that rounds them up to a word.
+func (c *bufferCore) words() int { return int(c.claim.Size / elemSize) }
+
 // Len is the number of elements.
 func (b *Buffer[T]) Len() int {
 	if b == nil || b.core == nil {
@@ -187,11 +160,13 @@ func (b *Buffer[T]) Device() *Device {
 	return b.core.dev
 }
 
+// bytesOf is xs's memory as bytes: exactly what a buffer of len(xs)
+// elements holds, without its padding.
 func bytesOf[T Element](xs []T) []byte {
 	if len(xs) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*elemSize)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(xs[0])))
 }
 
 // use holds the buffer in use for a call on stream s, whose device the
@@ -236,6 +211,11 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 	if len(xs) != c.n {
 		return fmt.Errorf("vkc: write of %d elements into a buffer of %d", len(xs), c.n)
 	}
+	return c.write(s, bytesOf(xs))
+}
+
+// write is WriteOn of data, the buffer's bytes, past its checks.
+func (c *bufferCore) write(s *Stream, data []byte) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -246,7 +226,7 @@ func (b *Buffer[T]) WriteOn(s *Stream, xs []T) error {
 	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return public(c.dev.rec.Write(s.id, c.claim, &c.staging, bytesOf(xs)))
+	return public(c.dev.rec.Write(s.id, c.claim, &c.staging, data))
 }
 
 // Read returns the buffer's contents after the default stream's work.
@@ -286,6 +266,11 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 	if len(out) != c.n {
 		return fmt.Errorf("vkc: read of %d elements into a slice of %d", c.n, len(out))
 	}
+	return c.read(ctx, s, bytesOf(out))
+}
+
+// read is ReadInto of out, the buffer's bytes, past its checks.
+func (c *bufferCore) read(ctx context.Context, s *Stream, out []byte) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -294,7 +279,7 @@ func (b *Buffer[T]) ReadInto(ctx context.Context, s *Stream, out []T) error {
 		return err
 	}
 	defer c.done()
-	return public(c.dev.rec.Read(ctx, s.id, c.claim, bytesOf(out)))
+	return public(c.dev.rec.Read(ctx, s.id, c.claim, out))
 }
 
 // Close waits for calls using the buffer on other goroutines and for the
@@ -335,4 +320,19 @@ func (c *bufferCore) free() error {
 		err = ferr // a closed allocator went with the device, and the claim with it
 	}
 	return public(err)
+}
+
+// taint marks the buffer unwritten with cause, as work that should have
+// written it and did not: a copy from another device's unwritten buffer.
+func (c *bufferCore) taint(cause error) error {
+	if err := c.dev.enter(); err != nil {
+		return err
+	}
+	defer c.dev.leave()
+	if !c.life.enter() {
+		return ErrClosed
+	}
+	defer c.done()
+	c.dev.rec.Taint([]alloc.Claim{c.claim}, cause)
+	return nil
 }

@@ -28,6 +28,7 @@ type config struct {
 	validationSet  bool
 	syncValidation bool
 	logger         *slog.Logger
+	without        Features // WithoutFeatures
 	rec            recorder.Options
 	wrap           func(recorder.Device) recorder.Device
 	open           func() (recorder.Device, error) // nil: the Vulkan device chosen above
@@ -245,7 +246,7 @@ func Open(opts ...Option) (*Device, error) {
 	if open == nil {
 		open = func() (recorder.Device, error) {
 			return vkdev.Open(vkdev.Options{Device: c.device, Validation: c.validation,
-				SyncValidation: c.syncValidation, Logger: c.logger,
+				SyncValidation: c.syncValidation, Logger: c.logger, WithoutFeatures: recorder.Features(c.without),
 				Surface: c.surface, InstanceExtensions: c.instanceExtensions, PipelineCacheDir: c.pipelineCacheDir(),
 				Wait: vkdev.WaitPolicy(wait)})
 		}
@@ -261,7 +262,9 @@ func Open(opts ...Option) (*Device, error) {
 	if err != nil {
 		return nil, public(err)
 	}
-	d := &Device{rec: rec, info: deviceInfoOf(rec.Info()),
+	info := deviceInfoOf(rec.Info())
+	info.Features &^= c.without // a device vkc did not open through Vulkan leaves them out here
+	d := &Device{rec: rec, info: info,
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
 		user: map[*Kernel]struct{}{}, consts: make([]constantCache, rec.Slots())}
 	d.def = &Stream{dev: d, id: 0}

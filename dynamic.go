@@ -24,12 +24,19 @@ type Value[T Element] interface {
 // made as the launching stream's own work and cached per slot; a copy
 // leaving that bounded cache is freed once the work that read it
 // completes, or the last graph that recorded it closes, so a program using
-// ever new constants (or buffer lengths) does not grow.
+// ever new constants (or buffer lengths) does not grow. Its value is one
+// 32-bit word (a push constant or a device word): an op given a Const of
+// an element type of another size refuses it.
 func Const[T Element](v T) Value[T] { return constant[T]{v} }
 
 type constant[T Element] struct{ v T }
 
-func (c constant[T]) scalar() scalar { return known(bitsOf(c.v)) }
+func (c constant[T]) scalar() scalar {
+	if k := kindOf[T](); k.size() != elemSize {
+		return scalar{err: fmt.Errorf("Const of %s: device constants hold 32-bit values", k)}
+	}
+	return known(uint32(bitsOf(c.v)))
+}
 
 // scalar is one scalar argument of an op, the way its caller gave it: bits
 // the host knows (a static op's argument, a Const, a shape), which reach a
@@ -199,8 +206,8 @@ func launch1D(s *Stream, op, name string, bufs []*bufferCore, scalars []scalar, 
 			return err
 		}
 		extents = make([]capture.Extent, len(bufs))
-		for i := range bufs {
-			extents[i] = l.prefix(l.p.buf, elemSize)
+		for i, b := range bufs {
+			extents[i] = l.prefix(l.p.buf, b.elem.size())
 		}
 	}
 	var p pins
@@ -229,9 +236,46 @@ func launchDyn(s *Stream, k *Kernel, bufs []*bufferCore, words []scalar, extents
 	return k.launchWith(s, cores, indirect, &spec)
 }
 
+// reduction is what the passes of a reduction run: the first pass's
+// kernel (a sum or dot of the sources' type), the kernel of the later
+// passes, and the element type of the partials they sum. float32 sums
+// float32 partials with the subgroup sum where the device has it; Float16
+// accumulates in float32 (its result converted at the end), float64 in
+// float64.
+type reduction struct {
+	first, later string
+	partial      elemKind
+}
+
+// reductionOf is the reduction of srcs (one source: sum; two: dot) whose
+// kernels carry sfx (see kernelSuffix).
+func (d *Device) reductionOf(srcs []*bufferCore, sfx string) reduction {
+	switch sfx {
+	case "":
+		first := d.sumKernel()
+		if len(srcs) == 2 {
+			first = d.dotKernel()
+		}
+		return reduction{first: first, later: d.sumKernel(), partial: elemFloat}
+	case "_f64":
+		return reduction{first: firstReduction(srcs, sfx), later: "sum_f64", partial: elemFloat64}
+	}
+	return reduction{first: firstReduction(srcs, sfx), later: d.sumKernel(), partial: elemFloat}
+}
+
+// firstReduction is the first pass's kernel of the type sfx names: a sum
+// of one source, a dot product of two.
+func firstReduction(srcs []*bufferCore, sfx string) string {
+	if len(srcs) == 2 {
+		return "dot" + sfx
+	}
+	return "sum" + sfx
+}
+
 // reduceOp reduces the first n elements (nil: all) of srcs (one source:
-// sum; two: dot, then sums of the partials) into out.
-func reduceOp(s *Stream, op string, srcs []*bufferCore, out *bufferCore, n *Param[uint32]) error {
+// sum; two: dot, then sums of the partials) into out; sfx picks the
+// kernels of the sources' type.
+func reduceOp(s *Stream, op, sfx string, srcs []*bufferCore, out *bufferCore, n *Param[uint32]) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -242,7 +286,7 @@ func reduceOp(s *Stream, op string, srcs []*bufferCore, out *bufferCore, n *Para
 	}
 	var p pins
 	defer p.release()
-	return reducePasses(s, srcs, l, 0, out, &p)
+	return reducePasses(s, s.dev.reductionOf(srcs, sfx), srcs, l, 0, out, &p)
 }
 
 // reducePasses records pass pass of a reduction and the ones after it. Its
@@ -251,12 +295,13 @@ func reduceOp(s *Stream, op string, srcs []*bufferCore, out *bufferCore, n *Para
 // count as a push constant; with a length param each reads it from a
 // device value derived from n (ceil(n/256^pass)) and its group counts from
 // another, so a smaller n does less work and later passes reduce what is
-// there.
-func reducePasses(s *Stream, srcs []*bufferCore, n length, pass int, out *bufferCore, p *pins) error {
+// there. A result whose type is not the partials' is summed into scratch
+// and converted into out.
+func reducePasses(s *Stream, r reduction, srcs []*bufferCore, n length, pass int, out *bufferCore, p *pins) error {
 	d := s.dev
-	name := d.sumKernel()
-	if len(srcs) == 2 {
-		name = d.dotKernel()
+	name := r.first
+	if pass > 0 {
+		name = r.later
 	}
 	k, err := d.kernelFor(name, n.p == nil)
 	if err != nil {
@@ -265,10 +310,21 @@ func reducePasses(s *Stream, srcs []*bufferCore, n length, pass int, out *buffer
 	w := int(k.local[0])
 	capacity := int(divide(uint32(min(n.capacity, 1<<32-1)), pass))
 	if capacity <= w {
-		return reduceLaunch(s, k, srcs, out, n, pass, capacity, [3]uint32{1, 1, 1}, false, p)
+		if out.elem == r.partial {
+			return reduceLaunch(s, k, srcs, out, n, pass, capacity, [3]uint32{1, 1, 1}, false, p)
+		}
+		t, err := d.temp(s, 1, r.partial)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = d.rec.Drop(s.id, t.claim) }()
+		if err := reduceLaunch(s, k, srcs, t, n, pass, capacity, [3]uint32{1, 1, 1}, false, p); err != nil {
+			return err
+		}
+		return convertCores(s, t, out)
 	}
 	parts := (capacity + w - 1) / w
-	t, err := d.temp(s, parts)
+	t, err := d.temp(s, parts, r.partial)
 	if err != nil {
 		return err
 	}
@@ -276,7 +332,7 @@ func reducePasses(s *Stream, srcs []*bufferCore, n length, pass int, out *buffer
 	if err := reduceLaunch(s, k, srcs, t, n, pass, capacity, d.groups1D(capacity, uint32(w)), true, p); err != nil {
 		return err
 	}
-	return reducePasses(s, []*bufferCore{t}, n, pass+1, out, p)
+	return reducePasses(s, r, []*bufferCore{t}, n, pass+1, out, p)
 }
 
 // reduceLaunch records one pass of a reduction from srcs into dst, over
@@ -295,8 +351,8 @@ func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n l
 		return err
 	}
 	extents := make([]capture.Extent, len(cores))
-	for i := range srcs {
-		extents[i] = n.prefix(value, elemSize)
+	for i, src := range srcs {
+		extents[i] = n.prefix(value, src.elem.size())
 	}
 	var indirect *bufferCore
 	if partial {
@@ -304,7 +360,7 @@ func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n l
 		if err != nil {
 			return err
 		}
-		extents[len(srcs)] = n.prefix(next, elemSize)
+		extents[len(srcs)] = n.prefix(next, dst.elem.size())
 		if indirect, err = n.p.view(s, lengthView{passes: pass, groups: true, local: k.local[0], spread: true}); err != nil {
 			return err
 		}
@@ -371,7 +427,7 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	}
 	defer c.buf.life.leave()
 	c.mu.Lock()
-	n := c.bits
+	n := uint32(c.bits)    // a length is a Param[uint32]
 	err = c.checkLength(n) // under c.mu, as in Set: it reads c.views
 	if err == nil {
 		c.length = true

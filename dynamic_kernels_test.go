@@ -447,6 +447,9 @@ func TestDynKernelsMatchStaticKernels(t *testing.T) {
 	}
 	// Every variant ran on both devices (sum_subgroup where lavapipe has it).
 	for _, k := range shaders.All() {
+		if typedKernel(k.DynamicOf) {
+			continue // TestTypedKernelVariantsMatchStatic covers the Float16 and float64 kernels
+		}
 		if k.DynamicOf != "" && (k.Needs == shaders.FeatureNone || subgroups) {
 			require.True(t, covered[k.DynamicOf], "%s has no case", k.Name)
 		}

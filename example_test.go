@@ -275,3 +275,54 @@ func ExampleParam() {
 	// [-1 -2 -3 -4 -5 -6] -21
 	// vkc: length 7 above 6, what the buffers of a live graph or a recording window sized by this param hold
 }
+
+// Half-precision weights: Float16 values made on the host (rounded to
+// nearest even), a matrix product on the device in 16-bit storage with
+// float32 accumulation, and the result converted to float32 on the device.
+func ExampleConvert() {
+	dev, err := vkc.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	s := dev.Stream()
+
+	half := func(xs ...float32) []vkc.Float16 {
+		out := make([]vkc.Float16, len(xs))
+		for i, x := range xs {
+			out[i] = vkc.Float16From(x)
+		}
+		return out
+	}
+	w, err := vkc.FromSlice(dev, half(1, 2, 3, 4)) // 2x2 weights
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := vkc.FromSlice(dev, half(0.5, 0.1)) // 2x1 input; 0.1 rounds to 0.0999755859375
+	if err != nil {
+		log.Fatal(err)
+	}
+	y, err := vkc.NewBuffer[vkc.Float16](dev, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := vkc.MatmulOf(s, w, x, y, 2, 1, 2); err != nil {
+		log.Fatal(err)
+	}
+	out, err := vkc.NewBuffer[float32](dev, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := vkc.Convert(s, y, out); err != nil {
+		log.Fatal(err)
+	}
+	got, err := out.Read(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	// y[1] = 3*0.5 + 4*0.0999755859375 = 1.89990234375 exactly in float32, a
+	// tie between two Float16 values: the store rounds it to the even one
+	// (lavapipe converts to nearest even; a device may round otherwise).
+	fmt.Println(got, dev.Info().Features.Has(vkc.FeatureStorage16))
+	// Output: [0.7001953 1.9003906] true
+}

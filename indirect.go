@@ -64,7 +64,7 @@ func (k *Kernel) launchIndirectFrom(s *Stream, g Groups, push []byte, args ...Ar
 		}
 		binary.LittleEndian.PutUint32(words[4+4*i:], lim)
 	}
-	clamped, err := d.temp(s, 3)
+	clamped, err := d.temp(s, 3, elemFloat)
 	if err != nil {
 		return err
 	}

@@ -132,7 +132,9 @@ func TestBuffersOfTwoDevices(t *testing.T) {
 	both("Axpy y of another device", func() error { return Axpy(one.Stream(), 2, x1, x2) })
 	both("Axpy on the other device's stream", func() error { return Axpy(two.Stream(), 2, x1, y1) })
 	both("Add mixing devices", func() error { return Add(two.Stream(), x2, x1, z2) })
-	both("Copy across devices", func() error { return Copy(one.Stream(), x1, z2) })
+	// Copy copies between devices (blackbox/copy_between_devices_test.go),
+	// but not between buffers of different lengths.
+	both("Copy across devices, lengths differ", func() error { return Copy(one.Stream(), x1, scratch[float32](t, two, 3)) })
 	both("Write on another device's stream", func() error { return y1.WriteOn(two.Stream(), []float32{0, 0}) })
 	both("Read on another device's stream", func() error { _, err := y1.ReadOn(context.Background(), two.Stream()); return err })
 	k := loadAffine(t, one, [3]uint32{})

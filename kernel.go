@@ -187,9 +187,12 @@ func (k *Kernel) Spec() KernelSpec {
 // bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
 // an array of buffers), or push constants, a workgroup size or shared
 // memory above the device's limits are errors here, never a crash at
-// launch. Shared memory is counted as shaders.SharedSize does (every
-// shared variable, tightly packed, under the requested workgroup size); a
-// shared array whose length it cannot work out is an error too.
+// launch. A module declaring a capability (OpCapability Float64,
+// StorageBuffer16BitAccess, ...) whose device feature the device does not
+// have enabled is refused with ErrUnsupported before the driver sees it.
+// Shared memory is counted as shaders.SharedSize does (every shared
+// variable, tightly packed, under the requested workgroup size); a shared
+// array whose length it cannot work out is an error too.
 // Kernel.Spec reports the result.
 func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := d.enter(); err != nil {
@@ -199,6 +202,9 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	mod, err := shaders.Inspect(spec.SPIRV)
 	if err != nil {
 		return nil, public(err)
+	}
+	if err := d.checkCapabilities(spec.Name, spec.SPIRV); err != nil {
+		return nil, err
 	}
 	derived := spec.derivesDescription()
 	if derived {

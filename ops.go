@@ -1,7 +1,9 @@
 package vkc
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -76,179 +78,315 @@ func sameLen(op string, want int, bufs ...*bufferCore) error {
 	return nil
 }
 
-// Fill sets every element of buf to v.
+// words32 refuses a buffer whose elements are not 32 bits to an op whose
+// length counts 32-bit words (the dynamic fill and copy).
+func words32(op string, b *bufferCore) error {
+	if b.elem.size() != elemSize {
+		return fmt.Errorf("vkc: %s: buffers of %s (%d-byte elements): the dynamic forms take 32-bit elements; use Fill or Copy", op, b.elem, b.elem.size())
+	}
+	return nil
+}
+
+// run1D launches static catalogue kernel name on s over bufs with a 1-D
+// geometry of n invocations, for the calls whose invocations are not one
+// per element (the fill of narrow or wide elements, Convert).
+func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	k, err := s.dev.builtin(name)
+	if err != nil {
+		return err
+	}
+	return k.launch(s, s.dev.groups1D(n, k.local[0]), push, bufs)
+}
+
+// Fill sets every element of buf to v, for every element type: elements
+// of up to 32 bits as whole words holding v repeated, 64-bit ones as word
+// pairs.
 func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
-	return fill(s, "Fill", buf, known(bitsOf(v)), nil)
+	if err := present("Fill", buf); err != nil {
+		return err
+	}
+	if kindOf[T]().size() != elemSize {
+		return fillWords(s, buf.core, v)
+	}
+	return fill(s, "Fill", buf.core, known(uint32(bitsOf(v))), nil)
 }
 
 // FillDyn is Fill with a device value and a device length: elements from
-// n on are left untouched. A nil n covers the whole buffer.
+// n on are left untouched. A nil n covers the whole buffer. It takes
+// buffers of 32-bit elements (Fill takes every type).
 func FillDyn[T Element](s *Stream, buf *Buffer[T], v Value[T], n *Param[uint32]) error {
-	return fill(s, "FillDyn", buf, scalarOf(v), n)
-}
-
-func fill[T Element](s *Stream, op string, buf *Buffer[T], v scalar, n *Param[uint32]) error {
-	if err := present(op, buf); err != nil {
+	if err := present("FillDyn", buf); err != nil {
 		return err
 	}
+	if err := words32("FillDyn", buf.core); err != nil {
+		return err
+	}
+	return fill(s, "FillDyn", buf.core, scalarOf(v), n)
+}
+
+// fill is Fill and FillDyn of a buffer of 32-bit elements.
+func fill(s *Stream, op string, buf *bufferCore, v scalar, n *Param[uint32]) error {
 	scalars := [1]scalar{v}
-	return launch1D(s, op, "fill", []*bufferCore{buf.core}, scalars[:], n)
+	return launch1D(s, op, "fill", []*bufferCore{buf}, scalars[:], n)
+}
+
+// fillWords is Fill of a buffer whose elements are not 32 bits: narrower
+// ones fill its whole words (padding included) with v repeated, 64-bit
+// ones take the fill64 kernel, one invocation per element.
+func fillWords[T Element](s *Stream, buf *bufferCore, v T) error {
+	var p [16]byte
+	if kindOf[T]().size() == 8 {
+		bits := bitsOf(v)
+		return run1D(s, "fill64", buf.n, pushWords(&p, uint32(bits), uint32(bits>>32), uint32(buf.n)), buf)
+	}
+	words := buf.words()
+	return run1D(s, "fill", words, pushWords(&p, wordPattern(v), uint32(words)), buf)
 }
 
 // Copy copies src into dst (same length) with a transfer command, at
 // memory speed. src and dst must be different buffers: Vulkan forbids a
 // copy whose source and destination overlap.
+//
+// src and dst may belong to two devices (two Opens of one GPU are two
+// devices too). The copy then goes through host memory, on s, which must
+// be a stream of one of them: src is read as ReadOn reads it, on s if s
+// is src's device's (else on its default stream), so after every write
+// issued to it on any of its streams; dst is written as WriteOn writes it,
+// on s if s is dst's device's (else on its default stream). The copy is
+// done when Copy returns. The unwritten rule carries over: a src that
+// reads as ErrUnwritten leaves dst unwritten with the same cause, as a
+// copy on one device does, and Copy returns nil. It cannot be captured: a
+// window would record only the write of what src held then, so inside a
+// window on s it fails with ErrSyncInCapture, and while the other device's
+// default stream records a window it is refused with ErrStreamCapturing.
 func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
-	return copyOp(s, "Copy", src, dst, nil)
+	if err := copyArgs("Copy", src, dst); err != nil {
+		return err
+	}
+	if src.core.dev != dst.core.dev {
+		return copyAcross(s, src.core, dst.core)
+	}
+	return copyOp(s, "Copy", src.core, dst.core, nil)
 }
 
 // CopyDyn copies the first n elements of src into dst (same length) with a
 // kernel, leaving the rest of dst untouched. A nil n copies everything, as
-// Copy does.
+// Copy does (on one device). It takes buffers of 32-bit elements (Copy
+// takes every type).
 func CopyDyn[T Element](s *Stream, src, dst *Buffer[T], n *Param[uint32]) error {
-	return copyOp(s, "CopyDyn", src, dst, n)
+	if err := copyArgs("CopyDyn", src, dst); err != nil {
+		return err
+	}
+	if err := words32("CopyDyn", src.core); err != nil {
+		return err
+	}
+	return copyOp(s, "CopyDyn", src.core, dst.core, n)
 }
 
-// copyOp copies whole buffers with a transfer command; a device length
-// needs the copy kernel, whose dynamic variant reads it.
-func copyOp[T Element](s *Stream, op string, src, dst *Buffer[T], n *Param[uint32]) error {
+// copyArgs checks the buffers of Copy and CopyDyn.
+func copyArgs[T Element](op string, src, dst *Buffer[T]) error {
 	if err := present(op, src, dst); err != nil {
 		return err
 	}
 	if err := distinct(op, dst.core, "the source", src.core); err != nil {
 		return err
 	}
-	if err := sameLen(op, src.core.n, dst.core); err != nil {
+	return sameLen(op, src.core.n, dst.core)
+}
+
+// copyOp copies whole buffers with a transfer command; a device length
+// needs the copy kernel, whose dynamic variant reads it.
+func copyOp(s *Stream, op string, src, dst *bufferCore, n *Param[uint32]) error {
+	if n != nil {
+		return launch1D(s, op, "copy", []*bufferCore{src, dst}, nil, n)
+	}
+	return copyCores(s, op, src, dst)
+}
+
+// copyAcross copies src into dst, buffers of one type and length on two
+// devices, through host memory (see Copy).
+func copyAcross(s *Stream, src, dst *bufferCore) error {
+	if s == nil || s.dev == nil {
+		return errNilStream
+	}
+	reader, writer := src.dev.def, dst.dev.def
+	switch s.dev {
+	case src.dev:
+		reader = s
+	case dst.dev:
+		writer = s
+	default:
+		return fmt.Errorf("vkc: Copy: a stream of device %q copying between devices %q and %q", s.dev.info.Name, src.dev.info.Name, dst.dev.info.Name)
+	}
+	if s == writer && s.capturing() {
+		return fmt.Errorf("vkc: Copy between devices inside a capture window on the destination's stream: %w", ErrSyncInCapture)
+	}
+	// The other device's side runs on its default stream, whose window
+	// (if one records there) must not take it in or be doomed by it.
+	other := reader
+	if s == reader {
+		other = writer
+	}
+	if other.capturing() {
+		return fmt.Errorf("vkc: Copy between devices: device %q's default stream, which does the other side, is capturing: %w", other.dev.info.Name, ErrStreamCapturing)
+	}
+	data := make([]byte, uint64(src.n)*src.elem.size())
+	err := src.read(context.Background(), reader, data)
+	if errors.Is(err, ErrUnwritten) {
+		return dst.taint(err)
+	}
+	if err != nil {
 		return err
 	}
-	if n != nil {
-		return launch1D(s, op, "copy", []*bufferCore{src.core, dst.core}, nil, n)
-	}
+	return dst.write(writer, data)
+}
+
+// copyCores copies src's elements into dst, buffers of one element type
+// and length on one device, with a transfer command on s.
+func copyCores(s *Stream, op string, src, dst *bufferCore) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
-	if err := src.core.use(s); err != nil {
+	if err := src.use(s); err != nil {
 		return err
 	}
-	defer src.core.done()
-	if err := dst.core.use(s); err != nil {
+	defer src.done()
+	if err := dst.use(s); err != nil {
 		return err
 	}
-	defer dst.core.done()
-	return public(s.dev.rec.Copy(s.id, src.core.claim, dst.core.claim, uint64(src.core.n)*elemSize))
+	defer dst.done()
+	return public(s.dev.rec.Copy(s.id, src.claim, dst.claim, uint64(src.n)*src.elem.size()))
 }
 
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
 // read and written by the same invocation.
 func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
-	return vector2(s, "Axpy", "axpy", known(math.Float32bits(a)), x, y, nil)
+	return vector2(s, "Axpy", "axpy", []scalar{known(math.Float32bits(a))}, x, y, nil)
 }
 
 // AxpyDyn is Axpy with a device scalar and a device length: y[i] = a*x[i]
 // + y[i] for i < n, the rest of y untouched. A nil n covers the buffers.
 func AxpyDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint32]) error {
-	return vector2(s, "AxpyDyn", "axpy", scalarOf(a), x, y, n)
+	return vector2(s, "AxpyDyn", "axpy", []scalar{scalarOf(a)}, x, y, n)
 }
 
 // Scale computes y = a*x; x may be y (in place).
 func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
-	return vector2(s, "Scale", "scale", known(math.Float32bits(a)), x, y, nil)
+	return vector2(s, "Scale", "scale", []scalar{known(math.Float32bits(a))}, x, y, nil)
 }
 
 // ScaleDyn is Scale with a device scalar and a device length: y[i] =
 // a*x[i] for i < n, the rest of y untouched.
 func ScaleDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint32]) error {
-	return vector2(s, "ScaleDyn", "scale", scalarOf(a), x, y, n)
+	return vector2(s, "ScaleDyn", "scale", []scalar{scalarOf(a)}, x, y, n)
 }
 
-// vector2 is an op over x and y (same length) with one scalar a.
-func vector2(s *Stream, op, name string, a scalar, x, y *Buffer[float32], n *Param[uint32]) error {
+// vector2 is an op over x and y (same length) with scalars before its
+// length (Axpy's and Scale's a; the typed kernel's a and which op).
+func vector2[T Element](s *Stream, op, name string, scalars []scalar, x, y *Buffer[T], n *Param[uint32]) error {
 	if err := present(op, x, y); err != nil {
 		return err
 	}
 	if err := sameLen(op, x.core.n, y.core); err != nil {
 		return err
 	}
-	scalars := [1]scalar{a}
-	return launch1D(s, op, name, []*bufferCore{x.core, y.core}, scalars[:], n)
+	return launch1D(s, op, name, []*bufferCore{x.core, y.core}, scalars, n)
 }
 
 // Add computes z = x + y elementwise. Any of x, y, z may be the same
 // buffer, as for Sub, Mul and Div: each invocation reads and writes only
 // its own element.
-func Add(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Add", "add", x, y, z, nil) }
+func Add(s *Stream, x, y, z *Buffer[float32]) error {
+	return binary3(s, "Add", "add", nil, x, y, z, nil)
+}
 
 // Sub computes z = x - y elementwise.
-func Sub(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Sub", "sub", x, y, z, nil) }
+func Sub(s *Stream, x, y, z *Buffer[float32]) error {
+	return binary3(s, "Sub", "sub", nil, x, y, z, nil)
+}
 
 // Mul computes z = x * y elementwise.
-func Mul(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Mul", "mul", x, y, z, nil) }
+func Mul(s *Stream, x, y, z *Buffer[float32]) error {
+	return binary3(s, "Mul", "mul", nil, x, y, z, nil)
+}
 
 // Div computes z = x / y elementwise (IEEE: x/0 is ±Inf or NaN).
-func Div(s *Stream, x, y, z *Buffer[float32]) error { return binary3(s, "Div", "div", x, y, z, nil) }
+func Div(s *Stream, x, y, z *Buffer[float32]) error {
+	return binary3(s, "Div", "div", nil, x, y, z, nil)
+}
 
 // AddDyn is Add over the first n elements (the rest of z untouched).
 func AddDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
-	return binary3(s, "AddDyn", "add", x, y, z, n)
+	return binary3(s, "AddDyn", "add", nil, x, y, z, n)
 }
 
 // SubDyn is Sub over the first n elements (the rest of z untouched).
 func SubDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
-	return binary3(s, "SubDyn", "sub", x, y, z, n)
+	return binary3(s, "SubDyn", "sub", nil, x, y, z, n)
 }
 
 // MulDyn is Mul over the first n elements (the rest of z untouched).
 func MulDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
-	return binary3(s, "MulDyn", "mul", x, y, z, n)
+	return binary3(s, "MulDyn", "mul", nil, x, y, z, n)
 }
 
 // DivDyn is Div over the first n elements (the rest of z untouched).
 func DivDyn(s *Stream, x, y, z *Buffer[float32], n *Param[uint32]) error {
-	return binary3(s, "DivDyn", "div", x, y, z, n)
+	return binary3(s, "DivDyn", "div", nil, x, y, z, n)
 }
 
-func binary3(s *Stream, op, name string, x, y, z *Buffer[float32], n *Param[uint32]) error {
+// binary3 is an elementwise op z = x ∘ y with scalars before its length
+// (none for the float32 kernels; which op for the typed binary kernel).
+func binary3[T Element](s *Stream, op, name string, scalars []scalar, x, y, z *Buffer[T], n *Param[uint32]) error {
 	if err := present(op, x, y, z); err != nil {
 		return err
 	}
 	if err := sameLen(op, x.core.n, y.core, z.core); err != nil {
 		return err
 	}
-	return launch1D(s, op, name, []*bufferCore{x.core, y.core, z.core}, nil, n)
+	return launch1D(s, op, name, []*bufferCore{x.core, y.core, z.core}, scalars, n)
 }
 
 // Sum writes the sum of x's elements into out, a one-element buffer. out
 // may be x only when x has one element (the sum is then x itself).
-func Sum(s *Stream, x, out *Buffer[float32]) error { return sum(s, "Sum", x, out, nil) }
+func Sum(s *Stream, x, out *Buffer[float32]) error { return sum(s, "Sum", "", x, out, nil) }
 
 // SumDyn writes the sum of the first n elements of x into out, a
 // one-element buffer. A nil n sums all of x.
 func SumDyn(s *Stream, x, out *Buffer[float32], n *Param[uint32]) error {
-	return sum(s, "SumDyn", x, out, n)
+	return sum(s, "SumDyn", "", x, out, n)
 }
 
-func sum(s *Stream, op string, x, out *Buffer[float32], n *Param[uint32]) error {
+// sum is Sum over the first n elements (nil: all) with the kernels of
+// suffix sfx (see kernelSuffix).
+func sum[T Element](s *Stream, op, sfx string, x, out *Buffer[T], n *Param[uint32]) error {
 	if err := present(op, x, out); err != nil {
 		return err
 	}
 	if err := sameLen(op, 1, out.core); err != nil {
 		return err
 	}
-	return reduceOp(s, op, []*bufferCore{x.core}, out.core, n)
+	return reduceOp(s, op, sfx, []*bufferCore{x.core}, out.core, n)
 }
 
 // Dot writes the dot product of x and y into out, a one-element buffer.
 // x may be y (the sum of squares).
-func Dot(s *Stream, x, y, out *Buffer[float32]) error { return dot(s, "Dot", x, y, out, nil) }
+func Dot(s *Stream, x, y, out *Buffer[float32]) error { return dot(s, "Dot", "", x, y, out, nil) }
 
 // DotDyn writes the dot product of the first n elements of x and y into
 // out, a one-element buffer. A nil n covers the buffers.
 func DotDyn(s *Stream, x, y, out *Buffer[float32], n *Param[uint32]) error {
-	return dot(s, "DotDyn", x, y, out, n)
+	return dot(s, "DotDyn", "", x, y, out, n)
 }
 
-func dot(s *Stream, op string, x, y, out *Buffer[float32], n *Param[uint32]) error {
+// dot is Dot over the first n elements (nil: all) with the kernels of
+// suffix sfx (see kernelSuffix).
+func dot[T Element](s *Stream, op, sfx string, x, y, out *Buffer[T], n *Param[uint32]) error {
 	if err := present(op, x, y, out); err != nil {
 		return err
 	}
@@ -258,7 +396,7 @@ func dot(s *Stream, op string, x, y, out *Buffer[float32], n *Param[uint32]) err
 	if err := sameLen(op, 1, out.core); err != nil {
 		return err
 	}
-	return reduceOp(s, op, []*bufferCore{x.core, y.core}, out.core, n)
+	return reduceOp(s, op, sfx, []*bufferCore{x.core, y.core}, out.core, n)
 }
 
 // sumKernel picks the subgroup reduction where the device has it.
@@ -293,13 +431,14 @@ func (d *Device) subgroupReductions() bool {
 	return sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0
 }
 
-// temp allocates scratch that a launch about to be recorded on s writes.
-func (d *Device) temp(s *Stream, n int) (*bufferCore, error) {
-	c, err := d.rec.AllocOn(s.id, alloc.DeviceLocal, uint64(n)*elemSize)
+// temp allocates scratch of n elements of kind that a launch about to be
+// recorded on s writes.
+func (d *Device) temp(s *Stream, n int, kind elemKind) (*bufferCore, error) {
+	c, err := d.rec.AllocOn(s.id, alloc.DeviceLocal, bytesFor(kind, n))
 	if err != nil {
 		return nil, public(err)
 	}
-	return &bufferCore{dev: d, claim: c, n: n, elem: elemFloat}, nil
+	return &bufferCore{dev: d, claim: c, n: n, elem: kind}, nil
 }
 
 func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }
@@ -317,21 +456,26 @@ func check2D(d *Device, op string, gx, gy uint32) error {
 // of A and columns of B that others write into C, so in place it would
 // compute garbage. A shape whose products overflow is refused.
 func Matmul(s *Stream, a, b, c *Buffer[float32], m, n, k int) error {
-	if err := present("Matmul", a, b, c); err != nil {
+	return matmulStatic(s, "Matmul", "", a, b, c, m, n, k)
+}
+
+// matmulStatic is Matmul with the kernel of suffix sfx (see kernelSuffix).
+func matmulStatic[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m, n, k int) error {
+	if err := present(op, a, b, c); err != nil {
 		return err
 	}
 	if m <= 0 || n <= 0 || k <= 0 {
-		return fmt.Errorf("vkc: Matmul: shape %dx%dx%d must be positive", m, n, k)
+		return fmt.Errorf("vkc: %s: shape %dx%dx%d must be positive", op, m, n, k)
 	}
-	mk, err := product("Matmul", m, k)
+	mk, err := product(op, m, k)
 	if err != nil {
 		return err
 	}
 	if a.core.n != mk {
-		return fmt.Errorf("vkc: Matmul: buffers of %d, %d, %d elements do not fit A %dx%d, B %dx%d, C %dx%d",
-			a.core.n, b.core.n, c.core.n, m, k, k, n, m, n)
+		return fmt.Errorf("vkc: %s: buffers of %d, %d, %d elements do not fit A %dx%d, B %dx%d, C %dx%d",
+			op, a.core.n, b.core.n, c.core.n, m, k, k, n, m, n)
 	}
-	return matmul(s, "Matmul", a, b, c, nil, n, k) // A's m rows: the whole buffer
+	return matmul(s, op, sfx, a, b, c, nil, n, k) // A's m rows: the whole buffer
 }
 
 // MatmulDyn is Matmul whose row count m is a device length: C's first m
@@ -341,12 +485,12 @@ func MatmulDyn(s *Stream, a, b, c *Buffer[float32], m *Param[uint32], n, k int) 
 	if err := present("MatmulDyn", a, b, c); err != nil {
 		return err
 	}
-	return matmul(s, "MatmulDyn", a, b, c, m, n, k)
+	return matmul(s, "MatmulDyn", "", a, b, c, m, n, k)
 }
 
 // matmul multiplies A (len/k rows) by B into C, over the first m rows (nil:
-// all of them).
-func matmul(s *Stream, op string, a, b, c *Buffer[float32], m *Param[uint32], n, k int) error {
+// all of them), with the kernel of suffix sfx (see kernelSuffix).
+func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[uint32], n, k int) error {
 	if n <= 0 || k <= 0 || a.core.n%k != 0 {
 		return fmt.Errorf("vkc: %s: k=%d and n=%d must be positive and k divide A's %d elements", op, k, n, a.core.n)
 	}
@@ -377,7 +521,7 @@ func matmul(s *Stream, op string, a, b, c *Buffer[float32], m *Param[uint32], n,
 	if err != nil {
 		return err
 	}
-	kern, err := d.kernelFor("matmul", l.p == nil)
+	kern, err := d.kernelFor("matmul"+sfx, l.p == nil)
 	if err != nil {
 		return err
 	}
@@ -395,7 +539,8 @@ func matmul(s *Stream, op string, a, b, c *Buffer[float32], m *Param[uint32], n,
 		return err
 	}
 	words := []scalar{l.word(), known(uint32(n)), known(uint32(k))} // push order: m, n, k
-	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*elemSize), {}, l.prefix(l.p.buf, uint64(n)*elemSize)}
+	size := a.core.elem.size()
+	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*size), {}, l.prefix(l.p.buf, uint64(n)*size)}
 	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{gx, gy, 1}, &p)
 }
 
@@ -439,20 +584,25 @@ func Transpose(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
 // may be src (in place): each element is read and written by one
 // invocation, after its row's reductions.
 func Softmax(s *Stream, src, dst *Buffer[float32], rows, cols int) error {
-	if err := present("Softmax", src, dst); err != nil {
+	return softmaxStatic(s, "Softmax", "", src, dst, rows, cols)
+}
+
+// softmaxStatic is Softmax with the kernel of suffix sfx (see kernelSuffix).
+func softmaxStatic[T Element](s *Stream, op, sfx string, src, dst *Buffer[T], rows, cols int) error {
+	if err := present(op, src, dst); err != nil {
 		return err
 	}
 	if rows <= 0 || cols <= 0 {
-		return fmt.Errorf("vkc: Softmax: shape %dx%d must be positive", rows, cols)
+		return fmt.Errorf("vkc: %s: shape %dx%d must be positive", op, rows, cols)
 	}
-	size, err := product("Softmax", rows, cols)
+	size, err := product(op, rows, cols)
 	if err != nil {
 		return err
 	}
-	if err := sameLen("Softmax", size, src.core); err != nil {
+	if err := sameLen(op, size, src.core); err != nil {
 		return err
 	}
-	return softmax(s, "Softmax", src, dst, nil, cols) // src's rows: the whole buffer
+	return softmax(s, op, sfx, src, dst, nil, cols) // src's rows: the whole buffer
 }
 
 // SoftmaxDyn is Softmax over the first rows rows of src (rows x cols,
@@ -462,12 +612,13 @@ func SoftmaxDyn(s *Stream, src, dst *Buffer[float32], rows *Param[uint32], cols 
 	if err := present("SoftmaxDyn", src, dst); err != nil {
 		return err
 	}
-	return softmax(s, "SoftmaxDyn", src, dst, rows, cols)
+	return softmax(s, "SoftmaxDyn", "", src, dst, rows, cols)
 }
 
 // softmax runs the row-wise softmax over the first rows rows (nil: all the
-// len/cols rows src holds).
-func softmax(s *Stream, op string, src, dst *Buffer[float32], rows *Param[uint32], cols int) error {
+// len/cols rows src holds), with the kernel of suffix sfx (see
+// kernelSuffix).
+func softmax[T Element](s *Stream, op, sfx string, src, dst *Buffer[T], rows *Param[uint32], cols int) error {
 	if cols <= 0 || src.core.n%cols != 0 {
 		return fmt.Errorf("vkc: %s: %d columns do not divide a buffer of %d elements", op, cols, src.core.n)
 	}
@@ -485,7 +636,11 @@ func softmax(s *Stream, op string, src, dst *Buffer[float32], rows *Param[uint32
 	if err != nil {
 		return err
 	}
-	kern, err := d.kernelFor(d.softmaxKernel(), l.p == nil)
+	name := "softmax" + sfx
+	if sfx == "" {
+		name = d.softmaxKernel()
+	}
+	kern, err := d.kernelFor(name, l.p == nil)
 	if err != nil {
 		return err
 	}
@@ -499,6 +654,6 @@ func softmax(s *Stream, op string, src, dst *Buffer[float32], rows *Param[uint32
 		return err
 	}
 	words := []scalar{l.word(), known(uint32(cols))} // push order: rows, cols
-	row := l.prefix(l.p.buf, uint64(cols)*elemSize)
+	row := l.prefix(l.p.buf, uint64(cols)*src.core.elem.size())
 	return launchDyn(s, kern, cores[:], words, []capture.Extent{row, row}, l, indirect, [3]uint32{}, &p)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/recorder"
@@ -51,7 +50,7 @@ type paramCore struct {
 	buf *bufferCore // the value: one element of host-visible memory
 
 	mu     sync.Mutex
-	bits   uint32 // the value's bits as last set
+	bits   uint64 // the value's bits as last set, zero-extended
 	length bool   // some op took it as a length: 0 is refused
 	views  []*lengthView
 	// claims, data and scratch are what Set hands to SetHost: the value's
@@ -83,9 +82,11 @@ func (v *lengthView) same(o lengthView) bool {
 // sums: each later pass of a reduction works on ceil(n/256) partials.
 const reductionWidth = 256
 
-func bitsOf[T Element](v T) uint32 { return *(*uint32)(unsafe.Pointer(&v)) }
+// bitsOf is v's bits, zero-extended: a param's value and a constant's.
+func bitsOf[T Element](v T) uint64 { return bits64Of(v) }
 
-func valueOf[T Element](bits uint32) T { return *(*T)(unsafe.Pointer(&bits)) }
+// valueOf is the element whose bits bitsOf returned.
+func valueOf[T Element](bits uint64) T { return valueOf64[T](bits) }
 
 // NewParam makes a device scalar holding v.
 func NewParam[T Element](d *Device, v T) (*Param[T], error) {
@@ -157,7 +158,7 @@ func (p *Param[T]) Set(v T) error {
 	defer c.mu.Unlock()
 	bits := bitsOf(v)
 	if c.length {
-		if err := c.checkLength(bits); err != nil {
+		if err := c.checkLength(uint32(bits)); err != nil {
 			return err
 		}
 	}
@@ -258,10 +259,12 @@ func (c *paramCore) rebuild() {
 		c.claims = append(c.claims, v.buf.claim)
 		size += 4 * v.buf.n
 	}
+	value := int(c.buf.claim.Size) // the element, padded to whole words
+	size += value - 4
 	c.scratch = make([]byte, size)
 	c.data = c.data[:0]
-	c.data = append(c.data, c.scratch[:4:4])
-	at := 4
+	c.data = append(c.data, c.scratch[:value:value])
+	at := value
 	for _, v := range c.views {
 		n := 4 * v.buf.n
 		c.data = append(c.data, c.scratch[at:at+n:at+n])
@@ -270,10 +273,12 @@ func (c *paramCore) rebuild() {
 }
 
 // fill writes the bytes of the value n and of every view into scratch.
-func (c *paramCore) fill(n uint32, maxGroups [3]uint32) {
-	binary.LittleEndian.PutUint32(c.data[0], n)
+func (c *paramCore) fill(bits uint64, maxGroups [3]uint32) {
+	var value [8]byte
+	binary.LittleEndian.PutUint64(value[:], bits)
+	copy(c.data[0], value[:])
 	for i, v := range c.views {
-		v.encode(c.data[i+1], n, maxGroups)
+		v.encode(c.data[i+1], uint32(bits), maxGroups) // views derive from lengths, which are uint32
 	}
 }
 
@@ -338,7 +343,7 @@ func (c *paramCore) view(s *Stream, want lengthView) (*bufferCore, error) {
 	v := want
 	v.buf = buf
 	data := make([]byte, 4*words)
-	v.encode(data, c.bits, d.info.Limits.MaxComputeWorkGroupCount)
+	v.encode(data, uint32(c.bits), d.info.Limits.MaxComputeWorkGroupCount)
 	if err := d.rec.SetHost([]alloc.Claim{buf.claim}, [][]byte{data}); err != nil {
 		_ = buf.close()
 		return nil, public(err)
@@ -355,7 +360,7 @@ func (c *paramCore) asLength(op string, capacity int) (uint32, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.length = true
-	n := c.bits
+	n := uint32(c.bits) // a length is a Param[uint32]
 	if n == 0 || uint64(n) > uint64(capacity) {
 		return 0, fmt.Errorf("vkc: %s: length %d outside 1..%d, what the buffers hold", op, n, capacity)
 	}

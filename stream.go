@@ -178,3 +178,6 @@ func (s *Stream) AbortCapture() error {
 	defer s.leave()
 	return public(s.dev.rec.AbortCapture(s.id))
 }
+
+// capturing reports whether a capture window records on s's slot.
+func (s *Stream) capturing() bool { return s.dev.rec.Recording(s.id) }

@@ -230,6 +230,10 @@ type DeviceInfo struct {
 	// UnifiedMemory: device-local memory is also host-visible, so reads and
 	// writes go through the mapping with no staging copy.
 	UnifiedMemory bool
+	// Features are the optional features: those the device offers (from
+	// Devices), or those enabled on it (Device.Info), which is every one
+	// it offers less what WithoutFeatures left out.
+	Features Features
 }
 
 // DeviceLocalBytes sums the device-local heaps.
@@ -252,7 +256,8 @@ func deviceInfoOf(i recorder.DeviceInfo) DeviceInfo {
 		Vendor: i.Vendor, DriverVersion: i.DriverVersion, APIVersion: i.APIVersion,
 		Limits:        Limits(i.Limits),
 		Subgroup:      SubgroupInfo(i.Subgroup),
-		UnifiedMemory: i.UnifiedMemory}
+		UnifiedMemory: i.UnifiedMemory,
+		Features:      featuresOf(i.Features)}
 	for _, h := range i.Heaps {
 		out.Heaps = append(out.Heaps, MemoryHeap(h))
 	}

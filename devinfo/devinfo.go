@@ -98,4 +98,28 @@ type DeviceInfo struct {
 	// handed to it (internal/pipecache).
 	PipelineCacheUUID [16]byte
 	DriverVersionCode uint32
+	// Features are the optional features the device offers (a list of
+	// devices) or, for an open device, the ones enabled on it.
+	Features Features
 }
+
+// Features is a set of the optional device features vkc enables when the
+// device offers them: what element types other than 32 bits need to be
+// stored and computed with. The bits are vk's VKC_FEATURE_* (vk checks at
+// compile time that they agree).
+type Features uint32
+
+// The optional features, by the Vulkan feature each stands for.
+const (
+	FeatureFloat16             Features = 1 << iota // shaderFloat16
+	FeatureFloat64                                  // shaderFloat64
+	FeatureInt8                                     // shaderInt8
+	FeatureInt16                                    // shaderInt16
+	FeatureInt64                                    // shaderInt64
+	FeatureStorage8                                 // storageBuffer8BitAccess
+	FeatureStorage16                                // storageBuffer16BitAccess
+	FeatureUniformAndStorage8                       // uniformAndStorageBuffer8BitAccess
+	FeatureUniformAndStorage16                      // uniformAndStorageBuffer16BitAccess
+	// AllFeatures is every feature above.
+	AllFeatures = FeatureUniformAndStorage16<<1 - 1
+)

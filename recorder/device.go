@@ -261,6 +261,7 @@ type (
 	MemoryHeap   = devinfo.MemoryHeap
 	SubgroupInfo = devinfo.SubgroupInfo
 	DeviceInfo   = devinfo.DeviceInfo
+	Features     = devinfo.Features
 )
 
 // Sentinel errors of the recorder and of the devices it drives, declared

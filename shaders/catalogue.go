@@ -558,6 +558,7 @@ var (
 )
 
 func init() {
+	catalogue = append(catalogue, typedCatalogue...)
 	for i := range catalogue {
 		k := &catalogue[i]
 		code, err := modules.ReadFile("spv/" + k.Name + ".spv")

@@ -114,7 +114,11 @@ func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 	if lock == nil {
 		lock = new(sync.Mutex)
 	}
-	return &Device{inst: in, info: pd.info, api: min(pd.api, apiOf(a.APIVersion)), maxBuffer: pd.maxBuffer, family: a.Family,
+	// The program enabled its own features, which Vulkan cannot be asked
+	// for: vk counts on none of the optional ones.
+	info := pd.info
+	info.Features = 0
+	return &Device{inst: in, info: info, api: min(pd.api, apiOf(a.APIVersion)), maxBuffer: pd.maxBuffer, family: a.Family,
 		memTypes: pd.memTypes, fns: fns, queueMu: lock, adopted: true}, nil
 }
 

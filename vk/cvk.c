@@ -8,6 +8,7 @@
 #include <sched.h>
 #define yield_processor() sched_yield()
 #endif
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "_cgo_export.h"
@@ -144,6 +145,80 @@ VkResult vkc_enumerate_devices(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, 
 	return e(inst, n, out);
 }
 
+// device_extension reports whether pd offers the device extension name.
+static int device_extension(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, const char *name) {
+	PFN_vkEnumerateDeviceExtensionProperties e =
+		(PFN_vkEnumerateDeviceExtensionProperties)gipa(inst, "vkEnumerateDeviceExtensionProperties");
+	if (!e) return 0;
+	uint32_t n = 0;
+	if (e(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+	VkExtensionProperties *props = calloc(n, sizeof *props);
+	if (!props) return 0;
+	int found = 0;
+	if (e(pd, NULL, &n, props) >= 0) {
+		for (uint32_t i = 0; i < n && !found; i++) found = strcmp(props[i].extensionName, name) == 0;
+	}
+	free(props);
+	return found;
+}
+
+// feature_chain is the chain of feature structs vk queries and enables;
+// only the structs whose extension the device offers are linked.
+typedef struct feature_chain {
+	VkPhysicalDeviceFeatures2 f2;
+	VkPhysicalDevice16BitStorageFeatures s16;
+	VkPhysicalDevice8BitStorageFeaturesKHR s8;
+	VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16i8;
+	int has8, hasf16i8;
+} feature_chain;
+
+static void link_features(feature_chain *c, int has8, int hasf16i8) {
+	memset(c, 0, sizeof *c);
+	c->f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+	c->s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+	c->s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR;
+	c->f16i8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
+	c->has8 = has8;
+	c->hasf16i8 = hasf16i8;
+	void **next = &c->f2.pNext;
+	*next = &c->s16;
+	next = &c->s16.pNext;
+	if (has8) {
+		*next = &c->s8;
+		next = &c->s8.pNext;
+	}
+	if (hasf16i8) {
+		*next = &c->f16i8;
+		next = &c->f16i8.pNext;
+	}
+}
+
+static uint32_t features_of(const feature_chain *c) {
+	uint32_t f = 0;
+	if (c->f2.features.shaderFloat64) f |= VKC_FEATURE_FLOAT64;
+	if (c->f2.features.shaderInt16) f |= VKC_FEATURE_INT16;
+	if (c->f2.features.shaderInt64) f |= VKC_FEATURE_INT64;
+	if (c->s16.storageBuffer16BitAccess) f |= VKC_FEATURE_STORAGE16;
+	if (c->s16.uniformAndStorageBuffer16BitAccess) f |= VKC_FEATURE_UNIFORM_STORAGE16;
+	if (c->has8 && c->s8.storageBuffer8BitAccess) f |= VKC_FEATURE_STORAGE8;
+	if (c->has8 && c->s8.uniformAndStorageBuffer8BitAccess) f |= VKC_FEATURE_UNIFORM_STORAGE8;
+	if (c->hasf16i8 && c->f16i8.shaderFloat16) f |= VKC_FEATURE_FLOAT16;
+	if (c->hasf16i8 && c->f16i8.shaderInt8) f |= VKC_FEATURE_INT8;
+	return f;
+}
+
+// describe_features is the VKC_FEATURE_* bits pd offers.
+static uint32_t describe_features(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd) {
+	PFN_vkGetPhysicalDeviceFeatures2 gf2 =
+		(PFN_vkGetPhysicalDeviceFeatures2)gipa(inst, "vkGetPhysicalDeviceFeatures2");
+	if (!gf2) return 0;
+	feature_chain c;
+	link_features(&c, device_extension(gipa, inst, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME),
+		device_extension(gipa, inst, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME));
+	gf2(pd, &c.f2);
+	return features_of(&c);
+}
+
 void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out) {
 	memset(out, 0, sizeof *out);
 	PFN_vkGetPhysicalDeviceProperties gp = (PFN_vkGetPhysicalDeviceProperties)gipa(inst, "vkGetPhysicalDeviceProperties");
@@ -172,6 +247,7 @@ void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDev
 	out->subgroup_size = sg.subgroupSize;
 	out->subgroup_stages = sg.supportedStages;
 	out->subgroup_ops = sg.supportedOperations;
+	out->features = describe_features(gipa, inst, pd);
 }
 
 #define LOAD(field, name) do { f->field = (void *)gdpa(dev, name); if (!f->field) return 0; } while (0)
@@ -234,7 +310,7 @@ static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
 }
 #undef LOAD
 
-VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
+VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family, uint32_t features,
 		uint32_t ext_count, const char *const *exts, uint32_t api, vkc_fns *f) {
 	memset(f, 0, sizeof *f);
 	PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
@@ -243,11 +319,39 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	float priority = 1;
 	VkDeviceQueueCreateInfo qci = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = family,
 		.queueCount = 1, .pQueuePriorities = &priority };
-	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
-		.enabledExtensionCount = ext_count, .ppEnabledExtensionNames = ext_count ? exts : NULL };
+	// The features asked for, in the structs that carry them, with the
+	// extensions those structs come from.
+	feature_chain c;
+	int need8 = (features & (VKC_FEATURE_STORAGE8 | VKC_FEATURE_UNIFORM_STORAGE8)) != 0;
+	int needf16i8 = (features & (VKC_FEATURE_FLOAT16 | VKC_FEATURE_INT8)) != 0;
+	link_features(&c, need8, needf16i8);
+	c.f2.features.shaderFloat64 = (features & VKC_FEATURE_FLOAT64) != 0;
+	c.f2.features.shaderInt16 = (features & VKC_FEATURE_INT16) != 0;
+	c.f2.features.shaderInt64 = (features & VKC_FEATURE_INT64) != 0;
+	c.s16.storageBuffer16BitAccess = (features & VKC_FEATURE_STORAGE16) != 0;
+	c.s16.uniformAndStorageBuffer16BitAccess = (features & VKC_FEATURE_UNIFORM_STORAGE16) != 0;
+	c.s8.storageBuffer8BitAccess = (features & VKC_FEATURE_STORAGE8) != 0;
+	c.s8.uniformAndStorageBuffer8BitAccess = (features & VKC_FEATURE_UNIFORM_STORAGE8) != 0;
+	c.f16i8.shaderFloat16 = (features & VKC_FEATURE_FLOAT16) != 0;
+	c.f16i8.shaderInt8 = (features & VKC_FEATURE_INT8) != 0;
+	if (ext_count > VKC_MAX_EXTENSIONS) return VK_ERROR_INITIALIZATION_FAILED;
+	const char *all[VKC_MAX_EXTENSIONS + 2];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ext_count; i++) all[n++] = exts[i];
+	if (need8) all[n++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
+	if (needf16i8) all[n++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &c.f2,
+		.queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
+		.enabledExtensionCount = n, .ppEnabledExtensionNames = n ? all : NULL };
+	// On a device used at Vulkan 1.3 or later, maintenance4 too (a module
+	// sizing its workgroup with LocalSizeId needs it), at the chain's end.
 	VkPhysicalDeviceMaintenance4Features m4 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
 		.maintenance4 = VK_TRUE };
-	if (api >= VK_API_VERSION_1_3) dci.pNext = &m4;
+	if (api >= VK_API_VERSION_1_3) {
+		VkBaseOutStructure *last = (VkBaseOutStructure *)&c.f2;
+		while (last->pNext) last = last->pNext;
+		last->pNext = (VkBaseOutStructure *)&m4;
+	}
 	VkDevice dev;
 	VkResult r = create(pd, &dci, NULL, &dev);
 	if (r != VK_SUCCESS) return r;

@@ -60,7 +60,27 @@ typedef struct vkc_physical {
 	VkQueueFlags family_flags[VKC_MAX_FAMILIES];
 	uint32_t subgroup_size, subgroup_stages, subgroup_ops;
 	VkDeviceSize max_buffer_size;
+	// features: the VKC_FEATURE_* bits the device offers (what
+	// vkc_open_device may enable).
+	uint32_t features;
 } vkc_physical;
+
+// The optional features vk enables for element types other than 32 bits,
+// as bits: shader arithmetic (VkPhysicalDeviceFeatures, and
+// VkPhysicalDeviceShaderFloat16Int8Features) and storage-buffer access
+// (VkPhysicalDevice16BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures).
+// The instance speaks Vulkan 1.1, so the 8-bit storage and float16/int8
+// structs come from VK_KHR_8bit_storage and VK_KHR_shader_float16_int8,
+// which are enabled with them (they are core from 1.2 and still offered).
+#define VKC_FEATURE_FLOAT16 (1u << 0)
+#define VKC_FEATURE_FLOAT64 (1u << 1)
+#define VKC_FEATURE_INT8 (1u << 2)
+#define VKC_FEATURE_INT16 (1u << 3)
+#define VKC_FEATURE_INT64 (1u << 4)
+#define VKC_FEATURE_STORAGE8 (1u << 5)
+#define VKC_FEATURE_STORAGE16 (1u << 6)
+#define VKC_FEATURE_UNIFORM_STORAGE8 (1u << 7)
+#define VKC_FEATURE_UNIFORM_STORAGE16 (1u << 8)
 void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out);
 
 // vkc_fns is the device-level function table: setup calls, then the hot path.
@@ -126,14 +146,16 @@ typedef struct vkc_fns {
 	PFN_vkQueueWaitIdle queueWaitIdle;
 } vkc_fns;
 
-// vkc_open_device creates a device with one queue of family and the
+// vkc_open_device creates a device with one queue of family, the
 // ext_count device extensions exts (none by default; VK_KHR_swapchain for
-// presentation), and fills f with its function table and queue. On a
+// presentation) and the VKC_FEATURE_* bits of features (a subset of what
+// vkc_describe reported, with the extensions they come from), and fills f
+// with its function table and queue. On a
 // device used at Vulkan 1.3 (api) or later it enables maintenance4, which
 // every such device supports and which a module needs to size its
 // workgroup with LocalSizeId (glslc's choice for SPIR-V 1.6). On failure
 // nothing is left alive.
-VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family,
+VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t family, uint32_t features,
 	uint32_t ext_count, const char *const *exts, uint32_t api, vkc_fns *f);
 // vkc_create_pipeline_cache makes the device's pipeline cache, seeded with
 // size bytes of data (0: empty), and installs it in f for every later

@@ -122,18 +122,21 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	return in.createDevice(pd, family, nil)
 }
 
-// createDevice creates the logical device on pd with one queue of family
-// and the device extensions exts; the caller is inside the instance's gate.
+// createDevice creates the logical device on pd with one queue of family,
+// the device extensions exts and every optional feature pd offers that the
+// instance does not leave out; the caller is inside the instance's gate.
 func (in *Instance) createDevice(pd physical, family int, exts []string) (*Device, error) {
 	names, free := cStringArray(exts)
 	defer free()
+	info := pd.info
+	info.Features &^= in.without
 	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
 	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family),
-		C.uint32_t(len(exts)), names, C.uint32_t(pd.api), fns))); err != nil {
+		C.uint32_t(info.Features), C.uint32_t(len(exts)), names, C.uint32_t(pd.api), fns))); err != nil {
 		C.free(unsafe.Pointer(fns))
 		return nil, err
 	}
-	return &Device{inst: in, info: pd.info, api: pd.api, maxBuffer: pd.maxBuffer, family: uint32(family), memTypes: pd.memTypes, fns: fns,
+	return &Device{inst: in, info: info, api: pd.api, maxBuffer: pd.maxBuffer, family: uint32(family), memTypes: pd.memTypes, fns: fns,
 		queueMu: new(sync.Mutex)}, nil
 }
 

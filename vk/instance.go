@@ -51,6 +51,10 @@ type InstanceOptions struct {
 	// system's surface extension (what GLFW's GetRequiredInstanceExtensions
 	// lists). None by default.
 	Extensions []string
+	// WithoutFeatures are optional features no device of this instance
+	// enables even where the device offers them: tests open a device as
+	// one that lacks them would be.
+	WithoutFeatures Features
 }
 
 // Instance is a Vulkan instance plus the validation messenger, whose
@@ -66,6 +70,7 @@ type Instance struct {
 	// adopted: another program created the instance (AdoptInstance);
 	// Close lets go of it without destroying it.
 	adopted bool
+	without Features // never enabled (InstanceOptions.WithoutFeatures)
 
 	errors, warnings atomic.Int64
 	msgMu            sync.Mutex
@@ -85,7 +90,7 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{gipa: gipa, logger: o.Logger}
+	in := &Instance{gipa: gipa, logger: o.Logger, without: o.WithoutFeatures}
 	if in.logger == nil {
 		in.logger = slog.Default()
 	}

@@ -23,6 +23,31 @@ type (
 	DeviceInfo   = devinfo.DeviceInfo
 )
 
+// Features is devinfo's set of optional device features; its bits are
+// cvk.h's VKC_FEATURE_*, which the array lengths below check at compile
+// time (a mismatch is a negative or non-zero length).
+type Features = devinfo.Features
+
+// The features, as devinfo names them.
+const (
+	FeatureFloat16             = devinfo.FeatureFloat16
+	FeatureFloat64             = devinfo.FeatureFloat64
+	FeatureInt8                = devinfo.FeatureInt8
+	FeatureInt16               = devinfo.FeatureInt16
+	FeatureInt64               = devinfo.FeatureInt64
+	FeatureStorage8            = devinfo.FeatureStorage8
+	FeatureStorage16           = devinfo.FeatureStorage16
+	FeatureUniformAndStorage8  = devinfo.FeatureUniformAndStorage8
+	FeatureUniformAndStorage16 = devinfo.FeatureUniformAndStorage16
+)
+
+var _ = [0]struct{}{} == [FeatureFloat16 ^ C.VKC_FEATURE_FLOAT16 |
+	FeatureFloat64 ^ C.VKC_FEATURE_FLOAT64 | FeatureInt8 ^ C.VKC_FEATURE_INT8 |
+	FeatureInt16 ^ C.VKC_FEATURE_INT16 | FeatureInt64 ^ C.VKC_FEATURE_INT64 |
+	FeatureStorage8 ^ C.VKC_FEATURE_STORAGE8 | FeatureStorage16 ^ C.VKC_FEATURE_STORAGE16 |
+	FeatureUniformAndStorage8 ^ C.VKC_FEATURE_UNIFORM_STORAGE8 |
+	FeatureUniformAndStorage16 ^ C.VKC_FEATURE_UNIFORM_STORAGE16]struct{}{}
+
 func vendorName(id uint32) string {
 	switch id {
 	case 0x10DE:
@@ -171,6 +196,7 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	}
 	const computeStage, arithmeticOp = 0x20, 0x4
 	info.Subgroup = SubgroupInfo{Size: uint32(c.subgroup_size), Arithmetic: c.subgroup_stages&computeStage != 0 && c.subgroup_ops&arithmeticOp != 0}
+	info.Features = Features(c.features)
 	out.info = info
 	return out
 }

@@ -65,12 +65,12 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("transfer", func(t *testing.T) {
 		res, err := runTransfer(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy", "sum")
+		requireFigures(t, res, "transfer", "GB/s", "upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy", "sum", "upload-f16")
 	})
 	t.Run("matmul", func(t *testing.T) {
 		res, err := runMatmul(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive", "c-blocked")
+		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive", "c-blocked", "matmul-f16")
 	})
 	t.Run("alloc", func(t *testing.T) {
 		res, err := runAlloc(cfg)

@@ -59,6 +59,10 @@ type Figure struct {
 	// Env records the environment that changes the figure, e.g.
 	// {"LP_NUM_THREADS":"0"}: lavapipe's per-dispatch cost depends on it.
 	Env map[string]string `json:"env,omitempty"`
+	// Elem is the element type of the buffers the measured work used
+	// ("float32", "uint32", "Float16"), where the suite varies it: the
+	// matmul and transfer suites.
+	Elem string `json:"elem,omitempty"`
 }
 
 // Ratio compares two figures of one suite against the limit vkc promises,

@@ -47,6 +47,12 @@ func matmulInputs(a, b []float32) {
 // checkMatmul compares about 64 entries of c, spread over rows and columns,
 // with a float64 reference.
 func checkMatmul(sh matmulShape, a, b, c []float32) error {
+	return checkMatmulTolerance(sh, a, b, c, matmulTolerance)
+}
+
+// checkMatmulTolerance is checkMatmul with a relative tolerance of its own:
+// tol times the sum of the products' magnitudes (and at least tol).
+func checkMatmulTolerance(sh matmulShape, a, b, c []float32, tol float64) error {
 	for s := range matmulSamples {
 		row := (s * 97) % sh.m
 		col := (s*389 + 13) % sh.n
@@ -57,7 +63,7 @@ func checkMatmul(sh matmulShape, a, b, c []float32) error {
 			scale += math.Abs(p)
 		}
 		got := float64(c[row*sh.n+col])
-		if math.Abs(got-want) > matmulTolerance*max(scale, 1) {
+		if math.Abs(got-want) > tol*max(scale, 1) {
 			return fmt.Errorf("%w: matmul %dx%dx%d: C[%d,%d] = %g, want %g", ErrMismatch, sh.m, sh.n, sh.k, row, col, got, want)
 		}
 	}
@@ -166,6 +172,18 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			},
 		})
 	}
+	elems := []string{"float32"}
+	if sh.m == sh.n && sh.n == sh.k && sh.n <= naiveMaxSide {
+		elems = append(elems, "float32")
+	}
+	if dev.Info().Features.Has(vkc.FeatureStorage16 | vkc.FeatureFloat16) {
+		spec, done, err := matmulF16Spec(dev, sh, as, bs, flops)
+		if err != nil {
+			return err
+		}
+		defer done()
+		names, elems, specs = append(names, "matmul-f16"), append(elems, "Float16"), append(specs, spec)
+	}
 	perFlop, errs := measureInterleaved(cfg, specs)
 	for i, name := range names {
 		if errs[i] != nil {
@@ -175,8 +193,69 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		res.Figures = append(res.Figures, timedFigure(Figure{
 			Suite: "matmul", Name: name,
 			Params: map[string]int64{"m": int64(sh.m), "n": int64(sh.n), "k": int64(sh.k)},
-			Unit:   "GFLOP/s", Env: env,
+			Unit:   "GFLOP/s", Env: env, Elem: elems[i],
 		}, perFlop[i], func(s float64) float64 { return 1 / s / 1e9 }))
 	}
 	return nil
 }
+
+// matmulF16Spec is vkc.MatmulOf on Float16 copies of the inputs (small
+// integers, exact in Float16), measured beside float32's: loads and
+// stores in 16 bits, accumulation in float32. done closes its buffers.
+func matmulF16Spec(dev *vkc.Device, sh matmulShape, as, bs []float32, flops float64) (measureSpec, func(), error) {
+	toHalf := func(xs []float32) []vkc.Float16 {
+		out := make([]vkc.Float16, len(xs))
+		for i, x := range xs {
+			out[i] = vkc.Float16From(x)
+		}
+		return out
+	}
+	var closers []func() error
+	done := func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}
+	a, err := vkc.FromSlice(dev, toHalf(as))
+	if err != nil {
+		return measureSpec{}, done, err
+	}
+	closers = append(closers, a.Close)
+	b, err := vkc.FromSlice(dev, toHalf(bs))
+	if err != nil {
+		return measureSpec{}, done, err
+	}
+	closers = append(closers, b.Close)
+	c, err := vkc.NewBuffer[vkc.Float16](dev, sh.m*sh.n)
+	if err != nil {
+		return measureSpec{}, done, err
+	}
+	closers = append(closers, c.Close)
+	s := dev.Stream()
+	ctx := context.Background()
+	hs := make([]vkc.Float16, sh.m*sh.n)
+	cs := make([]float32, sh.m*sh.n)
+	return measureSpec{
+		op: func() (float64, error) {
+			if err := vkc.MatmulOf(s, a, b, c, sh.m, sh.n, sh.k); err != nil {
+				return 0, err
+			}
+			return flops, s.Sync(ctx)
+		},
+		check: func() error {
+			if err := c.ReadInto(ctx, s, hs); err != nil {
+				return err
+			}
+			for i, h := range hs {
+				cs[i] = h.Float32()
+			}
+			return checkMatmulTolerance(sh, as, bs, cs, matmulF16Tolerance)
+		},
+	}, done, nil
+}
+
+// matmulF16Tolerance is the relative error allowed of a Float16 matmul:
+// the inputs' products and sums are exact in float32, so the only error is
+// the store's rounding to Float16, at most one unit in the last place
+// (2^-10 of the value).
+const matmulF16Tolerance = 1.0 / 1024

@@ -112,8 +112,8 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 	}
 	defer b.Close()
 	params := map[string]int64{"bytes": size}
-	add := func(name string, secondsPerByte []float64) {
-		res.Figures = append(res.Figures, timedFigure(Figure{Suite: "transfer", Name: name, Params: params, Unit: "GB/s", Env: env},
+	add := func(name, elem string, secondsPerByte []float64) {
+		res.Figures = append(res.Figures, timedFigure(Figure{Suite: "transfer", Name: name, Params: params, Unit: "GB/s", Env: env, Elem: elem},
 			secondsPerByte, func(s float64) float64 { return 1 / s / 1e9 }))
 	}
 
@@ -262,12 +262,59 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 			return nil
 		},
 	}})
+	elems := []string{"uint32", "uint32", "uint32", "", "uint32", ""}
 	for i, name := range names {
 		if errs[i] != nil {
 			res.fail(errs[i])
 			continue
 		}
-		add(name, perByte[i])
+		add(name, elems[i], perByte[i])
 	}
+	if !dev.Info().Features.Has(vkc.FeatureStorage16 | vkc.FeatureFloat16) {
+		return nil
+	}
+	// upload-f16: the same bytes written as Float16 elements, so a tensor
+	// library's half-precision weights upload at the same rate.
+	halves := make([]vkc.Float16, size/2)
+	for i := range halves {
+		halves[i] = vkc.Float16(src[i/2] >> (16 * (i % 2)))
+	}
+	h, err := vkc.NewBuffer[vkc.Float16](dev, len(halves))
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	hOut := make([]vkc.Float16, len(halves))
+	cfg.progress.Printf("transfer: upload-f16 %s", formatBytes(size))
+	perByte, errs = measureInterleaved(cfg, []measureSpec{{
+		op: func() (float64, error) {
+			if err := h.Write(halves); err != nil {
+				return 0, err
+			}
+			return float64(size), s.Sync(ctx)
+		},
+		reset: func() error {
+			if err := vkc.Fill(s, h, 0); err != nil {
+				return err
+			}
+			return s.Sync(ctx)
+		},
+		check: func() error {
+			if err := h.ReadInto(ctx, s, hOut); err != nil {
+				return err
+			}
+			for i := 0; i < len(halves); i += max(1, len(halves)/64) {
+				if hOut[i] != halves[i] {
+					return fmt.Errorf("%w: upload-f16: element %d is %#04x, want %#04x", ErrMismatch, i, hOut[i], halves[i])
+				}
+			}
+			return nil
+		},
+	}})
+	if errs[0] != nil {
+		res.fail(errs[0])
+		return nil
+	}
+	add("upload-f16", "Float16", perByte[0])
 	return nil
 }

@@ -219,3 +219,19 @@ func TestSignalOutsideSignalsTheProgramsFence(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, reference(a, xs, ys), got)
 }
+
+// The program enabled its own device features, which Vulkan cannot be
+// asked for: on the adopted device vkc counts on none of its optional
+// features, so a Float16 buffer is refused with ErrUnsupported instead of
+// reaching a driver that may not have 16-bit storage enabled, and the
+// layer says nothing.
+func TestAnAdoptedDeviceCountsOnNoOptionalFeature(t *testing.T) {
+	r := newTestRenderer(t)
+	dev := adopt(t, r)
+	assert.Zero(t, dev.Info().Features, "features on an adopted device")
+	_, err := vkc.NewBuffer[vkc.Float16](dev, 8)
+	assert.ErrorIs(t, err, vkc.ErrUnsupported)
+	b, err := vkc.FromSlice(dev, []float32{1, 2, 3})
+	require.NoError(t, err, "32-bit elements need no optional feature")
+	require.NoError(t, b.Close())
+}

@@ -63,6 +63,7 @@ func Builtins() map[string]Kernel {
 	m["transpose"] = Kernel{Local: [3]uint32{16, 16, 1}, Run: func(in *Invocation) {
 		transpose(in, word(in.Push, 0), word(in.Push, 1))
 	}}
+	typedBuiltins(m)
 	return m
 }
 

@@ -259,6 +259,7 @@ func New(o Options) *Device {
 			},
 			Heaps:         []recorder.MemoryHeap{{Size: 8 << 30, DeviceLocal: true}},
 			UnifiedMemory: o.Unified,
+			Features:      devinfo.AllFeatures, // host memory stores any width
 		},
 	}
 	go d.run()

@@ -28,7 +28,7 @@ func surfaceOn(in *vk.Instance, create func(instance uintptr) (uint64, error)) (
 // result is also a Presenter.
 func openPresenting(o Options) (recorder.Device, error) {
 	in, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation || o.SyncValidation, SyncValidation: o.SyncValidation,
-		Logger: o.Logger, Extensions: o.InstanceExtensions})
+		Logger: o.Logger, Extensions: o.InstanceExtensions, WithoutFeatures: o.WithoutFeatures})
 	if err != nil {
 		return nil, fromVK(err)
 	}

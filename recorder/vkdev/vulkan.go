@@ -24,6 +24,9 @@ type Options struct {
 	SyncValidation bool
 	// Logger receives validation messages; nil means slog.Default().
 	Logger *slog.Logger
+	// WithoutFeatures are optional features not to enable even where the
+	// device offers them (tests of devices that lack them).
+	WithoutFeatures recorder.Features
 	// Surface, when set, opens the device to present to a window: it is
 	// called with the new VkInstance and returns the window's VkSurfaceKHR
 	// (GLFW's CreateWindowSurface does this), which the device then owns;
@@ -79,7 +82,8 @@ func Open(o Options) (recorder.Device, error) {
 	if o.Surface != nil {
 		return openPresenting(o)
 	}
-	in, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation || o.SyncValidation, SyncValidation: o.SyncValidation, Logger: o.Logger})
+	in, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation || o.SyncValidation, SyncValidation: o.SyncValidation, Logger: o.Logger,
+		WithoutFeatures: o.WithoutFeatures})
 	if err != nil {
 		return nil, fromVK(err)
 	}

@@ -1,0 +1,119 @@
+package vkc
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/shaders"
+)
+
+// Features is a set of optional device features: what element types other
+// than 32 bits need, and what a kernel module's capabilities ask for. Open
+// enables every one the device offers (unless WithoutFeatures leaves it
+// out), and DeviceInfo.Features reports the set: listed by Devices, what
+// the device offers; of an open Device, what is enabled on it.
+type Features uint32
+
+// The optional features, each named after the Vulkan feature it enables.
+const (
+	FeatureFloat16             Features = 1 << iota // shaderFloat16: 16-bit float arithmetic in kernels
+	FeatureFloat64                                  // shaderFloat64: 64-bit float arithmetic
+	FeatureInt8                                     // shaderInt8: 8-bit integer arithmetic
+	FeatureInt16                                    // shaderInt16: 16-bit integer arithmetic
+	FeatureInt64                                    // shaderInt64: 64-bit integer arithmetic
+	FeatureStorage8                                 // storageBuffer8BitAccess: 8-bit loads and stores in storage buffers
+	FeatureStorage16                                // storageBuffer16BitAccess: 16-bit loads and stores in storage buffers
+	FeatureUniformAndStorage8                       // uniformAndStorageBuffer8BitAccess
+	FeatureUniformAndStorage16                      // uniformAndStorageBuffer16BitAccess
+)
+
+// featureNames are the Vulkan names of the features, by bit.
+var featureNames = [...]string{"shaderFloat16", "shaderFloat64", "shaderInt8", "shaderInt16", "shaderInt64",
+	"storageBuffer8BitAccess", "storageBuffer16BitAccess",
+	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess"}
+
+// allFeatures is every feature vkc knows.
+const allFeatures = Features(1)<<len(featureNames) - 1
+
+// Has reports whether every feature of want is in f.
+func (f Features) Has(want Features) bool { return f&want == want }
+
+// String lists the features by their Vulkan names ("none" for the empty set).
+func (f Features) String() string {
+	if f == 0 {
+		return "none"
+	}
+	var names []string
+	for rest := f; rest != 0; rest &= rest - 1 {
+		i := bits.TrailingZeros32(uint32(rest))
+		if i < len(featureNames) {
+			names = append(names, featureNames[i])
+		} else {
+			names = append(names, fmt.Sprintf("Features(1<<%d)", i))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// WithoutFeatures leaves features out of the device Open creates even
+// where it offers them, so a program (or a test) sees the device as one
+// that lacks them: buffers of the element types and modules that need
+// them are refused with ErrUnsupported.
+func WithoutFeatures(f Features) Option {
+	return func(c *config) { c.without |= f }
+}
+
+// unsupported is the error for a request that needs features the device
+// lacks; it names them.
+func (d *Device) unsupported(what string, need Features) error {
+	if missing := need &^ d.info.Features; missing != 0 {
+		return fmt.Errorf("%w: %s needs %s, which device %q does not have enabled", ErrUnsupported, what, missing, d.info.Name)
+	}
+	return nil
+}
+
+// featuresOf is the public form of the recorder's feature set (the same bits).
+func featuresOf(f recorder.Features) Features { return Features(f) & allFeatures }
+
+// capabilityFeatures is the feature each SPIR-V capability needs; a
+// capability mapped to 0 needs a feature vkc never enables.
+var capabilityFeatures = map[shaders.Capability]Features{
+	shaders.CapabilityFloat16:                            FeatureFloat16,
+	shaders.CapabilityFloat64:                            FeatureFloat64,
+	shaders.CapabilityInt64:                              FeatureInt64,
+	shaders.CapabilityInt16:                              FeatureInt16,
+	shaders.CapabilityInt8:                               FeatureInt8,
+	shaders.CapabilityStorageBuffer16BitAccess:           FeatureStorage16,
+	shaders.CapabilityUniformAndStorageBuffer16BitAccess: FeatureUniformAndStorage16,
+	shaders.CapabilityStorageBuffer8BitAccess:            FeatureStorage8,
+	shaders.CapabilityUniformAndStorageBuffer8BitAccess:  FeatureUniformAndStorage8,
+	shaders.CapabilityInt64Atomics:                       0, // shaderBufferInt64Atomics
+	shaders.CapabilityStoragePushConstant16:              0,
+	shaders.CapabilityStorageInputOutput16:               0,
+	shaders.CapabilityStoragePushConstant8:               0,
+}
+
+// checkCapabilities refuses a module that declares a capability needing
+// a feature the device does not have enabled, naming both, before the
+// module reaches the driver (which may crash on it: VUID-VkShaderModuleCreateInfo-pCode-08740).
+func (d *Device) checkCapabilities(name string, code []byte) error {
+	caps, err := shaders.Capabilities(code)
+	if err != nil {
+		return public(err)
+	}
+	for _, c := range caps {
+		need, known := capabilityFeatures[c]
+		if !known {
+			continue
+		}
+		if need == 0 {
+			return fmt.Errorf("%w: kernel %q declares capability %v, whose device feature vkc does not enable", ErrUnsupported, name, c)
+		}
+		if err := d.unsupported(fmt.Sprintf("kernel %q (capability %v)", name, c), need); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+#version 450
+// dot_f64: the first pass of a dot product: partials of x[i]*y[i] in double.
+// Elements are float64, loaded, computed and stored in float64
+// (shaderFloat64).
+// Built with -DDYNAMIC as dot_f64_dyn: n come from device memory
+// instead of push constants, each a read-only storage buffer holding its
+// value at index 0 (uint32), so a recorded launch uses the values current at
+// each replay; surplus groups of an indirect dispatch do nothing.
+// partials[g] = the sum of the W = local size x elements of group g
+// (g = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x), clipped to
+// n, accumulated in double. Groups past ceil(n/W) write nothing. With two
+// inputs (DOT) the elements are the products x[i]*y[i].
+// Bindings: 0 x (read), 1 y (read), partials (write, double). Push: n uint32.
+layout(local_size_x = 256, local_size_x_id = 0) in;
+layout(std430, set = 0, binding = 0) readonly buffer X { double x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Y { double y[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Partials { double partials[]; };
+#ifdef DYNAMIC
+layout(std430, set = 0, binding = 3) readonly buffer ScalarN { uint n_; };
+#else
+layout(push_constant) uniform Push { uint n; } pc;
+#endif
+shared double scratch[gl_WorkGroupSize.x];
+void main() {
+#ifdef DYNAMIC
+    uint n = n_;
+#else
+    uint n = pc.n;
+#endif
+    uint lid = gl_LocalInvocationID.x;
+    uint size = gl_WorkGroupSize.x;
+    uint group = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    uint i = group * size + lid;
+    scratch[lid] = i < n ? double(x[i]) * double(y[i]) : double(0.0lf);
+    barrier();
+    uint p = 1u << findMSB(size);
+    if (lid + p < size) scratch[lid] += scratch[lid + p];
+    barrier();
+    for (uint s = p >> 1; s > 0u; s >>= 1) {
+        if (lid < s) scratch[lid] += scratch[lid + s];
+        barrier();
+    }
+    uint count = n / size + (n % size != 0u ? 1u : 0u);
+    if (lid == 0u && group < count) partials[group] = scratch[0];
+}
