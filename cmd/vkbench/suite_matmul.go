@@ -151,6 +151,7 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		{"c-naive", square && sh.n <= naiveMaxSide, base.NewSgemm},
 		{"c-blocked", square && sh.n%4 == 0, base.NewSgemmBlocked},
 	}
+	elems := []string{"float32"} // one per name: matmul's, then each baseline's
 	for _, bl := range baselines {
 		if !bl.ok {
 			continue
@@ -160,7 +161,7 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			return fmt.Errorf("C baseline %s: %w", bl.name, err)
 		}
 		defer sg.Close()
-		names = append(names, bl.name)
+		names, elems = append(names, bl.name), append(elems, "float32")
 		specs = append(specs, measureSpec{
 			op: func() (float64, error) { return flops, sg.Run() },
 			check: func() error {
@@ -171,10 +172,6 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 				return checkMatmul(sh, as, bs, got)
 			},
 		})
-	}
-	elems := []string{"float32"}
-	if sh.m == sh.n && sh.n == sh.k && sh.n <= naiveMaxSide {
-		elems = append(elems, "float32")
 	}
 	if dev.Info().Features.Has(vkc.FeatureStorage16 | vkc.FeatureFloat16) {
 		spec, done, err := matmulF16Spec(dev, sh, as, bs, flops)

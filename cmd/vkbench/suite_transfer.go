@@ -262,7 +262,7 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 			return nil
 		},
 	}})
-	elems := []string{"uint32", "uint32", "uint32", "", "uint32", ""}
+	elems := []string{"uint32", "uint32", "uint32", "", "uint32", "", "float32"}
 	for i, name := range names {
 		if errs[i] != nil {
 			res.fail(errs[i])
