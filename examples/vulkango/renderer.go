@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -32,6 +33,9 @@ type renderer struct {
 	name    string
 	// validating: the validation layer is on, with the program's callback.
 	validating bool
+	// features are the optional features of vkc's the device was created
+	// with, which the program declares when it hands the device to vkc.
+	features vkc.Features
 }
 
 // apiVersion is the Vulkan version the renderer's instance asks for: the
@@ -49,7 +53,22 @@ const (
 	engineNameC      = "none\x00"
 	validationLayerC = validationLayer + "\x00"
 	debugReportC     = vk.ExtDebugReportExtensionName + "\x00"
+	// shaderFloat16Int8C is the extension shaderFloat16 needs on Vulkan 1.1.
+	shaderFloat16Int8C = "VK_KHR_shader_float16_int8\x00"
 )
+
+// shaderFloat16Int8Features is VkPhysicalDeviceShaderFloat16Int8Features
+// as C lays it out, which vulkan-go does not declare.
+type shaderFloat16Int8Features struct {
+	sType         vk.StructureType
+	pNext         unsafe.Pointer
+	shaderFloat16 vk.Bool32
+	shaderInt8    vk.Bool32
+}
+
+// structureTypeShaderFloat16Int8Features is
+// VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES.
+const structureTypeShaderFloat16Int8Features vk.StructureType = 1000082000
 
 // Validation messages the layer sent the program's callback. vulkan-go
 // keeps one debug-report callback per process, so these are too.
@@ -119,7 +138,18 @@ func layerInstalled(name string) bool {
 // and a debug-report callback when validate is set and the layer is
 // installed), picks the first device with a queue family that computes
 // and draws, creates a device with one queue of it and a command pool.
-func newRenderer(validate bool) (*renderer, error) {
+func newRenderer(validate bool) (*renderer, error) { return newRendererWith(validate, 0) }
+
+// newRendererWith is newRenderer with optional features enabled on the
+// device, as a renderer that keeps half-precision vertex data would; the
+// renderer records them in features. It knows two: FeatureStorage16
+// (VkPhysicalDevice16BitStorageFeatures in the create-info's chain, core
+// in Vulkan 1.1) and FeatureFloat16 (VkPhysicalDeviceShaderFloat16Int8Features
+// and its extension, VK_KHR_shader_float16_int8).
+func newRendererWith(validate bool, enable vkc.Features) (*renderer, error) {
+	if other := enable &^ (vkc.FeatureStorage16 | vkc.FeatureFloat16); other != 0 {
+		return nil, fmt.Errorf("the example's renderer does not enable %s", other)
+	}
 	if err := loadOnce(); err != nil {
 		return nil, fmt.Errorf("loading Vulkan: %w", err)
 	}
@@ -166,8 +196,29 @@ func newRenderer(validate bool) (*renderer, error) {
 	qci := []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: r.family,
 		QueueCount: 1, PQueuePriorities: priorities}}
 	dci := vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: qci}
+	pins := []any{&priorities[0]}
+	if enable.Has(vkc.FeatureStorage16) {
+		// vulkan-go copies the struct into C memory (PassRef), which the
+		// chain may point to; Free releases it once the device exists.
+		storage := &vk.PhysicalDevice16BitStorageFeatures{SType: vk.StructureTypePhysicalDevice16bitStorageFeatures,
+			PNext: dci.PNext, StorageBuffer16BitAccess: vk.True}
+		ref, _ := storage.PassRef()
+		dci.PNext = unsafe.Pointer(ref)
+		defer storage.Free()
+	}
+	if enable.Has(vkc.FeatureFloat16) {
+		// vulkan-go has no type for this struct: it is laid out by hand,
+		// pinned for the call (a pinned Go pointer may sit in the C copy
+		// of the create-info).
+		f16 := &shaderFloat16Int8Features{sType: structureTypeShaderFloat16Int8Features, pNext: dci.PNext, shaderFloat16: vk.True}
+		dci.PNext = unsafe.Pointer(f16)
+		dci.PpEnabledExtensionNames = []string{shaderFloat16Int8C}
+		dci.EnabledExtensionCount = 1
+		pins = append(pins, f16)
+	}
+	r.features = enable
 	var device vk.Device
-	if err := paused("vkCreateDevice", func() vk.Result { return vk.CreateDevice(r.gpu, &dci, nil, &device) }, &priorities[0]); err != nil {
+	if err := paused("vkCreateDevice", func() vk.Result { return vk.CreateDevice(r.gpu, &dci, nil, &device) }, pins...); err != nil {
 		r.destroy()
 		return nil, err
 	}
