@@ -36,6 +36,8 @@ type renderer struct {
 	// features are the optional features of vkc's the device was created
 	// with, which the program declares when it hands the device to vkc.
 	features vkc.Features
+	// surface is the window's, when the renderer presents (window.go).
+	surface vk.Surface
 }
 
 // apiVersion is the Vulkan version the renderer's instance asks for: the
@@ -55,6 +57,7 @@ const (
 	debugReportC     = vk.ExtDebugReportExtensionName + "\x00"
 	// shaderFloat16Int8C is the extension shaderFloat16 needs on Vulkan 1.1.
 	shaderFloat16Int8C = "VK_KHR_shader_float16_int8\x00"
+	swapchainC         = vk.KhrSwapchainExtensionName + "\x00"
 )
 
 // shaderFloat16Int8Features is VkPhysicalDeviceShaderFloat16Int8Features
@@ -147,6 +150,25 @@ func newRenderer(validate bool) (*renderer, error) { return newRendererWith(vali
 // in Vulkan 1.1) and FeatureFloat16 (VkPhysicalDeviceShaderFloat16Int8Features
 // and its extension, VK_KHR_shader_float16_int8).
 func newRendererWith(validate bool, enable vkc.Features) (*renderer, error) {
+	return newRendererFor(rendererOptions{validate: validate, enable: enable})
+}
+
+// rendererOptions are what a renderer is made with.
+type rendererOptions struct {
+	validate bool
+	enable   vkc.Features
+	// instanceExtensions are extensions the instance enables besides the
+	// layer's (a window system's, for a surface).
+	instanceExtensions []string
+	// surface, when set, creates the window's surface on the instance; the
+	// renderer then picks a family that presents to it, enables
+	// VK_KHR_swapchain and destroys the surface with itself.
+	surface func(instance uintptr) (uint64, error)
+}
+
+// newRendererFor is newRenderer as o says.
+func newRendererFor(o rendererOptions) (*renderer, error) {
+	validate, enable := o.validate, o.enable
 	if other := enable &^ (vkc.FeatureStorage16 | vkc.FeatureFloat16); other != 0 {
 		return nil, fmt.Errorf("the example's renderer does not enable %s", other)
 	}
@@ -162,12 +184,20 @@ func newRendererWith(validate bool, enable vkc.Features) (*renderer, error) {
 		ici.PpEnabledLayerNames = []string{validationLayerC}
 		ici.EnabledLayerCount = 1
 		ici.PpEnabledExtensionNames = []string{debugReportC}
-		ici.EnabledExtensionCount = 1
 	}
+	// Names that are not literals are Go memory vulkan-go hands C as it
+	// is: NUL-terminated here and pinned for the call.
+	var namePins []any
+	for _, name := range o.instanceExtensions {
+		name += "\x00"
+		ici.PpEnabledExtensionNames = append(ici.PpEnabledExtensionNames, name)
+		namePins = append(namePins, unsafe.StringData(name))
+	}
+	ici.EnabledExtensionCount = uint32(len(ici.PpEnabledExtensionNames))
 	// Out-handles are locals: cgo refuses a pointer into a struct that
 	// holds Go pointers, as the renderer does.
 	var instance vk.Instance
-	if err := paused("vkCreateInstance", func() vk.Result { return vk.CreateInstance(&ici, nil, &instance) }); err != nil {
+	if err := paused("vkCreateInstance", func() vk.Result { return vk.CreateInstance(&ici, nil, &instance) }, namePins...); err != nil {
 		return nil, err
 	}
 	r.instance = instance
@@ -187,6 +217,14 @@ func newRendererWith(validate bool, enable vkc.Features) (*renderer, error) {
 			return nil, err
 		}
 		r.report = report
+	}
+	if o.surface != nil {
+		h, err := o.surface(uintptr(unsafe.Pointer(r.instance)))
+		if err != nil {
+			r.destroy()
+			return nil, err
+		}
+		r.surface = *(*vk.Surface)(unsafe.Pointer(&h))
 	}
 	if err := r.pickDevice(); err != nil {
 		r.destroy()
@@ -212,10 +250,13 @@ func newRendererWith(validate bool, enable vkc.Features) (*renderer, error) {
 		// of the create-info).
 		f16 := &shaderFloat16Int8Features{sType: structureTypeShaderFloat16Int8Features, pNext: dci.PNext, shaderFloat16: vk.True}
 		dci.PNext = unsafe.Pointer(f16)
-		dci.PpEnabledExtensionNames = []string{shaderFloat16Int8C}
-		dci.EnabledExtensionCount = 1
+		dci.PpEnabledExtensionNames = append(dci.PpEnabledExtensionNames, shaderFloat16Int8C)
 		pins = append(pins, f16)
 	}
+	if r.surface != vk.NullSurface {
+		dci.PpEnabledExtensionNames = append(dci.PpEnabledExtensionNames, swapchainC)
+	}
+	dci.EnabledExtensionCount = uint32(len(dci.PpEnabledExtensionNames))
 	r.features = enable
 	var device vk.Device
 	if err := paused("vkCreateDevice", func() vk.Result { return vk.CreateDevice(r.gpu, &dci, nil, &device) }, pins...); err != nil {
@@ -259,7 +300,7 @@ func (r *renderer) pickDevice() error {
 		})
 		for i := range families[:count] {
 			families[i].Deref()
-			if families[i].QueueFlags&want == want {
+			if families[i].QueueFlags&want == want && r.presents(gpu, uint32(i)) {
 				r.gpu, r.family = gpu, uint32(i)
 				var props vk.PhysicalDeviceProperties
 				var memory vk.PhysicalDeviceMemoryProperties
@@ -279,7 +320,17 @@ func (r *renderer) pickDevice() error {
 			}
 		}
 	}
-	return errors.New("no Vulkan device with a queue family that computes and draws")
+	return errors.New("no Vulkan device with a queue family that computes and draws (and presents to the window, if any)")
+}
+
+// presents reports whether the family presents to the renderer's surface
+// (any family does when there is none).
+func (r *renderer) presents(gpu vk.PhysicalDevice, family uint32) bool {
+	if r.surface == vk.NullSurface {
+		return true
+	}
+	var ok vk.Bool32
+	return vk.GetPhysicalDeviceSurfaceSupport(gpu, family, r.surface, &ok) == vk.Success && ok == vk.True
 }
 
 // hostBuffer is a buffer of the program's in host-visible, coherent memory.
@@ -487,6 +538,10 @@ func (r *renderer) destroy() {
 		}
 		vk.DestroyDevice(r.device, nil)
 		r.device = nil
+	}
+	if r.surface != vk.NullSurface {
+		vk.DestroySurface(r.instance, r.surface, nil)
+		r.surface = vk.NullSurface
 	}
 	if r.report != vk.NullDebugReportCallback {
 		vk.DestroyDebugReportCallback(r.instance, r.report, nil)
