@@ -35,8 +35,9 @@ import (
 var (
 	// ErrBadAdoption: Adopt was given handles vkc cannot run on: a null
 	// one, a physical device the instance does not list, a queue family
-	// without compute (or out of range), or a Vulkan version below 1.1.
-	// The message names which.
+	// without compute (or out of range), a Vulkan version below 1.1, or a
+	// declared feature the physical device does not offer. The message
+	// names which.
 	ErrBadAdoption = errors.New("vkc: cannot adopt the device")
 	// ErrNotShared: the device has no Vulkan handles to share with outside
 	// code (it was not opened on Vulkan).
@@ -56,6 +57,19 @@ type External struct {
 	// (vkc's buffers are exclusive to one family).
 	Queue                   uintptr
 	QueueFamily, QueueIndex uint32
+	// Features are the optional features the program enabled on its
+	// device (in VkPhysicalDeviceVulkan11Features and friends, or the
+	// 16-bit, 8-bit and float16/int8 feature structs in the create-info's
+	// pNext, with the extensions they need on Vulkan 1.1:
+	// VK_KHR_16bit_storage, VK_KHR_8bit_storage and
+	// VK_KHR_shader_float16_int8). Vulkan cannot be asked which ones a
+	// device has enabled, so vkc counts on exactly these: element types
+	// and kernels that need a feature not declared are refused with
+	// ErrUnsupported. The zero value declares none. Declaring a feature
+	// the physical device does not offer is refused with ErrBadAdoption,
+	// naming it; declaring one the program did not enable is the
+	// program's error, which the validation layer reports.
+	Features Features
 	// APIVersion is the apiVersion of the program's VkApplicationInfo: at
 	// least Vulkan 1.1 (VK_API_VERSION_1_1 = 1<<22 | 1<<12).
 	APIVersion uint32
@@ -70,8 +84,9 @@ type External struct {
 }
 
 // Adopt opens vkc on a device another program created. vkc enables
-// nothing of its own: it runs on Vulkan 1.1 core, whatever features and
-// extensions the program enabled. Close waits for vkc's work on the
+// nothing of its own: it runs on Vulkan 1.1 core plus the optional
+// features External.Features declares, whatever else the program
+// enabled. Close waits for vkc's work on the
 // queue, destroys every object vkc created and leaves the instance,
 // device and queue to the program, which destroys them after.
 //
@@ -84,7 +99,7 @@ func Adopt(e External, opts ...Option) (*Device, error) {
 	open := func() (recorder.Device, error) {
 		return vkdev.Adopt(vkdev.Adopted{Instance: e.Instance, PhysicalDevice: e.PhysicalDevice,
 			Device: e.Device, Queue: e.Queue, QueueFamily: e.QueueFamily, QueueIndex: e.QueueIndex,
-			APIVersion: e.APIVersion, QueueLock: e.QueueLock})
+			APIVersion: e.APIVersion, QueueLock: e.QueueLock, Features: recorder.Features(e.Features)})
 	}
 	return Open(append(opts[:len(opts):len(opts)], withRecorderDevice(open))...)
 }

@@ -8,6 +8,12 @@
 // public package keeps its own vkc.DeviceInfo, converted from this one.
 package devinfo
 
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
 // DeviceType orders devices for default selection: a discrete GPU beats an
 // integrated one, which beats a virtual one, which beats a CPU driver.
 type DeviceType uint8
@@ -123,3 +129,26 @@ const (
 	// AllFeatures is every feature above.
 	AllFeatures = FeatureUniformAndStorage16<<1 - 1
 )
+
+// featureNames are the Vulkan names of the features, by bit.
+var featureNames = [...]string{"shaderFloat16", "shaderFloat64", "shaderInt8", "shaderInt16", "shaderInt64",
+	"storageBuffer8BitAccess", "storageBuffer16BitAccess",
+	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess"}
+
+// String lists the features by their Vulkan names ("none" for the empty
+// set), so an error can name what a device lacks.
+func (f Features) String() string {
+	if f == 0 {
+		return "none"
+	}
+	var names []string
+	for rest := f; rest != 0; rest &= rest - 1 {
+		i := bits.TrailingZeros32(uint32(rest))
+		if i < len(featureNames) {
+			names = append(names, featureNames[i])
+		} else {
+			names = append(names, fmt.Sprintf("Features(1<<%d)", i))
+		}
+	}
+	return strings.Join(names, ", ")
+}

@@ -59,13 +59,19 @@ type Adopted struct {
 	// own vkQueueSubmit, vkQueueWaitIdle and vkQueuePresentKHR on Queue;
 	// vk takes it around its own. Nil: the queue is vk's alone.
 	QueueLock sync.Locker
+	// Features are the optional features the program enabled on the
+	// device, which Vulkan cannot be asked for: the device counts on
+	// exactly these (zero: none). Each must be one the physical device
+	// offers.
+	Features Features
 }
 
 // AdoptDevice wraps a device another program created from this instance.
 // It refuses a null physical device or device, a physical device this instance does not
 // list, a queue family out of range or without compute, and a Vulkan
-// version below MinAPIVersion (the device's or the instance's), naming
-// which; the handles are otherwise trusted (Vulkan cannot check that the
+// version below MinAPIVersion (the device's or the instance's) and
+// declared features the physical device does not offer, naming which; the
+// handles are otherwise trusted (Vulkan cannot check that the
 // device came from that physical device or that the queue was created).
 func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 	switch {
@@ -103,6 +109,9 @@ func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 	if pd.families[a.Family]&queueCompute == 0 {
 		return nil, fmt.Errorf("%w: queue family %d of device %q has no compute", ErrBadAdoption, a.Family, pd.info.Name)
 	}
+	if err := checkDeclared(a.Features, pd.info.Features, pd.info.Name); err != nil {
+		return nil, err
+	}
 	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
 	dev := *(*C.VkDevice)(unsafe.Pointer(&a.Device))
 	queue := *(*C.VkQueue)(unsafe.Pointer(&a.Queue))
@@ -115,11 +124,21 @@ func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 		lock = new(sync.Mutex)
 	}
 	// The program enabled its own features, which Vulkan cannot be asked
-	// for: vk counts on none of the optional ones.
+	// for: vk counts on those it declared, no more.
 	info := pd.info
-	info.Features = 0
+	info.Features = a.Features
 	return &Device{inst: in, info: info, api: min(pd.api, apiOf(a.APIVersion)), maxBuffer: pd.maxBuffer, family: a.Family,
 		memTypes: pd.memTypes, fns: fns, queueMu: lock, adopted: true}, nil
+}
+
+// checkDeclared refuses declared features the physical device named
+// name does not offer (offered): the program cannot have enabled them, so
+// a declaration of them is a mistake vk must not run on.
+func checkDeclared(declared, offered Features, name string) error {
+	if missing := declared &^ offered; missing != 0 {
+		return fmt.Errorf("%w: the program declares features device %q does not offer: %s", ErrBadAdoption, name, missing)
+	}
+	return nil
 }
 
 // Adopted reports whether the device belongs to another program.

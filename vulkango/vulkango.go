@@ -42,6 +42,10 @@ type Device struct {
 	// own. Nil when the queue is vkc's alone. Never call vkc while holding
 	// it: vkc's call may submit.
 	QueueLock sync.Locker
+	// Features are the optional features the program enabled on Device
+	// (vkc.External.Features): vkc counts on exactly these, and refuses
+	// one the physical device does not offer. Zero: none.
+	Features vkc.Features
 }
 
 // Adopt opens vkc on the program's device (see vkc.Adopt: what vkc
@@ -57,6 +61,7 @@ func Adopt(d Device, opts ...vkc.Option) (*vkc.Device, error) {
 		QueueIndex:     d.QueueIndex,
 		APIVersion:     d.APIVersion,
 		QueueLock:      d.QueueLock,
+		Features:       d.Features,
 	}, opts...)
 }
 

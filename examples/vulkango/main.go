@@ -11,14 +11,23 @@
 // validation layer, whose messages (vkc's calls included: vkc adopted the
 // instance) reach the program's debug-report callback; the program fails
 // on any.
+//
+// With a display (DISPLAY or WAYLAND_DISPLAY set; -window=false leaves
+// it out, -window forces it) the program then opens a GLFW window, has vkc
+// compute a colour strip and presents it for -frames frames, copying it
+// into each swapchain image with its own command buffer after a
+// semaphore vkc signals (window.go). Without one it runs headless, as in
+// CI.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/vkcompute/vkc"
@@ -34,9 +43,22 @@ var (
 	ys         = []float32{0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4}
 )
 
+// GLFW's calls stay on the main thread, which main keeps.
+func init() { runtime.LockOSThread() }
+
 func main() {
-	if err := run(os.Stdout, os.Getenv("VKC_VALIDATION") == "1"); err != nil {
+	display := os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+	window := flag.Bool("window", display, "also present vkc's result in a window (default: when a display exists)")
+	frames := flag.Int("frames", 180, "frames the window shows")
+	flag.Parse()
+	validate := os.Getenv("VKC_VALIDATION") == "1"
+	if err := run(os.Stdout, validate); err != nil {
 		log.Fatal(err)
+	}
+	if *window {
+		if err := runWindow(os.Stdout, validate, *frames); err != nil {
+			log.Fatal(err)
+		}
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // refusal below spoils one part of it.
 func handed(r *renderer) vulkango.Device {
 	return vulkango.Device{Instance: r.instance, PhysicalDevice: r.gpu, Device: r.device, Queue: r.queue,
-		QueueFamily: r.family, APIVersion: apiVersion, QueueLock: &r.queueMu}
+		QueueFamily: r.family, APIVersion: apiVersion, QueueLock: &r.queueMu, Features: r.features}
 }
 
 // Adopt refuses what it cannot run on with ErrBadAdoption, naming the
@@ -40,6 +40,10 @@ func TestAdoptRefusesWhatItCannotRunOn(t *testing.T) {
 		{"Vulkan 1.0", func(d *vulkango.Device) { d.APIVersion = vk.MakeVersion(1, 0, 0) }, "apiVersion 1.0.0"},
 		{"no version", func(d *vulkango.Device) { d.APIVersion = 0 }, "apiVersion 0.0.0"},
 		{"a physical device of another instance", func(d *vulkango.Device) { d.PhysicalDevice = other.gpu }, "not one this VkInstance lists"},
+		// lavapipe offers every feature vkc knows: a bit that stands for
+		// none is a feature it does not offer (vk's own test refuses real
+		// ones on a described device).
+		{"a feature the device does not offer", func(d *vulkango.Device) { d.Features = vkc.FeatureStorage16 | 1<<20 }, "does not offer: Features(1<<20)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := handed(r)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -32,6 +33,11 @@ type renderer struct {
 	name    string
 	// validating: the validation layer is on, with the program's callback.
 	validating bool
+	// features are the optional features of vkc's the device was created
+	// with, which the program declares when it hands the device to vkc.
+	features vkc.Features
+	// surface is the window's, when the renderer presents (window.go).
+	surface vk.Surface
 }
 
 // apiVersion is the Vulkan version the renderer's instance asks for: the
@@ -49,7 +55,23 @@ const (
 	engineNameC      = "none\x00"
 	validationLayerC = validationLayer + "\x00"
 	debugReportC     = vk.ExtDebugReportExtensionName + "\x00"
+	// shaderFloat16Int8C is the extension shaderFloat16 needs on Vulkan 1.1.
+	shaderFloat16Int8C = "VK_KHR_shader_float16_int8\x00"
+	swapchainC         = vk.KhrSwapchainExtensionName + "\x00"
 )
+
+// shaderFloat16Int8Features is VkPhysicalDeviceShaderFloat16Int8Features
+// as C lays it out, which vulkan-go does not declare.
+type shaderFloat16Int8Features struct {
+	sType         vk.StructureType
+	pNext         unsafe.Pointer
+	shaderFloat16 vk.Bool32
+	shaderInt8    vk.Bool32
+}
+
+// structureTypeShaderFloat16Int8Features is
+// VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES.
+const structureTypeShaderFloat16Int8Features vk.StructureType = 1000082000
 
 // Validation messages the layer sent the program's callback. vulkan-go
 // keeps one debug-report callback per process, so these are too.
@@ -119,7 +141,37 @@ func layerInstalled(name string) bool {
 // and a debug-report callback when validate is set and the layer is
 // installed), picks the first device with a queue family that computes
 // and draws, creates a device with one queue of it and a command pool.
-func newRenderer(validate bool) (*renderer, error) {
+func newRenderer(validate bool) (*renderer, error) { return newRendererWith(validate, 0) }
+
+// newRendererWith is newRenderer with optional features enabled on the
+// device, as a renderer that keeps half-precision vertex data would; the
+// renderer records them in features. It knows two: FeatureStorage16
+// (VkPhysicalDevice16BitStorageFeatures in the create-info's chain, core
+// in Vulkan 1.1) and FeatureFloat16 (VkPhysicalDeviceShaderFloat16Int8Features
+// and its extension, VK_KHR_shader_float16_int8).
+func newRendererWith(validate bool, enable vkc.Features) (*renderer, error) {
+	return newRendererFor(rendererOptions{validate: validate, enable: enable})
+}
+
+// rendererOptions are what a renderer is made with.
+type rendererOptions struct {
+	validate bool
+	enable   vkc.Features
+	// instanceExtensions are extensions the instance enables besides the
+	// layer's (a window system's, for a surface).
+	instanceExtensions []string
+	// surface, when set, creates the window's surface on the instance; the
+	// renderer then picks a family that presents to it, enables
+	// VK_KHR_swapchain and destroys the surface with itself.
+	surface func(instance uintptr) (uint64, error)
+}
+
+// newRendererFor is newRenderer as o says.
+func newRendererFor(o rendererOptions) (*renderer, error) {
+	validate, enable := o.validate, o.enable
+	if other := enable &^ (vkc.FeatureStorage16 | vkc.FeatureFloat16); other != 0 {
+		return nil, fmt.Errorf("the example's renderer does not enable %s", other)
+	}
 	if err := loadOnce(); err != nil {
 		return nil, fmt.Errorf("loading Vulkan: %w", err)
 	}
@@ -132,12 +184,20 @@ func newRenderer(validate bool) (*renderer, error) {
 		ici.PpEnabledLayerNames = []string{validationLayerC}
 		ici.EnabledLayerCount = 1
 		ici.PpEnabledExtensionNames = []string{debugReportC}
-		ici.EnabledExtensionCount = 1
 	}
+	// Names that are not literals are Go memory vulkan-go hands C as it
+	// is: NUL-terminated here and pinned for the call.
+	var namePins []any
+	for _, name := range o.instanceExtensions {
+		name += "\x00"
+		ici.PpEnabledExtensionNames = append(ici.PpEnabledExtensionNames, name)
+		namePins = append(namePins, unsafe.StringData(name))
+	}
+	ici.EnabledExtensionCount = uint32(len(ici.PpEnabledExtensionNames))
 	// Out-handles are locals: cgo refuses a pointer into a struct that
 	// holds Go pointers, as the renderer does.
 	var instance vk.Instance
-	if err := paused("vkCreateInstance", func() vk.Result { return vk.CreateInstance(&ici, nil, &instance) }); err != nil {
+	if err := paused("vkCreateInstance", func() vk.Result { return vk.CreateInstance(&ici, nil, &instance) }, namePins...); err != nil {
 		return nil, err
 	}
 	r.instance = instance
@@ -158,6 +218,14 @@ func newRenderer(validate bool) (*renderer, error) {
 		}
 		r.report = report
 	}
+	if o.surface != nil {
+		h, err := o.surface(uintptr(unsafe.Pointer(r.instance)))
+		if err != nil {
+			r.destroy()
+			return nil, err
+		}
+		r.surface = *(*vk.Surface)(unsafe.Pointer(&h))
+	}
 	if err := r.pickDevice(); err != nil {
 		r.destroy()
 		return nil, err
@@ -166,8 +234,32 @@ func newRenderer(validate bool) (*renderer, error) {
 	qci := []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: r.family,
 		QueueCount: 1, PQueuePriorities: priorities}}
 	dci := vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: qci}
+	pins := []any{&priorities[0]}
+	if enable.Has(vkc.FeatureStorage16) {
+		// vulkan-go copies the struct into C memory (PassRef), which the
+		// chain may point to; Free releases it once the device exists.
+		storage := &vk.PhysicalDevice16BitStorageFeatures{SType: vk.StructureTypePhysicalDevice16bitStorageFeatures,
+			PNext: dci.PNext, StorageBuffer16BitAccess: vk.True}
+		ref, _ := storage.PassRef()
+		dci.PNext = unsafe.Pointer(ref)
+		defer storage.Free()
+	}
+	if enable.Has(vkc.FeatureFloat16) {
+		// vulkan-go has no type for this struct: it is laid out by hand,
+		// pinned for the call (a pinned Go pointer may sit in the C copy
+		// of the create-info).
+		f16 := &shaderFloat16Int8Features{sType: structureTypeShaderFloat16Int8Features, pNext: dci.PNext, shaderFloat16: vk.True}
+		dci.PNext = unsafe.Pointer(f16)
+		dci.PpEnabledExtensionNames = append(dci.PpEnabledExtensionNames, shaderFloat16Int8C)
+		pins = append(pins, f16)
+	}
+	if r.surface != vk.NullSurface {
+		dci.PpEnabledExtensionNames = append(dci.PpEnabledExtensionNames, swapchainC)
+	}
+	dci.EnabledExtensionCount = uint32(len(dci.PpEnabledExtensionNames))
+	r.features = enable
 	var device vk.Device
-	if err := paused("vkCreateDevice", func() vk.Result { return vk.CreateDevice(r.gpu, &dci, nil, &device) }, &priorities[0]); err != nil {
+	if err := paused("vkCreateDevice", func() vk.Result { return vk.CreateDevice(r.gpu, &dci, nil, &device) }, pins...); err != nil {
 		r.destroy()
 		return nil, err
 	}
@@ -208,7 +300,7 @@ func (r *renderer) pickDevice() error {
 		})
 		for i := range families[:count] {
 			families[i].Deref()
-			if families[i].QueueFlags&want == want {
+			if families[i].QueueFlags&want == want && r.presents(gpu, uint32(i)) {
 				r.gpu, r.family = gpu, uint32(i)
 				var props vk.PhysicalDeviceProperties
 				var memory vk.PhysicalDeviceMemoryProperties
@@ -228,7 +320,17 @@ func (r *renderer) pickDevice() error {
 			}
 		}
 	}
-	return errors.New("no Vulkan device with a queue family that computes and draws")
+	return errors.New("no Vulkan device with a queue family that computes and draws (and presents to the window, if any)")
+}
+
+// presents reports whether the family presents to the renderer's surface
+// (any family does when there is none).
+func (r *renderer) presents(gpu vk.PhysicalDevice, family uint32) bool {
+	if r.surface == vk.NullSurface {
+		return true
+	}
+	var ok vk.Bool32
+	return vk.GetPhysicalDeviceSurfaceSupport(gpu, family, r.surface, &ok) == vk.Success && ok == vk.True
 }
 
 // hostBuffer is a buffer of the program's in host-visible, coherent memory.
@@ -436,6 +538,10 @@ func (r *renderer) destroy() {
 		}
 		vk.DestroyDevice(r.device, nil)
 		r.device = nil
+	}
+	if r.surface != vk.NullSurface {
+		vk.DestroySurface(r.instance, r.surface, nil)
+		r.surface = vk.NullSurface
 	}
 	if r.report != vk.NullDebugReportCallback {
 		vk.DestroyDebugReportCallback(r.instance, r.report, nil)

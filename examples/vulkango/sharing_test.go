@@ -19,10 +19,14 @@ import (
 // where it is installed and, at cleanup, destroys it and fails the test on
 // any validation message that arrived meanwhile: vkc's calls on the
 // adopted device report to the program's callback.
-func newTestRenderer(t *testing.T) *renderer {
+func newTestRenderer(t *testing.T) *renderer { t.Helper(); return newTestRendererWith(t, 0) }
+
+// newTestRendererWith is newTestRenderer with the optional features enable
+// enabled on the program's device.
+func newTestRendererWith(t *testing.T, enable vkc.Features) *renderer {
 	t.Helper()
 	before, _ := validationMessages()
-	r, err := newRenderer(true)
+	r, err := newRendererWith(true, enable)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.destroy()
@@ -32,13 +36,14 @@ func newTestRenderer(t *testing.T) *renderer {
 	return r
 }
 
-// adopt hands the renderer's device to vkc, sharing its queue, and closes
+// adopt hands the renderer's device to vkc, sharing its queue and
+// declaring the features the renderer enabled, and closes
 // vkc at cleanup (before the renderer is destroyed), checking that no vkc
 // object is left.
 func adopt(t *testing.T, r *renderer) *vkc.Device {
 	t.Helper()
 	dev, err := vulkango.Adopt(vulkango.Device{Instance: r.instance, PhysicalDevice: r.gpu, Device: r.device,
-		Queue: r.queue, QueueFamily: r.family, APIVersion: apiVersion, QueueLock: &r.queueMu})
+		Queue: r.queue, QueueFamily: r.family, APIVersion: apiVersion, QueueLock: &r.queueMu, Features: r.features})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		assert.NoError(t, dev.Close())
@@ -221,8 +226,8 @@ func TestSignalOutsideSignalsTheProgramsFence(t *testing.T) {
 }
 
 // The program enabled its own device features, which Vulkan cannot be
-// asked for: on the adopted device vkc counts on none of its optional
-// features, so a Float16 buffer is refused with ErrUnsupported instead of
+// asked for: on an adopted device whose program declared none, vkc counts
+// on none of its optional features, so a Float16 buffer is refused with ErrUnsupported instead of
 // reaching a driver that may not have 16-bit storage enabled, and the
 // layer says nothing.
 func TestAnAdoptedDeviceCountsOnNoOptionalFeature(t *testing.T) {
@@ -234,4 +239,51 @@ func TestAnAdoptedDeviceCountsOnNoOptionalFeature(t *testing.T) {
 	b, err := vkc.FromSlice(dev, []float32{1, 2, 3})
 	require.NoError(t, err, "32-bit elements need no optional feature")
 	require.NoError(t, b.Close())
+}
+
+// A program that enabled storageBuffer16BitAccess and shaderFloat16 and
+// declares them gets exactly those features on the adopted device: a
+// Float16 buffer works (written, read back, added by a kernel that loads
+// and stores 16 bits, converted to float32) with the layer silent, while a
+// float64
+// buffer, which needs shaderFloat64 the program did not declare, is still
+// refused.
+func TestADeclaredFeatureIsCountedOn(t *testing.T) {
+	r := newTestRendererWith(t, vkc.FeatureStorage16|vkc.FeatureFloat16)
+	dev := adopt(t, r)
+	assert.Equal(t, vkc.FeatureStorage16|vkc.FeatureFloat16, dev.Info().Features)
+	want := []float32{0, 1, -2, 0.5, 1000, -0.25, 3.140625, 1024}
+	halves := make([]vkc.Float16, len(want))
+	for i, v := range want {
+		halves[i] = vkc.Float16From(v)
+	}
+	h, err := vkc.FromSlice(dev, halves)
+	require.NoError(t, err)
+	got, err := h.Read(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, halves, got)
+	sum, err := vkc.NewBuffer[vkc.Float16](dev, len(want))
+	require.NoError(t, err)
+	require.NoError(t, vkc.AddOf(dev.Stream(), h, h, sum))
+	f, err := vkc.NewBuffer[float32](dev, len(want))
+	require.NoError(t, err)
+	require.NoError(t, vkc.Convert(dev.Stream(), sum, f))
+	wide, err := f.Read(context.Background())
+	require.NoError(t, err)
+	for i, v := range want {
+		assert.Equal(t, 2*v, wide[i], "element %d: every value and its double are exact in 16 bits", i)
+	}
+	_, err = vkc.NewBuffer[float64](dev, 4)
+	assert.ErrorIs(t, err, vkc.ErrUnsupported, "shaderFloat64 was not declared")
+}
+
+// Declaring only storageBuffer16BitAccess is not enough for Float16,
+// which computes in 16 bits too: vkc counts on what it was told, no more.
+func TestAFeatureNotDeclaredIsNotCountedOn(t *testing.T) {
+	r := newTestRendererWith(t, vkc.FeatureStorage16)
+	dev := adopt(t, r)
+	assert.Equal(t, vkc.FeatureStorage16, dev.Info().Features)
+	_, err := vkc.NewBuffer[vkc.Float16](dev, 8)
+	assert.ErrorIs(t, err, vkc.ErrUnsupported)
+	assert.ErrorContains(t, err, "shaderFloat16")
 }

@@ -21,6 +21,10 @@ type Adopted struct {
 	// QueueLock is taken around every submit and queue wait on a queue the
 	// program uses too; nil when the queue is the recorder's alone.
 	QueueLock sync.Locker
+	// Features are the optional features the program enabled on the
+	// device, which the recorder counts on (zero: none); vk refuses one
+	// the physical device does not offer.
+	Features recorder.Features
 }
 
 // Adopt opens a recorder.Device on a Vulkan device another program created.
@@ -33,7 +37,7 @@ func Adopt(a Adopted) (recorder.Device, error) {
 		return nil, fromVK(err)
 	}
 	d, err := in.AdoptDevice(vk.Adopted{PhysicalDevice: a.PhysicalDevice, Device: a.Device, Queue: a.Queue,
-		Family: a.QueueFamily, Index: a.QueueIndex, APIVersion: a.APIVersion, QueueLock: a.QueueLock})
+		Family: a.QueueFamily, Index: a.QueueIndex, APIVersion: a.APIVersion, QueueLock: a.QueueLock, Features: a.Features})
 	if err != nil {
 		in.Close()
 		return nil, fromVK(err)
