@@ -350,3 +350,19 @@ func TestConvertBadInput(t *testing.T) {
 	require.Error(t, vkc.Convert(s, src, src), "a buffer into itself")
 	require.Error(t, vkc.Convert[float32, int8](s, nil, nil))
 }
+
+// Convert of buffers on two devices is refused (the conversion runs on one
+// device's queue, which cannot bind the other's memory), whichever side
+// the stream belongs to, and the destination is left as it was.
+func TestConvertAcrossDevicesRefused(t *testing.T) {
+	a, b := openDevice(t), openDevice(t)
+	src := upload(t, a, []float32{1, 2, 3})
+	dst := upload(t, b, []vkc.Float16{7, 8, 9})
+	for _, s := range []*vkc.Stream{a.Stream(), b.Stream()} {
+		require.Error(t, vkc.Convert(s, src, dst))
+	}
+	onA := upload(t, a, []vkc.Float16{4, 5, 6})
+	require.Error(t, vkc.Convert(b.Stream(), src, onA), "both buffers of a, the stream of b")
+	require.Equal(t, []vkc.Float16{7, 8, 9}, read(t, b.Stream(), dst), "the destination is untouched")
+	require.Equal(t, []vkc.Float16{4, 5, 6}, read(t, a.Stream(), onA), "the destination is untouched")
+}
