@@ -30,6 +30,23 @@ type bufferCore struct {
 	slots   atomic.Uint64     // slots that used the buffer (bit mask): Close waits for them
 	mu      sync.Mutex        // guards staging
 	staging *recorder.Staging // persistent host staging, once captured
+
+	// owner is the buffer whose memory a view aliases (View, ViewAs); nil
+	// for a buffer that owns its claim. A view's claim is a range inside
+	// its owner's.
+	owner *bufferCore
+	// holds counts, on a buffer owning its claim, the buffer itself until
+	// its Close and every open view of it: the last to close frees the
+	// memory.
+	holds atomic.Int64
+}
+
+// memory is the buffer that owns c's memory: c, or a view's owner.
+func (c *bufferCore) memory() *bufferCore {
+	if c.owner != nil {
+		return c.owner
+	}
+	return c
 }
 
 // Buffer is n elements of device memory. Its contents are unwritten until
@@ -77,6 +94,7 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 	}
 	d.rec.Taint([]alloc.Claim{c}, errNeverWritten)
 	b := &bufferCore{dev: d, claim: c, n: n, elem: elem}
+	b.holds.Store(1)
 	d.mu.Lock()
 	d.buffers[b] = struct{}{}
 	d.mu.Unlock()
@@ -130,9 +148,10 @@ func (c *bufferCore) fill(data []byte) error {
 	return public(err)
 }
 
-// words is the 32-bit words the buffer's claim holds: its elements and
-// the padding that rounds them up to a word.
-func (c *bufferCore) words() int { return int(c.claim.Size / elemSize) }
+// words is the 32-bit words the buffer's elements take, rounded up to a
+// whole word (a buffer's claim holds that padding; a view bound through a
+// stand-in gets it there, see bounces).
+func (c *bufferCore) words() int { return int(bytesFor(c.elem, c.n) / elemSize) }
 
 // Len is the number of elements.
 func (b *Buffer[T]) Len() int {
@@ -182,8 +201,10 @@ func (c *bufferCore) use(s *Stream) error {
 	if !c.life.enter() {
 		return ErrClosed
 	}
-	if bit := uint64(1) << uint(c.dev.rec.Slot(s.id)%64); c.slots.Load()&bit == 0 {
-		c.slots.Or(bit)
+	// The slots are the memory's: its owner's Close waits for the work
+	// of every view.
+	if m, bit := c.memory(), uint64(1)<<uint(c.dev.rec.Slot(s.id)%64); m.slots.Load()&bit == 0 {
+		m.slots.Or(bit)
 	}
 	return nil
 }
@@ -283,8 +304,10 @@ func (c *bufferCore) read(ctx context.Context, s *Stream, out []byte) error {
 }
 
 // Close waits for calls using the buffer on other goroutines and for the
-// streams that used it, then frees it. Graphs
-// that recorded it keep its memory (and host staging) until they close.
+// streams that used it, then frees it. Graphs that recorded it keep its
+// memory (and host staging) until they close, and so do its open views:
+// the memory of a buffer and its views is freed when the last of them
+// closes (or with the Device). Closing a view closes only the view.
 // Idempotent.
 func (b *Buffer[T]) Close() error {
 	if b == nil || b.core == nil {
@@ -307,19 +330,39 @@ func (c *bufferCore) close() error {
 	return c.free()
 }
 
-// free waits for calls using the buffer and for the slots that used it,
-// then frees it.
+// free waits for calls using the buffer and lets go of its hold on the
+// memory (and of its host staging, once the slots that used the memory are
+// done with it): the last hold frees the memory.
 func (c *bufferCore) free() error {
 	if !c.life.close() {
 		return nil
 	}
 	defer c.life.finish()
-	err := c.dev.rec.Quiesce(c.slots.Load())
-	c.dev.rec.ReleaseStaging(c.staging)
-	if ferr := c.dev.rec.Free(c.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
-		err = ferr // a closed allocator went with the device, and the claim with it
+	m := c.memory()
+	var err error
+	if c.staging != nil {
+		err = c.dev.rec.Quiesce(m.slots.Load())
+		c.dev.rec.ReleaseStaging(c.staging)
+		c.staging = nil
+	}
+	if rerr := m.release(); err == nil {
+		err = rerr
 	}
 	return public(err)
+}
+
+// release drops one hold on the memory of m, a buffer owning its claim.
+// The last waits for the slots that used the memory, through m or any of
+// its views, and frees it.
+func (m *bufferCore) release() error {
+	if m.holds.Add(-1) > 0 {
+		return nil
+	}
+	err := m.dev.rec.Quiesce(m.slots.Load())
+	if ferr := m.dev.rec.Free(m.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
+		err = ferr // a closed allocator went with the device, and the claim with it
+	}
+	return err
 }
 
 // taint marks the buffer unwritten with cause, as work that should have

@@ -575,7 +575,20 @@ func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore
 			binds[i].Extent = l.extents[i]
 		}
 	}
-	rl := recorder.Launch{Args: binds[:len(cores)], Groups: l.groups, Push: l.push, Limits: l.limits}
+	defer func() {
+		for _, c := range cores {
+			c.done()
+		}
+	}()
+	args := binds[:len(cores)]
+	if err := k.checkAliasing(cores); err != nil {
+		return err
+	}
+	var bs bounces
+	if err := bs.in(s, k, cores, args, l.extents != nil); err != nil {
+		return err
+	}
+	rl := recorder.Launch{Args: args, Groups: l.groups, Push: l.push, Limits: l.limits}
 	var err error
 	if indirect != nil {
 		if err = indirect.use(s); err == nil {
@@ -586,8 +599,11 @@ func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore
 	} else {
 		err = public(k.dev.rec.Launch(s.id, k.rk, &rl))
 	}
-	for _, c := range cores {
-		c.done()
+	// Copied back even when the launch failed: a stand-in the failure
+	// tainted carries the taint to the view, and one the launch never
+	// touched holds the view's own bytes.
+	if oerr := bs.out(s, cores, args); err == nil {
+		err = oerr
 	}
 	return err
 }

@@ -405,6 +405,35 @@ func (a *Allocator[B]) Page(id PageID) (B, Kind, bool) {
 	return a.pages[id].block, a.pages[id].kind, true
 }
 
+// Owner is the claim the allocator handed out that holds c whole: c
+// itself, or for a range inside one claim (a view of a buffer) that
+// claim. Lifetimes are per claim — Free, Guard and the claims a capture
+// window must hold back name what Alloc returned — so a range inside a
+// claim is kept alive by keeping its owner. false when no live or
+// guarded claim holds all of c (a range across two claims, a freed one).
+// An exact claim is found by one map lookup; a range inside one walks its
+// page's ranges in address order.
+func (a *Allocator[B]) Owner(c Claim) (Claim, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n, ok := a.lookup(c); ok {
+		return c, !a.nodes[n].free
+	}
+	if int(c.Page) >= len(a.pages) || !a.pages[c.Page].live || c.Size == 0 || c.End() < c.Offset {
+		return Claim{}, false
+	}
+	for n := a.pages[c.Page].first; n != nilNode; n = a.nodes[n].nextPhys {
+		nd := &a.nodes[n]
+		if nd.offset > c.Offset {
+			break
+		}
+		if !nd.free && c.End() <= nd.offset+nd.claimSize {
+			return Claim{Page: c.Page, Offset: nd.offset, Size: nd.claimSize}, true
+		}
+	}
+	return Claim{}, false
+}
+
 // Guard keeps each claim's range reserved while a sealed graph may touch it:
 // a Free of a guarded claim is deferred until its last Unguard. Guards count
 // per claim (a claim listed twice is guarded twice). Every claim must be live

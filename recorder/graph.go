@@ -228,19 +228,23 @@ func (b *slot) endUnrecorded(s StreamID) error {
 // every length that sizes it, bound or not (the graph reads its value at
 // every replay and LengthLimit matches limits by claim, so a freed one
 // reused by another param would be checked against this graph's buffers).
-func graphGuards(sealed capture.Sealed, early []alloc.Claim, limits []Limit) []alloc.Claim {
-	freed := make(map[alloc.ClaimKey]struct{}, len(early))
+func graphGuards(sealed capture.Sealed, early []alloc.Claim, limits []Limit, owner func(alloc.Claim) alloc.Claim) []alloc.Claim {
+	skip := make(map[alloc.ClaimKey]struct{}, len(early)+len(sealed.Touched))
 	for _, c := range early {
-		freed[c] = struct{}{}
+		skip[c] = struct{}{}
 	}
 	guards := make([]alloc.Claim, 0, len(sealed.Touched))
 	for _, c := range sealed.Touched {
-		if _, ok := freed[c]; !ok {
-			guards = append(guards, c)
+		// A view's range is held by guarding its buffer's claim, once.
+		o := owner(c)
+		if _, ok := skip[o]; !ok {
+			skip[o] = struct{}{}
+			guards = append(guards, o)
 		}
 	}
 	for _, lim := range limits {
-		if _, ok := freed[lim.Param]; !ok && !slices.Contains(sealed.Touched, lim.Param) {
+		if _, ok := skip[lim.Param]; !ok {
+			skip[lim.Param] = struct{}{}
 			guards = append(guards, lim.Param)
 		}
 	}
@@ -253,7 +257,7 @@ func graphGuards(sealed capture.Sealed, early []alloc.Claim, limits []Limit) []a
 func (b *slot) newGraph(s StreamID, sealed capture.Sealed, rec recording) (*Graph, error) {
 	r := b.r
 	limits := tightestLimits(rec.limits)
-	guards := graphGuards(sealed, rec.early, limits)
+	guards := graphGuards(sealed, rec.early, limits, r.owner)
 	if err := r.guard(guards); err != nil {
 		return nil, err
 	}

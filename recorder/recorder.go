@@ -568,3 +568,14 @@ func (r *Recorder) Quiesce(mask uint64) error {
 	}
 	return first
 }
+
+// owner is the claim the allocator handed out that holds c: c itself, or
+// for a view's range its buffer's claim. Whatever holds memory back from
+// reuse (a window's touched set, a graph's guards) holds owners, which
+// Free names; c itself when no claim holds it.
+func (r *Recorder) owner(c alloc.Claim) alloc.Claim {
+	if o, ok := r.mem.Owner(c); ok {
+		return o
+	}
+	return c
+}

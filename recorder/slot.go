@@ -40,7 +40,7 @@ func newSlot(r *Recorder, index int) (*slot, error) {
 	if err != nil {
 		return nil, r.observe(err)
 	}
-	b := &slot{r: r, index: index, pool: pool, win: newWindow(),
+	b := &slot{r: r, index: index, pool: pool, win: newWindow(r.owner),
 		subs: submissions{r: r, pool: pool, index: index}}
 	b.mu.SetRank(lockrank.Slot, index)
 	b.cache = newSetCache(r, r.opts.CacheSize)

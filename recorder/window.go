@@ -23,7 +23,12 @@ type window struct {
 	gen     uint64        // recordings begun, so a set is pinned once per recording
 	cb      CommandBuffer // the recording's command buffer; zero outside one
 	haz     hazards       // what cb did since its last barrier
+	// touched holds the claims the open window used: what the allocator
+	// handed out, never a range inside one (owner maps a view's range to
+	// its buffer's claim), since Free names claims and a window holds
+	// back what it used.
 	touched map[alloc.ClaimKey]struct{}
+	owner   func(alloc.Claim) alloc.Claim
 	// lastTouch memos touch's previous claims; it is forgotten whenever
 	// touched loses entries (a claim freed, a window opened or closed).
 	lastTouch  [MaxBindings + 1]alloc.Claim
@@ -56,7 +61,14 @@ var (
 	errNothingRecorded = errors.New("recorder: no recording to hand over")
 )
 
-func newWindow() window { return window{touched: map[alloc.ClaimKey]struct{}{}} }
+// newWindow is an idle window; owner maps a range to the claim holding it
+// (nil: every range is a claim of its own).
+func newWindow(owner func(alloc.Claim) alloc.Claim) window {
+	if owner == nil {
+		owner = func(c alloc.Claim) alloc.Claim { return c }
+	}
+	return window{touched: map[alloc.ClaimKey]struct{}{}, owner: owner}
+}
 
 // startRecording moves a prepared window to Recording with cb as the
 // graph's command buffer. Refused (by the state machine) unless prepared,
@@ -110,7 +122,7 @@ func (w *window) touch(args []capture.Binding) {
 		}
 	}
 	for _, a := range args {
-		w.touched[a.Claim] = struct{}{}
+		w.touched[w.owner(a.Claim)] = struct{}{}
 	}
 	w.lastTouchN = 0
 	if len(args) <= len(w.lastTouch) {
@@ -124,7 +136,7 @@ func (w *window) touch(args []capture.Binding) {
 // touchClaims marks claims as used by the open window (a copy, a write).
 func (w *window) touchClaims(cs ...alloc.Claim) {
 	for _, c := range cs {
-		w.touched[c] = struct{}{}
+		w.touched[w.owner(c)] = struct{}{}
 	}
 }
 

@@ -23,7 +23,7 @@ func requireRefused(t *testing.T, what string, err, want error, w *window, cb Co
 // not start recording, and one that does not record takes no launch, no
 // early claim and hands over no recording; each refusal leaves it as it was.
 func TestWindowRefusesOutsideRecording(t *testing.T) {
-	w := newWindow()
+	w := newWindow(nil)
 	e, k := &setEntry{}, &Kernel{}
 	c := alloc.Claim{Page: 1, Size: 16}
 	requireRefused(t, "startRecording of an idle window", w.startRecording(7), capture.ErrCaptureState, &w, 0, 0)
@@ -41,7 +41,7 @@ func TestWindowRefusesOutsideRecording(t *testing.T) {
 // holds each kernel once however many launches use them; it is handed over
 // only after the state machine left Recording, and only once.
 func TestWindowHandsOverRecordingOnce(t *testing.T) {
-	w := newWindow()
+	w := newWindow(nil)
 	e, k := &setEntry{}, &Kernel{}
 	c := alloc.Claim{Page: 1, Size: 16}
 	if err := w.Prepare(3); err != nil {

@@ -1,0 +1,257 @@
+package blackbox_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
+)
+
+// view makes b.View(offset, n), closed at cleanup.
+func view[T vkc.Element](t testing.TB, b *vkc.Buffer[T], offset, n int) *vkc.Buffer[T] {
+	t.Helper()
+	v, err := b.View(offset, n)
+	require.NoError(t, err, "View(%d, %d)", offset, n)
+	t.Cleanup(func() { _ = v.Close() })
+	return v
+}
+
+// A view reads and writes exactly its elements of the buffer, at every
+// offset (aligned for a storage buffer or not) and length.
+func TestViewReadsAndWritesItsElements(t *testing.T) {
+	dev := openDevice(t)
+	const n = 40
+	for _, off := range []int{0, 1, 3, 4, 7, 16, 39} {
+		for _, m := range []int{1, 2, 5, n - off} {
+			if off+m > n {
+				continue
+			}
+			host := ramp(n, 1, 0)
+			b := upload(t, dev, host)
+			v := view(t, b, off, m)
+			require.Equal(t, m, v.Len())
+			require.Equal(t, host[off:off+m], readAll(t, v), "view (%d, %d)", off, m)
+			put := ramp(m, 1, 1000)
+			require.NoError(t, v.Write(put))
+			copy(host[off:], put)
+			require.Equal(t, host, readAll(t, b), "the buffer after a write through view (%d, %d)", off, m)
+		}
+	}
+}
+
+// A write through a view makes exactly its range written: the rest of a
+// new buffer still reads as unwritten, through the buffer and through
+// views of it, and a view inside the written range reads.
+func TestViewWriteMakesExactlyItsRangeWritten(t *testing.T) {
+	dev := openDevice(t)
+	ctx := testCtx(t)
+	b := newBuffer[float32](t, dev, 32)
+	require.NoError(t, view(t, b, 5, 9).Write(ramp(9, 1, 1)))
+	_, err := b.Read(ctx)
+	require.ErrorIs(t, err, vkc.ErrUnwritten)
+	for _, r := range [][2]int{{5, 9}, {5, 1}, {13, 1}, {7, 3}} {
+		got, err := view(t, b, r[0], r[1]).Read(ctx)
+		require.NoError(t, err, "view %v inside the written range", r)
+		require.Equal(t, ramp(9, 1, 1)[r[0]-5:r[0]-5+r[1]], got)
+	}
+	for _, r := range [][2]int{{4, 1}, {14, 1}, {0, 6}, {13, 2}, {20, 12}} {
+		_, err := view(t, b, r[0], r[1]).Read(ctx)
+		require.ErrorIs(t, err, vkc.ErrUnwritten, "view %v reaches past the written range", r)
+	}
+}
+
+// Ops, user kernels, copies and Fill on views at every offset give what
+// they give on whole buffers, and leave the rest of the buffer untouched.
+func TestOpsOnViewsMatchAReference(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	k := loadAffine(t, dev)
+	const n = 64
+	for _, off := range []int{0, 1, 2, 3, 4, 5, 8, 13} {
+		for _, m := range []int{1, 3, 4, 7, 17} {
+			xs, ys := ramp(n, 1, 1), ramp(n, 1, 100)
+			bx, by := upload(t, dev, xs), upload(t, dev, ys)
+			x, y := view(t, bx, off, m), view(t, by, n-off-m, m)
+			require.NoError(t, vkc.Axpy(s, 2, x, y))
+			for i := range m {
+				ys[n-off-m+i] += 2 * xs[off+i]
+			}
+			require.Equal(t, ys, readAll(t, by), "Axpy on views (%d, %d)", off, m)
+
+			require.NoError(t, k.Launch(s, [3]uint32{1, 1, 1}, affinePush(3, 1, uint32(m)), y, x))
+			for i := range m {
+				xs[off+i] = 3*ys[n-off-m+i] + 1
+			}
+			require.Equal(t, xs, readAll(t, bx), "the user kernel on views (%d, %d)", off, m)
+
+			require.NoError(t, vkc.Fill(s, x, -1))
+			for i := range m {
+				xs[off+i] = -1
+			}
+			require.Equal(t, xs, readAll(t, bx), "Fill of view (%d, %d)", off, m)
+
+			require.NoError(t, vkc.Copy(s, y, x))
+			copy(xs[off:off+m], ys[n-off-m:])
+			require.Equal(t, xs, readAll(t, bx), "Copy between views (%d, %d)", off, m)
+			sum := upload(t, dev, []float32{0})
+			require.NoError(t, vkc.Sum(s, x, sum))
+			var want float64
+			for _, v := range xs[off : off+m] {
+				want += float64(v)
+			}
+			require.InDelta(t, want, float64(readAll(t, sum)[0]), 1e-3*math.Abs(want)+1e-3, "Sum of view (%d, %d)", off, m)
+		}
+	}
+}
+
+// Views of 8- and 16-bit elements at odd offsets: Fill and Convert touch
+// exactly the view's bytes, although the kernels work on 32-bit words.
+func TestNarrowViewsTouchOnlyTheirBytes(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	host := make([]int8, 23)
+	for i := range host {
+		host[i] = int8(i)
+	}
+	b := upload(t, dev, host)
+	for _, r := range [][2]int{{1, 1}, {3, 5}, {6, 2}, {0, 23}, {22, 1}, {5, 17}} {
+		require.NoError(t, vkc.Fill(s, view(t, b, r[0], r[1]), int8(-r[0]-1)))
+		for i := range r[1] {
+			host[r[0]+i] = int8(-r[0] - 1)
+		}
+		require.Equal(t, host, readAll(t, b), "Fill of int8 view %v", r)
+	}
+	hs := make([]vkc.Float16, 9)
+	for i := range hs {
+		hs[i] = vkc.Float16From(float32(i))
+	}
+	h := upload(t, dev, hs)
+	src := upload(t, dev, []float32{-1.5, 2.25, 7})
+	require.NoError(t, vkc.Convert(s, src, view(t, h, 3, 3)))
+	for i, v := range []float32{-1.5, 2.25, 7} {
+		hs[3+i] = vkc.Float16From(v)
+	}
+	require.Equal(t, hs, readAll(t, h))
+}
+
+// ViewAs reads a buffer's bytes as another element type.
+func TestViewAsReinterpretsTheBytes(t *testing.T) {
+	dev := openDevice(t)
+	xs := []float32{1, -2.5, float32(math.Pi), 0, 65504}
+	b := upload(t, dev, xs)
+	bits, err := vkc.ViewAs[uint32](b, 4, 3)
+	require.NoError(t, err)
+	defer bits.Close()
+	want := []uint32{math.Float32bits(xs[1]), math.Float32bits(xs[2]), math.Float32bits(xs[3])}
+	require.Equal(t, want, readAll(t, bits))
+	halves, err := vkc.ViewAs[uint16](b, 2, 4)
+	require.NoError(t, err)
+	defer halves.Close()
+	got := readAll(t, halves)
+	require.Equal(t, uint16(math.Float32bits(xs[0])>>16), got[0])
+	require.Equal(t, uint16(math.Float32bits(xs[1])), got[1])
+	require.NoError(t, vkc.Fill(dev.Stream(), bits, 0x3f800000))
+	require.Equal(t, []float32{1, 1, 1, 1, 65504}, readAll(t, b))
+}
+
+// Bad views are refused and change nothing.
+func TestViewBadInput(t *testing.T) {
+	dev := openDevice(t)
+	b := upload(t, dev, ramp(10, 1, 0))
+	before := dev.MemoryStats()
+	for _, r := range [][2]int{{-1, 2}, {0, 0}, {0, -1}, {0, 11}, {10, 1}, {9, 2}, {math.MaxInt, 1}, {1, math.MaxInt}, {math.MinInt, 3}} {
+		v, err := b.View(r[0], r[1])
+		require.ErrorIs(t, err, vkc.ErrOutOfRange, "View%v", r)
+		require.Nil(t, v)
+	}
+	for _, r := range [][2]int{{2, 1}, {1, 1}, {-4, 1}, {0, 11}, {40, 1}, {36, 2}, {math.MaxInt - 3, 1}, {0, math.MaxInt / 2}} {
+		v, err := vkc.ViewAs[float32](b, r[0], r[1])
+		require.ErrorIs(t, err, vkc.ErrOutOfRange, "ViewAs%v", r)
+		require.Nil(t, v)
+	}
+	_, err := vkc.ViewAs[float64](b, 4, 1) // inside, but not at a multiple of 8
+	require.ErrorIs(t, err, vkc.ErrOutOfRange)
+	var nilBuf *vkc.Buffer[float32]
+	_, err = nilBuf.View(0, 1)
+	require.Error(t, err)
+	_, err = vkc.ViewAs[uint32](nilBuf, 0, 1)
+	require.Error(t, err)
+	_, err = (&vkc.Buffer[float32]{}).View(0, 1)
+	require.Error(t, err)
+	require.Equal(t, before, dev.MemoryStats(), "a refused view allocates nothing")
+
+	c := upload(t, dev, ramp(4, 1, 0))
+	require.NoError(t, c.Close())
+	_, err = c.View(0, 1)
+	require.ErrorIs(t, err, vkc.ErrClosed)
+	_, err = vkc.ViewAs[uint32](c, 0, 1)
+	require.ErrorIs(t, err, vkc.ErrClosed)
+
+	narrow := openDevice(t, vkc.WithoutFeatures(vkc.FeatureFloat16|vkc.FeatureStorage16))
+	w := upload(t, narrow, ramp(4, 1, 0))
+	_, err = vkc.ViewAs[vkc.Float16](w, 0, 2)
+	require.ErrorIs(t, err, vkc.ErrUnsupported)
+}
+
+// Two buffers of one op that share memory must be the same range or
+// disjoint; an op that cannot run in place refuses any overlap.
+func TestOverlappingViewsRefusedWhereTheOpCannotHonourThem(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	xs := ramp(16, 1, 0)
+	b := upload(t, dev, xs)
+	lo, hi, mid := view(t, b, 0, 8), view(t, b, 8, 8), view(t, b, 4, 8)
+	require.Error(t, vkc.Add(s, lo, hi, mid), "the output overlaps both inputs in part")
+	require.Error(t, vkc.Axpy(s, 1, lo, mid), "y overlaps x in part")
+	require.Error(t, vkc.Copy(s, lo, mid), "a copy between overlapping ranges")
+	require.Equal(t, xs, readAll(t, b), "refused ops change nothing")
+	out := upload(t, dev, filled(8, 0))
+	require.NoError(t, vkc.Add(s, lo, mid, out), "inputs may overlap each other")
+	sums := make([]float32, 8)
+	for i := range sums {
+		sums[i] = xs[i] + xs[4+i]
+	}
+	require.Equal(t, sums, readAll(t, out))
+	require.NoError(t, vkc.Axpy(s, 1, lo, lo), "in place on the same range")
+	want := slices16(xs)
+	for i := range 8 {
+		want[i] = 2 * xs[i]
+	}
+	require.Equal(t, want, readAll(t, b))
+}
+
+func slices16(xs []float32) []float32 { return append([]float32(nil), xs...) }
+
+// A buffer's memory lives while any view of it is open: Close of the
+// buffer leaves its views working, and the memory goes with the last.
+func TestViewsKeepTheirBufferMemory(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	before := dev.MemoryStats().Used
+	b, err := vkc.FromSlice(dev, ramp(1024, 1, 0))
+	require.NoError(t, err)
+	used := dev.MemoryStats().Used
+	require.Greater(t, used, before)
+	v, err := b.View(3, 10)
+	require.NoError(t, err)
+	w, err := v.View(2, 4) // a view of a view
+	require.NoError(t, err)
+	require.Equal(t, used, dev.MemoryStats().Used, "a view allocates nothing")
+	require.NoError(t, b.Close())
+	require.NoError(t, b.Close(), "Close is idempotent")
+	_, err = b.Read(testCtx(t))
+	require.ErrorIs(t, err, vkc.ErrClosed)
+	require.Equal(t, used, dev.MemoryStats().Used, "open views hold the memory")
+	require.NoError(t, vkc.Scale(s, 2, w, w))
+	require.Equal(t, []float32{3, 4, 10, 12, 14, 16, 9, 10, 11, 12}, readAll(t, v))
+	require.NoError(t, v.Close())
+	require.Equal(t, used, dev.MemoryStats().Used)
+	require.Equal(t, []float32{10, 12, 14, 16}, readAll(t, w))
+	require.NoError(t, w.Close())
+	assert.Equal(t, before, dev.MemoryStats().Used, "the last view's Close frees the memory")
+	_, err = w.Read(testCtx(t))
+	require.ErrorIs(t, err, vkc.ErrClosed)
+}
