@@ -20,9 +20,9 @@ import (
 type window struct {
 	capture.StreamCapture
 
-	gen     uint64        // recordings begun, so a set is pinned once per recording
-	cb      CommandBuffer // the recording's command buffer; zero outside one
-	haz     hazards       // what cb did since its last barrier
+	gen uint64        // recordings begun, so a set is pinned once per recording
+	cb  CommandBuffer // the recording's command buffer; zero outside one
+	haz hazards       // what cb did since its last barrier
 	// touched holds the claims the open window used: what the allocator
 	// handed out, never a range inside one (owner maps a view's range to
 	// its buffer's claim), since Free names claims and a window holds
