@@ -670,6 +670,9 @@ func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) {
 		if br.Size > uint64(d.info.Limits.MaxStorageBufferRange) {
 			d.misuse("UpdateSet: range of %d bytes above maxStorageBufferRange", br.Size)
 		}
+		if align := d.info.Limits.MinStorageBufferOffsetAlignment; br.Offset%align != 0 {
+			d.misuse("UpdateSet: offset %d not a multiple of minStorageBufferOffsetAlignment %d", br.Offset, align)
+		}
 	}
 	s.ranges = append(s.ranges[:0], r...)
 }
