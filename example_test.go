@@ -326,3 +326,47 @@ func ExampleConvert() {
 	fmt.Println(got, dev.Info().Features.Has(vkc.FeatureStorage16))
 	// Output: [0.7001953 1.9003906] true
 }
+
+// One allocation carved into tensors: views alias ranges of a buffer and
+// go wherever a buffer goes. Here a KV-cache-like buffer of 4 rows of 3
+// gets row 2 written by an op and is read back whole; a view of its
+// bytes as uint32 shows a float's bits. A view holds its buffer's memory
+// until the view closes too.
+func ExampleBuffer_View() {
+	dev, err := vkc.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	ctx := context.Background()
+
+	cache, _ := vkc.FromSlice(dev, make([]float32, 4*3))
+	defer cache.Close()
+	row2, err := cache.View(2*3, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer row2.Close()
+	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3})
+	if err := vkc.Axpy(dev.Stream(), 10, x, row2); err != nil { // row2 += 10*x
+		log.Fatal(err)
+	}
+	all, _ := cache.Read(ctx)
+	fmt.Println(all)
+
+	bits, err := vkc.ViewAs[uint32](row2, 4, 1) // the second element's bits
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer bits.Close()
+	b, _ := bits.Read(ctx)
+	fmt.Printf("%#x\n", b[0])
+
+	if _, err := cache.View(11, 2); errors.Is(err, vkc.ErrOutOfRange) {
+		fmt.Println("a view past the end is refused")
+	}
+	// Output:
+	// [0 0 0 0 0 0 10 20 30 0 0 0]
+	// 0x41a00000
+	// a view past the end is refused
+}

@@ -255,3 +255,94 @@ func TestViewsKeepTheirBufferMemory(t *testing.T) {
 	_, err = w.Read(testCtx(t))
 	require.ErrorIs(t, err, vkc.ErrClosed)
 }
+
+// The dynamic forms take views: with a length param a view bound as it is
+// gets exactly its prefix written; a view bound through a copy is refused
+// there, and the constant-length dynamic forms take it.
+func TestDynamicOpsOnViews(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	xs, ys := ramp(64, 1, 0), ramp(64, 1, 100)
+	bx, by := upload(t, dev, xs), upload(t, dev, ys)
+	x, y := view(t, bx, 16, 20), view(t, by, 32, 20) // aligned on lavapipe
+	n := newParam(t, dev, uint32(5))
+	a := newParam(t, dev, float32(3))
+	require.NoError(t, vkc.AxpyDyn(s, a, x, y, n))
+	for i := range 5 {
+		ys[32+i] += 3 * xs[16+i]
+	}
+	require.Equal(t, ys, readAll(t, by), "AxpyDyn of 5 on aligned views")
+
+	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.ScaleDyn(s, a, x, y, n) })
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, n.Set(7))
+	require.NoError(t, g.Replay())
+	for i := range 7 {
+		ys[32+i] = 3 * xs[16+i]
+	}
+	require.Equal(t, ys, readAll(t, by), "a replayed ScaleDyn on views, its length set after capture")
+
+	odd := view(t, by, 33, 20)
+	err = vkc.AxpyDyn(s, a, x, odd, n)
+	require.ErrorContains(t, err, "length param")
+	require.Equal(t, ys, readAll(t, by), "the refused launch changed nothing")
+	require.NoError(t, vkc.AxpyDyn(s, a, x, odd, nil), "no length param: the view goes through a copy")
+	for i := range 20 {
+		ys[33+i] += 3 * xs[16+i]
+	}
+	require.Equal(t, ys, readAll(t, by))
+}
+
+// Close of a buffer, its views and the device racing ops on the views:
+// every call completes or fails with ErrClosed, nothing leaks (the device
+// checks at cleanup), and the memory goes back.
+func TestViewsRaceClose(t *testing.T) {
+	for round := range 20 {
+		dev := openDevice(t)
+		b := upload(t, dev, ramp(256, 1, 0))
+		var views []*vkc.Buffer[float32]
+		for i := range 4 {
+			v, err := b.View(i*50+round%3, 40)
+			require.NoError(t, err)
+			views = append(views, v)
+		}
+		done := make(chan error, 8)
+		for i, v := range views {
+			go func() {
+				s := dev.StreamWithID(uint64(i))
+				for range 10 {
+					err := vkc.Scale(s, 2, v, v)
+					if err == nil {
+						_, err = v.ReadOn(testCtx(t), s)
+					}
+					if err == nil {
+						var w *vkc.Buffer[float32]
+						if w, err = v.View(1, 3); err == nil {
+							err = vkc.Fill(s, w, 1)
+							_ = w.Close()
+						}
+					}
+					if err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+		}
+		go func() { done <- b.Close() }()
+		go func() {
+			if round%2 == 0 {
+				done <- views[0].Close()
+			} else {
+				done <- dev.Close()
+			}
+		}()
+		for range len(views) + 2 {
+			if err := <-done; err != nil {
+				require.ErrorIs(t, err, vkc.ErrClosed, "round %d", round)
+			}
+		}
+	}
+}
