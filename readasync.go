@@ -40,7 +40,7 @@ func (b *Buffer[T]) ReadAsync(s *Stream) (*PendingRead[T], error) {
 		return nil, err
 	}
 	defer c.done()
-	size := uint64(c.n) * elemSize
+	size := uint64(c.n) * c.elem.size()
 	pr, err := c.dev.rec.ReadAsync(s.id, c.claim, size)
 	if err != nil {
 		return nil, public(err)

@@ -346,3 +346,32 @@ func TestViewsRaceClose(t *testing.T) {
 		}
 	}
 }
+
+// ReadAsync reads a view's elements, and every element type's whole
+// bytes (a float64 buffer's eight per element, a Float16 one's two).
+func TestReadAsyncOfViewsAndEveryWidth(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	ctx := testCtx(t)
+	f := upload(t, dev, ramp(20, 1, 0))
+	p, err := view(t, f, 3, 5).ReadAsync(s)
+	require.NoError(t, err)
+	got, err := p.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, ramp(5, 1, 3), got)
+
+	d := upload(t, dev, []float64{1.5, -2, math.Pi})
+	pd, err := d.ReadAsync(s)
+	require.NoError(t, err)
+	gd, err := pd.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []float64{1.5, -2, math.Pi}, gd)
+
+	hs := []vkc.Float16{vkc.Float16From(1), vkc.Float16From(-3), vkc.Float16From(0.5)}
+	h := upload(t, dev, hs)
+	ph, err := view(t, h, 1, 2).ReadAsync(s)
+	require.NoError(t, err)
+	gh, err := ph.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, hs[1:], gh)
+}
