@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/gcpressure"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -517,7 +518,7 @@ func runViewModel(t *testing.T, seed, steps int, opts ...Option) *viewModel {
 // The property on lavapipe (validation layer on) and on the host device,
 // which also reports a binding at an offset the device does not accept.
 func TestViewsMatchTheModel(t *testing.T) {
-	steps, seeds := 400, 6
+	steps, seeds := gcpressure.Scaled(400, 2000), gcpressure.Scaled(6, 40)
 	if testing.Short() {
 		steps, seeds = 150, 2
 	}
@@ -553,4 +554,16 @@ func TestViewsMatchTheModel(t *testing.T) {
 			require.NotZero(t, total.bounced)
 		})
 	}
+}
+
+// The same programs with the collector running constantly and a goroutine
+// allocating: views, their stand-ins and the graphs that hold their memory
+// survive collections at every point (a view's memory is never a Go
+// object's to finalize).
+func TestViewsMatchTheModelUnderGCPressure(t *testing.T) {
+	churn := gcpressure.Start(t)
+	for seed := range gcpressure.Scaled(1, 10) {
+		runViewModel(t, 100+seed, 300)
+	}
+	require.NotZero(t, churn.Stop(), "the allocating goroutine ran")
 }
