@@ -52,7 +52,7 @@ func present(op string, bufs ...Arg) error {
 // Copy, a transfer whose regions Vulkan forbids to overlap).
 func distinct(op string, out *bufferCore, what string, ins ...*bufferCore) error {
 	for _, in := range ins {
-		if in.claim.Overlaps(out.claim) {
+		if in.overlaps(out) {
 			return fmt.Errorf("vkc: %s: the output overlaps %s (the op cannot run in place; use another buffer or a disjoint view)", op, what)
 		}
 	}

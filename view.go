@@ -105,6 +105,12 @@ func (c *bufferCore) view(byteOff uint64, elem elemKind, n int) (*bufferCore, er
 	return v, nil
 }
 
+// overlaps reports whether two buffers share memory: on one device, and
+// their claims share a byte (claims of two devices may look alike).
+func (c *bufferCore) overlaps(o *bufferCore) bool {
+	return c.dev == o.dev && c.claim.Overlaps(o.claim)
+}
+
 // bindable reports whether a launch can bind the buffer's claim as it is:
 // at an offset the device accepts for a storage buffer, and a whole
 // number of 32-bit words, which the catalogue's kernels address. Every
@@ -198,7 +204,7 @@ func (k *Kernel) checkAliasing(cores []*bufferCore) error {
 	for i, a := range cores {
 		for j := i + 1; j < len(cores); j++ {
 			b := cores[j]
-			if !a.claim.Overlaps(b.claim) || !(k.access[i].Writes() || k.access[j].Writes()) {
+			if !a.overlaps(b) || !(k.access[i].Writes() || k.access[j].Writes()) {
 				continue
 			}
 			switch {
