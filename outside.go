@@ -41,7 +41,8 @@ import (
 var (
 	// ErrBadAdoption: Adopt was given handles vkc cannot run on: a null
 	// one, a physical device the instance does not list, a queue family
-	// without compute (or out of range), a Vulkan version below 1.1, or a
+	// without compute (or out of range), a queue index beyond the
+	// family's queue count, a Vulkan version below 1.1, or a
 	// declared feature the physical device does not offer. The message
 	// names which.
 	ErrBadAdoption = errors.New("vkc: cannot adopt the device")
@@ -63,7 +64,11 @@ type External struct {
 	// QueueIndex, as the program created it; zero fetches it with
 	// vkGetDeviceQueue. The family must support compute, and any other
 	// queue that reads or writes vkc's buffers must be of the same family
-	// (vkc's buffers are exclusive to one family).
+	// (vkc's buffers are exclusive to one family). An index beyond the
+	// family's queue count is refused (ErrBadAdoption, naming it); vkc
+	// cannot tell an index below it that the program did not create
+	// (Vulkan cannot be asked how many it did), which the validation
+	// layer then reports.
 	Queue                   uintptr
 	QueueFamily, QueueIndex uint32
 	// Features are the optional features the program enabled on its
@@ -86,7 +91,10 @@ type External struct {
 	// vkQueueSubmit, vkQueueWaitIdle and vkQueuePresentKHR on Queue; vkc
 	// takes it around each of its own, as Vulkan requires of two users of
 	// one queue. Nil means the queue is vkc's alone: the program created a
-	// second queue of the family for it and never touches this one. The
+	// second queue of the family for it, or hands over its only one, and
+	// never submits to, waits on or presents with it until vkc's Close
+	// returns (vkc then serialises its own calls with a lock of its own;
+	// host waits on fences and semaphores vkc signals need no queue). The
 	// program must not call vkc while it holds the lock: vkc's call may
 	// submit, and would wait for the lock forever.
 	QueueLock sync.Locker

@@ -40,8 +40,9 @@ type Device struct {
 	APIVersion uint32
 	// QueueLock is the lock the program takes around its own QueueSubmit,
 	// QueueWaitIdle and QueuePresent on Queue; vkc takes it around its
-	// own. Nil when the queue is vkc's alone. Never call vkc while holding
-	// it: vkc's call may submit.
+	// own. Nil when the queue is vkc's alone: the program then makes no
+	// queue call on it until vkc's Close returns. Never call vkc while
+	// holding it: vkc's call may submit.
 	QueueLock sync.Locker
 	// Features are the optional features the program enabled on Device
 	// (vkc.External.Features): vkc counts on exactly these, and refuses
