@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/internal/gcpressure"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -361,4 +363,17 @@ func (r *renderer) submitSync(wait, signal vk.Semaphore, fence vk.Fence) error {
 	r.queueMu.Lock()
 	defer r.queueMu.Unlock()
 	return paused("vkQueueSubmit", func() vk.Result { return vk.QueueSubmit(r.queue, 1, []vk.SubmitInfo{si}, fence) }, pins...)
+}
+
+// Under GOGC=1 with a goroutine allocating all the while, events exported
+// and imported keep their order and results: the program's vulkan-go
+// calls run with the collector paused, vkc's through its own C.
+func TestEventExchangesUnderCollectorPressure(t *testing.T) {
+	churn := gcpressure.Start(t)
+	for i := range 3 {
+		t.Run(fmt.Sprintf("export %d", i), TestAnExportedEventSignalsThePointsWorkToTheProgram)
+		t.Run(fmt.Sprintf("import %d", i), TestAnImportedEventIsThePointAfterTheProgramsWork)
+		t.Run(fmt.Sprintf("close %d", i), TestCloseWhileTheProgramWaitsOnAnExportedEvent)
+	}
+	assert.Positive(t, churn.Stop(), "the churn goroutine allocated")
 }
