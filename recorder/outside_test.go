@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -192,4 +193,22 @@ func TestImportEventIsASubmissionWaitingOnTheSemaphore(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, done)
 	require.NoError(t, ev.Close())
+}
+
+// An exported event whose work failed to submit signals nothing: the
+// program's semaphore and fence stay unsignaled (it must not wait on
+// them), and the export reports why, every time.
+func TestSignalEventOfAFailedSubmissionSignalsNothing(t *testing.T) {
+	r, d, src, dst := newOutsideRig(t)
+	var st *recorder.Staging
+	require.NoError(t, r.Write(0, src, &st, make([]byte, 4*n)))
+	require.NoError(t, r.Sync(context.Background(), 0))
+	require.NoError(t, r.Copy(0, src, dst, 4*n))
+	ev, err := r.Record(0, false)
+	require.NoError(t, err)
+	cause := errors.New("queue full")
+	d.FailNth(hostdev.Submit, 1, cause)
+	assert.ErrorIs(t, r.SignalEvent(ev, 7, 8), cause)
+	assert.ErrorIs(t, r.SignalEvent(ev, 7, 8), cause, "reported again")
+	assert.Empty(t, d.syncs, "nothing was signaled")
 }
