@@ -273,22 +273,23 @@ func TestCloseWhileTheProgramWaitsOnAnExportedEvent(t *testing.T) {
 // semaphore, one refused left it signaled (the program waits on it
 // itself before destroying it). Nothing is left alive.
 func TestEventExchangesRaceClose(t *testing.T) {
-	const racers = 6
+	const racers, rounds = 4, 10
+	const n = racers * rounds
 	r := newTestRenderer(t)
-	fences := make([]vk.Fence, racers)
-	sems := make([]vk.Semaphore, racers)
-	for i := range racers {
-		fences[i] = newFenceFor(t, r)
-		sems[i] = newSemaphoreFor(t, r)
+	fences := make([]vk.Fence, n)
+	sems := make([]vk.Semaphore, n)
+	for j := range n {
+		fences[j] = newFenceFor(t, r)
+		sems[j] = newSemaphoreFor(t, r)
 	}
 	// Every semaphore an import may wait on is signaled first.
 	signalled := newFenceFor(t, r)
-	for i := range racers {
+	for j := range n {
 		f := vk.NullFence
-		if i == racers-1 {
+		if j == n-1 {
 			f = signalled
 		}
-		require.NoError(t, r.submitSync(vk.NullSemaphore, sems[i], f))
+		require.NoError(t, r.submitSync(vk.NullSemaphore, sems[j], f))
 	}
 	require.NoError(t, r.wait(signalled))
 
@@ -298,46 +299,70 @@ func TestEventExchangesRaceClose(t *testing.T) {
 	require.NoError(t, err)
 	y, err := vkc.FromSlice(dev, ys)
 	require.NoError(t, err)
-	exportErrs := make([]error, racers)
-	importErrs := make([]error, racers)
+	notTried := errors.New("not tried: the racer stopped before")
+	exportErrs := make([]error, n)
+	importErrs := make([]error, n)
+	for j := range n {
+		exportErrs[j], importErrs[j] = notTried, notTried
+	}
 	streams := make([]*vkc.Stream, racers)
 	for i := range streams {
 		streams[i] = dev.NewStream()
 	}
-	var wg sync.WaitGroup
+	var wg, started sync.WaitGroup
 	for i := range racers {
 		wg.Add(1)
+		started.Add(1)
 		go func() {
 			defer wg.Done()
 			s := streams[i]
-			if err := vkc.Axpy(s, a, x, y); err != nil && !errors.Is(err, vkc.ErrClosed) {
-				exportErrs[i] = err
-				return
+			for k := range rounds {
+				j := i*rounds + k
+				err := vkc.Axpy(s, a, x, y)
+				if k == 0 {
+					started.Done()
+				}
+				var ev *vkc.Event
+				if err == nil {
+					ev, err = s.Record()
+				}
+				if err == nil {
+					err = vulkango.SignalEvent(ev, vk.NullSemaphore, fences[j])
+				}
+				exportErrs[j] = err
+				_, importErrs[j] = vulkango.ImportEvent(s, sems[j])
+				if exportErrs[j] != nil || importErrs[j] != nil {
+					return
+				}
 			}
-			ev, err := s.Record()
-			if err == nil {
-				err = vulkango.SignalEvent(ev, vk.NullSemaphore, fences[i])
-			}
-			exportErrs[i] = err
-			_, importErrs[i] = vulkango.ImportEvent(s, sems[i])
 		}()
 	}
+	started.Wait() // every racer has work queued: Close races what follows
 	require.NoError(t, dev.Close())
 	wg.Wait()
 	assert.Empty(t, dev.LiveObjects())
-	for i := range racers {
-		if exportErrs[i] == nil {
-			assert.NoError(t, r.wait(fences[i]), "racer %d's export returned nil: its fence signals", i)
+	exported, imported := 0, 0
+	for j := range n {
+		if exportErrs[j] == nil {
+			exported++
+			assert.NoError(t, r.wait(fences[j]), "export %d returned nil: its fence signals", j)
 		} else {
-			assert.ErrorIs(t, exportErrs[i], vkc.ErrClosed, "racer %d", i)
-			assert.Equal(t, vk.NotReady, vk.GetFenceStatus(r.device, fences[i]), "racer %d's refused export signals nothing", i)
+			if exportErrs[j] != notTried {
+				assert.ErrorIs(t, exportErrs[j], vkc.ErrClosed, "export %d", j)
+			}
+			assert.Equal(t, vk.NotReady, vk.GetFenceStatus(r.device, fences[j]), "refused export %d signals nothing", j)
 		}
-		if importErrs[i] != nil {
-			assert.ErrorIs(t, importErrs[i], vkc.ErrClosed, "racer %d", i)
-			// The program takes its signal back itself.
-			require.NoError(t, r.submitSync(sems[i], vk.NullSemaphore, vk.NullFence), "racer %d", i)
+		if importErrs[j] == nil {
+			imported++
+			continue
 		}
+		if importErrs[j] != notTried {
+			assert.ErrorIs(t, importErrs[j], vkc.ErrClosed, "import %d", j)
+		}
+		// The program takes its signal back itself.
+		require.NoError(t, r.submitSync(sems[j], vk.NullSemaphore, vk.NullFence), "import %d", j)
 	}
+	t.Logf("of %d exports and imports each, %d and %d happened before Close", n, exported, imported)
 	r.queueMu.Lock()
 	assert.NoError(t, vulkango.Result("vkQueueWaitIdle", vk.QueueWaitIdle(r.queue)))
 	r.queueMu.Unlock()
