@@ -12,8 +12,14 @@ import (
 
 // Sharing a device with outside Vulkan code (a renderer written with
 // vulkan-go, C through cgo, or any binding): Adopt opens vkc on the
-// program's device, VulkanBuffer hands out where a buffer lives, and four
+// program's device, VulkanBuffer hands out where a buffer lives, and these
 // calls exchange order with the program's semaphores and fences:
+//
+//   - Event.SignalOutside: an event exported: the program's semaphore (or
+//     fence) signals once the work before the event's point has run.
+//   - Stream.ImportEvent: the program's semaphore imported as an event:
+//     the point after the program's work, which any stream can Wait on
+//     and the host can Sync on.
 //
 //   - Stream.SignalOutside: the program's semaphore (or fence) signals
 //     once the stream's work is done; the program's submit waits on it
@@ -35,13 +41,17 @@ import (
 var (
 	// ErrBadAdoption: Adopt was given handles vkc cannot run on: a null
 	// one, a physical device the instance does not list, a queue family
-	// without compute (or out of range), a Vulkan version below 1.1, or a
+	// without compute (or out of range), a queue index beyond the
+	// family's queue count, a Vulkan version below 1.1, or a
 	// declared feature the physical device does not offer. The message
 	// names which.
 	ErrBadAdoption = errors.New("vkc: cannot adopt the device")
 	// ErrNotShared: the device has no Vulkan handles to share with outside
 	// code (it was not opened on Vulkan).
 	ErrNotShared = errors.New("vkc: the device shares nothing with outside Vulkan code")
+	// ErrNullHandle: a null semaphore handed to vkc to wait on or import,
+	// or neither a semaphore nor a fence handed to it to signal.
+	ErrNullHandle = errors.New("vkc: null Vulkan handle")
 )
 
 // External is a Vulkan device another program created, as integers, and
@@ -54,7 +64,11 @@ type External struct {
 	// QueueIndex, as the program created it; zero fetches it with
 	// vkGetDeviceQueue. The family must support compute, and any other
 	// queue that reads or writes vkc's buffers must be of the same family
-	// (vkc's buffers are exclusive to one family).
+	// (vkc's buffers are exclusive to one family). An index beyond the
+	// family's queue count is refused (ErrBadAdoption, naming it); vkc
+	// cannot tell an index below it that the program did not create
+	// (Vulkan cannot be asked how many it did), which the validation
+	// layer then reports.
 	Queue                   uintptr
 	QueueFamily, QueueIndex uint32
 	// Features are the optional features the program enabled on its
@@ -77,7 +91,10 @@ type External struct {
 	// vkQueueSubmit, vkQueueWaitIdle and vkQueuePresentKHR on Queue; vkc
 	// takes it around each of its own, as Vulkan requires of two users of
 	// one queue. Nil means the queue is vkc's alone: the program created a
-	// second queue of the family for it and never touches this one. The
+	// second queue of the family for it, or hands over its only one, and
+	// never submits to, waits on or presents with it until vkc's Close
+	// returns (vkc then serialises its own calls with a lock of its own;
+	// host waits on fences and semaphores vkc signals need no queue). The
 	// program must not call vkc while it holds the lock: vkc's call may
 	// submit, and would wait for the lock forever.
 	QueueLock sync.Locker
@@ -141,7 +158,8 @@ func (b *Buffer[T]) VulkanBuffer() (VulkanBuffer, error) {
 }
 
 // SignalOutside submits the stream's pending work and signals the
-// program's semaphore and fence (either may be 0, not both) once it is
+// program's semaphore and fence (either may be 0, not both:
+// ErrNullHandle) once it is
 // done, together with everything submitted to the queue before. The
 // program's submit then waits on the semaphore before it reads what the
 // stream wrote, or its host waits on the fence. A semaphore must be
@@ -163,13 +181,65 @@ func (s *Stream) SignalOutside(semaphore, fence uint64) error {
 // WrittenOutside and ReadOutside.
 func (s *Stream) WaitOutside(semaphore uint64) error {
 	if semaphore == 0 {
-		return fmt.Errorf("vkc: WaitOutside on a null semaphore")
+		return fmt.Errorf("%w: WaitOutside on a null semaphore", ErrNullHandle)
 	}
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
 	return public(s.dev.rec.WaitOutside(s.id, semaphore, nil, nil))
+}
+
+// SignalOutside exports the event: it signals the program's semaphore and
+// fence (either may be 0, not both: ErrNullHandle) once the work before
+// ev's point has run, together with everything submitted to the queue
+// before the call. If ev's work is still queued on the host it is
+// submitted now. The program's submit waits on the semaphore before it
+// reads what that work wrote, or its host waits on the fence. A semaphore
+// must be unsignaled with no signal pending (binary semaphores); on an
+// error neither is signaled and the program must not wait on them. An
+// event recorded inside a capture window is refused with
+// ErrEventInCapture (its point lies in the graph, which runs only when
+// replayed: export an event recorded after the Replay instead); a closed
+// one with ErrClosed; one whose work failed to submit with that failure.
+// The semaphore and fence stay the program's: it destroys them once its
+// wait on them has returned (or after vkc's Close, which waits for the
+// signal).
+func (ev *Event) SignalOutside(semaphore, fence uint64) error {
+	if err := ev.enter(); err != nil {
+		return err
+	}
+	defer ev.dev.leave()
+	return public(ev.dev.rec.SignalEvent(ev.ev, semaphore, fence))
+}
+
+// ImportEvent imports the program's semaphore, whose signal the program
+// has already submitted (binary semaphores), as an event: the point after
+// the program's work. The stream's next work waits for it, as with
+// WaitOutside (on vkc's one queue so does everything submitted after),
+// any stream of the device may Wait on the event, and the host may Sync
+// on it or ask Done, which reports the program's signal once vkc's wait
+// on it has run. The event is untimed (Since: ErrEventUntimed). A null
+// semaphore is ErrNullHandle; inside the stream's capture window the
+// import is refused with ErrSyncInCapture (and dooms the window): a wait
+// on an outside semaphore cannot be replayed. The semaphore stays the
+// program's and must live until the event's point has run (Sync returns,
+// Done reports true, or vkc's Close returns); vkc creates and destroys no
+// semaphore. It declares no buffer: for those, use WrittenOutside and
+// ReadOutside (with a semaphore of 0 after the import).
+func (s *Stream) ImportEvent(semaphore uint64) (*Event, error) {
+	if semaphore == 0 {
+		return nil, fmt.Errorf("%w: ImportEvent of a null semaphore", ErrNullHandle)
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	ev, err := s.dev.rec.ImportEvent(s.id, semaphore)
+	if err != nil {
+		return nil, public(err)
+	}
+	return &Event{dev: s.dev, ev: ev}, nil
 }
 
 // WrittenOutside declares that the program's own commands wrote the whole

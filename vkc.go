@@ -122,6 +122,7 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrNoPresentation, ErrNoPresentation},
 	{recorder.ErrBadAdoption, ErrBadAdoption},
 	{recorder.ErrNotShared, ErrNotShared},
+	{recorder.ErrNullHandle, ErrNullHandle},
 	{recorder.ErrEventUnrecorded, ErrEventUnrecorded},
 	{recorder.ErrEventForeign, ErrEventForeign},
 	{recorder.ErrEventInCapture, ErrEventInCapture},

@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/recorder/internal/lockrank"
 )
 
 // Sharing the device with outside Vulkan code: a program that created the
 // device hands it to the recorder (vkdev.Adopt, in the Vulkan adapter), reads and writes its
 // pages with its own commands (BufferHandle, WaitOutside) and orders its
-// submissions after a stream's work (SignalOutside). Every exchange of
+// submissions after a stream's work (SignalOutside), or exchanges events
+// with it (SignalEvent exports one, ImportEvent imports one). Every exchange of
 // order is a semaphore or fence of the program's: the recorder never
 // creates one for it, so nothing it hands out outlives its Close.
 
@@ -21,6 +23,9 @@ var (
 	// ErrNotShared: the device has no Vulkan handles to share (the host
 	// device, or a device wrapped by a test).
 	ErrNotShared = errors.New("recorder: the device shares nothing with outside Vulkan code")
+	// ErrNullHandle: a null semaphore where one is waited on, or neither a
+	// semaphore nor a fence where one is signaled.
+	ErrNullHandle = errors.New("recorder: null Vulkan handle")
 )
 
 // Outsider is what a Vulkan device offers outside Vulkan code on the same
@@ -71,7 +76,7 @@ func (r *Recorder) BufferHandle(c alloc.Claim) (handle, offset uint64, err error
 // it dooms the window, as a sync does: a signal cannot be recorded.
 func (r *Recorder) SignalOutside(s StreamID, semaphore, fence uint64) error {
 	if semaphore == 0 && fence == 0 {
-		return fmt.Errorf("recorder: a signal with neither a semaphore nor a fence")
+		return fmt.Errorf("%w: a signal with neither a semaphore nor a fence", ErrNullHandle)
 	}
 	o, err := r.outsider()
 	if err != nil {
@@ -125,6 +130,72 @@ func (r *Recorder) WaitOutside(s StreamID, semaphore uint64, reads, writes []all
 		r.ledger.Written(writes)
 	}
 	return r.ledger.Check(reads)
+}
+
+// SignalEvent signals the outside semaphore and fence (each 0: none, not
+// both) once ev's point has run: ev's submission is submitted if it is
+// still open, then an empty submission signals them after every
+// submission made so far, ev's among them. An event recorded inside a
+// window is refused (its point lies in a graph), and so is one whose
+// submission never ran: nothing is signaled then.
+func (r *Recorder) SignalEvent(ev *Event, semaphore, fence uint64) error {
+	if semaphore == 0 && fence == 0 {
+		return fmt.Errorf("%w: an event signals neither a semaphore nor a fence", ErrNullHandle)
+	}
+	o, err := r.outsider()
+	if err != nil {
+		return err
+	}
+	b, err := r.eagerSlot(ev)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if ev.serial > b.subs.serial && b.subs.open != nil {
+		if err := b.subs.submitOpen(); err != nil {
+			return err
+		}
+	}
+	if err := b.subs.submitErr(ev.serial); err != nil {
+		return err
+	}
+	return r.observe(o.SubmitSync(0, semaphore, fence, 0))
+}
+
+// ImportEvent turns an outside semaphore, whose signal the outside code
+// has already submitted, into an event of stream s: a submission waits on
+// it, and the event names that submission, so the host's waits on the
+// event wait for its fence and other slots' waits order after it (as
+// every submission made after it does: one queue). Inside s's recording
+// window it dooms the window, as WaitOutside does.
+func (r *Recorder) ImportEvent(s StreamID, semaphore uint64) (*Event, error) {
+	if semaphore == 0 {
+		return nil, fmt.Errorf("%w: an event imported from a null semaphore", ErrNullHandle)
+	}
+	o, err := r.outsider()
+	if err != nil {
+		return nil, err
+	}
+	b := r.slotOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return nil, err
+	}
+	if err := b.checkWait(s, "event import"); err != nil {
+		return nil, err
+	}
+	wait := func(f Fence) error { return r.observe(o.SubmitSync(semaphore, 0, 0, f)) }
+	if err := b.submitBeside(wait, nil, nil); err != nil {
+		return nil, err
+	}
+	ev := &Event{r: r, slot: b.index, serial: b.subs.serial}
+	ev.mu.SetRank(lockrank.Event, 0)
+	return ev, nil
 }
 
 // submitBeside submits the open batch, then a batch of no command buffer

@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -138,5 +139,76 @@ func TestOutsideCallsNeedAnOutsider(t *testing.T) {
 	assert.ErrorIs(t, err, recorder.ErrNotShared)
 	assert.ErrorIs(t, g.r.SignalOutside(0, 1, 0), recorder.ErrNotShared)
 	assert.ErrorIs(t, g.r.WaitOutside(0, 1, nil, []alloc.Claim{c}), recorder.ErrNotShared)
+	_, err = g.r.ImportEvent(0, 1)
+	assert.ErrorIs(t, err, recorder.ErrNotShared)
+	ev, err := g.r.Record(0, false)
+	require.NoError(t, err)
+	assert.ErrorIs(t, g.r.SignalEvent(ev, 1, 0), recorder.ErrNotShared)
 	assert.Error(t, g.r.Check([]alloc.Claim{c}), "the refused declaration wrote nothing")
+}
+
+// An exported event's signal comes after the event's point: the event's
+// open batch is submitted first, then the program's semaphore and fence
+// are signaled; a signal of nothing is ErrNullHandle and submits nothing.
+func TestSignalEventSubmitsThePointFirst(t *testing.T) {
+	r, d, src, dst := newOutsideRig(t)
+	var st *recorder.Staging
+	require.NoError(t, r.Write(0, src, &st, make([]byte, 4*n)))
+	require.NoError(t, r.Sync(context.Background(), 0))
+	d.Pause()
+	require.NoError(t, r.Copy(0, src, dst, 4*n))
+	ev, err := r.Record(0, false)
+	require.NoError(t, err)
+	assert.ErrorIs(t, r.SignalEvent(ev, 0, 0), recorder.ErrNullHandle)
+	assert.Empty(t, d.syncs, "a refused signal submits nothing")
+	require.NoError(t, r.SignalEvent(ev, 7, 8))
+	d.Resume()
+	require.Len(t, d.syncs, 1)
+	assert.Equal(t, syncCall{signal: 7, fence: 8, pending: 1}, d.syncs[0], "the copy was pending when the signal was submitted")
+	require.NoError(t, r.SyncEvent(context.Background(), ev))
+	require.NoError(t, ev.Close())
+	assert.ErrorIs(t, r.SignalEvent(ev, 7, 0), recorder.ErrClosed)
+	assert.Len(t, d.syncs, 1)
+}
+
+// An imported event is a submission on the importing slot that waits on
+// the program's semaphore with a fence of the slot's: the host's Sync
+// waits for that fence, Done reports it, and another slot may wait on it.
+// A null semaphore is ErrNullHandle and submits nothing.
+func TestImportEventIsASubmissionWaitingOnTheSemaphore(t *testing.T) {
+	r, d, _, _ := newOutsideRig(t)
+	_, err := r.ImportEvent(0, 0)
+	assert.ErrorIs(t, err, recorder.ErrNullHandle)
+	assert.Empty(t, d.syncs)
+	ev, err := r.ImportEvent(0, 9)
+	require.NoError(t, err)
+	require.Len(t, d.syncs, 1)
+	assert.Equal(t, uint64(9), d.syncs[0].wait)
+	own := d.syncs[0].own
+	require.NotZero(t, own, "the import carries a fence of the slot's")
+	require.NoError(t, r.Wait(1, ev), "another slot waits on it")
+	require.NoError(t, r.SyncEvent(context.Background(), ev))
+	assert.Positive(t, d.waited[own], "the host's sync waited for the import's fence")
+	done, err := r.EventDone(ev)
+	require.NoError(t, err)
+	assert.True(t, done)
+	require.NoError(t, ev.Close())
+}
+
+// An exported event whose work failed to submit signals nothing: the
+// program's semaphore and fence stay unsignaled (it must not wait on
+// them), and the export reports why, every time.
+func TestSignalEventOfAFailedSubmissionSignalsNothing(t *testing.T) {
+	r, d, src, dst := newOutsideRig(t)
+	var st *recorder.Staging
+	require.NoError(t, r.Write(0, src, &st, make([]byte, 4*n)))
+	require.NoError(t, r.Sync(context.Background(), 0))
+	require.NoError(t, r.Copy(0, src, dst, 4*n))
+	ev, err := r.Record(0, false)
+	require.NoError(t, err)
+	cause := errors.New("queue full")
+	d.FailNth(hostdev.Submit, 1, cause)
+	assert.ErrorIs(t, r.SignalEvent(ev, 7, 8), cause)
+	assert.ErrorIs(t, r.SignalEvent(ev, 7, 8), cause, "reported again")
+	assert.Empty(t, d.syncs, "nothing was signaled")
 }

@@ -49,7 +49,10 @@ type Adopted struct {
 	// zero Queue is fetched with vkGetDeviceQueue(Family, Index).
 	PhysicalDevice, Device, Queue uintptr
 	// Family and Index are the queue's family and its index in it, as
-	// the program passed them to vkCreateDevice.
+	// the program passed them to vkCreateDevice. An index beyond the
+	// family's queue count is refused; one below it that the program did
+	// not create cannot be told apart (Vulkan cannot be asked) and is the
+	// program's error, which the validation layer reports.
 	Family, Index uint32
 	// APIVersion is the apiVersion the program's VkApplicationInfo asked
 	// for (0 means 1.0, as Vulkan reads it): the instance's version, which
@@ -108,6 +111,10 @@ func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 	}
 	if pd.families[a.Family]&queueCompute == 0 {
 		return nil, fmt.Errorf("%w: queue family %d of device %q has no compute", ErrBadAdoption, a.Family, pd.info.Name)
+	}
+	if int(a.Family) < len(pd.queues) && a.Index >= pd.queues[a.Family] {
+		return nil, fmt.Errorf("%w: queue index %d of family %d of device %q, which has %d queues", ErrBadAdoption,
+			a.Index, a.Family, pd.info.Name, pd.queues[a.Family])
 	}
 	if err := checkDeclared(a.Features, pd.info.Features, pd.info.Name); err != nil {
 		return nil, err

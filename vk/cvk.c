@@ -233,7 +233,10 @@ void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDev
 		uint32_t n = VKC_MAX_FAMILIES;
 		gq(pd, &n, fams);
 		out->family_count = n;
-		for (uint32_t i = 0; i < n; i++) out->family_flags[i] = fams[i].queueFlags;
+		for (uint32_t i = 0; i < n; i++) {
+			out->family_flags[i] = fams[i].queueFlags;
+			out->family_queues[i] = fams[i].queueCount;
+		}
 	}
 	PFN_vkGetPhysicalDeviceProperties2 gp2 =
 		(PFN_vkGetPhysicalDeviceProperties2)gipa(inst, "vkGetPhysicalDeviceProperties2");

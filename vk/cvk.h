@@ -50,7 +50,7 @@ VkResult vkc_enumerate_devices(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, 
 
 // vkc_physical is everything vk reads about a physical device, in flat
 // structs: properties and limits, memory types and heaps, the queue
-// families' flags, the subgroup properties and, on a Vulkan 1.3 device, the
+// families' flags and queue counts, the subgroup properties and, on a Vulkan 1.3 device, the
 // largest buffer it creates (maintenance4's maxBufferSize; 0 before 1.3).
 #define VKC_MAX_FAMILIES 16
 typedef struct vkc_physical {
@@ -58,6 +58,7 @@ typedef struct vkc_physical {
 	VkPhysicalDeviceMemoryProperties mem;
 	uint32_t family_count;
 	VkQueueFlags family_flags[VKC_MAX_FAMILIES];
+	uint32_t family_queues[VKC_MAX_FAMILIES];
 	uint32_t subgroup_size, subgroup_stages, subgroup_ops;
 	VkDeviceSize max_buffer_size;
 	// features: the VKC_FEATURE_* bits the device offers (what

@@ -108,6 +108,7 @@ type physical struct {
 	// maxBufferSize, reported from Vulkan 1.3 on); 0 where unknown.
 	maxBuffer uint64
 	families  []uint32 // each queue family's VkQueueFlags
+	queues    []uint32 // each queue family's queue count
 	handle    C.VkPhysicalDevice
 }
 
@@ -193,6 +194,9 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	}
 	for _, f := range c.family_flags[:c.family_count] {
 		out.families = append(out.families, uint32(f))
+	}
+	for _, n := range c.family_queues[:c.family_count] {
+		out.queues = append(out.queues, uint32(n))
 	}
 	const computeStage, arithmeticOp = 0x20, 0x4
 	info.Subgroup = SubgroupInfo{Size: uint32(c.subgroup_size), Arithmetic: c.subgroup_stages&computeStage != 0 && c.subgroup_ops&arithmeticOp != 0}

@@ -2,7 +2,8 @@
 // with github.com/vulkan-go/vulkan: vkc adopts the program's instance,
 // device and queue (Adopt), hands out its buffers as vulkan-go's types
 // (BufferOf) and exchanges order with the program's semaphores and fences
-// (SignalOutside, WaitOutside, WrittenOutside, ReadOutside). It is the
+// (SignalOutside, WaitOutside, WrittenOutside, ReadOutside), or as vkc's
+// events (SignalEvent exports one, ImportEvent imports one). It is the
 // only package of vkc that imports vulkan-go: it converts vulkan-go's
 // handle types to the plain integers of vkc.Adopt and back, and vkc's own
 // calls keep going through its own C (package vk), never through
@@ -39,8 +40,9 @@ type Device struct {
 	APIVersion uint32
 	// QueueLock is the lock the program takes around its own QueueSubmit,
 	// QueueWaitIdle and QueuePresent on Queue; vkc takes it around its
-	// own. Nil when the queue is vkc's alone. Never call vkc while holding
-	// it: vkc's call may submit.
+	// own. Nil when the queue is vkc's alone: the program then makes no
+	// queue call on it until vkc's Close returns. Never call vkc while
+	// holding it: vkc's call may submit.
 	QueueLock sync.Locker
 	// Features are the optional features the program enabled on Device
 	// (vkc.External.Features): vkc counts on exactly these, and refuses
@@ -102,6 +104,21 @@ func SignalOutside(s *vkc.Stream, semaphore vk.Semaphore, fence vk.Fence) error 
 // semaphore, whose signal is already submitted (vkc.Stream.WaitOutside).
 func WaitOutside(s *vkc.Stream, semaphore vk.Semaphore) error {
 	return s.WaitOutside(handle(semaphore))
+}
+
+// SignalEvent exports ev: it signals the program's semaphore and fence
+// (either may be null, not both) once the work before ev's point has run
+// (vkc.Event.SignalOutside).
+func SignalEvent(ev *vkc.Event, semaphore vk.Semaphore, fence vk.Fence) error {
+	return ev.SignalOutside(handle(semaphore), handle(fence))
+}
+
+// ImportEvent imports the program's semaphore, whose signal is already
+// submitted, as an event of s's device: the point after the program's
+// work, which streams Wait on and the host Syncs on
+// (vkc.Stream.ImportEvent). The semaphore lives until that point has run.
+func ImportEvent(s *vkc.Stream, semaphore vk.Semaphore) (*vkc.Event, error) {
+	return s.ImportEvent(handle(semaphore))
 }
 
 // WrittenOutside declares the program's write of b, done when semaphore

@@ -16,8 +16,9 @@
 // it out, -window forces it) the program then opens a GLFW window, has vkc
 // compute a colour strip and presents it for -frames frames, copying it
 // into each swapchain image with its own command buffer after a
-// semaphore vkc signals (window.go). Without one it runs headless, as in
-// CI.
+// semaphore vkc signals (window.go). The window may be resized: the
+// program then makes a new swapchain of the new size and has vkc compute
+// the strip for it. Without a display it runs headless, as in CI.
 package main
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,6 +38,10 @@ func TestAdoptRefusesWhatItCannotRunOn(t *testing.T) {
 		// lavapipe has one family, which computes: a family out of range
 		// stands in for one without compute.
 		{"a queue family out of range", func(d *vulkango.Device) { d.QueueFamily = count }, "queue family"},
+		// The family's queue count, not what the program created (Vulkan
+		// cannot be asked that): lavapipe's one family has one queue.
+		{"a queue index beyond the family's queues", func(d *vulkango.Device) { d.QueueIndex = queuesOf(r, r.family) },
+			fmt.Sprintf("queue index %d of family %d", queuesOf(r, r.family), r.family)},
 		{"Vulkan 1.0", func(d *vulkango.Device) { d.APIVersion = vk.MakeVersion(1, 0, 0) }, "apiVersion 1.0.0"},
 		{"no version", func(d *vulkango.Device) { d.APIVersion = 0 }, "apiVersion 0.0.0"},
 		{"a physical device of another instance", func(d *vulkango.Device) { d.PhysicalDevice = other.gpu }, "not one this VkInstance lists"},
@@ -57,6 +62,19 @@ func TestAdoptRefusesWhatItCannotRunOn(t *testing.T) {
 	dev, err := vulkango.Adopt(handed(r))
 	require.NoError(t, err)
 	assert.NoError(t, dev.Close())
+}
+
+// queuesOf is the queue count of the renderer's physical device's family.
+func queuesOf(r *renderer, family uint32) uint32 {
+	var count uint32
+	vk.GetPhysicalDeviceQueueFamilyProperties(r.gpu, &count, nil)
+	props := make([]vk.QueueFamilyProperties, count)
+	_ = vulkango.WithCollectorPaused(func() error {
+		vk.GetPhysicalDeviceQueueFamilyProperties(r.gpu, &count, props)
+		return nil
+	})
+	props[family].Deref()
+	return props[family].QueueCount
 }
 
 // A buffer of one adopted device is refused on a stream of another, by

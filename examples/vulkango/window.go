@@ -21,7 +21,9 @@ import (
 // and, each frame, copies that buffer into the acquired swapchain image
 // with its own command buffer, waiting on a semaphore vkc signals, and
 // presents it. Where the swapchain images can be read back, the first
-// frame's image is checked against Go's ramp.
+// frame's image of each swapchain is checked against Go's ramp. A resize
+// (the framebuffer no longer matching, or the swapchain reported out of
+// date or suboptimal) makes a new swapchain and a new strip.
 
 // windowWidth and windowHeight are the window's size in pixels.
 const windowWidth, windowHeight = 256, 32
@@ -29,13 +31,29 @@ const windowWidth, windowHeight = 256, 32
 // runWindow is run with a window: frames frames of vkc's colour strip.
 // The caller's goroutine must be locked to its thread (GLFW's calls stay
 // on one).
-func runWindow(w io.Writer, validate bool, frames int) (err error) {
+func runWindow(w io.Writer, validate bool, frames int) error {
+	return runWindowWith(w, validate, frames, true, nil)
+}
+
+// maxStaleInARow bounds the swapchains made for one frame: a surface
+// that reports every new swapchain out of date is an error, not a loop.
+const maxStaleInARow = 8
+
+// runWindowWith is runWindow calling beforeFrame (if not nil) before each
+// frame with the frame's number and the window, as a user's resize would
+// come between frames. The window is resizable: when its framebuffer no
+// longer matches the swapchain (checked before each frame if watchSize),
+// or acquire or present report the swapchain out of date or suboptimal,
+// the program makes a new swapchain of the new size and has vkc compute
+// the strip for it; a minimised window (a zero framebuffer) waits for
+// events. Without watchSize only the swapchain's own results say when.
+func runWindowWith(w io.Writer, validate bool, frames int, watchSize bool, beforeFrame func(frame int, win *glfw.Window)) (err error) {
 	start, _ := validationMessages()
 	if err := glfwvk.Init(); err != nil {
 		return err
 	}
 	defer glfw.Terminate()
-	win, err := glfwvk.CreateWindow(windowWidth, windowHeight, "vkc on a vulkan-go device", false)
+	win, err := glfwvk.CreateWindow(windowWidth, windowHeight, "vkc on a vulkan-go device", true)
 	if err != nil {
 		return err
 	}
@@ -50,7 +68,7 @@ func runWindow(w io.Writer, validate bool, frames int) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sc.destroy()
+	defer func() { sc.destroy() }()
 	fmt.Fprintf(w, "the program's window: %dx%d, swapchain of %d images, validation layer on: %v\n",
 		sc.extent.Width, sc.extent.Height, len(sc.images), r.validating)
 
@@ -64,20 +82,60 @@ func runWindow(w io.Writer, validate bool, frames int) (err error) {
 	if err != nil {
 		return err
 	}
-	defer strip.Close()
-	shown := 0
-	for ; shown < frames && !win.ShouldClose(); shown++ {
+	defer func() { strip.Close() }()
+	shown, checked, stale, staleInARow := 0, false, false, 0
+	for shown < frames && !win.ShouldClose() {
+		if beforeFrame != nil {
+			beforeFrame(shown, win)
+		}
 		glfw.PollEvents()
-		got, err := sc.presentFrame(dev.Stream(), strip)
+		fw, fh := win.GetFramebufferSize()
+		if fw == 0 || fh == 0 {
+			glfw.WaitEvents() // minimised: nothing to present to
+			continue
+		}
+		if stale || (watchSize && (uint32(fw) != sc.extent.Width || uint32(fh) != sc.extent.Height)) {
+			if staleInARow++; staleInARow > maxStaleInARow {
+				return fmt.Errorf("frame %d: %d swapchains in a row out of date", shown, maxStaleInARow)
+			}
+			// The old swapchain goes first (destroy waits for the
+			// queue); the strip is vkc's again, for the new size.
+			sc.destroy()
+			if sc, err = r.newSwapchain(); err != nil {
+				sc = &swapchain{r: r}
+				return err
+			}
+			if err := strip.Close(); err != nil {
+				return err
+			}
+			if strip, want, err = colourStrip(dev, int(sc.extent.Width), int(sc.extent.Height)); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "frame %d: swapchain made again for %dx%d\n", shown, sc.extent.Width, sc.extent.Height)
+			stale, checked = false, false
+		}
+		got, status, err := sc.presentFrame(dev.Stream(), strip)
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", shown, err)
 		}
-		if shown == 0 && got != nil {
-			if !slices.Equal(got, want) {
-				return errors.New("the swapchain image does not hold vkc's strip")
-			}
-			fmt.Fprintln(w, "the first frame's image holds vkc's strip: ok")
+		if status == frameOutOfDate {
+			stale = true // not shown: a new swapchain first
+			continue
 		}
+		stale = status == frameSuboptimal
+		staleInARow = 0
+		if !checked && got != nil {
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("frame %d: the swapchain image does not hold vkc's strip", shown)
+			}
+			if shown == 0 {
+				fmt.Fprintln(w, "the first frame's image holds vkc's strip: ok")
+			} else {
+				fmt.Fprintf(w, "frame %d's image holds vkc's %dx%d strip: ok\n", shown, sc.extent.Width, sc.extent.Height)
+			}
+			checked = true
+		}
+		shown++
 	}
 	fmt.Fprintf(w, "presented %d frames\n", shown)
 	if err := strip.Close(); err != nil {
@@ -252,6 +310,9 @@ func opaqueOr(supported vk.CompositeAlphaFlags) vk.CompositeAlphaFlagBits {
 }
 
 func (sc *swapchain) destroy() {
+	if sc.handle == vk.NullSwapchain {
+		return
+	}
 	sc.r.queueMu.Lock()
 	vk.QueueWaitIdle(sc.r.queue)
 	sc.r.queueMu.Unlock()
@@ -261,45 +322,72 @@ func (sc *swapchain) destroy() {
 		}
 	}
 	vk.DestroySwapchain(sc.r.device, sc.handle, nil)
+	sc.handle, sc.drawn = vk.NullSwapchain, nil
+}
+
+// frameStatus is what a frame says of its swapchain.
+type frameStatus int
+
+const (
+	frameShown      frameStatus = iota
+	frameSuboptimal             // shown, but the swapchain no longer matches the surface
+	frameOutOfDate              // not shown: the swapchain cannot present to the surface
+)
+
+// statusOf sorts acquire's and present's results: success, the two that
+// ask for a new swapchain, or an error naming call.
+func statusOf(call string, res vk.Result) (frameStatus, error) {
+	switch res {
+	case vk.Success:
+		return frameShown, nil
+	case vk.Suboptimal:
+		return frameSuboptimal, nil
+	case vk.ErrorOutOfDate:
+		return frameOutOfDate, nil
+	}
+	return frameShown, vulkango.Result(call, res)
 }
 
 // presentFrame acquires an image, copies the strip into it after vkc's
 // semaphore signals, presents it, and declares the read to vkc once its
 // fence says the copy is done. Where the images are readable it returns
-// the image's texels as the copy left them.
-func (sc *swapchain) presentFrame(s *vkc.Stream, strip *vkc.Buffer[uint32]) (texels []uint32, err error) {
+// the image's texels as the copy left them. A swapchain out of date at
+// acquire shows nothing (frameOutOfDate, before vkc signals anything);
+// suboptimal at acquire or present, or out of date at present, it says
+// so after the frame's work is done.
+func (sc *swapchain) presentFrame(s *vkc.Stream, strip *vkc.Buffer[uint32]) (texels []uint32, status frameStatus, err error) {
 	r := sc.r
 	// computed and acquired are waited on by the copy's submission, done
 	// once its fence signaled, before they are destroyed.
 	var sems [2]vk.Semaphore
 	for i := range sems {
 		if sems[i], err = r.newSemaphore(); err != nil {
-			return nil, err
+			return nil, status, err
 		}
 		defer vk.DestroySemaphore(r.device, sems[i], nil)
 	}
 	computed, acquired := sems[0], sems[1]
 	fence, err := r.newFence()
 	if err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	defer vk.DestroyFence(r.device, fence, nil)
 	var index uint32
-	if err := vulkango.Result("vkAcquireNextImageKHR",
-		vk.AcquireNextImage(r.device, sc.handle, vk.MaxUint64, acquired, vk.NullFence, &index)); err != nil {
-		return nil, err
+	status, err = statusOf("vkAcquireNextImageKHR", vk.AcquireNextImage(r.device, sc.handle, vk.MaxUint64, acquired, vk.NullFence, &index))
+	if err != nil || status == frameOutOfDate {
+		return nil, status, err
 	}
 	if err := vulkango.SignalOutside(s, computed, vk.NullFence); err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	src, err := vulkango.BufferOf(strip)
 	if err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	var back *hostBuffer
 	if sc.readable {
 		if back, err = r.newHostBuffer(src.Range); err != nil {
-			return nil, err
+			return nil, status, err
 		}
 		defer r.destroyHostBuffer(back)
 	}
@@ -328,32 +416,37 @@ func (sc *swapchain) presentFrame(s *vkc.Stream, strip *vkc.Buffer[uint32]) (tex
 			vk.PipelineStageTransferBit, vk.PipelineStageBottomOfPipeBit)
 	})
 	if err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	defer r.free(cb)
 	if err := r.submitFrame(cb, []vk.Semaphore{computed, acquired}, []vk.Semaphore{drawn}, fence); err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	pi := vk.PresentInfo{SType: vk.StructureTypePresentInfo, WaitSemaphoreCount: 1, PWaitSemaphores: []vk.Semaphore{drawn},
 		SwapchainCount: 1, PSwapchains: []vk.Swapchain{sc.handle}, PImageIndices: []uint32{index}}
+	var presented vk.Result
 	r.queueMu.Lock()
-	err = paused("vkQueuePresentKHR", func() vk.Result { return vk.QueuePresent(r.queue, &pi) },
+	_ = vulkango.WithCollectorPaused(func() error { presented = vk.QueuePresent(r.queue, &pi); return nil },
 		&pi.PWaitSemaphores[0], &pi.PSwapchains[0], &pi.PImageIndices[0])
 	r.queueMu.Unlock()
-	if err != nil {
-		return nil, err
-	}
+	// The copy was submitted whatever the present says: its fence
+	// signals, and the read is declared, before the frame returns.
 	if err := r.wait(fence); err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	// The copy is done: the read is declared as complete (no semaphore).
 	if err := strip.ReadOutside(s, 0); err != nil {
-		return nil, err
+		return nil, status, err
 	}
+	onPresent, err := statusOf("vkQueuePresentKHR", presented)
+	if err != nil {
+		return nil, status, err
+	}
+	status = max(status, onPresent)
 	if back == nil {
-		return nil, nil
+		return nil, status, nil
 	}
-	return append([]uint32(nil), unsafe.Slice((*uint32)(back.mapped), back.size/4)...), nil
+	return append([]uint32(nil), unsafe.Slice((*uint32)(back.mapped), back.size/4)...), status, nil
 }
 
 // barrier moves image from one layout to another, ordering the access
