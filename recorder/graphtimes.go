@@ -12,8 +12,8 @@ import (
 type CaptureOptions struct {
 	// Profile records a timestamp before and after each launch into the
 	// graph's command buffer (each query reset there first, so the buffer
-	// can be resubmitted), so every replay leaves its per-launch device
-	// times for Graph.LastProfile. A graph captured without it holds no
+	// can be resubmitted; consecutive launches share one), so every replay
+	// leaves its per-launch device times for Graph.LastProfile. A graph captured without it holds no
 	// timestamp and pays nothing for them.
 	Profile bool
 }
@@ -23,10 +23,20 @@ type CaptureOptions struct {
 var ErrGraphUnprofiled = errors.New("recorder: graph captured without profiling")
 
 // graphTimes is what a profiled recording adds to its graph: the timestamp
-// pools its launches write (two queries each, before and after) and what
-// each launch was. The graph owns the pools and destroys them with it.
+// pools its launches write and what each launch was. Launch i runs
+// between queries before[i] and before[i]+1. Consecutive launches share a
+// query: a bottom-of-pipe timestamp is written once all earlier work has
+// completed, so the one after a launch is also the one before the next
+// when nothing else was recorded in between (a barrier takes no time of
+// its own; a recorded copy does, and cuts the chain). N launches in a row
+// write N+1 queries instead of 2N: timestamps are cheap on a GPU, but a
+// CPU driver such as lavapipe drains its work at each. The graph owns the
+// pools and destroys them with it.
 type graphTimes struct {
 	pools    []Timestamps
+	written  int // queries recorded
+	chained  bool
+	before   []int
 	launches []LaunchTime
 }
 
@@ -35,35 +45,61 @@ func (t *graphTimes) query(i int) (Timestamps, uint32) {
 	return t.pools[i/profileChunk], uint32(i % profileChunk)
 }
 
-// stampBefore adds launch k, l to the recording's times and records the
-// timestamp before it into the graph's buffer, creating a pool when the
-// last is full. A pool that cannot be had fails the launch (the caller
-// dooms the window): a profiled graph times every launch or none.
-func (b *slot) stampBefore(k *Kernel, l *Launch) error {
-	t := b.win.times
-	i := 2 * len(t.launches)
-	if i/profileChunk == len(t.pools) {
+// cut notes a command recorded between two launches that takes device
+// time: the next launch writes its own query before it. Nil-safe: a
+// recording that does not profile has no times.
+func (t *graphTimes) cut() {
+	if t != nil {
+		t.chained = false
+	}
+}
+
+// stamp records the next query into cb, creating a pool when the last is
+// full.
+func (b *slot) stamp(t *graphTimes) error {
+	if t.written/profileChunk == len(t.pools) {
 		q, err := b.r.dev.NewTimestamps(profileChunk)
 		if err != nil {
 			return b.r.observe(err)
 		}
 		t.pools = append(t.pools, q)
 	}
+	q, at := t.query(t.written)
+	b.r.dev.CmdTimestamp(b.win.cb, q, at)
+	t.written++
+	return nil
+}
+
+// stampBefore adds launch k, l to the recording's times and records the
+// timestamp before it into the graph's buffer, unless the previous
+// launch's ends right before it. A pool that cannot be had fails the
+// launch (the caller dooms the window): a profiled graph times every
+// launch or none.
+func (b *slot) stampBefore(k *Kernel, l *Launch) error {
+	t := b.win.times
+	if !t.chained {
+		if err := b.stamp(t); err != nil {
+			return err
+		}
+	}
 	groups := l.Groups
 	if l.Indirect.Size != 0 {
 		groups = [3]uint32{}
 	}
+	t.before = append(t.before, t.written-1)
 	t.launches = append(t.launches, LaunchTime{Kernel: k.desc.Name, Groups: groups})
-	q, at := t.query(i)
-	b.r.dev.CmdTimestamp(b.win.cb, q, at)
 	return nil
 }
 
 // stampAfter records the timestamp after the launch stampBefore added.
-func (b *slot) stampAfter() {
+func (b *slot) stampAfter() error {
 	t := b.win.times
-	q, at := t.query(2*len(t.launches) - 1)
-	b.r.dev.CmdTimestamp(b.win.cb, q, at)
+	t.chained = false
+	if err := b.stamp(t); err != nil {
+		return err
+	}
+	t.chained = true
+	return nil
 }
 
 // destroyPools destroys the pools, which no pending submission writes (a
@@ -138,15 +174,15 @@ func (g *Graph) LastProfile(ctx context.Context) ([]LaunchTime, time.Duration, e
 	if err := r.usable(); err != nil {
 		return nil, 0, err
 	}
-	return r.launchTimes(g.times.pools, g.times.launches)
+	return r.launchTimes(g.times)
 }
 
-// launchTimes reads the two queries of each launch from pools (chunks of
-// profileChunk) and returns a copy of launches with their device times,
-// and the time from the first query to the last.
-func (r *Recorder) launchTimes(pools []Timestamps, launches []LaunchTime) ([]LaunchTime, time.Duration, error) {
-	ticks := make([]uint64, 2*len(launches))
-	for c, q := range pools {
+// launchTimes reads the graph's queries and returns a copy of its
+// launches with their device times, and the time from the first launch's
+// start to the last one's end.
+func (r *Recorder) launchTimes(t *graphTimes) ([]LaunchTime, time.Duration, error) {
+	ticks := make([]uint64, t.written)
+	for c, q := range t.pools {
 		lo := c * profileChunk
 		hi := min(lo+profileChunk, len(ticks))
 		if lo >= hi {
@@ -156,14 +192,15 @@ func (r *Recorder) launchTimes(pools []Timestamps, launches []LaunchTime) ([]Lau
 			return nil, 0, err
 		}
 	}
-	out := make([]LaunchTime, len(launches))
-	for i, l := range launches {
-		l.Device = r.ticksToDuration(int64(ticks[2*i+1]) - int64(ticks[2*i]))
+	out := make([]LaunchTime, len(t.launches))
+	for i, l := range t.launches {
+		at := t.before[i]
+		l.Device = r.ticksToDuration(int64(ticks[at+1]) - int64(ticks[at]))
 		out[i] = l
 	}
 	var total time.Duration
-	if n := len(launches); n > 0 {
-		total = r.ticksToDuration(int64(ticks[2*n-1]) - int64(ticks[0]))
+	if n := len(t.launches); n > 0 {
+		total = r.ticksToDuration(int64(ticks[t.before[n-1]+1]) - int64(ticks[t.before[0]]))
 	}
 	return out, total, nil
 }

@@ -121,7 +121,51 @@ func TestUnprofiledGraphRecordsNoTimestamps(t *testing.T) {
 		untimed = append(untimed, k)
 	}
 	require.Equal(t, kinds(plainCmds), untimed, "the same commands less the timestamps")
+	stamps := 0
+	for _, e := range timedCmds {
+		if e.kind == "stamp" {
+			stamps++
+		}
+	}
+	require.Equal(t, 3, stamps, "two launches in a row share the timestamp between them")
 	require.NoError(t, timed.Close())
+	g.close()
+}
+
+// A copy recorded between two launches (a host write inside the window)
+// takes device time of its own: the launch after it writes its own
+// timestamp before it, so neither launch's time holds the copy's (on
+// hostdev a copy advances the clock by its size).
+func TestProfiledGraphKeepsCopiesOutOfLaunchTimes(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 2})
+	x, y, w := g.buf(), g.buf(), g.buf()
+	require.NoError(t, g.write(0, x, nil, ramp(1)))
+	var sw *recorder.Staging
+	graph, cmds, err := g.captureWith(0, recorder.CaptureOptions{Profile: true}, func() error {
+		if err := g.copyK(0, x, y); err != nil {
+			return err
+		}
+		if err := g.write(0, w, &sw, ramp(7)); err != nil {
+			return err
+		}
+		return g.copyK(0, w, x)
+	})
+	require.NoError(t, err)
+	var order []string
+	for _, k := range kinds(cmds) {
+		if k == "stamp" || k == "copy" || k == "dispatch" || k == "dispatch+barrier" {
+			order = append(order, k)
+		}
+	}
+	require.Equal(t, []string{"stamp", "dispatch", "stamp", "copy", "stamp", "dispatch+barrier", "stamp"}, order)
+	require.NoError(t, graph.Replay())
+	launches, total, err := graph.LastProfile(context.Background())
+	require.NoError(t, err)
+	require.Len(t, launches, 2)
+	require.Equal(t, launches[0].Device, launches[1].Device, "two copy kernels of one group each; the host write's copy is in neither")
+	require.Greater(t, total, launches[0].Device+launches[1].Device, "the total spans the copy between them")
+	g.mustRead(0, x, ramp(7))
+	require.NoError(t, graph.Close())
 	g.close()
 }
 

@@ -362,7 +362,10 @@ func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
 			return err
 		}
 		b.dispatch(b.win.cb, &b.win.haz, k, e, l)
-		b.stampAfter()
+		if err := b.stampAfter(); err != nil {
+			b.win.Fail(err)
+			return err
+		}
 	}
 	newKernel, err := b.win.recordLaunch(b.args, l.Limits, e, k)
 	if newKernel {
