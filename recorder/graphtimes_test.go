@@ -296,3 +296,40 @@ func TestGraphProfileRacesClose(t *testing.T) {
 		}
 	}
 }
+
+// noClock is a device whose queue takes no timestamps.
+type noClock struct{ recorder.Device }
+
+func (d noClock) Info() recorder.DeviceInfo {
+	info := d.Device.Info()
+	info.Limits.TimestampPeriod = 0
+	return info
+}
+
+// A device without timestamps refuses a profiled capture at its begin,
+// leaving the window prepared: a plain begin then records as usual.
+func TestProfiledCaptureWithoutTimestamps(t *testing.T) {
+	dev := hostdev.New(hostdev.Options{})
+	r, err := recorder.New(noClock{dev}, recorder.Options{Slots: 2, PageSize: 64 << 10})
+	require.NoError(t, err)
+	k, err := r.NewKernel(code, descs["fill"])
+	require.NoError(t, err)
+	x, err := r.Alloc(alloc.DeviceLocal, 4*n)
+	require.NoError(t, err)
+	fill := func() error {
+		l := recorder.Launch{Args: []capture.Binding{wr(x)}, Groups: [3]uint32{1, 1, 1}, Push: words(0, n)}
+		return r.Launch(0, k, &l)
+	}
+	require.NoError(t, r.PrepareCapture(0))
+	require.NoError(t, fill())
+	require.ErrorIs(t, r.BeginCaptureWith(0, recorder.CaptureOptions{Profile: true}), recorder.ErrUnsupported)
+	require.NoError(t, r.BeginCapture(0), "the window is still prepared")
+	require.NoError(t, fill())
+	graph, err := r.EndCapture(0)
+	require.NoError(t, err)
+	require.False(t, graph.Profiled())
+	require.NoError(t, graph.Replay())
+	require.NoError(t, graph.Close())
+	require.NoError(t, r.Close())
+	requireClean(t, dev)
+}
