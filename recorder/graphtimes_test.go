@@ -3,8 +3,10 @@ package recorder_test
 import (
 	"context"
 	"errors"
+	"math/rand"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -332,4 +334,120 @@ func TestProfiledCaptureWithoutTimestamps(t *testing.T) {
 	require.NoError(t, graph.Close())
 	require.NoError(t, r.Close())
 	requireClean(t, dev)
+}
+
+// Random windows of copy launches (random groups and buffers), host
+// writes and same-window event waits, each captured twice, without and
+// with profiling: the two recordings are the same commands less the
+// timestamps; every launch lies between two; and after a replay each
+// launch's time matches hostdev's clock (its invocations: groups times
+// the one-group time), with the total the launches plus the host writes'
+// copies between the first launch and the last (a copy advances the
+// clock by its size) — so no copy's time is counted in a launch.
+func TestProfiledGraphTimesMatchTheClock(t *testing.T) {
+	for seed := range int64(40) {
+		rng := rand.New(rand.NewSource(seed))
+		g := newRig(t, false, recorder.Options{Slots: 2})
+		bufs := []alloc.Claim{g.buf(), g.buf(), g.buf()}
+		for i, c := range bufs {
+			require.NoError(t, g.write(0, c, nil, ramp(float32(10*i))))
+		}
+		type op struct {
+			kind     int // 0: copy launch, 1: host write, 2: event wait
+			src, dst int
+			groups   uint32
+		}
+		var prog []op
+		for range 2 + rng.Intn(10) {
+			o := op{kind: rng.Intn(4) % 3, src: rng.Intn(3), dst: rng.Intn(3), groups: 1 + uint32(rng.Intn(4))}
+			if o.kind == 0 && o.src == o.dst {
+				o.dst = (o.src + 1) % 3
+			}
+			prog = append(prog, o)
+		}
+		staging := make([]*recorder.Staging, len(bufs))
+		run := func() error {
+			for i, o := range prog {
+				var err error
+				switch o.kind {
+				case 0:
+					l := recorder.Launch{Args: []capture.Binding{rd(bufs[o.src]), wr(bufs[o.dst])}, Groups: [3]uint32{o.groups, 1, 1}, Push: words(n)}
+					err = g.r.Launch(0, g.k["copy"], &l)
+				case 1:
+					err = g.write(0, bufs[o.dst], &staging[o.dst], ramp(float32(100*i)))
+				default:
+					var ev *recorder.Event
+					if ev, err = g.r.Record(0, false); err == nil {
+						err = g.r.Wait(0, ev)
+					}
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		plain, plainCmds, err := g.captureWith(0, recorder.CaptureOptions{}, run)
+		require.NoError(t, err, "seed %d", seed)
+		timed, timedCmds, err := g.captureWith(0, recorder.CaptureOptions{Profile: true}, run)
+		require.NoError(t, err, "seed %d", seed)
+
+		var untimed []string
+		for i, e := range timedCmds {
+			if e.kind == "stamp" {
+				continue
+			}
+			if e.kind == "dispatch" {
+				j := i - 1
+				for timedCmds[j].kind == "barrier" {
+					j-- // a barrier takes no device time: the stamp before it serves
+				}
+				require.Equal(t, "stamp", timedCmds[j].kind, "seed %d: a timestamp before each launch, nothing timed between", seed)
+				require.Equal(t, "stamp", timedCmds[i+1].kind, "seed %d: and right after it", seed)
+			}
+			untimed = append(untimed, kinds(timedCmds[i:i+1])...)
+		}
+		require.Equal(t, kinds(plainCmds), untimed, "seed %d: the same commands less the timestamps", seed)
+		require.NotContains(t, kinds(plainCmds), "stamp", "seed %d", seed)
+
+		require.NoError(t, timed.Replay())
+		launches, total, err := timed.LastProfile(context.Background())
+		var copies []uint32
+		first, last, between := -1, -1, time.Duration(0)
+		for i, o := range prog {
+			if o.kind == 0 {
+				copies = append(copies, o.groups)
+				if first < 0 {
+					first = i
+				}
+				last = i
+			}
+		}
+		if len(copies) == 0 {
+			require.NoError(t, err)
+			require.Empty(t, launches)
+			require.Zero(t, total)
+		} else {
+			require.NoError(t, err, "seed %d", seed)
+			require.Len(t, launches, len(copies))
+			unit := launches[0].Device / time.Duration(copies[0])
+			require.Positive(t, unit)
+			var sum time.Duration
+			for i, l := range launches {
+				require.Equal(t, [3]uint32{copies[i], 1, 1}, l.Groups)
+				require.Equal(t, time.Duration(copies[i])*unit, l.Device, "seed %d, launch %d: its invocations and nothing else", seed, i)
+				sum += l.Device
+			}
+			for _, o := range prog[first:last] {
+				if o.kind == 1 {
+					between += time.Duration(4 * n) // the write's copy, in bytes (ticks of period 1)
+				}
+			}
+			require.Equal(t, sum+between, total, "seed %d: the total spans the launches and the copies between them", seed)
+		}
+		require.NoError(t, plain.Replay())
+		require.NoError(t, plain.Close())
+		require.NoError(t, timed.Close())
+		g.close()
+	}
 }
