@@ -8,6 +8,7 @@ import (
 	"log"
 	"math"
 	"os"
+	"time"
 
 	"github.com/vkcompute/vkc"
 )
@@ -88,6 +89,50 @@ func ExampleStream_Capture() {
 	// warmup: [60]
 	// replay: [40 50 60] [150]
 	// replay: [-10 0 10] [0]
+}
+
+// A graph captured with profiling times each of its launches at every
+// replay: what an autotuner compares candidate kernels by, read after the
+// replay with no timestamp outside the graph. A graph captured without it
+// holds none.
+func ExampleGraph_LastProfile() {
+	dev, err := vkc.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	ctx := context.Background()
+
+	s := dev.NewStream()
+	x, _ := vkc.FromSlice(dev, make([]float32, 1<<16))
+	y, _ := vkc.NewBuffer[float32](dev, 1<<16)
+	g, err := s.CaptureWith(vkc.CaptureOptions{Profile: true}, func(s *vkc.Stream) error {
+		if err := vkc.Scale(s, 2, x, y); err != nil {
+			return err
+		}
+		return vkc.Axpy(s, 1, y, x)
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Replay(); err != nil {
+		log.Fatal(err)
+	}
+	p, err := g.LastProfile(ctx) // waits for the replay
+	if err != nil {
+		log.Fatal(err)
+	}
+	var sum time.Duration
+	for _, l := range p.Launches {
+		fmt.Println(l.Kernel, l.Device > 0)
+		sum += l.Device
+	}
+	fmt.Println("within the total:", sum <= p.Total)
+	// Output:
+	// scale true
+	// axpy true
+	// within the total: true
 }
 
 // A user kernel: SPIR-V built with glslc (here testdata/affine.comp,

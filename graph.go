@@ -1,6 +1,7 @@
 package vkc
 
 import (
+	"context"
 	"errors"
 
 	"github.com/vkcompute/vkc/recorder"
@@ -60,3 +61,45 @@ func (g *Graph) Close() error {
 	d.mu.Unlock()
 	return public(g.g.Close())
 }
+
+// LastProfile waits for the graph's latest replay queued before the call
+// and returns that replay's per-launch device times (kernel, groups,
+// device time, in recorded order) and its total, from the first launch's
+// start to the last one's end. Only a graph captured with
+// CaptureOptions.Profile has them (else ErrGraphUnprofiled). Every replay
+// writes the same timestamps, so with replays in flight the times are of
+// the latest one queued before the call, which it waits for; replays
+// queued while it reads wait for it. Before any replay, and after a
+// replay that did not enqueue or did not complete, it fails with
+// ErrProfileState (wrapping the replay's failure) rather than give an
+// older replay's times; after Close, ErrClosed. A cancelled ctx stops the
+// wait and leaves the replay running.
+func (g *Graph) LastProfile(ctx context.Context) (*Profile, error) {
+	if g == nil || g.g == nil || g.dev == nil {
+		return nil, errNilGraph
+	}
+	if ctx == nil {
+		return nil, errNilContext
+	}
+	if err := g.dev.enter(); err != nil {
+		return nil, err
+	}
+	defer g.dev.leave()
+	if !g.life.enter() {
+		return nil, ErrClosed
+	}
+	defer g.life.leave()
+	launches, total, err := g.g.LastProfile(ctx)
+	if err != nil {
+		return nil, public(err)
+	}
+	p := &Profile{Total: total, Launches: make([]LaunchTime, len(launches))}
+	for i, l := range launches {
+		p.Launches[i] = LaunchTime(l)
+	}
+	return p, nil
+}
+
+// Profiled reports whether the graph was captured with
+// CaptureOptions.Profile, so LastProfile has times to give.
+func (g *Graph) Profiled() bool { return g != nil && g.g != nil && g.g.Profiled() }

@@ -49,8 +49,8 @@ func (p *Profile) String() string {
 // streams are not timed. Only profiled calls pay for it (two timestamps
 // per launch); a stream that never profiles writes none. A Graph.Replay
 // on s's slot inside fn is one entry ("replay of N launches"), timed by
-// timestamps around it: the graph itself holds none, so it replays as
-// captured. Launches that a capture window inside fn records run only at
+// timestamps around it; a graph captured with CaptureOptions.Profile
+// times its own launches, read with Graph.LastProfile. Launches that a capture window inside fn records run only at
 // replay, and are not in the profile; a Profile begun while the slot has
 // a capture window open, or already profiles, fails with
 // ErrProfileState. fn's error is returned with the profile of what it

@@ -33,10 +33,19 @@ func BenchmarkEagerChainProfiled(b *testing.B) {
 // BenchmarkReplayChainTimed the same between two timed events, read back
 // with Since, and BenchmarkReplayChainProfiled inside a Profile (one
 // entry): what timing a replay costs. The graph itself writes no
-// timestamp in either.
+// timestamp in these. BenchmarkReplayChainCapturedProfiled replays a
+// graph captured with profiling (two timestamps per launch in its buffer)
+// and reads every launch's time with LastProfile; ...NoRead replays it
+// and syncs without reading: the timestamps' own cost on the device.
 func BenchmarkReplayChain(b *testing.B)         { benchReplayChain(b, replayPlain) }
 func BenchmarkReplayChainTimed(b *testing.B)    { benchReplayChain(b, replayTimed) }
 func BenchmarkReplayChainProfiled(b *testing.B) { benchReplayChain(b, replayProfiled) }
+func BenchmarkReplayChainCapturedProfiled(b *testing.B) {
+	benchReplayChain(b, replayCapturedProfiled)
+}
+func BenchmarkReplayChainCapturedProfiledNoRead(b *testing.B) {
+	benchReplayChain(b, replayCapturedProfiledNoRead)
+}
 
 // replayTiming is how benchReplayChain times each replay.
 type replayTiming int
@@ -45,13 +54,16 @@ const (
 	replayPlain replayTiming = iota
 	replayTimed
 	replayProfiled
+	replayCapturedProfiled
+	replayCapturedProfiledNoRead
 )
 
 func benchReplayChain(b *testing.B, how replayTiming) {
 	dev, x, y := benchAxpyPair(b)
 	s := dev.Stream()
 	ctx := context.Background()
-	g, err := s.Capture(func(s *Stream) error {
+	opts := CaptureOptions{Profile: how >= replayCapturedProfiled}
+	g, err := s.CaptureWith(opts, func(s *Stream) error {
 		for range eagerChainK {
 			if err := Axpy(s, 1, x, y); err != nil {
 				return err
@@ -66,7 +78,7 @@ func benchReplayChain(b *testing.B, how replayTiming) {
 	b.ReportAllocs()
 	for b.Loop() {
 		switch how {
-		case replayPlain:
+		case replayPlain, replayCapturedProfiledNoRead:
 			if err := g.Replay(); err != nil {
 				b.Fatal(err)
 			}
@@ -93,6 +105,14 @@ func benchReplayChain(b *testing.B, how replayTiming) {
 		case replayProfiled:
 			p, err := s.Profile(func(*Stream) error { return g.Replay() })
 			if err != nil || len(p.Launches) != 1 {
+				b.Fatal(err)
+			}
+		case replayCapturedProfiled:
+			if err := g.Replay(); err != nil {
+				b.Fatal(err)
+			}
+			p, err := g.LastProfile(ctx)
+			if err != nil || len(p.Launches) != eagerChainK {
 				b.Fatal(err)
 			}
 		}

@@ -3,6 +3,9 @@ package vkc
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/vkcompute/vkc/recorder"
 )
 
 // Stream is a logical stream: launches on one stream run in order. Streams
@@ -90,11 +93,34 @@ func (s *Stream) Flush() error {
 // programming error, which Capture does not turn into an error value, but
 // it must not leave the slot stuck behind it.
 func (s *Stream) Capture(fn func(*Stream) error) (*Graph, error) {
+	return s.CaptureWith(CaptureOptions{}, fn)
+}
+
+// CaptureOptions are what a capture records besides the work. The zero
+// value, Capture's, records the work alone.
+type CaptureOptions struct {
+	// Profile times every recorded launch on the device at every replay:
+	// the graph's command buffer writes a timestamp before and after each
+	// launch, and Graph.LastProfile reads the latest replay's. A graph
+	// captured without it holds no timestamp and replays with no timing
+	// cost at all. A device without timestamps refuses it
+	// (ErrUnsupported) before the warmup runs.
+	Profile bool
+}
+
+// CaptureWith is Capture with options: CaptureWith(CaptureOptions{Profile:
+// true}, fn) captures a graph whose replays each leave their per-launch
+// device times, the measurement an autotuner compares candidates by
+// without paying for timestamps outside the graph.
+func (s *Stream) CaptureWith(opts CaptureOptions, fn func(*Stream) error) (*Graph, error) {
 	if s == nil || s.dev == nil {
 		return nil, errNilStream
 	}
 	if fn == nil {
 		return nil, errNilCaptureFunc
+	}
+	if opts.Profile && s.dev.Info().Limits.TimestampPeriod <= 0 {
+		return nil, fmt.Errorf("vkc: a profiled capture on %q, which takes no timestamps: %w", s.dev.Info().Name, ErrUnsupported)
 	}
 	if err := s.PrepareCapture(); err != nil {
 		return nil, err
@@ -105,7 +131,10 @@ func (s *Stream) Capture(fn func(*Stream) error) (*Graph, error) {
 	if err := s.Sync(context.Background()); err != nil {
 		return nil, errors.Join(err, s.AbortCapture())
 	}
-	if err := s.BeginCapture(); err != nil {
+	if err := s.BeginCaptureWith(opts); err != nil {
+		if aerr := s.abortIfPrepared(); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
 		return nil, err
 	}
 	if err := s.runInWindow(fn); err != nil {
@@ -141,12 +170,27 @@ func (s *Stream) PrepareCapture() error {
 
 // BeginCapture starts recording: from here launches and host writes on this
 // stream are recorded, not executed.
-func (s *Stream) BeginCapture() error {
+func (s *Stream) BeginCapture() error { return s.BeginCaptureWith(CaptureOptions{}) }
+
+// BeginCaptureWith is BeginCapture with options (see CaptureOptions). A
+// profiled capture on a device without timestamps is refused with
+// ErrUnsupported and leaves the window prepared, for AbortCapture or a
+// plain BeginCapture.
+func (s *Stream) BeginCaptureWith(opts CaptureOptions) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.BeginCapture(s.id))
+	return public(s.dev.rec.BeginCaptureWith(s.id, recorder.CaptureOptions{Profile: opts.Profile}))
+}
+
+// abortIfPrepared aborts s's window when a begin refused left it
+// prepared; a window the refusal already closed needs nothing.
+func (s *Stream) abortIfPrepared() error {
+	if err := s.AbortCapture(); err != nil && !errors.Is(err, ErrCaptureState) {
+		return err
+	}
+	return nil
 }
 
 // EndCapture closes the window and seals it into a Graph. A window that was

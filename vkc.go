@@ -91,8 +91,12 @@ var (
 	ErrEventUntimed = errors.New("vkc: event recorded without a timestamp")
 	// ErrProfileState: Profile on a stream whose slot already profiles (a
 	// nested Profile, or another stream's on the same slot), or around a
-	// capture window in progress.
+	// capture window in progress; Graph.LastProfile of a profiled graph
+	// never replayed, or whose last replay failed.
 	ErrProfileState = errors.New("vkc: profile in the wrong state")
+	// ErrGraphUnprofiled: Graph.LastProfile of a graph captured without
+	// CaptureOptions.Profile, whose replays write no timestamps.
+	ErrGraphUnprofiled = errors.New("vkc: graph captured without profiling")
 	// ErrReadTaken: Wait of a PendingRead already waited for (its bytes
 	// were handed out) or closed.
 	ErrReadTaken = errors.New("vkc: pending read already waited for or closed")
@@ -128,6 +132,7 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrEventInCapture, ErrEventInCapture},
 	{recorder.ErrEventUntimed, ErrEventUntimed},
 	{recorder.ErrProfileState, ErrProfileState},
+	{recorder.ErrGraphUnprofiled, ErrGraphUnprofiled},
 	{recorder.ErrReadTaken, ErrReadTaken},
 }
 

@@ -47,11 +47,16 @@ func (b *slot) windowClosed() {
 	b.cache.trim(b.subs.done)
 }
 
-// BeginCapture starts recording: eager work on the slot is drained, what
-// the warmup parked is released for the recorded run, the graph's command
-// buffer is opened (Replayable, a barrier first) and allocator growth is
-// locked. A driver refusal returns the slot to Idle.
-func (r *Recorder) BeginCapture(s StreamID) error {
+// BeginCapture starts recording with the zero CaptureOptions.
+func (r *Recorder) BeginCapture(s StreamID) error { return r.BeginCaptureWith(s, CaptureOptions{}) }
+
+// BeginCaptureWith starts recording: eager work on the slot is drained,
+// what the warmup parked is released for the recorded run, the graph's
+// command buffer is opened (Replayable, a barrier first) and allocator
+// growth is locked. A driver refusal returns the slot to Idle; profiling
+// on a device without timestamps is refused (ErrUnsupported) with the
+// window still prepared.
+func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 	b := r.slotOf(s)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -64,6 +69,9 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 	if b.win.State() != capture.Prepared {
 		return b.win.Begin() // the state machine says what is wrong
 	}
+	if o.Profile && r.info.Limits.TimestampPeriod <= 0 {
+		return fmt.Errorf("recorder: a profiled capture on %q, which takes no timestamps: %w", r.info.Name, ErrUnsupported)
+	}
 	cb, err := b.openRecording()
 	if err != nil {
 		_ = b.win.Abort()
@@ -73,6 +81,9 @@ func (r *Recorder) BeginCapture(s StreamID) error {
 	if err := b.win.startRecording(cb); err != nil {
 		r.dev.FreeCommandBuffer(b.pool, cb)
 		return err
+	}
+	if o.Profile {
+		b.win.times = &graphTimes{}
 	}
 	r.dev.CmdBarrier(cb, BarrierBetween)
 	r.mem.LockGrowth()
@@ -157,6 +168,7 @@ func (b *slot) refuse(sealed capture.Sealed, cause error) []*Kernel {
 func (b *slot) refuseRecording(rec recording, sealed capture.Sealed, cause error) []*Kernel {
 	r := b.r
 	r.dev.FreeCommandBuffer(b.pool, rec.cb)
+	rec.times.destroyPools(r.dev)
 	for _, e := range rec.pins {
 		e.pins--
 	}
@@ -263,7 +275,8 @@ func (b *slot) newGraph(s StreamID, sealed capture.Sealed, rec recording) (*Grap
 	}
 	g := &Graph{r: r, b: b, owner: s, cb: rec.cb, writes: sealed.Writes, touched: sealed.Touched,
 		inputs: sealed.Inputs, steps: sealed.Steps,
-		guards: append(guards, rec.early...), pins: slices.Clone(rec.pins), kernels: rec.kernels, limits: limits}
+		guards: append(guards, rec.early...), pins: slices.Clone(rec.pins), kernels: rec.kernels, limits: limits,
+		times: rec.times}
 	for _, st := range g.steps {
 		g.dynamic = g.dynamic || st.Extents != nil || st.ReadExtents != nil
 	}
@@ -297,6 +310,9 @@ type Graph struct {
 	limits  []Limit        // device lengths it is sized by
 	dynamic bool           // some step reads or writes a prefix a device length decides
 	scratch []alloc.Claim  // settleLedger's, reused under the slot's lock
+	times   *graphTimes    // per-launch timestamps of a profiled capture; nil: none
+
+	replayErr error // why the last replay of a profiled graph did not enqueue
 
 	lastSerial uint64
 	closed     bool
@@ -319,9 +335,11 @@ func (g *Graph) Owner() StreamID { return g.owner }
 func (g *Graph) Replay() (err error) {
 	r, b := g.r, g.b
 	if err := r.settleOthers(context.Background(), b.index, g.touched, ordered); err != nil {
+		g.replayRefused(err)
 		return err
 	}
 	if err := r.settleOthers(context.Background(), b.index, g.writes, orderedWrite); err != nil {
+		g.replayRefused(err)
 		return err
 	}
 	b.mu.Lock()
@@ -333,6 +351,9 @@ func (g *Graph) Replay() (err error) {
 		return err
 	}
 	defer r.taintIfFailed(&err, g.writes)
+	if g.times != nil {
+		defer g.noteReplay(&err)
+	}
 	if b.win.IsRecording() {
 		return fmt.Errorf("%w: replay on slot %d while it records", ErrStreamCapturing, b.index)
 	}
@@ -508,6 +529,7 @@ func (g *Graph) Close() error {
 	default:
 		r.dev.FreeCommandBuffer(b.pool, g.cb)
 	}
+	g.releaseTimes()
 	for _, e := range g.pins {
 		e.pins--
 	}

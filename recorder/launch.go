@@ -344,16 +344,29 @@ func (b *slot) enqueueLaunch(s StreamID, k *Kernel, l *Launch) error {
 // whether the slot's earlier work has finished.
 const feedEvery = 64
 
-// recordLaunch records a launch into the recording window's buffer: the
-// window remembers the memory and the limits and pins the set, and the
-// kernel is held for the graph. A failure dooms the window.
+// recordLaunch records a launch into the recording window's buffer (between
+// two timestamps when the window profiles): the window remembers the
+// memory and the limits and pins the set, and the kernel is held for the
+// graph. A failure dooms the window.
 func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
 	e, err := b.cache.get(k, l.Args, b.subs.done, true)
 	if err != nil {
 		b.win.Fail(err)
 		return err
 	}
-	b.dispatch(b.win.cb, &b.win.haz, k, e, l)
+	if b.win.times == nil {
+		b.dispatch(b.win.cb, &b.win.haz, k, e, l)
+	} else {
+		if err := b.stampBefore(k, l); err != nil {
+			b.win.Fail(err)
+			return err
+		}
+		b.dispatch(b.win.cb, &b.win.haz, k, e, l)
+		if err := b.stampAfter(); err != nil {
+			b.win.Fail(err)
+			return err
+		}
+	}
 	newKernel, err := b.win.recordLaunch(b.args, l.Limits, e, k)
 	if newKernel {
 		b.r.refKernel(k)

@@ -250,7 +250,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 
 // event is one call the spy saw.
 type event struct {
-	kind    string // "dispatch", "barrier", "copy", "begin", "end", "submit"
+	kind    string // "dispatch", "barrier", "copy", "stamp", "begin", "end", "submit"
 	cb      recorder.CommandBuffer
 	barrier bool // dispatch: recorded with a barrier first
 	b       recorder.Barrier
@@ -313,6 +313,11 @@ func (s *spy) Begin(cb recorder.CommandBuffer, r recorder.Recording) error {
 func (s *spy) End(cb recorder.CommandBuffer) error {
 	s.log(event{kind: "end", cb: cb})
 	return s.Device.End(cb)
+}
+
+func (s *spy) CmdTimestamp(cb recorder.CommandBuffer, q recorder.Timestamps, i uint32) {
+	s.log(event{kind: "stamp", cb: cb})
+	s.Device.CmdTimestamp(cb, q, i)
 }
 
 func (s *spy) Submit(cb recorder.CommandBuffer, f recorder.Fence) error {

@@ -202,6 +202,9 @@ func (b *slot) destroy() {
 		d.FreeCommandBuffer(b.pool, b.win.cb)
 		b.win.cb = 0
 	}
+	b.win.times.destroyPools(d)
+	b.win.times = nil
+	b.destroyGraphTimes()
 	b.destroyTimestamps()
 	// The pool frees the buffers of graphs still open, which name cached
 	// sets: they go before the sets do.

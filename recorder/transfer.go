@@ -231,6 +231,7 @@ func (b *slot) recordCopy(cb CommandBuffer, h *hazards, src, dst alloc.Claim, si
 // remembers both claims, as every launch recorded in a window does.
 func (b *slot) captureCopy(src, dst alloc.Claim, size uint64) {
 	b.recordCopy(b.win.cb, &b.win.haz, src, dst, size)
+	b.win.times.cut() // the copy's time is no launch's
 	args := [2]capture.Binding{{Claim: src}, {Claim: dst, Write: true}}
 	b.win.Record(args[:]...)
 	b.win.touch(args[:])

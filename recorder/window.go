@@ -38,6 +38,7 @@ type window struct {
 	pins       []*setEntry   // sets the recording used, pinned for the graph
 	kernels    []*Kernel     // kernels the recording used, kept for the graph
 	limits     []Limit       // device lengths the recording is sized by
+	times      *graphTimes   // a profiled recording's timestamps; nil: none
 }
 
 // recording is what a recording window hands over when it ends: to a
@@ -52,6 +53,7 @@ type recording struct {
 	pins    []*setEntry
 	kernels []*Kernel
 	limits  []Limit
+	times   *graphTimes
 }
 
 var (
@@ -71,13 +73,15 @@ func newWindow(owner func(alloc.Claim) alloc.Claim) window {
 }
 
 // startRecording moves a prepared window to Recording with cb as the
-// graph's command buffer. Refused (by the state machine) unless prepared,
-// leaving the window as it was.
+// graph's command buffer (untimed: the caller adds times to profile).
+// Refused (by the state machine) unless prepared, leaving the window as
+// it was.
 func (w *window) startRecording(cb CommandBuffer) error {
 	if err := w.Begin(); err != nil {
 		return err
 	}
 	w.cb = cb
+	w.times = nil
 	w.haz.reset()
 	w.gen++
 	w.forgetTouched()
@@ -197,8 +201,8 @@ func (w *window) takeRecording() (recording, error) {
 	if w.cb == 0 {
 		return recording{}, errNothingRecorded
 	}
-	rec := recording{cb: w.cb, early: w.early, pins: w.pins, kernels: slices.Clone(w.kernels), limits: w.limits}
-	w.cb = 0
+	rec := recording{cb: w.cb, early: w.early, pins: w.pins, kernels: slices.Clone(w.kernels), limits: w.limits, times: w.times}
+	w.cb, w.times = 0, nil
 	w.early, w.pins, w.kernels, w.limits = w.early[:0], w.pins[:0], w.kernels[:0], w.limits[:0]
 	return rec, nil
 }
