@@ -399,16 +399,23 @@ func dot[T Element](s *Stream, op, sfx string, x, y, out *Buffer[T], n *Param[ui
 	return reduceOp(s, op, sfx, []*bufferCore{x.core, y.core}, out.core, n)
 }
 
-// sumKernel picks the subgroup reduction where the device has it.
+// sumKernel picks the wide reduction on a CPU driver that can run it, else
+// the subgroup reduction where the device has it.
 func (d *Device) sumKernel() string {
+	if d.wideReductions() {
+		return "sum_wide"
+	}
 	if d.subgroupReductions() {
 		return "sum_subgroup"
 	}
 	return "sum"
 }
 
-// dotKernel picks the subgroup dot product where the device has it.
+// dotKernel picks the dot product as sumKernel picks the sum.
 func (d *Device) dotKernel() string {
+	if d.wideReductions() {
+		return "dot_wide"
+	}
 	if d.subgroupReductions() {
 		return "dot_subgroup"
 	}
@@ -429,6 +436,16 @@ func (d *Device) softmaxKernel() string {
 func (d *Device) subgroupReductions() bool {
 	sg := d.info.Subgroup
 	return sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0
+}
+
+// wideReductions reports whether Sum and Dot run sum_wide and dot_wide:
+// on a CPU driver (where every load of a lane-varying address is a loop
+// over the SIMD lanes, which 64-bit loads run once per two elements, and
+// where starting a group costs what reading thousands of elements does)
+// with the subgroup reductions and shaderInt64 enabled. A GPU keeps the
+// subgroup reductions' 256-element groups, which fill its waves.
+func (d *Device) wideReductions() bool {
+	return d.info.Type == TypeCPU && d.subgroupReductions() && d.info.Features.Has(FeatureInt64)
 }
 
 // temp allocates scratch of n elements of kind that a launch about to be

@@ -162,8 +162,11 @@ func TestTilesFollowTheWorkgroupSize(t *testing.T) {
 func TestOnlySubgroupKernelNeedsAFeature(t *testing.T) {
 	for _, k := range All() {
 		want := FeatureNone
-		if strings.Contains(k.Name, "subgroup") {
+		switch {
+		case strings.Contains(k.Name, "subgroup"):
 			want = FeatureSubgroupArithmetic
+		case strings.Contains(k.Name, "_wide"):
+			want = FeatureSubgroupArithmeticInt64 // subgroupAdd over 64-bit loads
 		}
 		assert.Equal(t, want, k.Needs, k.Name)
 	}
@@ -202,6 +205,7 @@ func TestAccessAndFeatureNames(t *testing.T) {
 	assert.False(t, WriteOnly.Reads())
 	assert.True(t, ReadWrite.Reads() && ReadWrite.Writes())
 	assert.Equal(t, "subgroup arithmetic", FeatureSubgroupArithmetic.String())
+	assert.Equal(t, "subgroup arithmetic and 64-bit integers", FeatureSubgroupArithmeticInt64.String())
 	assert.Equal(t, "none", FeatureNone.String())
 	assert.Equal(t, "Feature(7)", Feature(7).String())
 	assert.Equal(t, "storage buffer", StorageBuffer.String())

@@ -19,7 +19,7 @@ func Builtins() map[string]Kernel {
 	// The element-wise kernels take four elements per invocation, 64
 	// invocations per group (forEach covers four per invocation).
 	local1D, localQuad, local2D := [3]uint32{256, 1, 1}, [3]uint32{64, 1, 1}, [3]uint32{8, 8, 1}
-	localSubgroup := [3]uint32{64, 1, 1}
+	localSubgroup, localWide := [3]uint32{64, 1, 1}, [3]uint32{8, 1, 1}
 	m := map[string]Kernel{}
 	withVariant(m, "fill", localQuad, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
 	withVariant(m, "copy", localQuad, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
@@ -51,6 +51,8 @@ func Builtins() map[string]Kernel {
 	withVariant(m, "sum_subgroup", localSubgroup, 1, sum(subgroupSpan))
 	withVariant(m, "dot", local1D, 1, dot(0))
 	withVariant(m, "dot_subgroup", localSubgroup, 1, dot(subgroupSpan))
+	withVariant(m, "sum_wide", localWide, 1, sum(wideSpan))
+	withVariant(m, "dot_wide", localWide, 1, dot(wideSpan))
 	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	withVariant(m, "softmax_subgroup", localSubgroup, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
@@ -150,6 +152,10 @@ func elementwise(in *Invocation, op func(x, y float32) float32, n uint32) {
 
 // subgroupSpan is the elements a group of a subgroup reduction covers.
 const subgroupSpan = 256
+
+// wideSpan is the elements a group of a wide reduction (sum_wide,
+// dot_wide) covers.
+const wideSpan = 16384
 
 // partials writes, for every workgroup that covers elements below n, the
 // sum of its elements' values into out[group]. A group covers span
