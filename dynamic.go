@@ -173,6 +173,7 @@ func launch1D(s *Stream, op, name string, bufs []*bufferCore, scalars []scalar, 
 			return err
 		}
 	}
+	name = d.elementwiseKernel(name)
 	capacity := bufs[0].n
 	if n == nil && allKnown(scalars) {
 		k, err := d.builtin(name)

@@ -169,6 +169,21 @@ func dynVectorCases(dev *Device) []dynCase {
 			cases = append(cases, c)
 		}
 	}
+	// The same cases on the wide variants (eight elements per invocation
+	// as 64-bit words, the same groups), which CPU drivers run.
+	for _, c := range cases[:len(cases):len(cases)] {
+		wide := c
+		wide.name, wide.needs = "wide:"+c.name, shaders.FeatureInt64
+		wide.steps = append([]dynStep(nil), c.steps...)
+		for i := range wide.steps {
+			name, ok := shaders.Wide(wide.steps[i].kernel)
+			if !ok {
+				panic(wide.steps[i].kernel + " has no wide variant")
+			}
+			wide.steps[i].kernel = name
+		}
+		cases = append(cases, wide)
+	}
 	return cases
 }
 
@@ -219,6 +234,16 @@ func dynReductionCases(dev *Device) []dynCase {
 		}
 	}
 	return cases
+}
+
+// needsSubgroups and needsInt64 say what a kernel's feature asks of the
+// device.
+func needsSubgroups(f shaders.Feature) bool {
+	return f == shaders.FeatureSubgroupArithmetic || f == shaders.FeatureSubgroupArithmeticInt64
+}
+
+func needsInt64(f shaders.Feature) bool {
+	return f == shaders.FeatureInt64 || f == shaders.FeatureSubgroupArithmeticInt64
 }
 
 // kernelNeeds is the device feature the catalogue kernel name needs.
@@ -443,10 +468,10 @@ func TestDynKernelsMatchStaticKernels(t *testing.T) {
 	covered := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.needs != shaders.FeatureNone && !subgroups {
+			if needsSubgroups(c.needs) && !subgroups {
 				t.Skip("the device has no subgroup arithmetic for a 256-wide workgroup")
 			}
-			if c.needs == shaders.FeatureSubgroupArithmeticInt64 && !vk.Info().Features.Has(FeatureInt64) {
+			if needsInt64(c.needs) && !vk.Info().Features.Has(FeatureInt64) {
 				t.Skip("the device has no shaderInt64")
 			}
 			for _, d := range devices {
@@ -467,8 +492,7 @@ func TestDynKernelsMatchStaticKernels(t *testing.T) {
 		if typedKernel(k.DynamicOf) {
 			continue // TestTypedKernelVariantsMatchStatic covers the Float16 and float64 kernels
 		}
-		runs := k.Needs == shaders.FeatureNone || subgroups &&
-			(k.Needs != shaders.FeatureSubgroupArithmeticInt64 || vk.Info().Features.Has(FeatureInt64))
+		runs := (!needsSubgroups(k.Needs) || subgroups) && (!needsInt64(k.Needs) || vk.Info().Features.Has(FeatureInt64))
 		if k.DynamicOf != "" && runs {
 			require.True(t, covered[k.DynamicOf], "%s has no case", k.Name)
 		}

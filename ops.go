@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/vkcompute/vkc/shaders"
 	"math"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -95,7 +96,7 @@ func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) erro
 		return err
 	}
 	defer s.leave()
-	k, err := s.dev.builtin(name)
+	k, err := s.dev.builtin(s.dev.elementwiseKernel(name))
 	if err != nil {
 		return err
 	}
@@ -446,6 +447,21 @@ func (d *Device) subgroupReductions() bool {
 // subgroup reductions' 256-element groups, which fill its waves.
 func (d *Device) wideReductions() bool {
 	return d.info.Type == TypeCPU && d.subgroupReductions() && d.info.Features.Has(FeatureInt64)
+}
+
+// elementwiseKernel is the catalogue kernel an element-wise op launches
+// for the kernel name: its wide variant (shaders.Wide: eight elements per
+// invocation as 64-bit words, the same groups) on a CPU driver with
+// shaderInt64, where each lane-varying load and store is a loop over the
+// SIMD lanes per component; name itself on a GPU, whose waves the vec4
+// build's 64 invocations fill, and for every kernel without one.
+func (d *Device) elementwiseKernel(name string) string {
+	if d.info.Type == TypeCPU && d.info.Features.Has(FeatureInt64) {
+		if wide, ok := shaders.Wide(name); ok {
+			return wide
+		}
+	}
+	return name
 }
 
 // temp allocates scratch of n elements of kind that a launch about to be

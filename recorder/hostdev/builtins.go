@@ -33,6 +33,9 @@ func Builtins() map[string]Kernel {
 	} {
 		withVariant(m, name, localQuad, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
 	}
+	for _, name := range []string{"fill", "copy", "axpy", "scale", "add", "sub", "mul", "div"} {
+		withWide(m, name)
+	}
 	// sum and dot: one element per invocation, a group covers its
 	// workgroup size; the subgroup variants: a group covers 256 elements at
 	// any workgroup size (each invocation takes 256/x of them).
@@ -67,6 +70,22 @@ func Builtins() map[string]Kernel {
 	}}
 	typedBuiltins(m)
 	return m
+}
+
+// withWide registers the wide variants of the element-wise kernel name
+// and of its dynamic variant (name_wide, name_wide_dyn): eight elements per
+// invocation over 32 invocations, the 256 elements per group that 64
+// invocations of four cover, so each runs the vec4 kernel's reference over
+// the elements twice its invocations of four would.
+func withWide(m map[string]Kernel, name string) {
+	for _, suffix := range []string{"", "_dyn"} {
+		quad := m[name+suffix]
+		m[name+"_wide"+suffix] = Kernel{Local: [3]uint32{defaultLocal1D / perWideInvocation, 1, 1}, Run: func(in *Invocation) {
+			asQuads := *in
+			asQuads.Local[0] *= perWideInvocation / perQuadInvocation
+			quad.Run(&asQuads)
+		}}
+	}
 }
 
 // scalars are a kernel's 4-byte scalar arguments in push-constant order,
@@ -111,8 +130,13 @@ func invocations(in *Invocation) uint64 {
 }
 
 // perQuadInvocation is the elements one invocation of an element-wise
-// kernel covers, as in the GLSL modules.
-const perQuadInvocation = 4
+// kernel covers, as in the GLSL modules; perWideInvocation, one of their
+// wide variants; defaultLocal1D, the elements a group of either covers.
+const (
+	perQuadInvocation = 4
+	perWideInvocation = 8
+	defaultLocal1D    = 256
+)
 
 // forEach calls f for every element index below n that the dispatch of an
 // element-wise kernel covers (four per invocation).
