@@ -7,9 +7,10 @@
 // turns every per-invocation load into a loop over its SIMD lanes (lavapipe)
 // runs that loop once per eight elements instead of once per element. Each
 // invocation adds its blocks into eight running sums, a block of BLOCK steps
-// at a time into fresh sums first (so no sum grows by more than
-// 2*BLOCK + SPAN/(16*BLOCK*W) additions: the error stays a tree's, not a
-// sequential sum's), then subgroupAdd reduces the group, which the
+// at a time into fresh sums first (so no sum chains more than
+// 2*BLOCK + SPAN/(16*BLOCK*W) additions, 32 at W = 8, and up to seven more
+// in a last, partial block, where one running sum would chain 256), then
+// subgroupAdd reduces the group, which the
 // catalogue sizes to one subgroup (no barrier). Only the last group, which
 // n may cut, checks each block against n (element by element past the last
 // whole block of eight); every buffer vkc binds starts at a multiple of 16
