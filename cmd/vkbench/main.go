@@ -658,7 +658,7 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 		notes = append(notes, "dispatch: c-replay-empty is c-replay-bound with a kernel whose body is empty: what the driver charges per launch for a dispatch and a barrier; the rest of a replay's launch is the kernel's own execution, which no way of recording removes")
 	}
 	if vectored {
-		notes = append(notes, "dispatch: the C chains run a scalar axpy (one element per invocation); vkc's axpy takes four (vec4), so replay/c-replay-bound at K=1000 (<= 0.65) is the kernel's gain, and replay/c-replay-bound-vec4 (<= 1.05) compares with plain C running vkc's own axpy module, bound once")
+		notes = append(notes, "dispatch: the C chains run a scalar axpy (one element per invocation); vkc's axpy takes four (vec4; eight, in 64-bit words, on a CPU driver with shaderInt64: see c-replay-bound-wide), so replay/c-replay-bound at K=1000 (<= 0.65) is the kernel's gain, and replay/c-replay-bound-vec4 (<= 1.05) compares with plain C running vkc's own axpy module, bound once")
 	}
 	if widened {
 		notes = append(notes, "dispatch: on this device vkc's axpy is its wide variant (axpy_wide: eight elements per invocation as 64-bit words, 32 invocations per group; a CPU driver runs each load once per lane and component, so wider components do less work); replay/c-replay-bound-wide (<= 1.05) compares with plain C running that module, bound once: the same kernel shape. replay/c-replay-bound-vec4 then compares vkc with plain C running the vec4 module it no longer runs here")
