@@ -173,6 +173,7 @@ func launch1D(s *Stream, op, name string, bufs []*bufferCore, scalars []scalar, 
 			return err
 		}
 	}
+	name = d.elementwiseKernel(name)
 	capacity := bufs[0].n
 	if n == nil && allKnown(scalars) {
 		k, err := d.builtin(name)
@@ -286,39 +287,41 @@ func reduceOp(s *Stream, op, sfx string, srcs []*bufferCore, out *bufferCore, n 
 	}
 	var p pins
 	defer p.release()
-	return reducePasses(s, s.dev.reductionOf(srcs, sfx), srcs, l, 0, out, &p)
+	return reducePasses(s, s.dev.reductionOf(srcs, sfx), srcs, l, 1, out, &p)
 }
 
-// reducePasses records pass pass of a reduction and the ones after it. Its
-// passes are laid out for the capacity: each sums groups of 256 into
-// partials until one group is left. Statically each takes its element
-// count as a push constant; with a length param each reads it from a
-// device value derived from n (ceil(n/256^pass)) and its group counts from
-// another, so a smaller n does less work and later passes reduce what is
-// there. A result whose type is not the partials' is summed into scratch
-// and converted into out.
-func reducePasses(s *Stream, r reduction, srcs []*bufferCore, n length, pass int, out *bufferCore, p *pins) error {
+// reducePasses records the pass of a reduction whose elements are the
+// sources divided by div (the product of the earlier passes' group spans;
+// 1 for the first pass) and the passes after it. Its passes are laid out
+// for the capacity: each sums groups of its kernel's span into partials
+// until one group is left. Statically each takes its element count as a
+// push constant; with a length param each reads it from a device value
+// derived from n (ceil(n/div)) and its group counts from another, so a
+// smaller n does less work and later passes reduce what is there. A result
+// whose type is not the partials' is summed into scratch and converted
+// into out.
+func reducePasses(s *Stream, r reduction, srcs []*bufferCore, n length, div uint64, out *bufferCore, p *pins) error {
 	d := s.dev
 	name := r.first
-	if pass > 0 {
+	if div > 1 {
 		name = r.later
 	}
 	k, err := d.kernelFor(name, n.p == nil)
 	if err != nil {
 		return err
 	}
-	w := int(k.local[0])
-	capacity := int(divide(uint32(min(n.capacity, 1<<32-1)), pass))
+	w := int(k.local[0]) // the elements one group sums
+	capacity := int(divide(uint32(min(n.capacity, 1<<32-1)), div))
 	if capacity <= w {
 		if out.elem == r.partial {
-			return reduceLaunch(s, k, srcs, out, n, pass, capacity, [3]uint32{1, 1, 1}, false, p)
+			return reduceLaunch(s, k, srcs, out, n, div, capacity, [3]uint32{1, 1, 1}, false, p)
 		}
 		t, err := d.temp(s, 1, r.partial)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = d.rec.Drop(s.id, t.claim) }()
-		if err := reduceLaunch(s, k, srcs, t, n, pass, capacity, [3]uint32{1, 1, 1}, false, p); err != nil {
+		if err := reduceLaunch(s, k, srcs, t, n, div, capacity, [3]uint32{1, 1, 1}, false, p); err != nil {
 			return err
 		}
 		return convertCores(s, t, out)
@@ -329,24 +332,25 @@ func reducePasses(s *Stream, r reduction, srcs []*bufferCore, n length, pass int
 		return err
 	}
 	defer func() { _ = d.rec.Drop(s.id, t.claim) }()
-	if err := reduceLaunch(s, k, srcs, t, n, pass, capacity, d.groups1D(capacity, uint32(w)), true, p); err != nil {
+	if err := reduceLaunch(s, k, srcs, t, n, div, capacity, d.groups1D(capacity, uint32(w)), true, p); err != nil {
 		return err
 	}
-	return reducePasses(s, r, []*bufferCore{t}, n, pass+1, out, p)
+	return reducePasses(s, r, []*bufferCore{t}, n, max(div, 1)*uint64(w), out, p)
 }
 
 // reduceLaunch records one pass of a reduction from srcs into dst, over
 // count elements (the capacity of this pass) or, with a length param, the
-// count derived from it; partial says dst holds the partials of a later
-// pass (with a length param, written only as far as the next count).
-func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n length, pass, count int, groups [3]uint32, partial bool, p *pins) error {
+// count derived from it (ceil(n/div)); partial says dst holds the partials
+// of a later pass (with a length param, written only as far as the next
+// count, ceil(n/(div*span))).
+func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n length, div uint64, count int, groups [3]uint32, partial bool, p *pins) error {
 	var bound [3]*bufferCore
 	cores := append(append(bound[:0], srcs...), dst)
 	if n.p == nil {
 		var push [16]byte
 		return k.launch(s, groups, pushWords(&push, uint32(count)), cores)
 	}
-	value, err := n.p.view(s, lengthView{passes: pass})
+	value, err := n.p.view(s, lengthView{div: div})
 	if err != nil {
 		return err
 	}
@@ -356,12 +360,12 @@ func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n l
 	}
 	var indirect *bufferCore
 	if partial {
-		next, err := n.p.view(s, lengthView{passes: pass + 1})
+		next, err := n.p.view(s, lengthView{div: max(div, 1) * uint64(k.local[0])})
 		if err != nil {
 			return err
 		}
 		extents[len(srcs)] = n.prefix(next, dst.elem.size())
-		if indirect, err = n.p.view(s, lengthView{passes: pass, groups: true, local: k.local[0], spread: true}); err != nil {
+		if indirect, err = n.p.view(s, lengthView{div: div, groups: true, local: k.local[0], spread: true}); err != nil {
 			return err
 		}
 	}

@@ -60,14 +60,15 @@ func (c *dynCase) step(kernel string, groups [3]uint32, scalars []uint32, args .
 }
 
 // reduce appends the passes with which Sum reduces n values of src into
-// out, each writing its partials to a new buffer; the first pass's groups
-// are sized for dispatch >= n values, the groups of an indirect dispatch
-// sized for more than the current length.
-func (c *dynCase) reduce(dev *Device, sum string, src, n, dispatch, out int) {
-	for n > 256 {
-		partials := c.buffer(dynSentinels(int(ceilDiv(dispatch, 256))))
-		c.step(sum, dev.groups1D(dispatch, 256), []uint32{uint32(n)}, src, partials)
-		src, n = partials, int(ceilDiv(n, 256))
+// out with kernel sum, whose groups sum span values each, each pass
+// writing its partials to a new buffer; the first pass's groups are sized
+// for dispatch >= n values, the groups of an indirect dispatch sized for
+// more than the current length.
+func (c *dynCase) reduce(dev *Device, sum string, span, src, n, dispatch, out int) {
+	for n > span {
+		partials := c.buffer(dynSentinels(int(ceilDiv(dispatch, span))))
+		c.step(sum, dev.groups1D(dispatch, uint32(span)), []uint32{uint32(n)}, src, partials)
+		src, n = partials, int(ceilDiv(n, span))
 		dispatch = n
 	}
 	c.step(sum, [3]uint32{1, 1, 1}, []uint32{uint32(n)}, src, out)
@@ -168,6 +169,21 @@ func dynVectorCases(dev *Device) []dynCase {
 			cases = append(cases, c)
 		}
 	}
+	// The same cases on the wide variants (eight elements per invocation
+	// as 64-bit words, the same groups), which CPU drivers run.
+	for _, c := range cases[:len(cases):len(cases)] {
+		wide := c
+		wide.name, wide.needs = "wide:"+c.name, shaders.FeatureInt64
+		wide.steps = append([]dynStep(nil), c.steps...)
+		for i := range wide.steps {
+			name, ok := shaders.Wide(wide.steps[i].kernel)
+			if !ok {
+				panic(wide.steps[i].kernel + " has no wide variant")
+			}
+			wide.steps[i].kernel = name
+		}
+		cases = append(cases, wide)
+	}
 	return cases
 }
 
@@ -187,14 +203,11 @@ func dynReductionCases(dev *Device) []dynCase {
 			sum += float64(x)
 			sumMag += math.Abs(float64(x))
 		}
-		for _, kernel := range []string{"sum", "sum_subgroup"} {
-			c := dynCase{name: kernel + "/" + label, out: 1, want: []float64{sum}}
-			if kernel == "sum_subgroup" {
-				c.needs = shaders.FeatureSubgroupArithmetic
-			}
+		for _, kernel := range []string{"sum", "sum_subgroup", "sum_wide"} {
+			c := dynCase{name: kernel + "/" + label, out: 1, want: []float64{sum}, needs: kernelNeeds(kernel)}
 			src := c.buffer(dynWords(xs))
 			c.buffer(dynSentinels(1))
-			c.reduce(dev, kernel, src, n, sz.dispatch, 1)
+			c.reduce(dev, kernel, spanOf(kernel), src, n, sz.dispatch, 1)
 			c.tol = func(int) float64 { return ulps(4*depth, sumMag) }
 			cases = append(cases, c)
 		}
@@ -205,25 +218,51 @@ func dynReductionCases(dev *Device) []dynCase {
 			dot += p
 			dotMag += math.Abs(p)
 		}
-		for _, kernel := range []string{"dot", "dot_subgroup"} {
-			c := dynCase{name: kernel + "/" + label, want: []float64{dot}}
-			if kernel == "dot_subgroup" {
-				c.needs = shaders.FeatureSubgroupArithmetic
-			}
+		for _, kernel := range []string{"dot", "dot_subgroup", "dot_wide"} {
+			c := dynCase{name: kernel + "/" + label, want: []float64{dot}, needs: kernelNeeds(kernel)}
 			x, y := c.buffer(dynWords(xs)), c.buffer(dynWords(ys))
 			c.out = c.buffer(dynSentinels(1))
-			if n <= 256 {
+			if span := spanOf(kernel); n <= span {
 				c.step(kernel, [3]uint32{1, 1, 1}, []uint32{uint32(n)}, x, y, c.out)
 			} else {
-				partials := c.buffer(dynSentinels(int(ceilDiv(sz.dispatch, 256))))
-				c.step(kernel, dev.groups1D(sz.dispatch, 256), []uint32{uint32(n)}, x, y, partials)
-				c.reduce(dev, "sum", partials, int(ceilDiv(n, 256)), int(ceilDiv(n, 256)), c.out)
+				partials := c.buffer(dynSentinels(int(ceilDiv(sz.dispatch, span))))
+				c.step(kernel, dev.groups1D(sz.dispatch, uint32(span)), []uint32{uint32(n)}, x, y, partials)
+				c.reduce(dev, "sum", 256, partials, int(ceilDiv(n, span)), int(ceilDiv(n, span)), c.out)
 			}
 			c.tol = func(int) float64 { return ulps(4*(depth+1), dotMag) }
 			cases = append(cases, c)
 		}
 	}
 	return cases
+}
+
+// needsSubgroups and needsInt64 say what a kernel's feature asks of the
+// device.
+func needsSubgroups(f shaders.Feature) bool {
+	return f == shaders.FeatureSubgroupArithmetic || f == shaders.FeatureSubgroupArithmeticInt64
+}
+
+func needsInt64(f shaders.Feature) bool {
+	return f == shaders.FeatureInt64 || f == shaders.FeatureSubgroupArithmeticInt64
+}
+
+// kernelNeeds is the device feature the catalogue kernel name needs.
+func kernelNeeds(name string) shaders.Feature {
+	k, err := shaders.Get(name)
+	if err != nil {
+		panic(err)
+	}
+	return k.Needs
+}
+
+// spanOf is the elements one group of the 1-D catalogue kernel name
+// covers at its own workgroup size, which LoadKernel builds it with.
+func spanOf(name string) int {
+	k, err := shaders.Get(name)
+	if err != nil {
+		panic(err)
+	}
+	return int(k.Span(k.LocalSize[0]))
 }
 
 func dynMatrixCases(dev *Device) []dynCase {
@@ -429,8 +468,11 @@ func TestDynKernelsMatchStaticKernels(t *testing.T) {
 	covered := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.needs == shaders.FeatureSubgroupArithmetic && !subgroups {
+			if needsSubgroups(c.needs) && !subgroups {
 				t.Skip("the device has no subgroup arithmetic for a 256-wide workgroup")
+			}
+			if needsInt64(c.needs) && !vk.Info().Features.Has(FeatureInt64) {
+				t.Skip("the device has no shaderInt64")
 			}
 			for _, d := range devices {
 				static := d.ks.run(t, c, false)
@@ -450,27 +492,38 @@ func TestDynKernelsMatchStaticKernels(t *testing.T) {
 		if typedKernel(k.DynamicOf) {
 			continue // TestTypedKernelVariantsMatchStatic covers the Float16 and float64 kernels
 		}
-		if k.DynamicOf != "" && (k.Needs == shaders.FeatureNone || subgroups) {
+		runs := (!needsSubgroups(k.Needs) || subgroups) && (!needsInt64(k.Needs) || vk.Info().Features.Has(FeatureInt64))
+		if k.DynamicOf != "" && runs {
 			require.True(t, covered[k.DynamicOf], "%s has no case", k.Name)
 		}
 	}
 }
 
-// The device values of a dynamic reduction's passes (divide: ceil(n/256)
-// per pass) assume every reduction kernel sums groups of reductionWidth
-// elements; a catalogue kernel with another local size would leave the
-// partial counts out of step with the group counts.
-func TestReductionKernelsSumGroupsOfReductionWidth(t *testing.T) {
-	for _, name := range []string{"sum", "sum_subgroup", "dot", "dot_subgroup"} {
-		for _, get := range []func(string) (shaders.Kernel, error){shaders.Get, shaders.Dynamic} {
-			k, err := get(name)
-			require.NoError(t, err, name)
-			// The subgroup variants run one subgroup per group on the
-			// device at hand; every size they may run at covers the width.
-			for _, target := range []shaders.Target{{}, {SubgroupSize: 8, MaxInvocations: 1024, MaxLocalSize: [3]uint32{1024, 1024, 64}}} {
-				x := k.ShapeFor(target).LocalSize[0]
-				require.Equal(t, uint32(reductionWidth), k.Span(x), "%s at workgroup size %d", k.Name, x)
+// The device values of a dynamic reduction's passes are ceil(n/div), div
+// the product of the earlier passes' spans, while each pass's own groups
+// write ceil(count/span) partials of the count before it: the two agree
+// only because ceil(ceil(n/a)/b) = ceil(n/(a*b)) for every n and spans, mixed
+// as a Float16 sum mixes them (256, then the wide 16384). Checked here
+// against passes computed one at a time, for random and edge lengths.
+func TestPartialCountsOfMixedSpansCompose(t *testing.T) {
+	r := rng(97)
+	spans := []uint64{256, 16384, 64, 8, 1}
+	lengths := []uint32{1, 2, 255, 256, 257, 16383, 16384, 16385, 1<<22 + 1, 1<<32 - 1}
+	for range 2000 {
+		lengths = append(lengths, uint32(r.Uint64()>>uint(r.IntN(32)+32)))
+	}
+	for _, n := range lengths {
+		n = max(n, 1)
+		for range 4 {
+			count, div := uint64(n), uint64(1)
+			for pass := 0; pass < 4; pass++ {
+				require.Equal(t, count, divide(n, div), "n=%d after spans dividing %d", n, div)
+				span := spans[r.IntN(len(spans))]
+				count = (count + span - 1) / span
+				div *= span
 			}
 		}
 	}
+	require.Equal(t, uint64(5), divide(70000, 16384))
+	require.Equal(t, uint64(70000), divide(70000, 0), "a div of 0 is the length itself")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/vkcompute/vkc/shaders"
 	"math"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -95,7 +96,7 @@ func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) erro
 		return err
 	}
 	defer s.leave()
-	k, err := s.dev.builtin(name)
+	k, err := s.dev.builtin(s.dev.elementwiseKernel(name))
 	if err != nil {
 		return err
 	}
@@ -399,16 +400,23 @@ func dot[T Element](s *Stream, op, sfx string, x, y, out *Buffer[T], n *Param[ui
 	return reduceOp(s, op, sfx, []*bufferCore{x.core, y.core}, out.core, n)
 }
 
-// sumKernel picks the subgroup reduction where the device has it.
+// sumKernel picks the wide reduction on a CPU driver that can run it, else
+// the subgroup reduction where the device has it.
 func (d *Device) sumKernel() string {
+	if d.wideReductions() {
+		return "sum_wide"
+	}
 	if d.subgroupReductions() {
 		return "sum_subgroup"
 	}
 	return "sum"
 }
 
-// dotKernel picks the subgroup dot product where the device has it.
+// dotKernel picks the dot product as sumKernel picks the sum.
 func (d *Device) dotKernel() string {
+	if d.wideReductions() {
+		return "dot_wide"
+	}
 	if d.subgroupReductions() {
 		return "dot_subgroup"
 	}
@@ -429,6 +437,31 @@ func (d *Device) softmaxKernel() string {
 func (d *Device) subgroupReductions() bool {
 	sg := d.info.Subgroup
 	return sg.Arithmetic && sg.Size > 0 && 256%sg.Size == 0
+}
+
+// wideReductions reports whether Sum and Dot run sum_wide and dot_wide:
+// on a CPU driver (where every load of a lane-varying address is a loop
+// over the SIMD lanes, which 64-bit loads run once per two elements, and
+// where starting a group costs what reading thousands of elements does)
+// with the subgroup reductions and shaderInt64 enabled. A GPU keeps the
+// subgroup reductions' 256-element groups, which fill its waves.
+func (d *Device) wideReductions() bool {
+	return d.info.Type == TypeCPU && d.subgroupReductions() && d.info.Features.Has(FeatureInt64)
+}
+
+// elementwiseKernel is the catalogue kernel an element-wise op launches
+// for the kernel name: its wide variant (shaders.Wide: eight elements per
+// invocation as 64-bit words, the same groups) on a CPU driver with
+// shaderInt64, where each lane-varying load and store is a loop over the
+// SIMD lanes per component; name itself on a GPU, whose waves the vec4
+// build's 64 invocations fill, and for every kernel without one.
+func (d *Device) elementwiseKernel(name string) string {
+	if d.info.Type == TypeCPU && d.info.Features.Has(FeatureInt64) {
+		if wide, ok := shaders.Wide(name); ok {
+			return wide
+		}
+	}
+	return name
 }
 
 // temp allocates scratch of n elements of kind that a launch about to be

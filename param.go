@@ -62,12 +62,12 @@ type paramCore struct {
 }
 
 // lengthView is a device value derived from a length param that an op
-// reads: the length divided (rounding up) by 256 some number of times (the
-// element count of a reduction's later pass), or the group counts that
-// cover it.
+// reads: the length divided (rounding up) by the product of the spans of a
+// reduction's earlier passes (the element count of a later pass:
+// ceil(ceil(n/a)/b) = ceil(n/(a*b))), or the group counts that cover it.
 type lengthView struct {
 	buf    *bufferCore
-	passes int    // value = ceil(n / 256^passes)
+	div    uint64 // value = ceil(n / div); 0 and 1 are n itself
 	groups bool   // the view holds indirect group counts (3 words) for the value
 	local  uint32 // groups: elements one group covers in x, or in y when fixedX is set
 	fixedX uint32 // groups: 2-D, x groups fixed and y = ceil(value / local)
@@ -75,12 +75,8 @@ type lengthView struct {
 }
 
 func (v *lengthView) same(o lengthView) bool {
-	return v.passes == o.passes && v.groups == o.groups && v.local == o.local && v.fixedX == o.fixedX && v.spread == o.spread
+	return max(v.div, 1) == max(o.div, 1) && v.groups == o.groups && v.local == o.local && v.fixedX == o.fixedX && v.spread == o.spread
 }
-
-// reductionWidth is the elements one group of the catalogue's reductions
-// sums: each later pass of a reduction works on ceil(n/256) partials.
-const reductionWidth = 256
 
 // bitsOf is v's bits, zero-extended: a param's value and a constant's.
 func bitsOf[T Element](v T) uint64 { return bits64Of(v) }
@@ -190,8 +186,8 @@ func (c *paramCore) checkLength(n uint32) error {
 	}
 	maxX := c.buf.dev.info.Limits.MaxComputeWorkGroupCount[0]
 	for _, v := range c.views {
-		if v.groups && !v.spread && v.fixedX == 0 && groupsFor(n, v.passes, v.local) > uint64(maxX) {
-			return fmt.Errorf("vkc: length %d needs %d groups of %d, above the device's %d", n, groupsFor(n, v.passes, v.local), v.local, maxX)
+		if v.groups && !v.spread && v.fixedX == 0 && groupsFor(n, v.div, v.local) > uint64(maxX) {
+			return fmt.Errorf("vkc: length %d needs %d groups of %d, above the device's %d", n, groupsFor(n, v.div, v.local), v.local, maxX)
 		}
 	}
 	return nil
@@ -238,17 +234,14 @@ func (p *Param[T]) scalar() scalar {
 	return scalar{param: p.core.buf}
 }
 
-// divide is ceil(n / 256^passes).
-func divide(n uint32, passes int) uint64 {
-	v := uint64(n)
-	for i := 0; i < passes; i++ {
-		v = (v + reductionWidth - 1) / reductionWidth
-	}
-	return v
+// divide is ceil(n / div) (n itself for a div of 0 or 1).
+func divide(n uint32, div uint64) uint64 {
+	div = max(div, 1)
+	return (uint64(n) + div - 1) / div
 }
 
-func groupsFor(n uint32, passes int, local uint32) uint64 {
-	return (divide(n, passes) + uint64(local) - 1) / uint64(local)
+func groupsFor(n uint32, div uint64, local uint32) uint64 {
+	return (divide(n, div) + uint64(local) - 1) / uint64(local)
 }
 
 // rebuild lays out claims, data and scratch for the value and every view.
@@ -285,17 +278,17 @@ func (c *paramCore) fill(bits uint64, maxGroups [3]uint32) {
 // encode writes the view's bytes for the length n.
 func (v *lengthView) encode(out []byte, n uint32, maxGroups [3]uint32) {
 	if !v.groups {
-		binary.LittleEndian.PutUint32(out, uint32(divide(n, v.passes)))
+		binary.LittleEndian.PutUint32(out, uint32(divide(n, v.div)))
 		return
 	}
 	var g [3]uint64
 	switch {
 	case v.fixedX != 0:
-		g = [3]uint64{uint64(v.fixedX), groupsFor(n, v.passes, v.local), 1}
+		g = [3]uint64{uint64(v.fixedX), groupsFor(n, v.div, v.local), 1}
 	case v.spread:
-		g = spread(groupsFor(n, v.passes, v.local), uint64(maxGroups[0]))
+		g = spread(groupsFor(n, v.div, v.local), uint64(maxGroups[0]))
 	default:
-		g = [3]uint64{groupsFor(n, v.passes, v.local), 1, 1}
+		g = [3]uint64{groupsFor(n, v.div, v.local), 1, 1}
 	}
 	for i, x := range g {
 		binary.LittleEndian.PutUint32(out[4*i:], uint32(min(x, uint64(maxGroups[i]))))
@@ -323,7 +316,7 @@ func (c *paramCore) view(s *Stream, want lengthView) (*bufferCore, error) {
 	if c.buf.life.closed() {
 		return nil, ErrClosed // Close frees the views; a new one would outlive it
 	}
-	if want.passes == 0 && !want.groups {
+	if want.div <= 1 && !want.groups {
 		return c.buf, nil
 	}
 	for _, v := range c.views {

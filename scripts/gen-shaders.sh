@@ -2,7 +2,9 @@
 # Compile shaders/glsl/*.comp into shaders/spv/*.spv with glslc, the exact
 # commands the staleness test in shaders/ replays. A source with an
 # `#ifdef DYNAMIC` line is compiled a second time with -DDYNAMIC into
-# <name>_dyn.spv, its variant that reads its scalars from device memory.
+# <name>_dyn.spv, its variant that reads its scalars from device memory;
+# one with an `#ifdef WIDE` line again with -DWIDE into <name>_wide.spv (and,
+# with DYNAMIC too, <name>_wide_dyn.spv), its CPU drivers' variant.
 # Run through `go generate ./shaders`.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,5 +19,11 @@ for src in "$here"/shaders/glsl/*.comp; do
     glslc -O --target-env=vulkan1.1 "$src" -o "$here/shaders/spv/$name.spv"
     if grep -q '^#ifdef DYNAMIC' "$src"; then
         glslc -O --target-env=vulkan1.1 -DDYNAMIC "$src" -o "$here/shaders/spv/${name}_dyn.spv"
+    fi
+    if grep -q '^#ifdef WIDE' "$src"; then
+        glslc -O --target-env=vulkan1.1 -DWIDE "$src" -o "$here/shaders/spv/${name}_wide.spv"
+        if grep -q '^#ifdef DYNAMIC' "$src"; then
+            glslc -O --target-env=vulkan1.1 -DWIDE -DDYNAMIC "$src" -o "$here/shaders/spv/${name}_wide_dyn.spv"
+        fi
     fi
 done

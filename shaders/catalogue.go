@@ -112,6 +112,12 @@ const (
 	// VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in supportedOperations and the
 	// compute stage in supportedStages of VkPhysicalDeviceSubgroupProperties.
 	FeatureSubgroupArithmetic
+	// FeatureSubgroupArithmeticInt64: FeatureSubgroupArithmetic, and the
+	// device's shaderInt64 enabled (the kernel loads 64-bit words).
+	FeatureSubgroupArithmeticInt64
+	// FeatureInt64: the device's shaderInt64 enabled (the element-wise
+	// kernels' wide variants move 64-bit words).
+	FeatureInt64
 )
 
 // String names the feature for error messages.
@@ -121,6 +127,10 @@ func (f Feature) String() string {
 		return "none"
 	case FeatureSubgroupArithmetic:
 		return "subgroup arithmetic"
+	case FeatureSubgroupArithmeticInt64:
+		return "subgroup arithmetic and 64-bit integers"
+	case FeatureInt64:
+		return "64-bit integers"
 	default:
 		return fmt.Sprintf("Feature(%d)", uint8(f))
 	}
@@ -235,6 +245,10 @@ var shapes = map[string]func(Kernel, Target) Shape{
 	"sum_subgroup_dyn":     subgroupShape,
 	"dot_subgroup":         subgroupShape,
 	"dot_subgroup_dyn":     subgroupShape,
+	"sum_wide":             subgroupShape,
+	"sum_wide_dyn":         subgroupShape,
+	"dot_wide":             subgroupShape,
+	"dot_wide_dyn":         subgroupShape,
 	"softmax_subgroup":     subgroupShape,
 	"softmax_subgroup_dyn": subgroupShape,
 }
@@ -242,7 +256,7 @@ var shapes = map[string]func(Kernel, Target) Shape{
 // subgroupShape sizes a subgroup reduction's workgroup to one subgroup, so
 // that subgroupAdd alone reduces the group and no barrier runs (on lavapipe
 // a barrier suspends and resumes every SIMD batch of the group). The
-// kernel's group covers 256 elements at any size dividing 64; a subgroup
+// kernel's group covers its GroupSpan at any size dividing 64; a subgroup
 // size that does not (or none reported, or above the device's limits)
 // keeps the catalogue's 64.
 func subgroupShape(k Kernel, t Target) Shape {
@@ -295,8 +309,24 @@ func (k Kernel) ScalarBinding(i int) int { return len(k.Bindings) - len(k.Scalar
 
 // Group counts of the 1-D kernels: ceil(n / Span) groups, spread over y
 // past the device's x limit. Every 1-D kernel's group covers 256 elements
-// by default: 256 invocations of one element, or 64 of four.
+// by default: 256 invocations of one element, or 64 of four; the wide
+// reductions' groups cover wideSpan.
 const defaultLocal1D = 256
+
+// wideSpan is the elements one group of sum_wide and dot_wide covers (the
+// SPAN of their sources): on lavapipe a group costs about as much to start
+// as a few thousand elements cost to read, so a CPU driver's reduction
+// takes few, long groups (1024 for 16 M elements, still enough to keep
+// every thread busy).
+const wideSpan = 16384
+
+// wideKernel is the entry of a wide reduction (sum_wide, dot_wide, or
+// their variants): one subgroup per group (ShapeFor), wideSpan elements.
+func wideKernel(k Kernel) Kernel {
+	k.Needs = FeatureSubgroupArithmeticInt64
+	k.LocalSize[0], k.GroupSpan = 8, wideSpan
+	return k
+}
 
 // quad is the elements per invocation of the element-wise kernels.
 const quad = 4
@@ -330,6 +360,29 @@ func dynamicQuad(static string, bindings []Binding, scalars ...Scalar) Kernel {
 
 // dynamicSuffix ends the name of every dynamic variant.
 const dynamicSuffix = "_dyn"
+
+// wideSuffix ends the name of an element-wise kernel's wide variant (see
+// Wide).
+const wideSuffix = "_wide"
+
+// wideQuad is the entry of an element-wise kernel's wide variant (static
+// or dynamic, from the entry k of the vec4 build): eight elements per
+// invocation in 64-bit words, 32 invocations, the same 256 elements per
+// group; it needs shaderInt64.
+func wideQuad(k Kernel) Kernel {
+	if k.DynamicOf != "" {
+		k.DynamicOf += wideSuffix
+		k.Name = k.DynamicOf + dynamicSuffix
+	} else {
+		k.Name += wideSuffix
+	}
+	k.LocalSize[0], k.PerInvocation = defaultLocal1D/wideElements, wideElements
+	k.Needs = FeatureInt64
+	return k
+}
+
+// wideElements is the elements one invocation of a wide variant covers.
+const wideElements = 8
 
 func u32(name string) Scalar { return Scalar{Name: name} }
 func f32(name string) Scalar { return Scalar{Name: name, Float: true} }
@@ -395,6 +448,18 @@ var catalogue = []Kernel{
 		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
 		return k
 	}(),
+	// sum_wide: the contract of sum_subgroup over groups of wideSpan
+	// elements (GroupSpan), read as 64-bit words, eight float32 to a load:
+	// the first pass of a float32 Sum on a CPU driver, where each
+	// per-invocation load is a loop over the SIMD lanes. Offer it only where
+	// the device reports subgroup arithmetic for compute and has shaderInt64
+	// enabled.
+	// Bindings: 0 src (read), 1 partials (write). Push: n uint32.
+	wideKernel(vectorKernel("sum_wide", []Binding{ro("src"), wo("partials")}, 4, "n uint32")),
+	// dot_wide: the contract of dot_subgroup, reduced as sum_wide reduces
+	// (the same shape and needs).
+	// Bindings: 0 x (read), 1 y (read), 2 partials (write). Push: n uint32.
+	wideKernel(vectorKernel("dot_wide", []Binding{ro("x"), ro("y"), wo("partials")}, 4, "n uint32")),
 	// dot: partials[g] = sum of x[i]*y[i] over the W = LocalSize[0]
 	// elements of group g, clipped to n. Groups and partials written:
 	// ceil(n/W); the caller then reduces the partials with sum.
@@ -517,6 +582,12 @@ var catalogue = []Kernel{
 		k.LocalSize[0], k.GroupSpan = 64, defaultLocal1D
 		return k
 	}(),
+	// sum_wide_dyn, dot_wide_dyn: sum_wide and dot_wide with n from device
+	// memory; they need what the static kernels need.
+	// Bindings: sum_wide_dyn 0 src, 1 partials, 2 n; dot_wide_dyn 0 x, 1 y,
+	// 2 partials, 3 n. Groups: ceil(n/wideSpan).
+	wideKernel(dynamicVector("sum_wide", []Binding{ro("src"), wo("partials"), ro("n")}, u32("n"))),
+	wideKernel(dynamicVector("dot_wide", []Binding{ro("x"), ro("y"), wo("partials"), ro("n")}, u32("n"))),
 	// matmul_dyn: matmul with M, N and K from device memory; the block, the
 	// tile and the group counts are matmul's on every device.
 	// Bindings: 0 A (read), 1 B (read), 2 C (write), 3 M, 4 N, 5 K.
@@ -555,10 +626,34 @@ var catalogue = []Kernel{
 var (
 	byName    = map[string]int{}
 	dynamicOf = map[string]int{} // static kernel name -> its variant's index
+	wideOf    map[string]string  // element-wise kernel (or variant) -> its wide variant
 )
+
+// elementwise are the element-wise kernels that have a wide variant
+// (<name>_wide, and <name>_wide_dyn of their dynamic variant): every
+// source with an `#ifdef WIDE` build.
+var elementwise = []string{"fill", "copy", "axpy", "scale", "add", "sub", "mul", "div"}
 
 func init() {
 	catalogue = append(catalogue, typedCatalogue...)
+	var wides []Kernel
+	for _, k := range catalogue {
+		base := k.Name
+		if k.DynamicOf != "" {
+			base = k.DynamicOf
+		}
+		for _, name := range elementwise {
+			if base == name {
+				wides = append(wides, wideQuad(k))
+			}
+		}
+	}
+	catalogue = append(catalogue, wides...)
+	wideOf = map[string]string{}
+	for _, name := range elementwise {
+		wideOf[name] = name + wideSuffix
+		wideOf[name+dynamicSuffix] = name + wideSuffix + dynamicSuffix
+	}
 	for i := range catalogue {
 		k := &catalogue[i]
 		code, err := modules.ReadFile("spv/" + k.Name + ".spv")
@@ -597,6 +692,19 @@ func Dynamic(name string) (Kernel, error) {
 		return Kernel{}, fmt.Errorf("%w: %q", ErrUnknownKernel, name)
 	}
 	return Kernel{}, fmt.Errorf("%w: %q", ErrNoDynamicVariant, name)
+}
+
+// Wide returns the name of the wide variant of the element-wise kernel
+// name (fill, copy, axpy, scale, add, sub, mul, div, or their dynamic
+// variants): the same contract, group counts and outputs, eight elements
+// per invocation moved as 64-bit words (Needs FeatureInt64). A CPU driver
+// that turns each per-invocation load and store into a loop over its SIMD
+// lanes (lavapipe) runs it in about two thirds of the vec4 build's time; a
+// GPU keeps the vec4 build, whose 64 invocations fill a wave. ok is false
+// for any other name.
+func Wide(name string) (wide string, ok bool) {
+	wide, ok = wideOf[name]
+	return wide, ok
 }
 
 // All returns every kernel in the catalogue's stable order (copies, as Get).

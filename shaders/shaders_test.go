@@ -29,7 +29,8 @@ func names(dir, ext string, t *testing.T) []string {
 }
 
 // builds lists the modules scripts/gen-shaders.sh builds: each source's,
-// and its _dyn variant's (-DDYNAMIC) where the source has one, each with
+// its _dyn variant's (-DDYNAMIC) where the source has one, its _wide
+// variant's (-DWIDE) and _wide_dyn's (both) where it has those, each with
 // the glslc arguments that build it.
 func builds(t *testing.T) map[string][]string {
 	t.Helper()
@@ -41,6 +42,12 @@ func builds(t *testing.T) map[string][]string {
 		require.NoError(t, err)
 		if bytes.Contains(text, []byte("\n#ifdef DYNAMIC\n")) {
 			out[name+dynamicSuffix] = []string{"-O", "--target-env=vulkan1.1", "-DDYNAMIC", src}
+		}
+		if bytes.Contains(text, []byte("\n#ifdef WIDE\n")) {
+			out[name+wideSuffix] = []string{"-O", "--target-env=vulkan1.1", "-DWIDE", src}
+			if bytes.Contains(text, []byte("\n#ifdef DYNAMIC\n")) {
+				out[name+wideSuffix+dynamicSuffix] = []string{"-O", "--target-env=vulkan1.1", "-DWIDE", "-DDYNAMIC", src}
+			}
 		}
 	}
 	return out
@@ -162,8 +169,13 @@ func TestTilesFollowTheWorkgroupSize(t *testing.T) {
 func TestOnlySubgroupKernelNeedsAFeature(t *testing.T) {
 	for _, k := range All() {
 		want := FeatureNone
-		if strings.Contains(k.Name, "subgroup") {
+		switch {
+		case strings.Contains(k.Name, "subgroup"):
 			want = FeatureSubgroupArithmetic
+		case strings.HasPrefix(k.Name, "sum_wide"), strings.HasPrefix(k.Name, "dot_wide"):
+			want = FeatureSubgroupArithmeticInt64 // subgroupAdd over 64-bit loads
+		case strings.Contains(k.Name, "_wide"):
+			want = FeatureInt64 // the element-wise kernels' 64-bit words
 		}
 		assert.Equal(t, want, k.Needs, k.Name)
 	}
@@ -202,6 +214,8 @@ func TestAccessAndFeatureNames(t *testing.T) {
 	assert.False(t, WriteOnly.Reads())
 	assert.True(t, ReadWrite.Reads() && ReadWrite.Writes())
 	assert.Equal(t, "subgroup arithmetic", FeatureSubgroupArithmetic.String())
+	assert.Equal(t, "subgroup arithmetic and 64-bit integers", FeatureSubgroupArithmeticInt64.String())
+	assert.Equal(t, "64-bit integers", FeatureInt64.String())
 	assert.Equal(t, "none", FeatureNone.String())
 	assert.Equal(t, "Feature(7)", Feature(7).String())
 	assert.Equal(t, "storage buffer", StorageBuffer.String())

@@ -1,6 +1,7 @@
 package shaders
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,14 +63,20 @@ func TestMatmulShapeFitsTheDevice(t *testing.T) {
 
 // The subgroup reductions run one subgroup per workgroup where the
 // subgroup size divides 64 (so no barrier runs), 64 invocations otherwise,
-// and cover 256 elements per group at every size: the partials and group
-// counts of sum and dot, whatever the device.
+// and cover the same elements per group at every size: 256 for the
+// subgroup kernels (the partials and group counts of sum and dot), wideSpan
+// for the wide ones, whatever the device. A wide kernel's invocation takes
+// whole steps of two 8-element loads, summed a BLOCK (8) at a time.
 func TestSubgroupReductionShapeIsOneSubgroup(t *testing.T) {
-	for _, name := range []string{"sum_subgroup", "sum_subgroup_dyn", "dot_subgroup", "dot_subgroup_dyn"} {
+	for _, name := range []string{"sum_subgroup", "sum_subgroup_dyn", "dot_subgroup", "dot_subgroup_dyn",
+		"sum_wide", "sum_wide_dyn", "dot_wide", "dot_wide_dyn"} {
 		k, err := Get(name)
 		require.NoError(t, err)
 		plain, err := Get(k.Name[:3])
 		require.NoError(t, err)
+		if strings.Contains(name, "_wide") {
+			plain.GroupSpan = wideSpan
+		}
 		for _, target := range shapeTargets {
 			sh := k.ShapeFor(target)
 			x := sh.LocalSize[0]
@@ -81,6 +88,9 @@ func TestSubgroupReductionShapeIsOneSubgroup(t *testing.T) {
 				assert.Equal(t, uint32(64), x, "%s on %+v", name, target)
 			}
 			assert.Equal(t, plain.Span(plain.LocalSize[0]), k.Span(x), "%s covers what %s covers per group", name, plain.Name)
+			if strings.Contains(name, "_wide") {
+				assert.Zero(t, k.Span(x)%(16*8*x), "%s at %d: whole blocks of steps per invocation", name, x)
+			}
 		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
 )
 
 // quickSettings are the smallest settings that still run every code path.
@@ -50,10 +52,18 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("dispatch", func(t *testing.T) {
 		res, err := runDispatch(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "dispatch", "ns/launch", "eager", "eager-batched", "replay", "raw", "raw-batched",
+		names := []string{"eager", "eager-batched", "replay", "raw", "raw-batched",
 			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
-			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture")
-		assert.Len(t, res.Figures, 17*len(dispatchKs(true)))
+			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture"}
+		dev, err := vkc.Open()
+		require.NoError(t, err)
+		info := dev.Info()
+		require.NoError(t, dev.Close())
+		if info.Type == vkc.TypeCPU && info.Features.Has(vkc.FeatureInt64) {
+			names = append(names, "c-replay-bound-wide") // the kernel vkc runs there, in plain C
+		}
+		requireFigures(t, res, "dispatch", "ns/launch", names...)
+		assert.Len(t, res.Figures, len(names)*len(dispatchKs(true)))
 		for _, f := range res.Figures {
 			if _, timed := deviceTimed[f.Name]; timed {
 				assert.Positive(t, f.Device, "%s K=%d carries the device's time per launch", f.Name, f.Params["k"])
@@ -144,6 +154,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-replay-bound", Params: k, Value: 850},
 		{Suite: "dispatch", Name: "c-replay-empty", Params: k, Value: 300}, // a note, no ratio
 		{Suite: "dispatch", Name: "c-replay-bound-vec4", Params: k, Value: 600},
+		{Suite: "dispatch", Name: "c-replay-bound-wide", Params: k, Value: 500},
 		{Suite: "dispatch", Name: "record", Params: k, Value: 250},
 		{Suite: "dispatch", Name: "replay-dynamic", Params: k, Value: 1100},
 		{Suite: "dispatch", Name: "recapture", Params: k, Value: 5000},
@@ -182,7 +193,7 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 12, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the external reference")
+	assert.Len(t, notes, 13, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the wide kernel, one for the external reference")
 	assert.Contains(t, strings.Join(notes, "\n"), "c-replay-empty is")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
@@ -213,6 +224,7 @@ func TestComputeRatios(t *testing.T) {
 		{"eager-batched/c-batched-bound", "dispatch", k, "eager-batched", "c-batched-bound", 0},
 		{"replay/c-replay-bound", "dispatch", k, "replay", "c-replay-bound", 0.65},
 		{"replay/c-replay-bound-vec4", "dispatch", k, "replay", "c-replay-bound-vec4", 1.05},
+		{"replay/c-replay-bound-wide", "dispatch", k, "replay", "c-replay-bound-wide", 1.05},
 		{"raw/c-replay-bound", "dispatch", k, "raw", "c-replay-bound", 0},
 		{"record/c-record-bound", "dispatch", k, "record", "c-record-bound", 0},
 		{"replay/c-replay-bound", "dispatch", k1, "replay", "c-replay-bound", 0},

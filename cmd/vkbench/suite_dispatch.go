@@ -92,6 +92,21 @@ func (w chainWay) spec(k int, xs []float32) measureSpec {
 	}
 }
 
+// wideChainFor is the C chain of vkc's wide axpy (cbase.NewWideChain)
+// where vkc launches it, nil elsewhere: on a CPU driver with shaderInt64,
+// the rule vkc's element-wise ops follow (see shaders.Wide).
+func wideChainFor(dev *vkc.Device, base *cbase.Device, xs []float32, k int) (*cbase.Chain, error) {
+	info := dev.Info()
+	if info.Type != vkc.TypeCPU || !info.Features.Has(vkc.FeatureInt64) {
+		return nil, nil
+	}
+	ch, err := base.NewWideChain(xs, k)
+	if errors.Is(err, cbase.ErrNoInt64) {
+		return nil, nil // vkc's device has it; C's does not: no figure
+	}
+	return ch, err
+}
+
 // runDispatch measures a chain of K dependent axpy launches on vkc (one
 // submit per launch, batched, recorded alone, captured and replayed,
 // replayed with a changing length, re-captured), two ways on the raw vk/
@@ -103,8 +118,12 @@ func (w chainWay) spec(k int, xs []float32) measureSpec {
 // own cost of a dispatch and a barrier), in ns per launch. The C chains run
 // a scalar axpy (one element per invocation), except c-replay-bound-vec4:
 // the bound replay of vkc's own axpy module (four elements per invocation,
-// vec4), so that vkc compares with the best plain C with the same kernel. The figures of one K are measured round-robin, so each ratio
-// compares runs taken under the same conditions.
+// vec4), and, where vkc runs axpy's wide variant (a CPU driver with
+// shaderInt64: eight elements per invocation in 64-bit words),
+// c-replay-bound-wide: the bound replay of that module, so that vkc
+// compares with the best plain C with the same kernel. The figures of one
+// K are measured round-robin, so each ratio compares runs taken under the
+// same conditions.
 func runDispatch(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -248,6 +267,13 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		return fmt.Errorf("C baseline, vec4 kernel, K=%d: %w", k, err)
 	}
 	defer vec4Chain.Close()
+	wideChain, err := wideChainFor(dev, base, xs, k)
+	if err != nil {
+		return fmt.Errorf("C baseline, wide kernel, K=%d: %w", k, err)
+	}
+	if wideChain != nil {
+		defer wideChain.Close()
+	}
 
 	ways := []chainWay{
 		{"eager", func() error {
@@ -284,6 +310,9 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 		{"c-replay-bound", cChain.ReplayBound, k, cChain.ResetY, cChain.Y},
 		{"c-replay-empty", emptyChain.ReplayBound, 0, emptyChain.ResetY, emptyChain.Y},
 		{"c-replay-bound-vec4", vec4Chain.ReplayBound, k, vec4Chain.ResetY, vec4Chain.Y},
+	}
+	if wideChain != nil {
+		ways = append(ways, chainWay{"c-replay-bound-wide", wideChain.ReplayBound, k, wideChain.ResetY, wideChain.Y})
 	}
 	specs := make([]measureSpec, len(ways))
 	for i, w := range ways {

@@ -95,6 +95,9 @@ func runMatmul(cfg settings) (*suiteResult, error) {
 	if err := base.Close(); err != nil {
 		res.fail(fmt.Errorf("C baseline: %w", err))
 	}
+	if !cfg.quick {
+		addOpenBLAS(cfg, env, res)
+	}
 	if err := validationFailures(dev); err != nil {
 		res.fail(err)
 	}

@@ -19,7 +19,7 @@ func Builtins() map[string]Kernel {
 	// The element-wise kernels take four elements per invocation, 64
 	// invocations per group (forEach covers four per invocation).
 	local1D, localQuad, local2D := [3]uint32{256, 1, 1}, [3]uint32{64, 1, 1}, [3]uint32{8, 8, 1}
-	localSubgroup := [3]uint32{64, 1, 1}
+	localSubgroup, localWide := [3]uint32{64, 1, 1}, [3]uint32{8, 1, 1}
 	m := map[string]Kernel{}
 	withVariant(m, "fill", localQuad, 2, func(in *Invocation, s scalars) { fill(in, s[0], s[1]) })
 	withVariant(m, "copy", localQuad, 1, func(in *Invocation, s scalars) { copyWords(in, s[0]) })
@@ -32,6 +32,9 @@ func Builtins() map[string]Kernel {
 		"div": func(x, y float32) float32 { return x / y },
 	} {
 		withVariant(m, name, localQuad, 1, func(in *Invocation, s scalars) { elementwise(in, op, s[0]) })
+	}
+	for _, name := range []string{"fill", "copy", "axpy", "scale", "add", "sub", "mul", "div"} {
+		withWide(m, name)
 	}
 	// sum and dot: one element per invocation, a group covers its
 	// workgroup size; the subgroup variants: a group covers 256 elements at
@@ -51,6 +54,8 @@ func Builtins() map[string]Kernel {
 	withVariant(m, "sum_subgroup", localSubgroup, 1, sum(subgroupSpan))
 	withVariant(m, "dot", local1D, 1, dot(0))
 	withVariant(m, "dot_subgroup", localSubgroup, 1, dot(subgroupSpan))
+	withVariant(m, "sum_wide", localWide, 1, sum(wideSpan))
+	withVariant(m, "dot_wide", localWide, 1, dot(wideSpan))
 	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	withVariant(m, "softmax_subgroup", localSubgroup, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
@@ -65,6 +70,22 @@ func Builtins() map[string]Kernel {
 	}}
 	typedBuiltins(m)
 	return m
+}
+
+// withWide registers the wide variants of the element-wise kernel name
+// and of its dynamic variant (name_wide, name_wide_dyn): eight elements per
+// invocation over 32 invocations, the 256 elements per group that 64
+// invocations of four cover, so each runs the vec4 kernel's reference over
+// the elements twice its invocations of four would.
+func withWide(m map[string]Kernel, name string) {
+	for _, suffix := range []string{"", "_dyn"} {
+		quad := m[name+suffix]
+		m[name+"_wide"+suffix] = Kernel{Local: [3]uint32{defaultLocal1D / perWideInvocation, 1, 1}, Run: func(in *Invocation) {
+			asQuads := *in
+			asQuads.Local[0] *= perWideInvocation / perQuadInvocation
+			quad.Run(&asQuads)
+		}}
+	}
 }
 
 // scalars are a kernel's 4-byte scalar arguments in push-constant order,
@@ -109,8 +130,13 @@ func invocations(in *Invocation) uint64 {
 }
 
 // perQuadInvocation is the elements one invocation of an element-wise
-// kernel covers, as in the GLSL modules.
-const perQuadInvocation = 4
+// kernel covers, as in the GLSL modules; perWideInvocation, one of their
+// wide variants; defaultLocal1D, the elements a group of either covers.
+const (
+	perQuadInvocation = 4
+	perWideInvocation = 8
+	defaultLocal1D    = 256
+)
 
 // forEach calls f for every element index below n that the dispatch of an
 // element-wise kernel covers (four per invocation).
@@ -150,6 +176,10 @@ func elementwise(in *Invocation, op func(x, y float32) float32, n uint32) {
 
 // subgroupSpan is the elements a group of a subgroup reduction covers.
 const subgroupSpan = 256
+
+// wideSpan is the elements a group of a wide reduction (sum_wide,
+// dot_wide) covers.
+const wideSpan = 16384
 
 // partials writes, for every workgroup that covers elements below n, the
 // sum of its elements' values into out[group]. A group covers span

@@ -14,7 +14,7 @@
 #define CB_INSTANCE_FNS(X) \
 	X(DestroyInstance) X(EnumeratePhysicalDevices) X(GetPhysicalDeviceProperties) \
 	X(GetPhysicalDeviceMemoryProperties) X(GetPhysicalDeviceQueueFamilyProperties) X(CreateDevice) \
-	X(GetDeviceProcAddr)
+	X(GetDeviceProcAddr) X(GetPhysicalDeviceFeatures)
 #define CB_DEVICE_FNS(X) \
 	X(DestroyDevice) X(GetDeviceQueue) X(DeviceWaitIdle) X(CreateCommandPool) X(DestroyCommandPool) \
 	X(AllocateCommandBuffers) X(FreeCommandBuffers) X(ResetCommandBuffer) X(BeginCommandBuffer) \
@@ -45,6 +45,7 @@ struct cbase_device {
 	VkCommandBuffer util; // staging copies and clears
 	VkFence fence;
 	cb_fns fn;
+	int int64; // shaderInt64 enabled (the wide axpy chain's 64-bit words)
 	int live;
 	int staged; // every buffer goes through staging copies, mapped or not
 	int val_errors, val_warnings;
@@ -98,6 +99,8 @@ static int cb_failf(cbase_device *d, const char *msg) {
 cbase_device *cbase_new(void) { return calloc(1, sizeof(cbase_device)); }
 const char *cbase_error(const cbase_device *d) { return d->err; }
 const char *cbase_device_name(const cbase_device *d) { return d->name; }
+int cbase_has_int64(const cbase_device *d) { return d->int64; }
+
 int cbase_live(const cbase_device *d) { return d->live; }
 void cbase_set_staged(cbase_device *d, int staged) { d->staged = staged; }
 
@@ -213,7 +216,14 @@ int cbase_open(cbase_device *d, int validate, uint32_t index, const char *name) 
 	float priority = 1.0f;
 	VkDeviceQueueCreateInfo qci = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = family,
 		.queueCount = 1, .pQueuePriorities = &priority };
-	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci };
+	// shaderInt64 where offered, the one feature a chain's kernel may need
+	// (the wide axpy: 64-bit words); vkc enables it too.
+	VkPhysicalDeviceFeatures offered = { 0 }, enabled = { 0 };
+	d->fn.GetPhysicalDeviceFeatures(d->phys, &offered);
+	enabled.shaderInt64 = offered.shaderInt64;
+	d->int64 = offered.shaderInt64 == VK_TRUE;
+	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
+		.pEnabledFeatures = &enabled };
 	TRY(d, "vkCreateDevice", d->fn.CreateDevice(d->phys, &dci, NULL, &d->dev));
 #define CB_LOAD_DEVICE(fname) \
 	if (!(d->fn.fname = (PFN_vk##fname)d->fn.GetDeviceProcAddr(d->dev, "vk" #fname))) return cb_failf(d, "the device has no vk" #fname);

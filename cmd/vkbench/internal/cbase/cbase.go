@@ -230,6 +230,29 @@ func (d *Device) NewVec4Chain(x []float32, k int) (*Chain, error) {
 	return d.newChain(kernel.SPIRV, int(kernel.Span(kernel.LocalSize[0])), x, k)
 }
 
+// ErrNoInt64 is NewWideChain's answer on a device without shaderInt64.
+var ErrNoInt64 = errors.New("cbase: the device has no shaderInt64 (the wide axpy moves 64-bit words)")
+
+// NewWideChain builds the same chain with the project's wide axpy module
+// (axpy_wide: eight elements per invocation as 64-bit words, its own 32
+// invocations per workgroup, one workgroup per Span elements), the kernel
+// vkc runs on a CPU driver with shaderInt64: plain C running that shape,
+// so that vkc's replay there compares with the best plain C with the same
+// kernel. ErrNoInt64 on a device without shaderInt64.
+func (d *Device) NewWideChain(x []float32, k int) (*Chain, error) {
+	if err := d.open(); err != nil {
+		return nil, err
+	}
+	if C.cbase_has_int64(d.c) == 0 {
+		return nil, ErrNoInt64
+	}
+	kernel, err := shaders.Get("axpy_wide")
+	if err != nil {
+		return nil, err
+	}
+	return d.newChain(kernel.SPIRV, int(kernel.Span(kernel.LocalSize[0])), x, k)
+}
+
 // NewEmptyChain builds the same chain as NewChain, same groups, bindings,
 // constants and barriers, with a kernel whose body is empty (empty.comp):
 // y stays as it is. Its ReplayBound is what the driver charges per launch

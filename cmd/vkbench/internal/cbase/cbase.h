@@ -38,6 +38,9 @@ const char *cbase_device_name(const cbase_device *d);
 // cbase_live counts the Vulkan objects made on the device and not yet
 // destroyed (buffers, memory, pipelines, command buffers and the rest).
 int cbase_live(const cbase_device *d);
+// cbase_has_int64 reports whether the device has shaderInt64 enabled (it is
+// enabled wherever offered), which the wide axpy chain needs.
+int cbase_has_int64(const cbase_device *d);
 // cbase_set_staged makes buffers made from now on skip the mapping and go
 // through staging copies, the path of devices whose device-local memory the
 // host cannot map (discrete GPUs), so that a CPU driver can test it.

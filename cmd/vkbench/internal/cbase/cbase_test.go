@@ -2,6 +2,7 @@ package cbase
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,9 +35,12 @@ func TestChainRunsEveryWay(t *testing.T) {
 		x[i] = float32(i % 3)
 	}
 	const k = 4
-	for name, build := range map[string]func([]float32, int) (*Chain, error){"scalar": d.NewChain, "vec4": d.NewVec4Chain} {
+	for name, build := range map[string]func([]float32, int) (*Chain, error){"scalar": d.NewChain, "vec4": d.NewVec4Chain, "wide": d.NewWideChain} {
 		t.Run(name, func(t *testing.T) {
 			ch, err := build(x, k)
+			if errors.Is(err, ErrNoInt64) {
+				t.Skip("the device has no shaderInt64")
+			}
 			require.NoError(t, err)
 			defer ch.Close()
 			assert.Positive(t, d.Live())
