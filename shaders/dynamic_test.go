@@ -12,7 +12,7 @@ import (
 
 // withVariants are the static kernels a dynamic graph needs: every one with
 // scalars except transpose, whose shape no graph changes.
-var withVariants = []string{"add", "axpy", "binary_f16", "binary_f64", "copy", "div", "dot", "dot_f16", "dot_f64", "dot_subgroup", "fill", "matmul", "matmul_f16", "matmul_f64", "mul", "scale", "softmax", "softmax_f16", "softmax_f64", "softmax_subgroup", "sub", "sum", "sum_f16", "sum_f64", "sum_subgroup"}
+var withVariants = []string{"add", "axpy", "binary_f16", "binary_f64", "copy", "div", "dot", "dot_f16", "dot_f64", "dot_subgroup", "fill", "matmul", "matmul_f16", "matmul_f64", "matmul_wide", "matmul_wide_f16", "mul", "scale", "softmax", "softmax_f16", "softmax_f64", "softmax_subgroup", "sub", "sum", "sum_f16", "sum_f64", "sum_subgroup"}
 
 // scalarsOf reads a static kernel's push-constant words from its PushDoc
 // ("a float32, n uint32"): each field starts with the word's name and type.
