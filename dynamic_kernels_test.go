@@ -270,16 +270,25 @@ func dynMatrixCases(dev *Device) []dynCase {
 	// M x N x K; A and C hold capRows rows and the groups cover
 	// dispatchRows of them. N = 64 takes matmul's vec4 path, 53 its scalar
 	// one.
-	for _, sh := range []struct{ m, n, k, capRows, dispatchRows int }{
-		{1, 1, 1, 1, 1},
-		{37, 53, 29, 37, 37},
-		{20, 64, 16, 90, 90},
+	// matmul_wide (N and K multiples of 8; tiles of 128 rows by 256
+	// columns): one octet, rows past a tile, columns past one.
+	for _, sh := range []struct {
+		kernel                         string
+		m, n, k, capRows, dispatchRows int
+		tile                           [2]int
+	}{
+		{"matmul", 1, 1, 1, 1, 1, [2]int{64, 64}},
+		{"matmul", 37, 53, 29, 37, 37, [2]int{64, 64}},
+		{"matmul", 20, 64, 16, 90, 90, [2]int{64, 64}},
+		{"matmul_wide", 1, 8, 8, 1, 1, [2]int{256, 128}},
+		{"matmul_wide", 37, 72, 24, 37, 37, [2]int{256, 128}},
+		{"matmul_wide", 20, 264, 16, 150, 150, [2]int{256, 128}},
 	} {
 		m, n, k := sh.m, sh.n, sh.k
 		r := rng(92, m, n, k, sh.capRows)
 		as, bs := randFloats(r, sh.capRows*k, -1, 1), randFloats(r, k*n, -1, 1)
-		c := dynCase{name: fmt.Sprintf("matmul/%dx%dx%d,capacity-rows=%d", m, n, k, sh.capRows), out: 2}
-		c.step("matmul", [3]uint32{ceilDiv(n, 64), ceilDiv(sh.dispatchRows, 64), 1}, []uint32{uint32(m), uint32(n), uint32(k)},
+		c := dynCase{name: fmt.Sprintf("%s/%dx%dx%d,capacity-rows=%d", sh.kernel, m, n, k, sh.capRows), out: 2}
+		c.step(sh.kernel, [3]uint32{ceilDiv(n, sh.tile[0]), ceilDiv(sh.dispatchRows, sh.tile[1]), 1}, []uint32{uint32(m), uint32(n), uint32(k)},
 			c.buffer(dynWords(as)), c.buffer(dynWords(bs)), c.buffer(dynSentinels(sh.capRows*n)))
 		c.want = make([]float64, m*n)
 		mag := make([]float64, m*n)

@@ -554,7 +554,7 @@ func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[u
 	if err != nil {
 		return err
 	}
-	kern, err := d.kernelFor("matmul"+sfx, l.p == nil)
+	kern, err := d.kernelFor(d.matmulKernel(sfx, n, k), l.p == nil)
 	if err != nil {
 		return err
 	}
@@ -575,6 +575,19 @@ func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[u
 	size := a.core.elem.size()
 	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*size), {}, l.prefix(l.p.buf, uint64(n)*size)}
 	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{gx, gy, 1}, &p)
+}
+
+// matmulKernel names the matmul kernel for suffix sfx and a k x n B: on a
+// CPU driver with 64-bit integers, matmul_wide where n and k are multiples
+// of 8 (its loads take eight elements at a time; 2-3x the blocked kernel's
+// speed on lavapipe, whose per-lane loads it makes fewer of); elsewhere,
+// and for float64, the register-blocked matmul, whose block ShapeFor picks
+// per device.
+func (d *Device) matmulKernel(sfx string, n, k int) string {
+	if sfx != "_f64" && d.info.Type == TypeCPU && d.info.Features.Has(FeatureInt64) && n%8 == 0 && k%8 == 0 {
+		return "matmul_wide" + sfx
+	}
+	return "matmul" + sfx
 }
 
 // Transpose writes dst[cols x rows] = src[rows x cols]ᵀ, row-major. dst

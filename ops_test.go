@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/shaders"
@@ -251,8 +252,12 @@ func TestReductionsAgainstReference(t *testing.T) {
 // just past one and two tiles of both blocks (64 and 128 on lavapipe).
 // A 1024x1024 output costs a billion multiply-adds, seconds on lavapipe;
 // the 1x1024x1024 case covers the long rows and the full-width output.
+// Those with N and K multiples of 8 run matmul_wide on a CPU driver: one
+// octet of columns, one block of k, M past its 128-row tile and N one
+// octet past its 256-column tile, odd M.
 var matmulShapes = [][3]int{{1, 1, 1}, {37, 53, 29}, {64, 64, 64}, {256, 256, 256}, {1, 1024, 1024}, {3, 5, 1000},
-	{129, 132, 7}, {65, 257, 9}, {257, 131, 3}, {200, 260, 40}}
+	{129, 132, 7}, {65, 257, 9}, {257, 131, 3}, {200, 260, 40},
+	{1, 8, 8}, {17, 8, 16}, {129, 520, 8}, {67, 264, 136}}
 
 // checkMatmul runs mul on random inputs of every shape in matmulShapes and
 // compares C with a float64 reference.
@@ -281,8 +286,8 @@ func checkMatmul(t *testing.T, dev *Device, mul func(a, b, c *Buffer[float32], m
 	}
 }
 
-// Matmul as the device runs it: on lavapipe, the CPU block (16x16 per
-// invocation).
+// Matmul as the device runs it: on lavapipe, matmul_wide where N and K
+// are multiples of 8, the CPU block (16x16 per invocation) elsewhere.
 func TestMatmulAgainstReference(t *testing.T) {
 	dev := openTest(t)
 	s := dev.Stream()
@@ -308,6 +313,27 @@ func TestMatmulGPUBlockAgainstReference(t *testing.T) {
 		groups := [3]uint32{ceilDiv(n, int(gpu.Tile[0])), ceilDiv(m, int(gpu.Tile[1])), 1}
 		return kern.Launch(s, groups, pushWords(&p, uint32(m), uint32(n), uint32(k)), a, b, c)
 	})
+}
+
+// A CPU driver with 64-bit integers runs matmul_wide for the shapes it
+// takes (N and K multiples of 8) for float32 and Float16, and the blocked
+// kernel otherwise and for float64; a device without shaderInt64 never
+// gets it.
+func TestMatmulPicksTheWideKernelWhereItApplies(t *testing.T) {
+	dev := openTest(t)
+	if dev.info.Type != TypeCPU || !dev.info.Features.Has(FeatureInt64) {
+		t.Skip("matmul_wide runs on a CPU driver with shaderInt64")
+	}
+	assert.Equal(t, "matmul_wide", dev.matmulKernel("", 64, 64))
+	assert.Equal(t, "matmul_wide_f16", dev.matmulKernel("_f16", 8, 1024))
+	assert.Equal(t, "matmul_f64", dev.matmulKernel("_f64", 64, 64))
+	assert.Equal(t, "matmul", dev.matmulKernel("", 60, 64))
+	assert.Equal(t, "matmul", dev.matmulKernel("", 64, 12))
+	assert.Equal(t, "matmul_f16", dev.matmulKernel("_f16", 45, 129))
+
+	without := openTest(t, WithoutFeatures(FeatureInt64))
+	assert.Equal(t, "matmul", without.matmulKernel("", 64, 64))
+	assert.Equal(t, "matmul_f16", without.matmulKernel("_f16", 64, 64))
 }
 
 func TestTransposeAgainstReference(t *testing.T) {

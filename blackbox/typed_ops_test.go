@@ -247,10 +247,14 @@ func runTypedOps[T vkc.Float](t *testing.T, dev *vkc.Device, ty typed[T]) {
 		w.log(t, ty.name, fmt.Sprintf("softmax %dx%d", rows, cols), "64u·r + store")
 	}
 
-	// Matmul: each C element a sequential sum of K products in the
-	// arithmetic's type: within K·u·Σ|a·b| (each product exact for Float16
-	// in float32; within u in float64, so K+1 there), then the store.
-	for _, shape := range [][3]int{{67, 45, 129}, {64, 64, 64}} {
+	// Matmul: each C element a sum of K products in the arithmetic's type,
+	// in whatever order the kernel forms it (sequentially, or in blocks of
+	// eight fused multiply-adds added to the running sum, as matmul_wide
+	// does): within K·u·Σ|a·b| (each product exact for Float16 in float32;
+	// within u in float64, so K+1 there), then the store. 67x264x136 has N
+	// and K multiples of 8 (matmul_wide's shapes on a CPU driver), M odd
+	// and N one octet past its tile.
+	for _, shape := range [][3]int{{67, 45, 129}, {64, 64, 64}, {67, 264, 136}} {
 		m, nn, k := shape[0], shape[1], shape[2]
 		av, aval := ty.random(rng, m*k, 0, 2, true)
 		bv, bval := ty.random(rng, k*nn, 0, 2, true)

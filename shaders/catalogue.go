@@ -241,6 +241,10 @@ func (k Kernel) ShapeFor(t Target) Shape {
 var shapes = map[string]func(Kernel, Target) Shape{
 	"matmul":               matmulShape,
 	"matmul_dyn":           matmulShape,
+	"matmul_wide":          wideShape,
+	"matmul_wide_dyn":      wideShape,
+	"matmul_wide_f16":      wideShape,
+	"matmul_wide_f16_dyn":  wideShape,
 	"sum_subgroup":         subgroupShape,
 	"sum_subgroup_dyn":     subgroupShape,
 	"dot_subgroup":         subgroupShape,
@@ -284,6 +288,28 @@ func matmulShape(k Kernel, t Target) Shape {
 	}
 	return Shape{LocalSize: [3]uint32{x, y, 1}, Spec: []uint32{matmulBlock16}, Tile: [2]uint32{16 * x, 16 * y}}
 }
+
+// wideShape sizes matmul_wide's workgroup (and its _f16 and dynamic
+// variants'): x the SIMD width on a CPU driver, so that the lanes of one
+// batch read consecutive column octets and share their rows of A, and y
+// making 64 invocations; the catalogue's 8 x 8 where the device reports no
+// width or its limits refuse.
+func wideShape(k Kernel, t Target) Shape {
+	def := Shape{LocalSize: k.LocalSize, Tile: k.Tile}
+	x := max(t.SubgroupSize, 8)
+	y := max(64/x, 1)
+	if !t.CPU || x > t.MaxLocalSize[0] || y > t.MaxLocalSize[1] || x*y > t.MaxInvocations {
+		return def
+	}
+	return Shape{LocalSize: [3]uint32{x, y, 1}, Tile: [2]uint32{wideCols * x, wideRows * y}}
+}
+
+// The block of C one invocation of matmul_wide keeps (WIDE_ROWS and
+// 8*WIDE_OCTS in matmul_wide.glsl).
+const (
+	wideRows = 16
+	wideCols = 32
+)
 
 // The values of matmul's BLOCK specialization constant.
 const (
@@ -482,6 +508,23 @@ var catalogue = []Kernel{
 		LocalSize: [3]uint32{8, 8, 1},
 		Tile:      [2]uint32{64, 64},
 	},
+	// matmul_wide: matmul's contract for N and K multiples of 8, shaped for
+	// CPU drivers: each invocation keeps a 16 x 32 block of C and reads A
+	// and B eight elements at a time as 64-bit lanes, so a group covers
+	// 16*LocalSize[1] rows by 32*LocalSize[0] columns (128 x 256); ShapeFor
+	// sets LocalSize[0] to the SIMD width. Needs shaderInt64: a launcher
+	// runs it on a CPU driver that has it and the shape it takes, matmul
+	// otherwise (on a GPU its block would not fit in registers).
+	// Groups: ceil(N/Tile[0]) x ceil(M/Tile[1]).
+	// Bindings: 0 A (read), 1 B (read), 2 C (write). Push: M, N, K uint32.
+	{
+		Name:      "matmul_wide",
+		Bindings:  []Binding{ro("A"), ro("B"), wo("C")},
+		PushSize:  12,
+		PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C; a multiple of 8), K uint32 (columns of A = rows of B; a multiple of 8)",
+		LocalSize: [3]uint32{8, 8, 1},
+		Tile:      [2]uint32{wideCols * 8, wideRows * 8},
+	},
 	// transpose: dst[c][r] = src[r][c] with src rows x cols, row-major,
 	// through a shared-memory tile of LocalSize[0] x LocalSize[1] elements.
 	// Groups: ceil(cols/Tile[0]) x ceil(rows/Tile[1]) over the input.
@@ -598,6 +641,17 @@ var catalogue = []Kernel{
 		LocalSize: [3]uint32{8, 8, 1},
 		Tile:      [2]uint32{64, 64},
 		DynamicOf: "matmul",
+		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
+	},
+	// matmul_wide_dyn: matmul_wide with M, N and K from device memory.
+	// Bindings: 0 A (read), 1 B (read), 2 C (write), 3 M, 4 N, 5 K.
+	// Groups: ceil(N/Tile[0]) x ceil(M/Tile[1]).
+	{
+		Name:      "matmul_wide_dyn",
+		Bindings:  []Binding{ro("A"), ro("B"), wo("C"), ro("M"), ro("N"), ro("K")},
+		LocalSize: [3]uint32{8, 8, 1},
+		Tile:      [2]uint32{wideCols * 8, wideRows * 8},
+		DynamicOf: "matmul_wide",
 		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
 	},
 	// softmax_subgroup_dyn: softmax_subgroup with rows and cols from device

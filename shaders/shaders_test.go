@@ -160,7 +160,7 @@ func TestTilesFollowTheWorkgroupSize(t *testing.T) {
 		if k.DynamicOf != "" {
 			base = k.DynamicOf // a variant is tiled as its static kernel
 		}
-		if base != "matmul" && base != "matmul_f16" && base != "matmul_f64" && base != "transpose" {
+		if base != "matmul" && base != "matmul_f16" && base != "matmul_f64" && base != "matmul_wide" && base != "matmul_wide_f16" && base != "transpose" {
 			assert.Zero(t, k.Tile, "%s is not tiled in 2-D", k.Name)
 		}
 	}

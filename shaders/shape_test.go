@@ -61,6 +61,32 @@ func TestMatmulShapeFitsTheDevice(t *testing.T) {
 	}
 }
 
+// matmul_wide and its variants cover 16 rows by 32 columns per invocation
+// on every device; a CPU driver gets x = its SIMD width and 64 invocations
+// where the device allows them, every other device the catalogue's shape.
+func TestWideMatmulShapeFitsTheDevice(t *testing.T) {
+	for _, name := range []string{"matmul_wide", "matmul_wide_dyn", "matmul_wide_f16", "matmul_wide_f16_dyn"} {
+		k, err := Get(name)
+		require.NoError(t, err)
+		assert.Equal(t, [2]uint32{32 * k.LocalSize[0], 16 * k.LocalSize[1]}, k.Tile, name)
+		for _, target := range shapeTargets {
+			sh := k.ShapeFor(target)
+			assert.Empty(t, sh.Spec, "no constant past the workgroup size")
+			assert.Equal(t, [2]uint32{32 * sh.LocalSize[0], 16 * sh.LocalSize[1]}, sh.Tile, "%s on %+v", name, target)
+			assert.LessOrEqual(t, sh.LocalSize[0]*sh.LocalSize[1]*sh.LocalSize[2], target.MaxInvocations)
+			for i := range 3 {
+				assert.LessOrEqual(t, sh.LocalSize[i], target.MaxLocalSize[i])
+			}
+			width := max(target.SubgroupSize, 8)
+			if target.CPU && width*max(64/width, 1) <= target.MaxInvocations && width <= target.MaxLocalSize[0] {
+				assert.Equal(t, width, sh.LocalSize[0], "%s on %+v: x is the SIMD width", name, target)
+			} else {
+				assert.Equal(t, Shape{LocalSize: k.LocalSize, Tile: k.Tile}, sh, "%s: the catalogue's shape on %+v", name, target)
+			}
+		}
+	}
+}
+
 // The subgroup reductions run one subgroup per workgroup where the
 // subgroup size divides 64 (so no barrier runs), 64 invocations otherwise,
 // and cover the same elements per group at every size: 256 for the

@@ -69,5 +69,16 @@ func typedOps() []Kernel {
 				LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{64, 64}, DynamicOf: "matmul" + t, Scalars: []Scalar{u32("M"), u32("N"), u32("K")}},
 		)
 	}
+	// matmul_wide_f16: matmul_wide's contract, geometry and needs, plus
+	// storageBuffer16BitAccess; Float16 elements widened to float32, C
+	// stored in 16 bits.
+	out = append(out,
+		Kernel{Name: "matmul_wide_f16", Bindings: []Binding{ro("A"), ro("B"), wo("C")}, PushSize: 12,
+			PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C; a multiple of 8), K uint32 (columns of A = rows of B; a multiple of 8)",
+			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}},
+		Kernel{Name: "matmul_wide_f16" + dynamicSuffix, Bindings: []Binding{ro("A"), ro("B"), wo("C"), ro("M"), ro("N"), ro("K")},
+			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}, DynamicOf: "matmul_wide_f16",
+			Scalars: []Scalar{u32("M"), u32("N"), u32("K")}},
+	)
 	return out
 }

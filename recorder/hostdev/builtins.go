@@ -57,6 +57,9 @@ func Builtins() map[string]Kernel {
 	withVariant(m, "sum_wide", localWide, 1, sum(wideSpan))
 	withVariant(m, "dot_wide", localWide, 1, dot(wideSpan))
 	withVariant(m, "matmul", local2D, 3, func(in *Invocation, s scalars) { matmul(in, s[0], s[1], s[2]) })
+	withVariant(m, "matmul_wide", local2D, 3, func(in *Invocation, s scalars) {
+		matmulCovered(in, s[0], s[1], s[2], wideRows, wideCols)
+	})
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	withVariant(m, "softmax_subgroup", localSubgroup, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	m["clamp_groups"] = Kernel{Local: [3]uint32{1, 1, 1}, Run: func(in *Invocation) {
@@ -203,16 +206,29 @@ func partials(in *Invocation, n32 uint32, span uint32, value func(uint32) float3
 // matmul: C[M x N] = A[M x K] B[K x N]; each invocation covers 8 x 8
 // outputs, so the dispatch covers 8*Local rows and columns per group.
 func matmul(in *Invocation, m32, n32, k32 uint32) {
-	m, n, k := uint64(m32), uint64(n32), uint64(k32)
-	a, b, c := in.Buffers[0], in.Buffers[1], in.Buffers[2]
 	// Each invocation covers a block of 8x8 elements, or 16x16 where the
 	// BLOCK constant (3) is 1, as the catalogue's module does.
 	block := uint64(8)
 	if v, ok := in.specValue(3); ok && v == 1 {
 		block = 16
 	}
-	rows := min(m, uint64(in.Groups[1])*uint64(in.Local[1])*block)
-	cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*block)
+	matmulCovered(in, m32, n32, k32, block, block)
+}
+
+// The block of C one invocation of matmul_wide covers (16 rows by 32
+// columns, as the catalogue's module does).
+const (
+	wideRows = 16
+	wideCols = 32
+)
+
+// matmulCovered is matmul over the rows and columns its groups cover, each
+// invocation covering rowsPer x colsPer elements of C.
+func matmulCovered(in *Invocation, m32, n32, k32 uint32, rowsPer, colsPer uint64) {
+	m, n, k := uint64(m32), uint64(n32), uint64(k32)
+	a, b, c := in.Buffers[0], in.Buffers[1], in.Buffers[2]
+	rows := min(m, uint64(in.Groups[1])*uint64(in.Local[1])*rowsPer)
+	cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*colsPer)
 	for r := uint64(0); r < rows; r++ {
 		for col := uint64(0); col < cols; col++ {
 			var s float32

@@ -319,11 +319,20 @@ func registerTyped[F float32 | float64](m map[string]Kernel, suffix string, e el
 			}
 		}
 	})
-	withVariant(m, "matmul"+suffix, local2D, 3, func(in *Invocation, s scalars) {
+	withVariant(m, "matmul"+suffix, local2D, 3, typedMatmul(e, 8, 8))
+	if suffix == "_f16" {
+		withVariant(m, "matmul_wide"+suffix, local2D, 3, typedMatmul(e, wideRows, wideCols))
+	}
+}
+
+// typedMatmul is the typed matmul over the rows and columns its groups
+// cover, each invocation covering rowsPer x colsPer elements of C.
+func typedMatmul[F float32 | float64](e elements[F], rowsPer, colsPer uint64) func(*Invocation, scalars) {
+	return func(in *Invocation, s scalars) {
 		mr, n, k := uint64(s[0]), uint64(s[1]), uint64(s[2])
 		a, b, c := in.Buffers[0], in.Buffers[1], in.Buffers[2]
-		rows := min(mr, uint64(in.Groups[1])*uint64(in.Local[1])*8)
-		cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*8)
+		rows := min(mr, uint64(in.Groups[1])*uint64(in.Local[1])*rowsPer)
+		cols := min(n, uint64(in.Groups[0])*uint64(in.Local[0])*colsPer)
 		for r := uint64(0); r < rows; r++ {
 			for col := uint64(0); col < cols; col++ {
 				var acc F
@@ -333,7 +342,7 @@ func registerTyped[F float32 | float64](m map[string]Kernel, suffix string, e el
 				e.put(c, uint32(r*n+col), acc)
 			}
 		}
-	})
+	}
 }
 
 // typedPartials is partials for the typed reductions: sums in F.

@@ -484,8 +484,9 @@ func (d *Device) NewSgemm(n int, a, b []float32) (*Sgemm, error) {
 // NewSgemmBlocked uploads a and b (n*n each, n a multiple of 4) and
 // records the product with the register-blocked kernel of
 // sgemm_blocked.comp (16 x 16 elements of C per invocation): plain C
-// running the block vkc's matmul runs on a CPU driver, so that the
-// comparison measures what vkc adds around the same kernel shape.
+// running the block of vkc's blocked matmul on a CPU driver, so that the
+// comparison shows what vkc adds around that kernel shape, or, where vkc
+// runs matmul_wide, what its kernel gains over it.
 func (d *Device) NewSgemmBlocked(n int, a, b []float32) (*Sgemm, error) {
 	if n%4 != 0 {
 		return nil, fmt.Errorf("cbase: blocked sgemm of n=%d: n must be a multiple of 4", n)
