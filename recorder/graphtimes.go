@@ -164,8 +164,10 @@ func (g *Graph) LastProfile(ctx context.Context) ([]LaunchTime, time.Duration, e
 		return nil, 0, fmt.Errorf("%w: the graph was never replayed", ErrProfileState)
 	}
 	// A wait that failed earlier is tried again: the replay may have run.
+	// Only a wait the context stopped ends here: one that completed, even
+	// with the context cancelled since, has its times to give.
 	werr := b.syncThrough(ctx, g.lastSerial)
-	if ctx.Err() != nil {
+	if werr != nil && ctx.Err() != nil {
 		return nil, 0, werr
 	}
 	if b.subs.failedAt(g.lastSerial) {
