@@ -278,11 +278,11 @@ func TestGraphProfileRacesClose(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 5 {
-					if err := graph.Replay(); err != nil {
-						require.ErrorIs(t, err, recorder.ErrClosed)
+					if err := graph.Replay(); err != nil && !errors.Is(err, recorder.ErrClosed) {
+						t.Errorf("round %d: Replay: %v", round, err)
 					}
-					if _, _, err := graph.LastProfile(context.Background()); err != nil {
-						require.ErrorIs(t, err, recorder.ErrClosed)
+					if _, _, err := graph.LastProfile(context.Background()); err != nil && !errors.Is(err, recorder.ErrClosed) {
+						t.Errorf("round %d: LastProfile: %v", round, err)
 					}
 				}
 			}()
