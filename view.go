@@ -10,8 +10,9 @@ import (
 )
 
 // ErrOutOfRange is a view that does not lie inside its buffer: a negative
-// offset or length, a range past the buffer's last element, or a byte
-// offset that is not a multiple of the view's element size.
+// offset, a length below one (a view of nothing would bind nothing), a
+// range past the buffer's last element, or a byte offset that is not a
+// multiple of the view's element size.
 var ErrOutOfRange = errors.New("vkc: view outside its buffer")
 
 // View returns a buffer aliasing elements [offset, offset+n) of b: the
