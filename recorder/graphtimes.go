@@ -13,8 +13,8 @@ type CaptureOptions struct {
 	// Profile records a timestamp before and after each launch into the
 	// graph's command buffer (each query reset there first, so the buffer
 	// can be resubmitted; consecutive launches share one), so every replay
-	// leaves its per-launch device times for Graph.LastProfile. A graph captured without it holds no
-	// timestamp and pays nothing for them.
+	// leaves its per-launch device times for Graph.LastProfile. A graph
+	// captured without it holds no timestamp and pays nothing for them.
 	Profile bool
 }
 
