@@ -277,6 +277,14 @@ func firstReduction(srcs []*bufferCore, sfx string) string {
 // sum; two: dot, then sums of the partials) into out; sfx picks the
 // kernels of the sources' type.
 func reduceOp(s *Stream, op, sfx string, srcs []*bufferCore, out *bufferCore, n *Param[uint32]) error {
+	// Whether a pass reads the inputs and writes out in one launch depends
+	// on the length, so the rule is decided here once: out overlaps no
+	// input, unless it is that input whole (a one-element sum).
+	for _, src := range srcs {
+		if src.overlaps(out) && src.claim != out.claim {
+			return fmt.Errorf("%w: %s: the result overlaps an input (give it memory of its own)", ErrOverlap, op)
+		}
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func present(op string, bufs ...Arg) error {
 func distinct(op string, out *bufferCore, what string, ins ...*bufferCore) error {
 	for _, in := range ins {
 		if in.overlaps(out) {
-			return fmt.Errorf("vkc: %s: the output overlaps %s (the op cannot run in place; use another buffer or a disjoint view)", op, what)
+			return fmt.Errorf("%w: %s: the output overlaps %s (the op cannot run in place; use another buffer or a disjoint view)", ErrOverlap, op, what)
 		}
 	}
 	return nil

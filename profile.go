@@ -50,11 +50,11 @@ func (p *Profile) String() string {
 // per launch); a stream that never profiles writes none. A Graph.Replay
 // on s's slot inside fn is one entry ("replay of N launches"), timed by
 // timestamps around it; a graph captured with CaptureOptions.Profile
-// times its own launches, read with Graph.LastProfile. Launches that a capture window inside fn records run only at
-// replay, and are not in the profile; a Profile begun while the slot has
-// a capture window open, or already profiles, fails with
-// ErrProfileState. fn's error is returned with the profile of what it
-// queued.
+// times its own launches, read with Graph.LastProfile. Launches that a
+// capture window inside fn records run only at replay, and are not in
+// the profile; a Profile begun while the slot has a capture window open,
+// or already profiles, fails with ErrProfileState. fn's error is returned
+// with the profile of what it queued.
 func (s *Stream) Profile(fn func(*Stream) error) (*Profile, error) {
 	if fn == nil {
 		return nil, errNilProfileFunc

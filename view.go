@@ -1,18 +1,12 @@
 package vkc
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
 )
-
-// ErrOutOfRange is a view that does not lie inside its buffer: a negative
-// offset or length, a range past the buffer's last element, or a byte
-// offset that is not a multiple of the view's element size.
-var ErrOutOfRange = errors.New("vkc: view outside its buffer")
 
 // View returns a buffer aliasing elements [offset, offset+n) of b: the
 // same memory, usable everywhere a buffer is (ops, Kernel.Launch, Copy,
@@ -143,8 +137,8 @@ func (bs *bounces) in(s *Stream, k *Kernel, cores []*bufferCore, binds []capture
 		}
 		if dynamic {
 			bs.drop(s)
-			return fmt.Errorf("vkc: kernel %q: buffer %d is a view at byte %d, not a multiple of the device's storage-buffer offset alignment (%d) or not whole 32-bit words, and a launch sized by a length param takes only views it can bind as they are",
-				k.name, i, c.claim.Offset-c.memory().claim.Offset, s.dev.info.Limits.MinStorageBufferOffsetAlignment)
+			return fmt.Errorf("%w: kernel %q: buffer %d is a view at byte %d, not a multiple of the device's storage-buffer offset alignment (%d) or not whole 32-bit words, and a launch sized by a length param takes only views it can bind as they are",
+				ErrUnsupported, k.name, i, c.claim.Offset-c.memory().claim.Offset, s.dev.info.Limits.MinStorageBufferOffsetAlignment)
 		}
 		tmp, err := rec.AllocOn(s.id, alloc.DeviceLocal, (c.claim.Size+elemSize-1)&^(elemSize-1))
 		if err != nil {
@@ -175,8 +169,13 @@ func (bs *bounces) out(s *Stream, cores []*bufferCore, binds []capture.Binding) 
 		}
 		tmp := bs.temps[i]
 		head := alloc.Claim{Page: tmp.Page, Offset: tmp.Offset, Size: c.claim.Size}
-		if cerr := s.dev.rec.Copy(s.id, head, c.claim, c.claim.Size); cerr != nil && err == nil {
-			err = public(cerr)
+		if cerr := s.dev.rec.Copy(s.id, head, c.claim, c.claim.Size); cerr != nil {
+			// The launch's result for the view is lost with the stand-in:
+			// the view must not read as its old bytes.
+			s.dev.rec.Taint([]alloc.Claim{c.claim}, cerr)
+			if err == nil {
+				err = public(cerr)
+			}
 		}
 	}
 	bs.drop(s)
@@ -209,9 +208,9 @@ func (k *Kernel) checkAliasing(cores []*bufferCore) error {
 			}
 			switch {
 			case !k.user && a.claim != b.claim:
-				return fmt.Errorf("vkc: %s: buffers %d and %d overlap in part (views of one buffer given to one op must be the same range or disjoint)", k.name, i, j)
+				return fmt.Errorf("%w: %s: buffers %d and %d overlap in part (views of one buffer given to one op must be the same range or disjoint)", ErrOverlap, k.name, i, j)
 			case k.user && (!a.bindable() || !b.bindable()):
-				return fmt.Errorf("vkc: kernel %q: buffers %d and %d overlap, one written, and one is a view bound through a copy (see View): give it an aligned view", k.name, i, j)
+				return fmt.Errorf("%w: kernel %q: buffers %d and %d overlap, one written, and one is a view bound through a copy (see View): give it an aligned view", ErrOverlap, k.name, i, j)
 			}
 		}
 	}

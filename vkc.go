@@ -100,6 +100,17 @@ var (
 	// ErrReadTaken: Wait of a PendingRead already waited for (its bytes
 	// were handed out) or closed.
 	ErrReadTaken = errors.New("vkc: pending read already waited for or closed")
+	// ErrOutOfRange: a view that does not lie inside its buffer (a
+	// negative offset, an empty or negative length, a range past the last
+	// element), or a ViewAs byte offset that is not a multiple of the new
+	// element type's size. Nothing was created.
+	ErrOutOfRange = errors.New("vkc: view outside its buffer")
+	// ErrOverlap: buffers of one op share memory in a way it cannot
+	// honour: an output overlapping an input of an op that cannot run in
+	// place (Copy, Convert, Matmul, Transpose, the reductions), or two
+	// buffers of an op, one written, that overlap without being the same
+	// range. Nothing ran.
+	ErrOverlap = errors.New("vkc: buffers of one op overlap")
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
 	ErrNeverWritten = errNeverWritten

@@ -67,7 +67,6 @@ func TestProfiledGraphTimesEachLaunch(t *testing.T) {
 			sum += l.Device
 		}
 		assert.LessOrEqual(t, sum, p.Total+time.Microsecond, "the launches fit in the total")
-		assert.Greater(t, p.Launches[0].Device, p.Launches[1].Device, "20000 steps per element cost more than one axpy")
 		if replay == 0 {
 			t.Logf("\n%s", p)
 		}

@@ -204,9 +204,17 @@ func TestOverlappingViewsRefusedWhereTheOpCannotHonourThem(t *testing.T) {
 	xs := ramp(16, 1, 0)
 	b := upload(t, dev, xs)
 	lo, hi, mid := view(t, b, 0, 8), view(t, b, 8, 8), view(t, b, 4, 8)
-	require.Error(t, vkc.Add(s, lo, hi, mid), "the output overlaps both inputs in part")
-	require.Error(t, vkc.Axpy(s, 1, lo, mid), "y overlaps x in part")
-	require.Error(t, vkc.Copy(s, lo, mid), "a copy between overlapping ranges")
+	require.ErrorIs(t, vkc.Add(s, lo, hi, mid), vkc.ErrOverlap, "the output overlaps both inputs in part")
+	require.ErrorIs(t, vkc.Axpy(s, 1, lo, mid), vkc.ErrOverlap, "y overlaps x in part")
+	require.ErrorIs(t, vkc.Copy(s, lo, mid), vkc.ErrOverlap, "a copy between overlapping ranges")
+	require.ErrorIs(t, vkc.Convert(s, lo, mid), vkc.ErrOverlap, "a conversion between overlapping ranges")
+	for _, n := range []int{16, 9} { // one pass and several: the rule does not depend on the length
+		long := upload(t, dev, ramp(1<<n, 0, 1))
+		require.ErrorIs(t, vkc.Sum(s, long, view(t, long, 3, 1)), vkc.ErrOverlap, "Sum into an element of its input (%d elements)", 1<<n)
+		require.ErrorIs(t, vkc.Dot(s, long, long, view(t, long, 0, 1)), vkc.ErrOverlap, "Dot into an element of an input")
+	}
+	one := view(t, b, 5, 1)
+	require.NoError(t, vkc.Sum(s, one, one), "a one-element sum into itself")
 	require.Equal(t, xs, readAll(t, b), "refused ops change nothing")
 	out := upload(t, dev, filled(8, 0))
 	require.NoError(t, vkc.Add(s, lo, mid, out), "inputs may overlap each other")
@@ -285,6 +293,7 @@ func TestDynamicOpsOnViews(t *testing.T) {
 
 	odd := view(t, by, 33, 20)
 	err = vkc.AxpyDyn(s, a, x, odd, n)
+	require.ErrorIs(t, err, vkc.ErrUnsupported)
 	require.ErrorContains(t, err, "length param")
 	require.Equal(t, ys, readAll(t, by), "the refused launch changed nothing")
 	require.NoError(t, vkc.AxpyDyn(s, a, x, odd, nil), "no length param: the view goes through a copy")

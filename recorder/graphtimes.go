@@ -13,8 +13,8 @@ type CaptureOptions struct {
 	// Profile records a timestamp before and after each launch into the
 	// graph's command buffer (each query reset there first, so the buffer
 	// can be resubmitted; consecutive launches share one), so every replay
-	// leaves its per-launch device times for Graph.LastProfile. A graph captured without it holds no
-	// timestamp and pays nothing for them.
+	// leaves its per-launch device times for Graph.LastProfile. A graph
+	// captured without it holds no timestamp and pays nothing for them.
 	Profile bool
 }
 
@@ -164,8 +164,10 @@ func (g *Graph) LastProfile(ctx context.Context) ([]LaunchTime, time.Duration, e
 		return nil, 0, fmt.Errorf("%w: the graph was never replayed", ErrProfileState)
 	}
 	// A wait that failed earlier is tried again: the replay may have run.
+	// Only a wait the context stopped ends here: one that completed, even
+	// with the context cancelled since, has its times to give.
 	werr := b.syncThrough(ctx, g.lastSerial)
-	if ctx.Err() != nil {
+	if werr != nil && ctx.Err() != nil {
 		return nil, 0, werr
 	}
 	if b.subs.failedAt(g.lastSerial) {
