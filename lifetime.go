@@ -36,6 +36,10 @@ func (l *lifetime) enter() bool {
 	return true
 }
 
+// closing reports whether Close has begun (or ended): a hint for checks
+// that must not judge a closed object, which a later enter refuses.
+func (l *lifetime) closing() bool { return l.state.Load()&closingBit != 0 }
+
 // leave ends a use begun by a successful enter.
 func (l *lifetime) leave() {
 	if l.state.Add(-1) == closingBit {

@@ -99,10 +99,12 @@ func (c *bufferCore) view(byteOff uint64, elem elemKind, n int) (*bufferCore, er
 	return v, nil
 }
 
-// overlaps reports whether two buffers share memory: on one device, and
-// their claims share a byte (claims of two devices may look alike).
+// overlaps reports whether two open buffers share memory: on one device,
+// and their claims share a byte (claims of two devices may look alike). A
+// closed buffer overlaps nothing: its claim may already be another
+// buffer's, and the call using it fails with ErrClosed anyway.
 func (c *bufferCore) overlaps(o *bufferCore) bool {
-	return c.dev == o.dev && c.claim.Overlaps(o.claim)
+	return c.dev == o.dev && c.claim.Overlaps(o.claim) && !c.life.closing() && !o.life.closing()
 }
 
 // bindable reports whether a launch can bind the buffer's claim as it is:

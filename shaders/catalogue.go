@@ -524,6 +524,7 @@ var catalogue = []Kernel{
 		PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C; a multiple of 8), K uint32 (columns of A = rows of B; a multiple of 8)",
 		LocalSize: [3]uint32{8, 8, 1},
 		Tile:      [2]uint32{wideCols * 8, wideRows * 8},
+		Needs:     FeatureInt64,
 	},
 	// transpose: dst[c][r] = src[r][c] with src rows x cols, row-major,
 	// through a shared-memory tile of LocalSize[0] x LocalSize[1] elements.
@@ -651,6 +652,7 @@ var catalogue = []Kernel{
 		Bindings:  []Binding{ro("A"), ro("B"), wo("C"), ro("M"), ro("N"), ro("K")},
 		LocalSize: [3]uint32{8, 8, 1},
 		Tile:      [2]uint32{wideCols * 8, wideRows * 8},
+		Needs:     FeatureInt64,
 		DynamicOf: "matmul_wide",
 		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
 	},

@@ -75,9 +75,9 @@ func typedOps() []Kernel {
 	out = append(out,
 		Kernel{Name: "matmul_wide_f16", Bindings: []Binding{ro("A"), ro("B"), wo("C")}, PushSize: 12,
 			PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C; a multiple of 8), K uint32 (columns of A = rows of B; a multiple of 8)",
-			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}},
+			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}, Needs: FeatureInt64},
 		Kernel{Name: "matmul_wide_f16" + dynamicSuffix, Bindings: []Binding{ro("A"), ro("B"), wo("C"), ro("M"), ro("N"), ro("K")},
-			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}, DynamicOf: "matmul_wide_f16",
+			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}, Needs: FeatureInt64, DynamicOf: "matmul_wide_f16",
 			Scalars: []Scalar{u32("M"), u32("N"), u32("K")}},
 	)
 	return out
