@@ -1,0 +1,503 @@
+package blackbox_test
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/internal/gcpressure"
+)
+
+// viewAs makes vkc.ViewAs[U](b, byteOffset, n), closed at cleanup.
+func viewAs[U, T vkc.Element](t testing.TB, b *vkc.Buffer[T], byteOffset, n int) *vkc.Buffer[U] {
+	t.Helper()
+	v, err := vkc.ViewAs[U](b, byteOffset, n)
+	require.NoError(t, err, "ViewAs(%d, %d)", byteOffset, n)
+	t.Cleanup(func() { _ = v.Close() })
+	return v
+}
+
+// A graph captured over views bound through stand-ins replays with the
+// inputs written between replays, and an input view never written taints
+// exactly the output view's range on every replay until it is written.
+func TestReplaysThroughStandInsFollowInputsAndTaint(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	ctx := testCtx(t)
+	in := newBuffer[float32](t, dev, 64)
+	ys := ramp(64, 1, 500)
+	out := upload(t, dev, ys)
+	x, y := view(t, in, 1, 10), view(t, out, 21, 10) // neither aligned on any device
+	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, y) })
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, g.Replay())
+	requireUnwritten(t, s, y, vkc.ErrUnwritten, "an input view never written taints the output view")
+	got, err := view(t, out, 0, 21).ReadOn(ctx, s)
+	require.NoError(t, err, "the elements before the output view stay written")
+	require.Equal(t, ys[:21], got)
+	got, err = view(t, out, 31, 33).ReadOn(ctx, s)
+	require.NoError(t, err, "the elements after the output view stay written")
+	require.Equal(t, ys[31:], got)
+	for round := range 3 {
+		xs := ramp(10, float32(round+1), float32(round))
+		require.NoError(t, x.WriteOn(s, xs))
+		require.NoError(t, g.Replay())
+		for i := range 10 {
+			ys[21+i] = 2 * xs[i]
+		}
+		require.Equal(t, ys, read(t, s, out), "replay %d after writing the input view", round)
+	}
+	_, err = in.ReadOn(ctx, s)
+	require.ErrorIs(t, err, vkc.ErrUnwritten, "the input buffer beyond its view is still unwritten")
+}
+
+// A graph keeps what it recorded: closing every view and buffer it used
+// leaves it replaying, a write recorded through a view included, and
+// once the graph closes the memory is back where it began.
+func TestGraphOverViewsOutlivesThemAndMemoryReturns(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	base := dev.MemoryStats()
+	src, err := vkc.NewBuffer[float32](dev, 40)
+	require.NoError(t, err)
+	dst, err := vkc.NewBuffer[float32](dev, 40)
+	require.NoError(t, err)
+	x, err := src.View(3, 9)
+	require.NoError(t, err)
+	y, err := dst.View(5, 9)
+	require.NoError(t, err)
+	yy, err := y.View(1, 4) // a view of a view, bound through a stand-in
+	require.NoError(t, err)
+	probe, err := vkc.FromSlice(dev, filled(4, 0))
+	require.NoError(t, err)
+	xs := ramp(9, 1, 1)
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		if err := x.WriteOn(s, xs); err != nil {
+			return err
+		}
+		if err := vkc.Scale(s, 3, x, y); err != nil {
+			return err
+		}
+		if err := vkc.Axpy(s, 1, yy, yy); err != nil {
+			return err
+		}
+		return vkc.Copy(s, yy, probe)
+	})
+	require.NoError(t, err)
+	for _, b := range []*vkc.Buffer[float32]{yy, y, x, dst, src} {
+		require.NoError(t, b.Close())
+	}
+	for range 2 {
+		require.NoError(t, g.Replay())
+		want := []float32{2 * 3 * xs[1], 2 * 3 * xs[2], 2 * 3 * xs[3], 2 * 3 * xs[4]}
+		require.Equal(t, want, read(t, s, probe), "a replay after its views and buffers closed")
+	}
+	require.NoError(t, probe.Close())
+	require.NoError(t, g.Close())
+	require.NoError(t, s.Sync(testCtx(t)))
+	after := dev.MemoryStats()
+	assert.Equal(t, base.Used, after.Used, "Used back to its baseline")
+	assert.Equal(t, base.LiveClaims, after.LiveClaims, "no claim left behind")
+	assert.Zero(t, after.Guarded, "nothing guarded once the graph closed")
+}
+
+// The stand-ins a capture window allocates are parked by the warmup, so
+// the recorded run finds them and needs no new page, even when they are
+// large and many: a window of launches over big unaligned views captures.
+func TestStandInsInACaptureNeedNoNewPage(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	const n = 1 << 20 // 4 MiB a view
+	xs := seq(n+8, func(i int) float32 { return float32(i % 97) })
+	b := upload(t, dev, xs)
+	c := upload(t, dev, filled(n+8, 0))
+	var views []*vkc.Buffer[float32]
+	for i := range 4 {
+		views = append(views, view(t, b, 1+i, n), view(t, c, 3+i, n))
+	}
+	fn := func(s *vkc.Stream) error {
+		for i := 0; i < len(views); i += 2 {
+			if err := vkc.Scale(s, float32(i+1), views[i], views[i+1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, err := s.Capture(fn)
+	require.NoError(t, err, "a window of stand-ins captures")
+	defer g.Close()
+	require.NoError(t, g.Replay())
+	want := make([]float32, n+8)
+	for i := 0; i < len(views); i += 2 {
+		off := 3 + i/2
+		for j := range n {
+			want[off+j] = float32(i+1) * xs[1+i/2+j]
+		}
+	}
+	require.Equal(t, want, read(t, s, c))
+}
+
+// ViewAs carves a float32 allocation into narrow and wide tensors at byte
+// offsets a storage buffer cannot bind, and the typed ops on them give
+// what the same ops on whole buffers give.
+func TestTypedOpsOnViewAsAtOddByteOffsets(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	ctx := testCtx(t)
+	feats := dev.Info().Features
+	t.Run("float16", func(t *testing.T) {
+		if feats&vkc.FeatureFloat16 == 0 || feats&vkc.FeatureStorage16 == 0 {
+			t.Skip("no 16-bit floats here")
+		}
+		b := upload(t, dev, filled(16, 0))
+		hs := []vkc.Float16{vkc.Float16From(1), vkc.Float16From(2), vkc.Float16From(-3), vkc.Float16From(0.5), vkc.Float16From(4)}
+		x := viewAs[vkc.Float16](t, b, 2, 5)    // halfword 1
+		y := viewAs[vkc.Float16](t, b, 14, 5)   // halfword 7
+		z := viewAs[vkc.Float16](t, b, 34, 5)   // halfword 17
+		sum := viewAs[vkc.Float16](t, b, 62, 1) // the last halfword
+		require.NoError(t, x.Write(hs))
+		require.NoError(t, y.Write(hs))
+		require.NoError(t, vkc.AddOf(s, x, y, z))
+		got, err := z.Read(ctx)
+		require.NoError(t, err)
+		for i, h := range got {
+			assert.Equal(t, 2*hs[i].Float32(), h.Float32(), "AddOf element %d", i)
+		}
+		require.NoError(t, vkc.SumOf(s, z, sum))
+		gs, err := sum.Read(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, float32(2*(1+2-3+0.5+4)), gs[0].Float32(), "SumOf a view at an odd halfword")
+		require.NoError(t, vkc.DotOf(s, x, y, sum))
+		gs, err = sum.Read(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, float32(1+4+9+0.25+16), gs[0].Float32(), "DotOf views at odd halfwords")
+		// The halfwords around the views were never touched: they hold 0.
+		all, err := vkc.ViewAs[uint16](b, 0, 32)
+		require.NoError(t, err)
+		defer all.Close()
+		words, err := all.Read(ctx)
+		require.NoError(t, err)
+		for i, w := range words {
+			inView := (i >= 1 && i < 6) || (i >= 7 && i < 12) || (i >= 17 && i < 22) || i == 31
+			if !inView {
+				assert.Zero(t, w, "halfword %d outside every view", i)
+			}
+		}
+	})
+	t.Run("float64", func(t *testing.T) {
+		if feats&vkc.FeatureFloat64 == 0 {
+			t.Skip("no 64-bit floats here")
+		}
+		b := upload(t, dev, filled(32, 0))
+		x := viewAs[float64](t, b, 8, 3)  // byte 8: not 16-aligned
+		y := viewAs[float64](t, b, 40, 3) // byte 40
+		out := viewAs[float64](t, b, 120, 1)
+		require.NoError(t, x.Write([]float64{1.5, -2, math.Pi}))
+		require.NoError(t, y.Write([]float64{2, 4, 1}))
+		require.NoError(t, vkc.AxpyOf(s, 2, x, y))
+		got, err := y.Read(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []float64{5, 0, 1 + 2*math.Pi}, got)
+		require.NoError(t, vkc.DotOf(s, x, y, out))
+		gd, err := out.Read(ctx)
+		require.NoError(t, err)
+		assert.InDelta(t, 1.5*5+math.Pi*(1+2*math.Pi), gd[0], 1e-9, "DotOf float64 views")
+		_, err = vkc.ViewAs[float64](b, 4, 1)
+		require.ErrorIs(t, err, vkc.ErrOutOfRange, "a float64 view at byte 4")
+	})
+}
+
+// Reductions over views at every offset, long enough for several passes,
+// give the host's sums; the dynamic forms give the same with no length
+// param, and with one refuse a view they cannot bind, changing nothing.
+func TestReductionsOverUnalignedViews(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	const total = 1200
+	xs := seq(total, func(i int) float32 { return float32(i%13) - 6 })
+	b := upload(t, dev, xs)
+	outs := upload(t, dev, filled(8, -1))
+	for _, off := range []int{1, 2, 3, 5} {
+		for _, m := range []int{1, 255, 257, 1000} {
+			x := view(t, b, off, m)
+			y := view(t, b, total-m-off, m)
+			out := view(t, outs, 1+off%3, 1)
+			var sum, dot float64
+			for i := range m {
+				sum += float64(xs[off+i])
+				dot += float64(xs[off+i]) * float64(xs[total-m-off+i])
+			}
+			require.NoError(t, vkc.Sum(s, x, out))
+			assert.InDelta(t, sum, float64(readAll(t, out)[0]), 1e-3, "Sum of view (%d, %d)", off, m)
+			require.NoError(t, vkc.Dot(s, x, y, out))
+			assert.InDelta(t, dot, float64(readAll(t, out)[0]), 1e-2, "Dot of views (%d, %d)", off, m)
+			require.NoError(t, vkc.SumDyn(s, x, out, nil))
+			assert.InDelta(t, sum, float64(readAll(t, out)[0]), 1e-3, "SumDyn, no length, of view (%d, %d)", off, m)
+		}
+	}
+	n := newParam(t, dev, uint32(3))
+	before := readAll(t, outs)
+	err := vkc.SumDyn(s, view(t, b, 1, 50), view(t, outs, 4, 1), n)
+	require.Error(t, err, "SumDyn with a length param over a view it cannot bind")
+	require.Equal(t, before, readAll(t, outs), "the refused reduction changed nothing")
+	require.NoError(t, vkc.SumDyn(s, view(t, b, 4, 50), view(t, outs, 4, 1), n), "an aligned view with a length param")
+	assert.Equal(t, xs[4]+xs[5]+xs[6], readAll(t, outs)[4])
+
+	rows := upload(t, dev, ramp(3*5+2, 0.25, -1))
+	src, dst := view(t, rows, 1, 15), view(t, outs, 0, 1)
+	_ = dst
+	res := upload(t, dev, filled(17, 0))
+	sm := view(t, res, 2, 15)
+	require.NoError(t, vkc.Softmax(s, src, sm, 3, 5))
+	got := readAll(t, res)
+	host := ramp(3*5+2, 0.25, -1)[1:16]
+	for r := range 3 {
+		var mx, z float64 = math.Inf(-1), 0
+		for c := range 5 {
+			mx = math.Max(mx, float64(host[r*5+c]))
+		}
+		for c := range 5 {
+			z += math.Exp(float64(host[r*5+c]) - mx)
+		}
+		for c := range 5 {
+			assert.InDelta(t, math.Exp(float64(host[r*5+c])-mx)/z, float64(got[2+r*5+c]), 1e-5, "softmax row %d col %d", r, c)
+		}
+	}
+	assert.Equal(t, []float32{0, 0}, got[:2], "softmax left the elements before its view")
+}
+
+// Matmul, Transpose and Convert on views bound through stand-ins give the
+// host's results, and refuse any overlap of their output with an input.
+func TestShapedOpsOnUnalignedViews(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	mem := upload(t, dev, filled(64, 0))
+	a, bm, c := view(t, mem, 1, 6), view(t, mem, 9, 6), view(t, mem, 17, 4)
+	require.NoError(t, a.Write([]float32{1, 2, 3, 4, 5, 6}))   // 2x3
+	require.NoError(t, bm.Write([]float32{1, 0, 0, 1, 2, -1})) // 3x2
+	require.NoError(t, vkc.Matmul(s, a, bm, c, 2, 2, 3))
+	assert.Equal(t, []float32{7, -1, 16, -1}, readAll(t, c), "Matmul of unaligned views")
+	tr := view(t, mem, 23, 6)
+	require.NoError(t, vkc.Transpose(s, a, tr, 2, 3))
+	assert.Equal(t, []float32{1, 4, 2, 5, 3, 6}, readAll(t, tr), "Transpose into an unaligned view")
+	before := readAll(t, mem)
+	require.Error(t, vkc.Matmul(s, a, bm, view(t, mem, 5, 4), 2, 2, 3), "Matmul's output overlaps a in part")
+	require.Error(t, vkc.Transpose(s, a, view(t, mem, 3, 6), 2, 3), "Transpose's output overlaps its source")
+	ints := viewAs[int32](t, mem, 4*2, 6) // the same bytes as elements 2..7
+	require.Error(t, vkc.Convert(s, a, ints), "Convert into bytes overlapping its source")
+	require.Equal(t, before, readAll(t, mem), "refused ops change nothing")
+
+	out := upload(t, dev, make([]int32, 9))
+	require.NoError(t, vkc.Convert(s, a, view(t, out, 3, 6)))
+	assert.Equal(t, []int32{0, 0, 0, 1, 2, 3, 4, 5, 6}, readAll(t, out), "Convert into an unaligned view")
+	if feats := dev.Info().Features; feats&vkc.FeatureStorage16 != 0 {
+		hb := upload(t, dev, make([]vkc.Float16, 9))
+		h := view(t, hb, 1, 6)
+		require.NoError(t, vkc.Convert(s, a, h))
+		got := readAll(t, hb)
+		for i, v := range got {
+			want := float32(0)
+			if i >= 1 && i < 7 {
+				want = float32(i)
+			}
+			assert.Equal(t, want, v.Float32(), "halfword %d after Convert into a view at halfword 1", i)
+		}
+	}
+}
+
+// A user kernel may take two views bound through stand-ins when they are
+// disjoint; two that overlap, one written, are refused, and the refusal
+// changes nothing, the unwritten state included.
+func TestUserKernelWithTwoStandIns(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	k := loadAffine(t, dev)
+	xs := ramp(32, 1, 0)
+	b := upload(t, dev, xs)
+	x, y := view(t, b, 1, 7), view(t, b, 9, 7)
+	require.NoError(t, k.Launch(s, [3]uint32{1, 1, 1}, affinePush(2, 1, 7), x, y))
+	want := append([]float32(nil), xs...)
+	for i := range 7 {
+		want[9+i] = 2*xs[1+i] + 1
+	}
+	require.Equal(t, want, readAll(t, b), "two disjoint stand-ins")
+	for _, r := range [][2]int{{4, 7}, {1, 7}, {7, 2}} {
+		err := k.Launch(s, [3]uint32{1, 1, 1}, affinePush(2, 1, 7), x, view(t, b, r[0], r[1]))
+		require.Error(t, err, "the written view (%d, %d) overlaps a stand-in", r[0], r[1])
+	}
+	require.Equal(t, want, readAll(t, b), "the refusals changed nothing")
+
+	fresh := newBuffer[float32](t, dev, 32)
+	require.NoError(t, view(t, fresh, 0, 5).Write(ramp(5, 1, 0)))
+	err := k.Launch(s, [3]uint32{1, 1, 1}, affinePush(2, 1, 3), view(t, fresh, 1, 3), view(t, fresh, 2, 3))
+	require.Error(t, err)
+	requireUnwritten(t, s, view(t, fresh, 5, 27), vkc.ErrUnwritten, "a refused launch wrote nothing")
+	got, err := view(t, fresh, 0, 5).Read(testCtx(t))
+	require.NoError(t, err)
+	require.Equal(t, ramp(5, 1, 0), got)
+}
+
+// LaunchIndirect with GroupsFrom takes its counts from a view at an
+// offset a storage buffer cannot bind, and binds unaligned views.
+func TestGroupsFromAnUnalignedView(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	k := loadAffine(t, dev)
+	counts := upload(t, dev, []uint32{9, 9, 1, 1, 1, 9})
+	cv := view(t, counts, 1, 4) // counts at element 1 of the view: 1, 1, 1
+	xs := ramp(300, 1, 0)
+	b := upload(t, dev, xs)
+	out := upload(t, dev, filled(300, 0))
+	x, y := view(t, b, 3, 260), view(t, out, 5, 260)
+	require.NoError(t, k.LaunchIndirect(s, vkc.GroupsFrom(cv, 1, [3]uint32{}), affinePush(1, 1, 260), x, y))
+	got := readAll(t, out)
+	local := 0
+	for i := range 260 {
+		if got[5+i] != 0 {
+			local = i + 1
+			require.Equal(t, xs[3+i]+1, got[5+i], "element %d of the one group", i)
+		}
+	}
+	require.Positive(t, local, "one group ran")
+	require.Less(t, local, 260, "only one group ran, not as many as the whole counts buffer would give")
+	for i := 5 + local; i < 300; i++ {
+		require.Zero(t, got[i], "element %d past the group", i)
+	}
+	require.Zero(t, got[0]+got[1]+got[2]+got[3]+got[4], "elements before the view")
+}
+
+// A read of a view is ordered against work on another stream by the bytes:
+// ReadAsync issued before another stream writes an overlapping view reads
+// what was there, and a read on a second stream after a write on the first
+// to an overlapping view sees the write.
+func TestReadsOfViewsAcrossStreamsFollowTheBytes(t *testing.T) {
+	dev := openDevice(t)
+	ctx := testCtx(t)
+	s1, s2 := dev.StreamWithID(1), dev.StreamWithID(2)
+	xs := ramp(40, 1, 0)
+	b := upload(t, dev, xs)
+	v := view(t, b, 3, 10)
+	p, err := v.ReadAsync(s1)
+	require.NoError(t, err)
+	defer p.Close()
+	require.NoError(t, vkc.Fill(s2, view(t, b, 5, 4), 7))
+	got, err := p.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, xs[3:13], got, "the pending read saw what was there when it was issued")
+	require.NoError(t, vkc.Scale(s1, 2, view(t, b, 9, 3), view(t, b, 9, 3)))
+	p2, err := view(t, b, 8, 6).ReadAsync(s2)
+	require.NoError(t, err)
+	defer p2.Close()
+	got, err = p2.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []float32{7, 18, 20, 22, 12}, got[:5], "a read on s2 after s1's write sees it")
+	require.Equal(t, xs[13], got[5])
+}
+
+// Close of the buffer, of the view and of the device racing a pending
+// read of a view, and reads through views of views, under collector
+// pressure: every call completes or fails with ErrClosed, and the memory
+// and objects go back (checked at cleanup).
+func TestPendingViewReadsRaceCloseUnderGCPressure(t *testing.T) {
+	gcpressure.Start(t)
+	rounds := gcpressure.Scaled(12, 200)
+	for round := range rounds {
+		dev := openDevice(t)
+		s := dev.Stream()
+		b, err := vkc.FromSlice(dev, ramp(300, 1, 0))
+		require.NoError(t, err)
+		v, err := b.View(1+round%5, 100)
+		require.NoError(t, err)
+		w, err := vkc.ViewAs[uint32](v, 4*(round%3), 20)
+		require.NoError(t, err)
+		p, err := w.ReadAsync(s)
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		wg.Go(func() { errs <- b.Close() })
+		wg.Go(func() { errs <- v.Close() })
+		wg.Go(func() {
+			got, err := p.Wait(testCtx(t))
+			if err == nil && len(got) != 20 {
+				err = errors.New("a short read")
+			}
+			errs <- err
+		})
+		wg.Go(func() { errs <- vkc.Fill(s, w, uint32(round)) })
+		if round%3 == 0 {
+			wg.Go(func() { errs <- dev.Close() })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				require.ErrorIs(t, err, vkc.ErrClosed, "round %d", round)
+			}
+		}
+		require.NoError(t, p.Close())
+		require.NoError(t, w.Close())
+		if round%3 != 0 {
+			assert.Zero(t, dev.MemoryStats().LiveClaims, "round %d: the last view's Close freed the memory", round)
+		}
+	}
+}
+
+// VulkanBuffer of a view and of every element width is exactly the bytes
+// the buffer holds: Range is Len() times the element size (not 4 bytes
+// an element, which would reach into the neighbours of a narrow buffer or
+// view and stop halfway through a wide one), and a view's Offset is its
+// first byte.
+func TestVulkanBufferOfViewsIsExactlyTheirBytes(t *testing.T) {
+	dev := openDevice(t)
+	b := newBuffer[float32](t, dev, 16)
+	vb, err := b.VulkanBuffer()
+	require.NoError(t, err)
+	require.Equal(t, uint64(64), vb.Range)
+	for _, c := range []struct {
+		name        string
+		get         func() (vkc.VulkanBuffer, error)
+		off, length uint64
+	}{
+		{"View(2, 5)", func() (vkc.VulkanBuffer, error) { return view(t, b, 2, 5).VulkanBuffer() }, 8, 20},
+		{"ViewAs[uint16](2, 3)", func() (vkc.VulkanBuffer, error) { return viewAs[uint16](t, b, 2, 3).VulkanBuffer() }, 2, 6},
+		{"ViewAs[int8](5, 3)", func() (vkc.VulkanBuffer, error) { return viewAs[int8](t, b, 5, 3).VulkanBuffer() }, 5, 3},
+		{"ViewAs[uint64](8, 2)", func() (vkc.VulkanBuffer, error) { return viewAs[uint64](t, b, 8, 2).VulkanBuffer() }, 8, 16},
+	} {
+		got, err := c.get()
+		require.NoError(t, err, c.name)
+		assert.Equal(t, vb.Buffer, got.Buffer, c.name)
+		assert.Equal(t, vb.Offset+c.off, got.Offset, "%s: offset", c.name)
+		assert.Equal(t, c.length, got.Range, "%s: range", c.name)
+	}
+	if dev.Info().Features&vkc.FeatureFloat64 != 0 {
+		wide, err := newBuffer[float64](t, dev, 3).VulkanBuffer()
+		require.NoError(t, err)
+		assert.Equal(t, uint64(24), wide.Range, "a buffer of three float64")
+	}
+	narrow, err := newBuffer[uint16](t, dev, 3).VulkanBuffer()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(6), narrow.Range, "a buffer of three uint16")
+}
+
+// WrittenOutside and ReadOutside on a view declare exactly its range: the
+// rest of a new buffer stays unwritten.
+func TestOutsideDeclarationsOnViewsAreRangeExact(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	b := newBuffer[float32](t, dev, 32)
+	v := view(t, b, 3, 7)
+	err := v.ReadOutside(s, 0)
+	require.ErrorIs(t, err, vkc.ErrUnwritten, "an outside read of a view never written")
+	require.NoError(t, v.WrittenOutside(s, 0))
+	_, err = v.ReadOn(testCtx(t), s)
+	require.NoError(t, err, "the declared view reads")
+	require.NoError(t, v.ReadOutside(s, 0))
+	requireUnwritten(t, s, view(t, b, 0, 3), vkc.ErrUnwritten, "before the declared view")
+	requireUnwritten(t, s, view(t, b, 10, 22), vkc.ErrUnwritten, "after the declared view")
+}
