@@ -586,3 +586,94 @@ func TestStandInsUnderSyncValidation(t *testing.T) {
 	assert.Equal(t, base.LiveClaims, dev.MemoryStats().LiveClaims, "no stand-in left behind")
 	assert.Equal(t, base.Used, dev.MemoryStats().Used, "Used back at its baseline")
 }
+
+// A stand-in that needs a new page inside a recording with no warmup is
+// refused with ErrAllocInCapture and dooms the window, as any allocation
+// does; the view and its buffer are left as they were, the stream runs
+// eager work after it, and the memory goes back.
+func TestAStandInNeedingAPageInARecordingIsRefused(t *testing.T) {
+	const page = 64 << 10
+	dev := openDevice(t, vkc.WithPageSize(page))
+	s := dev.Stream()
+	ctx := testCtx(t)
+	const n = page / 4 / 2 // half a page a view: two stand-ins need a page
+	xs := ramp(2*n+2, 1, 0)
+	b := upload(t, dev, xs)
+	x, y := view(t, b, 1, n), view(t, b, n+1, n)
+	base := dev.MemoryStats()
+	require.NoError(t, s.PrepareCapture())
+	require.NoError(t, s.BeginCapture())
+	err := vkc.Scale(s, 2, x, y)
+	require.ErrorIs(t, err, vkc.ErrAllocInCapture, "stand-ins with no room in any page")
+	_, err = s.EndCapture()
+	require.Error(t, err, "the window is doomed")
+	require.Equal(t, xs, read(t, s, b), "the refused launch changed nothing")
+	require.NoError(t, vkc.Scale(s, 2, x, y), "eager, the stand-ins get their page")
+	want := append([]float32(nil), xs...)
+	for i := range n {
+		want[n+1+i] = 2 * xs[1+i]
+	}
+	require.Equal(t, want, read(t, s, b))
+	require.NoError(t, s.Sync(ctx))
+	assert.Equal(t, base.Used, dev.MemoryStats().Used, "the stand-ins went back")
+	assert.Equal(t, base.LiveClaims, dev.MemoryStats().LiveClaims)
+}
+
+// A launch skipped because its GroupsFrom counts were never written
+// leaves its outputs unwritten, through stand-ins too: exactly the output
+// view's range, not its neighbours.
+func TestSkippedIndirectLaunchTaintsExactlyTheViewsThroughStandIns(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	k := loadAffine(t, dev)
+	counts := newBuffer[uint32](t, dev, 8)
+	ys := ramp(40, 1, 0)
+	out := upload(t, dev, ys)
+	x, y := view(t, upload(t, dev, filled(40, 1)), 3, 9), view(t, out, 5, 9)
+	require.NoError(t, k.LaunchIndirect(s, vkc.GroupsFrom(view(t, counts, 1, 5), 1, [3]uint32{}), affinePush(1, 1, 9), x, y))
+	requireUnwritten(t, s, y, vkc.ErrUnwritten, "the skipped launch's output view")
+	got, err := view(t, out, 0, 5).ReadOn(testCtx(t), s)
+	require.NoError(t, err)
+	require.Equal(t, ys[:5], got, "before the output view")
+	got, err = view(t, out, 14, 26).ReadOn(testCtx(t), s)
+	require.NoError(t, err)
+	require.Equal(t, ys[14:], got, "after the output view")
+}
+
+// Launches sized by GroupsOf take views bound through stand-ins (every
+// buffer they write counts as written whole), and Softmax runs in place on
+// an unaligned view.
+func TestGroupsOfAndInPlaceSoftmaxOnUnalignedViews(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	k := loadAffine(t, dev)
+	xs := ramp(64, 0.5, 0)
+	b := upload(t, dev, xs)
+	out := upload(t, dev, filled(64, 0))
+	n := newParam(t, dev, uint32(20))
+	x, y := view(t, b, 1, 20), view(t, out, 3, 20)
+	require.NoError(t, k.LaunchIndirect(s, vkc.GroupsOf(n, 64), affinePush(2, 0, 20), x, y))
+	got := readAll(t, out)
+	for i := range 20 {
+		require.Equal(t, 2*xs[1+i], got[3+i], "element %d", i)
+	}
+	v := view(t, b, 5, 12)
+	err := vkc.Softmax(s, v, v, 3, 4)
+	if err != nil {
+		t.Logf("Softmax in place refused: %v", err)
+		require.Equal(t, xs, readAll(t, b), "a refused Softmax changed nothing")
+		return
+	}
+	got = readAll(t, b)
+	for r := range 3 {
+		var z float64
+		for c := range 4 {
+			z += math.Exp(float64(xs[5+r*4+c]))
+		}
+		for c := range 4 {
+			assert.InDelta(t, math.Exp(float64(xs[5+r*4+c]))/z, float64(got[5+r*4+c]), 1e-5, "row %d col %d", r, c)
+		}
+	}
+	require.Equal(t, xs[:5], got[:5])
+	require.Equal(t, xs[17:], got[17:])
+}
