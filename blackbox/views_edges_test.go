@@ -677,3 +677,49 @@ func TestGroupsOfAndInPlaceSoftmaxOnUnalignedViews(t *testing.T) {
 	require.Equal(t, xs[:5], got[:5])
 	require.Equal(t, xs[17:], got[17:])
 }
+
+// ViewAs's alignment is measured from the start of the buffer's memory,
+// not from the view it is taken of; a closed view refuses views while a
+// view of it still works; a closed device refuses views; a view used on
+// another device's stream is refused. None of it changes the memory.
+func TestViewInputMeasuredFromTheMemory(t *testing.T) {
+	dev := openDevice(t)
+	other := openDevice(t)
+	ctx := testCtx(t)
+	b := upload(t, dev, []uint32{0x11112222, 0x33334444, 0x55556666, 0x77778888})
+	before := dev.MemoryStats()
+	h := viewAs[uint16](t, b, 2, 6) // halfwords 1..6
+	_, err := vkc.ViewAs[uint32](h, 0, 1)
+	require.ErrorIs(t, err, vkc.ErrOutOfRange, "byte 0 of the view is byte 2 of the memory")
+	w := viewAs[uint32](t, h, 2, 2) // bytes 4..12 of the memory
+	got, err := w.Read(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{0x33334444, 0x55556666}, got)
+	_, err = vkc.ViewAs[uint32](h, 2, 3)
+	require.ErrorIs(t, err, vkc.ErrOutOfRange, "past the view's last byte, though inside the buffer")
+	_, err = h.View(3, 4)
+	require.ErrorIs(t, err, vkc.ErrOutOfRange, "past the view's last element, though inside the buffer")
+
+	require.NoError(t, h.Close())
+	_, err = h.View(0, 1)
+	require.ErrorIs(t, err, vkc.ErrClosed, "a closed view")
+	_, err = vkc.ViewAs[uint32](h, 2, 1)
+	require.ErrorIs(t, err, vkc.ErrClosed)
+	got, err = w.Read(ctx)
+	require.NoError(t, err, "a view of a closed view")
+	require.Equal(t, []uint32{0x33334444, 0x55556666}, got)
+
+	s := other.Stream()
+	require.Error(t, vkc.Fill(s, w, 1), "a view used on another device's stream")
+	got, err = w.Read(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{0x33334444, 0x55556666}, got, "the refused Fill changed nothing")
+	require.Equal(t, before.Used, dev.MemoryStats().Used, "views allocate nothing")
+
+	c := upload(t, other, ramp(8, 1, 0))
+	require.NoError(t, other.Close())
+	_, err = c.View(0, 1)
+	require.ErrorIs(t, err, vkc.ErrClosed, "a view of a buffer of a closed device")
+	_, err = vkc.ViewAs[uint32](c, 0, 1)
+	require.ErrorIs(t, err, vkc.ErrClosed)
+}
