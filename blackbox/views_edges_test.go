@@ -723,3 +723,97 @@ func TestViewInputMeasuredFromTheMemory(t *testing.T) {
 	_, err = vkc.ViewAs[uint32](c, 0, 1)
 	require.ErrorIs(t, err, vkc.ErrClosed)
 }
+
+// Close of the buffer, of the views and of the device racing every kind
+// of call on unaligned views, under collector pressure: launches through
+// stand-ins, a user kernel, reductions, conversions, copies, reads, new
+// views, and a graph replaying. Each call completes or fails with
+// ErrClosed; nothing leaks and the layer stays silent (checked at cleanup).
+func TestEveryCallOnViewsRacesClose(t *testing.T) {
+	gcpressure.Start(t)
+	rounds := gcpressure.Scaled(8, 100)
+	for round := range rounds {
+		dev := openDevice(t)
+		k := loadAffine(t, dev)
+		b, err := vkc.FromSlice(dev, ramp(512, 1, 0))
+		require.NoError(t, err)
+		var views []*vkc.Buffer[float32]
+		for i := range 6 {
+			v, err := b.View(1+i*80+round%3, 64)
+			require.NoError(t, err)
+			views = append(views, v)
+		}
+		gs := dev.StreamWithID(7)
+		g, err := gs.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 0.5, views[4], views[5]) })
+		require.NoError(t, err)
+		calls := []func(s *vkc.Stream) error{
+			func(s *vkc.Stream) error { return vkc.Axpy(s, 1, views[0], views[1]) },
+			func(s *vkc.Stream) error {
+				return k.Launch(s, [3]uint32{1, 1, 1}, affinePush(1, 0, 64), views[1], views[2])
+			},
+			func(s *vkc.Stream) error {
+				o, err := views[3].View(0, 1)
+				if err != nil {
+					return err
+				}
+				defer o.Close()
+				return vkc.Sum(s, views[2], o)
+			},
+			func(s *vkc.Stream) error {
+				u, err := vkc.ViewAs[int32](views[0], 4, 8)
+				if err != nil {
+					return err
+				}
+				defer u.Close()
+				return vkc.Convert(s, views[3], views[0]) // same type: a copy
+			},
+			func(s *vkc.Stream) error { return vkc.Copy(s, views[2], views[3]) },
+			func(s *vkc.Stream) error {
+				p, err := views[1].ReadAsync(s)
+				if err != nil {
+					return err
+				}
+				defer p.Close()
+				_, err = p.Wait(testCtx(t))
+				return err
+			},
+			func(*vkc.Stream) error { return g.Replay() },
+		}
+		errs := make(chan error, 64)
+		var wg sync.WaitGroup
+		for i, call := range calls {
+			wg.Go(func() {
+				s := dev.StreamWithID(uint64(i))
+				for range 4 {
+					if err := call(s); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Go(func() { errs <- b.Close() })
+		wg.Go(func() { errs <- views[round%len(views)].Close() })
+		switch round % 3 {
+		case 0:
+			wg.Go(func() { errs <- dev.Close() })
+		case 1:
+			wg.Go(func() { errs <- g.Close() })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil && !errors.Is(err, vkc.ErrClosed) {
+				t.Errorf("round %d: %v", round, err)
+			}
+		}
+		require.NoError(t, g.Close())
+		for _, v := range views {
+			require.NoError(t, v.Close())
+		}
+		if round%3 != 0 {
+			require.NoError(t, gs.Sync(testCtx(t)))
+			assert.Zero(t, dev.MemoryStats().LiveClaims, "round %d: everything closed, nothing left", round)
+		}
+	}
+}
