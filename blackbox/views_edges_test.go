@@ -817,3 +817,46 @@ func TestEveryCallOnViewsRacesClose(t *testing.T) {
 		}
 	}
 }
+
+// A view and its buffer closed inside the recording that used them: the
+// memory is guarded for the graph, which replays from it, and goes back
+// when the graph closes.
+func TestViewClosedInsideTheRecordingIsGuardedForTheGraph(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	ctx := testCtx(t)
+	base := dev.MemoryStats()
+	xs := ramp(40, 1, 1)
+	bx, err := vkc.FromSlice(dev, xs)
+	require.NoError(t, err)
+	x, err := bx.View(3, 9)
+	require.NoError(t, err)
+	out, err := vkc.NewBuffer[float32](dev, 12)
+	require.NoError(t, err)
+	y, err := out.View(1, 9)
+	require.NoError(t, err)
+	warmAndBegin(t, s, func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, y) })
+	require.NoError(t, vkc.Scale(s, 2, x, y))
+	require.NoError(t, x.Close())
+	require.NoError(t, bx.Close()) // the last hold: freed inside the recording
+	g, err := s.EndCapture()
+	require.NoError(t, err)
+	assert.NotZero(t, dev.MemoryStats().Guarded, "the recording's input is guarded")
+	require.NoError(t, y.Close())
+	require.NoError(t, vkc.Fill(s, out, 0))
+	require.NoError(t, g.Replay())
+	got, err := out.ReadOn(ctx, s)
+	require.NoError(t, err)
+	want := make([]float32, 12)
+	for i := range 9 {
+		want[1+i] = 2 * xs[3+i]
+	}
+	require.Equal(t, want, got, "the replay read the guarded input")
+	require.NoError(t, g.Close())
+	require.NoError(t, out.Close())
+	require.NoError(t, s.Sync(ctx))
+	after := dev.MemoryStats()
+	assert.Zero(t, after.Guarded)
+	assert.Equal(t, base.Used, after.Used)
+	assert.Equal(t, base.LiveClaims, after.LiveClaims)
+}
