@@ -860,3 +860,51 @@ func TestViewClosedInsideTheRecordingIsGuardedForTheGraph(t *testing.T) {
 	assert.Equal(t, base.Used, after.Used)
 	assert.Equal(t, base.LiveClaims, after.LiveClaims)
 }
+
+// A buffer whose elements end inside its last 32-bit word, written piece
+// by piece through views (host writes, Fill, Convert, Copy), reads whole:
+// the padding past its last element never makes it look unwritten.
+func TestNarrowBufferWrittenThroughViewsReadsWhole(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	ctx := testCtx(t)
+	for _, cut := range []int{1, 3, 4, 6} {
+		for way := range 4 {
+			b := newBuffer[uint8](t, dev, 7)
+			head, tail := view(t, b, 0, cut), view(t, b, cut, 7-cut)
+			require.NoError(t, head.Write(make([]uint8, cut)))
+			var err error
+			switch way {
+			case 0:
+				err = tail.Write([]uint8{9, 9, 9, 9, 9, 9, 9}[:7-cut])
+			case 1:
+				err = vkc.Fill(s, tail, 9)
+			case 2:
+				src := upload(t, dev, []uint32{9, 9, 9, 9, 9, 9, 9}[:7-cut])
+				err = vkc.Convert(s, src, tail)
+			case 3:
+				src := upload(t, dev, []uint8{9, 9, 9, 9, 9, 9, 9}[:7-cut])
+				err = vkc.Copy(s, src, tail)
+			}
+			require.NoError(t, err, "cut %d way %d", cut, way)
+			want := make([]uint8, 7)
+			for i := cut; i < 7; i++ {
+				want[i] = 9
+			}
+			got, err := b.ReadOn(ctx, s)
+			require.NoError(t, err, "cut %d way %d", cut, way)
+			require.Equal(t, want, got, "cut %d way %d", cut, way)
+			p, err := b.ReadAsync(s)
+			require.NoError(t, err, "ReadAsync, cut %d way %d", cut, way)
+			got, err = p.Wait(ctx)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			wide, err := vkc.ViewAs[uint16](b, 4, 1)
+			require.NoError(t, err)
+			gw, err := wide.Read(ctx)
+			require.NoError(t, err)
+			require.Equal(t, uint16(want[4])|uint16(want[5])<<8, gw[0])
+			require.NoError(t, wide.Close())
+		}
+	}
+}
