@@ -908,3 +908,34 @@ func TestNarrowBufferWrittenThroughViewsReadsWhole(t *testing.T) {
 		}
 	}
 }
+
+// A dynamic op sized by a length param writes exactly the prefix of an
+// aligned view it was given, eagerly and in replays as the length grows:
+// the bytes past the prefix, and those before the view, stay unwritten.
+func TestDynamicPrefixOfAViewIsExactlyWhatBecomesWritten(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	ctx := testCtx(t)
+	b := newBuffer[float32](t, dev, 64)
+	y := view(t, b, 16, 20) // aligned on lavapipe
+	n := newParam(t, dev, uint32(5))
+	require.NoError(t, vkc.FillDyn(s, y, vkc.Const[float32](3), n))
+	got, err := view(t, b, 16, 5).ReadOn(ctx, s)
+	require.NoError(t, err)
+	require.Equal(t, filled(5, 3), got)
+	requireUnwritten(t, s, view(t, b, 21, 1), vkc.ErrUnwritten, "past the prefix")
+	requireUnwritten(t, s, view(t, b, 15, 1), vkc.ErrUnwritten, "before the view")
+
+	x := upload(t, dev, ramp(20, 1, 1))
+	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.CopyDyn(s, x, y, n) })
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, n.Set(9))
+	require.NoError(t, g.Replay())
+	got, err = view(t, b, 16, 9).ReadOn(ctx, s)
+	require.NoError(t, err)
+	require.Equal(t, ramp(9, 1, 1), got, "the replay wrote the longer prefix")
+	requireUnwritten(t, s, view(t, b, 25, 11), vkc.ErrUnwritten, "past the replay's prefix")
+	requireUnwritten(t, s, view(t, b, 0, 16), vkc.ErrUnwritten, "before the view")
+	requireUnwritten(t, s, view(t, b, 36, 28), vkc.ErrUnwritten, "after the view")
+}
