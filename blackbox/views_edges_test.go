@@ -2,6 +2,7 @@ package blackbox_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -961,5 +962,41 @@ func TestReplayThroughStandInsIsOrderedAgainstOtherStreams(t *testing.T) {
 		require.NoError(t, vkc.Fill(s2, view(t, b, 0, 40), -1)) // after the replay read x
 		got := read(t, s1, out)
 		require.Equal(t, filled(10, 2*v), got[5:15], "round %d: the replay read s2's write", round)
+	}
+}
+
+// The stand-ins a warmup allocated are there for the recorded run, whatever
+// order their sizes come in: two views through stand-ins large enough for
+// pages of their own, the smaller first, capture with no ErrAllocInCapture
+// (the recorded run's smaller stand-in must not take the larger one's page).
+func TestStandInsOfDedicatedSizeCaptureInAnyOrder(t *testing.T) {
+	const page = 64 << 10 // stand-ins from 32 KiB get pages of their own
+	for _, sizes := range [][]int{{10000, 12000}, {12000, 10000}, {9000, 11000, 13000}} {
+		t.Run(fmt.Sprint(sizes), func(t *testing.T) {
+			dev := openDevice(t, vkc.WithPageSize(page))
+			s := dev.Stream()
+			var xs, ys []*vkc.Buffer[float32]
+			for _, n := range sizes {
+				xs = append(xs, view(t, upload(t, dev, ramp(n+1, 1, 0)), 1, n))
+				ys = append(ys, view(t, upload(t, dev, filled(n+1, 0)), 1, n))
+			}
+			g, err := s.Capture(func(s *vkc.Stream) error {
+				for i := range xs {
+					if err := vkc.Scale(s, 2, xs[i], ys[i]); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			require.NoError(t, err, "%+v", dev.MemoryStats())
+			defer g.Close()
+			for i := range ys {
+				require.NoError(t, vkc.Fill(s, ys[i], 0))
+			}
+			require.NoError(t, g.Replay())
+			for i, n := range sizes {
+				require.Equal(t, ramp(n, 2, 2), read(t, s, ys[i]), "view %d", i)
+			}
+		})
 	}
 }
