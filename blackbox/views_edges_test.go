@@ -1000,3 +1000,30 @@ func TestStandInsOfDedicatedSizeCaptureInAnyOrder(t *testing.T) {
 		})
 	}
 }
+
+// Copy between views of buffers of two devices moves exactly the views'
+// bytes, narrow elements at odd offsets included, and a partly unwritten
+// source view leaves exactly the destination view unwritten.
+func TestCopyBetweenDevicesOfViews(t *testing.T) {
+	a, b := openDevice(t), openDevice(t)
+	s := a.Stream()
+	src := upload(t, a, []uint16{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	dstHost := []uint16{10, 20, 30, 40, 50, 60, 70, 80, 90}
+	dst := upload(t, b, dstHost)
+	require.NoError(t, vkc.Copy(s, view(t, src, 3, 5), view(t, dst, 1, 5)))
+	want := append([]uint16(nil), dstHost...)
+	copy(want[1:], []uint16{4, 5, 6, 7, 8})
+	require.Equal(t, want, readAll(t, dst))
+
+	fresh := newBuffer[float32](t, a, 16)
+	require.NoError(t, view(t, fresh, 0, 4).Write(ramp(4, 1, 0)))
+	out := upload(t, b, filled(16, 1))
+	require.NoError(t, vkc.Copy(s, view(t, fresh, 2, 5), view(t, out, 7, 5)))
+	requireUnwritten(t, b.Stream(), view(t, out, 7, 5), vkc.ErrUnwritten, "the destination view")
+	got, err := view(t, out, 0, 7).Read(testCtx(t))
+	require.NoError(t, err, "before the destination view")
+	require.Equal(t, filled(7, 1), got)
+	got, err = view(t, out, 12, 4).Read(testCtx(t))
+	require.NoError(t, err, "after the destination view")
+	require.Equal(t, filled(4, 1), got)
+}
