@@ -125,13 +125,14 @@ func Adopt(e External, opts ...Option) (*Device, error) {
 // range of a VkBuffer that vkc suballocates, so other buffers of vkc lie
 // in the same VkBuffer outside [Offset, Offset+Range). The VkBuffer's
 // usages include storage, uniform, vertex, index, indirect and transfer
-// source and destination; Offset is aligned for storage descriptors
-// (uniform descriptors may need more: the device's
-// minUniformBufferOffsetAlignment).
+// source and destination. A buffer's Offset is aligned for storage
+// descriptors (uniform descriptors may need more: the device's
+// minUniformBufferOffsetAlignment); a view's is its first byte, aligned
+// only as far as its offset is (see View).
 type VulkanBuffer struct {
 	Buffer uint64 // the VkBuffer's 64-bit value
 	Offset uint64 // bytes from the VkBuffer's start to element 0
-	Range  uint64 // Len() times the element size
+	Range  uint64 // Len() times the element size: exactly the elements' bytes
 }
 
 // VulkanBuffer returns where the buffer lives, valid until the buffer or
@@ -154,7 +155,7 @@ func (b *Buffer[T]) VulkanBuffer() (VulkanBuffer, error) {
 	if err != nil {
 		return VulkanBuffer{}, public(err)
 	}
-	return VulkanBuffer{Buffer: h, Offset: off, Range: uint64(c.n) * elemSize}, nil
+	return VulkanBuffer{Buffer: h, Offset: off, Range: uint64(c.n) * c.elem.size()}, nil
 }
 
 // SignalOutside submits the stream's pending work and signals the

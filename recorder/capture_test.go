@@ -627,3 +627,71 @@ func TestParkedGuardedClaimKeepsItsTaint(t *testing.T) {
 	require.NoError(t, g.r.Free(a))
 	require.NoError(t, g.r.Free(y))
 }
+
+// The recorded run gets back the warmup's own temporaries whatever the
+// order of their sizes: two above the dedicated-page threshold, the
+// smaller first, as stream temporaries and as buffers. Freed at Begin and
+// allocated again, good fit gave the smaller request the larger one's
+// kept page, and the larger then needed a new page (ErrAllocInCapture).
+func TestRecordingGetsTheWarmupsTemporariesInAnyOrder(t *testing.T) {
+	for _, buffers := range []bool{false, true} {
+		t.Run(map[bool]string{false: "temporaries", true: "buffers"}[buffers], func(t *testing.T) {
+			both(t, func(t *testing.T, unified bool) {
+				const page = 256 << 10
+				g := newRig(t, unified, recorder.Options{Slots: 2, PageSize: page})
+				x, res := g.buf(), g.buf()
+				require.NoError(t, g.write(0, x, nil, ramp(1)))
+				for range 2 { // fill the shared page: the temporaries get pages of their own
+					_, err := g.r.Alloc(alloc.DeviceLocal, 120000)
+					require.NoError(t, err)
+				}
+				temp := func(size uint64) (alloc.Claim, error) {
+					if buffers {
+						return g.r.Alloc(alloc.DeviceLocal, size)
+					}
+					return g.r.AllocOn(0, alloc.DeviceLocal, size)
+				}
+				release := func(c alloc.Claim) error {
+					if buffers {
+						if err := g.r.Quiesce(1); err != nil {
+							return err
+						}
+						return g.r.Free(c)
+					}
+					return g.r.Drop(0, c)
+				}
+				fn := func() error {
+					small, err := temp(150000) // not at a bucket boundary: good fit looks above its own bucket
+					if err != nil {
+						return err
+					}
+					large, err := temp(200000)
+					if err != nil {
+						return err
+					}
+					if err := g.copyK(0, x, small); err != nil {
+						return err
+					}
+					if err := g.add(0, small, x, large); err != nil {
+						return err
+					}
+					if err := g.copyK(0, large, res); err != nil {
+						return err
+					}
+					if err := release(small); err != nil {
+						return err
+					}
+					return release(large)
+				}
+				graph, err := g.capture(0, fn)
+				require.NoError(t, err)
+				require.NoError(t, g.fill(0, res, 0))
+				require.NoError(t, g.write(0, x, nil, ramp(5)))
+				require.NoError(t, graph.Replay())
+				g.mustRead(0, res, addf(ramp(5), ramp(5)))
+				require.NoError(t, graph.Close())
+				g.close()
+			})
+		})
+	}
+}

@@ -41,6 +41,7 @@ func (r *Recorder) PrepareCapture(s StreamID) error {
 // Idle by any path.
 func (b *slot) windowClosed() {
 	b.releaseParked()
+	b.releaseReserved()
 	b.win.forgetTouched()
 	b.r.mem.UnkeepPages()
 	b.r.active.Add(-1)
@@ -90,14 +91,15 @@ func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 	return nil
 }
 
-// openRecording drains the slot's eager work, releases what the warmup
-// parked and begins the graph's command buffer.
+// openRecording drains the slot's eager work, reserves what the warmup
+// parked for the recorded run (see slot.alloc) and begins the graph's
+// command buffer.
 func (b *slot) openRecording() (CommandBuffer, error) {
 	r := b.r
 	if err := b.subs.drain(context.Background()); err != nil {
 		return 0, err
 	}
-	b.releaseParked()
+	b.win.reserveParked()
 	cb, err := r.dev.AllocateCommandBuffer(b.pool)
 	if err != nil {
 		return 0, r.observe(err)

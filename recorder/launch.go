@@ -419,6 +419,17 @@ func (b *slot) holdIfWindowUsed(c alloc.Claim) (held bool, err error) {
 	return false, nil
 }
 
+// releaseReserved frees what the recording was given of the warmup's
+// claims and did not take (nothing uses them) and reports whether there
+// was any.
+func (b *slot) releaseReserved() bool {
+	cs := b.win.takeAllReserved()
+	for _, c := range cs {
+		b.r.free(c)
+	}
+	return len(cs) > 0
+}
+
 // releaseParked frees what the warmup parked, through the drop queue when
 // eager work that may still use it is pending.
 func (b *slot) releaseParked() {

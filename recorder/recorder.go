@@ -339,7 +339,24 @@ func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 	if err := r.usable(); err != nil {
 		return alloc.Claim{}, err
 	}
+	// A buffer the recorded run makes takes what the warmup freed of its
+	// size (see slot.alloc); a request the warmup did not make may take
+	// any of it.
+	for _, b := range r.slots {
+		if r.active.Load() == 0 {
+			break // no window: nothing reserved
+		}
+		b.mu.Lock()
+		c, ok := b.reservedFor(kind, size)
+		b.mu.Unlock()
+		if ok {
+			return c, nil
+		}
+	}
 	c, err := r.mem.Alloc(kind, size)
+	if errors.Is(err, alloc.ErrAllocInCapture) && r.releaseReserved() {
+		c, err = r.mem.Alloc(kind, size)
+	}
 	if errors.Is(err, alloc.ErrAllocInCapture) {
 		err = fmt.Errorf("recorder: a buffer needs a new page while a capture window records (allocate buffers before Capture, or let its warmup allocate them): %w", err)
 		for _, b := range r.slots {
@@ -347,6 +364,18 @@ func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 		}
 	}
 	return c, r.observe(err)
+}
+
+// releaseReserved frees what every recording window holds of its warmup's
+// claims and reports whether there was any.
+func (r *Recorder) releaseReserved() bool {
+	freed := false
+	for _, b := range r.slots {
+		b.mu.Lock()
+		freed = b.releaseReserved() || freed
+		b.mu.Unlock()
+	}
+	return freed
 }
 
 // AllocOn reserves size bytes for work on stream s: an op's temporary.

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
@@ -123,12 +124,39 @@ func overlapsAnyOf(set, claims []alloc.Claim) bool {
 // this slot restricts growth; its failure dooms the window.
 func (b *slot) alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 	if b.win.IsRecording() {
+		// The warmup's own claim first: freed and allocated again, the
+		// allocator's good fit could give a smaller request a range a
+		// larger one after it needed, and no page may be added now.
+		if c, ok := b.reservedFor(kind, size); ok {
+			return c, nil
+		}
 		c, err := b.r.mem.Alloc(kind, size)
+		if errors.Is(err, alloc.ErrAllocInCapture) && b.releaseReserved() {
+			c, err = b.r.mem.Alloc(kind, size) // a request the warmup did not make
+		}
 		b.win.Fail(err)
 		return c, b.r.observe(err)
 	}
 	c, err := b.r.mem.AllocOutsideWindow(kind, size)
 	return c, b.r.observe(err)
+}
+
+// reservedFor takes from the slot's recording window a claim its warmup
+// freed, of kind and size bytes, for an allocation of the recorded run;
+// the claim is as clean as one freed and allocated again. The caller
+// holds b.mu.
+func (b *slot) reservedFor(kind alloc.Kind, size uint64) (alloc.Claim, bool) {
+	if !b.win.IsRecording() {
+		return alloc.Claim{}, false
+	}
+	c, ok := b.win.takeReserved(size, func(c alloc.Claim) bool {
+		_, k, ok := b.r.mem.Page(c.Page)
+		return ok && k == kind
+	})
+	if ok {
+		b.r.ledger.Written([]alloc.Claim{c})
+	}
+	return c, ok
 }
 
 // refuseNeighbour fails a call from stream s when another stream owns this

@@ -35,10 +35,15 @@ type window struct {
 	lastTouchN int
 	early      []alloc.Claim // claims freed inside the recording, guarded at once
 	parked     []alloc.Claim // claims freed during the warmup, released when it ends
-	pins       []*setEntry   // sets the recording used, pinned for the graph
-	kernels    []*Kernel     // kernels the recording used, kept for the graph
-	limits     []Limit       // device lengths the recording is sized by
-	times      *graphTimes   // a profiled recording's timestamps; nil: none
+	// reserved holds what the warmup parked, from the recording's start:
+	// each goes to the recording's first allocation of its kind and size
+	// (the recorded run asks for what the warmup did, in the same order),
+	// so a request never takes by good fit a range a later one needed.
+	reserved []alloc.Claim
+	pins     []*setEntry // sets the recording used, pinned for the graph
+	kernels  []*Kernel   // kernels the recording used, kept for the graph
+	limits   []Limit     // device lengths the recording is sized by
+	times    *graphTimes // a profiled recording's timestamps; nil: none
 }
 
 // recording is what a recording window hands over when it ends: to a
@@ -182,6 +187,31 @@ func (w *window) freedEarly(c alloc.Claim) error {
 
 // park keeps a claim the warmup freed until the window begins or closes.
 func (w *window) park(c alloc.Claim) { w.parked = append(w.parked, c) }
+
+// reserveParked moves the parked claims to reserved, for the recording.
+func (w *window) reserveParked() {
+	w.reserved = append(w.reserved, w.parked...)
+	w.parked = w.parked[:0]
+}
+
+// takeReserved hands over the first reserved claim that fits: of size
+// bytes, on a page of kind (as kindOf reports it).
+func (w *window) takeReserved(size uint64, fits func(alloc.Claim) bool) (alloc.Claim, bool) {
+	for i, c := range w.reserved {
+		if c.Size == size && fits(c) {
+			w.reserved = slices.Delete(w.reserved, i, i+1)
+			return c, true
+		}
+	}
+	return alloc.Claim{}, false
+}
+
+// takeAllReserved hands over the reserved claims; the window keeps none.
+func (w *window) takeAllReserved() []alloc.Claim {
+	r := w.reserved
+	w.reserved = w.reserved[:0]
+	return r
+}
 
 // takeParked hands over the parked claims; the window keeps none.
 func (w *window) takeParked() []alloc.Claim {
