@@ -43,14 +43,13 @@ type viewRef struct {
 
 // viewOp is one step a graph replays.
 type viewOp struct {
-	kind   string
-	a, c   float32
-	in     []*viewRef
-	out    *viewRef
-	host   bool // a host write of data
-	data   []float32
-	reads  bool // the op reads out too (Axpy)
-	viewIn int  // for failures: the op's inputs, in the order the ledger looks
+	kind  string
+	a, c  float32
+	in    []*viewRef
+	out   *viewRef
+	host  bool // a host write of data
+	data  []float32
+	reads bool // the op reads out too (Axpy)
 }
 
 type viewModel struct {

@@ -2,6 +2,7 @@ package blackbox_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -224,14 +225,12 @@ func TestOverlappingViewsRefusedWhereTheOpCannotHonourThem(t *testing.T) {
 	}
 	require.Equal(t, sums, readAll(t, out))
 	require.NoError(t, vkc.Axpy(s, 1, lo, lo), "in place on the same range")
-	want := slices16(xs)
+	want := slices.Clone(xs)
 	for i := range 8 {
 		want[i] = 2 * xs[i]
 	}
 	require.Equal(t, want, readAll(t, b))
 }
-
-func slices16(xs []float32) []float32 { return append([]float32(nil), xs...) }
 
 // A buffer's memory lives while any view of it is open: Close of the
 // buffer leaves its views working, and the memory goes with the last.
