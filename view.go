@@ -142,14 +142,15 @@ func (bs *bounces) in(s *Stream, k *Kernel, cores []*bufferCore, binds []capture
 			return fmt.Errorf("%w: kernel %q: buffer %d is a view at byte %d, not a multiple of the device's storage-buffer offset alignment (%d) or not whole 32-bit words, and a launch sized by a length param takes only views it can bind as they are",
 				ErrUnsupported, k.name, i, c.claim.Offset-c.memory().claim.Offset, s.dev.info.Limits.MinStorageBufferOffsetAlignment)
 		}
+		// The view's bytes (with the buffer's padding when it reaches the
+		// end) rounded up to whole words, which word kernels address.
 		tmp, err := rec.AllocOn(s.id, alloc.DeviceLocal, (c.claim.Size+elemSize-1)&^(elemSize-1))
 		if err != nil {
 			bs.drop(s)
 			return public(err)
 		}
 		bs.temps[i], bs.used = tmp, bs.used|1<<i
-		head := alloc.Claim{Page: tmp.Page, Offset: tmp.Offset, Size: c.claim.Size}
-		if err := rec.Copy(s.id, c.claim, head, c.claim.Size); err != nil {
+		if err := rec.Copy(s.id, c.claim, bs.head(i, c), c.claim.Size); err != nil {
 			bs.drop(s)
 			return public(err)
 		}
@@ -169,9 +170,7 @@ func (bs *bounces) out(s *Stream, cores []*bufferCore, binds []capture.Binding) 
 		if bs.used&(1<<i) == 0 || !binds[i].Write {
 			continue
 		}
-		tmp := bs.temps[i]
-		head := alloc.Claim{Page: tmp.Page, Offset: tmp.Offset, Size: c.claim.Size}
-		if cerr := s.dev.rec.Copy(s.id, head, c.claim, c.claim.Size); cerr != nil {
+		if cerr := s.dev.rec.Copy(s.id, bs.head(i, c), c.claim, c.claim.Size); cerr != nil {
 			// The launch's result for the view is lost with the stand-in:
 			// the view must not read as its old bytes.
 			s.dev.rec.Taint([]alloc.Claim{c.claim}, cerr)
@@ -182,6 +181,12 @@ func (bs *bounces) out(s *Stream, cores []*bufferCore, binds []capture.Binding) 
 	}
 	bs.drop(s)
 	return err
+}
+
+// head is the part of binding i's stand-in that mirrors view c: its
+// bytes, without the padding that rounds the stand-in to whole words.
+func (bs *bounces) head(i int, c *bufferCore) alloc.Claim {
+	return alloc.Claim{Page: bs.temps[i].Page, Offset: bs.temps[i].Offset, Size: c.claim.Size}
 }
 
 // drop lets the stand-ins go after the stream's work that uses them.
