@@ -270,8 +270,8 @@ func dynMatrixCases(dev *Device) []dynCase {
 	// M x N x K; A and C hold capRows rows and the groups cover
 	// dispatchRows of them. N = 64 takes matmul's vec4 path, 53 its scalar
 	// one.
-	// matmul_wide (N and K multiples of 8; tiles of 128 rows by 256
-	// columns): one octet, rows past a tile, columns past one.
+	// matmul_wide and matmul_texel (N and K multiples of 8; tiles of 128
+	// rows by 256 columns): one octet, rows past a tile, columns past one.
 	for _, sh := range []struct {
 		kernel                         string
 		m, n, k, capRows, dispatchRows int
@@ -283,6 +283,9 @@ func dynMatrixCases(dev *Device) []dynCase {
 		{"matmul_wide", 1, 8, 8, 1, 1, [2]int{256, 128}},
 		{"matmul_wide", 37, 72, 24, 37, 37, [2]int{256, 128}},
 		{"matmul_wide", 20, 264, 16, 150, 150, [2]int{256, 128}},
+		{"matmul_texel", 1, 8, 8, 1, 1, [2]int{256, 128}},
+		{"matmul_texel", 37, 72, 24, 37, 37, [2]int{256, 128}},
+		{"matmul_texel", 20, 264, 16, 150, 150, [2]int{256, 128}},
 	} {
 		m, n, k := sh.m, sh.n, sh.k
 		r := rng(92, m, n, k, sh.capRows)

@@ -227,7 +227,7 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := checkShared(spec, values, ids, d.info.Limits); err != nil {
 		return nil, err
 	}
-	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, spec.PushSize, values, ids)
+	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, 0, spec.PushSize, values, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -369,16 +369,17 @@ func catalogueSpec(local [3]uint32) []uint32 {
 	return []uint32{max(local[0], 1), max(local[1], 1), max(local[2], 1)}
 }
 
-// build makes the pipeline of a kernel: spec sets the specialization
-// constants with IDs ids (0..len(spec)-1 when ids is nil).
-func (d *Device) build(name string, code []byte, access []Access, push uint32, spec, ids []uint32) (*Kernel, error) {
+// build makes the pipeline of a kernel: texels marks the bindings read as
+// texels (catalogue kernels only), spec sets the specialization constants
+// with IDs ids (0..len(spec)-1 when ids is nil).
+func (d *Device) build(name string, code []byte, access []Access, texels, push uint32, spec, ids []uint32) (*Kernel, error) {
 	var writes uint32
 	for i, a := range access {
 		if a.Writes() {
 			writes |= 1 << uint(i)
 		}
 	}
-	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, PushSize: push, Spec: spec, SpecIDs: ids})
+	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, Texels: texels, PushSize: push, Spec: spec, SpecIDs: ids})
 	if err != nil {
 		return nil, public(err)
 	}
@@ -409,11 +410,15 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 		return nil, err
 	}
 	access := make([]Access, len(sk.Bindings))
+	var texels uint32
 	for i, b := range sk.Bindings {
 		access[i] = accessOf(b.Access)
+		if b.Texel {
+			texels |= 1 << uint(i)
+		}
 	}
 	shape := sk.ShapeFor(d.target())
-	k, err := d.build(name, sk.SPIRV, access, sk.PushSize, append(catalogueSpec(shape.LocalSize), shape.Spec...), nil)
+	k, err := d.build(name, sk.SPIRV, access, texels, sk.PushSize, append(catalogueSpec(shape.LocalSize), shape.Spec...), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/recorder"
 )
 
 // Every catalogue op is implemented once. Its static form (Axpy) and its
@@ -554,7 +555,7 @@ func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[u
 	if err != nil {
 		return err
 	}
-	kern, err := d.kernelFor(d.matmulKernel(sfx, n, k), l.p == nil)
+	kern, err := d.kernelFor(d.matmulKernel(sfx, n, k, a.core, b.core), l.p == nil)
 	if err != nil {
 		return err
 	}
@@ -577,17 +578,46 @@ func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[u
 	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{gx, gy, 1}, &p)
 }
 
-// matmulKernel names the matmul kernel for suffix sfx and a k x n B: on a
-// CPU driver with 64-bit integers, matmul_wide where n and k are multiples
-// of 8 (its loads take eight elements at a time; 2-3x the blocked kernel's
-// speed on lavapipe, whose per-lane loads it makes fewer of); elsewhere,
-// and for float64, the register-blocked matmul, whose block ShapeFor picks
-// per device.
-func (d *Device) matmulKernel(sfx string, n, k int) string {
-	if sfx != "_f64" && d.info.Type == TypeCPU && d.info.Features.Has(FeatureInt64) && n%8 == 0 && k%8 == 0 {
+// matmulKernel names the matmul kernel for suffix sfx, a k x n B and the
+// inputs to bind. On a CPU driver, where n and k are multiples of 8 (its
+// loads take eight elements at a time) and not for float64:
+// matmul_texel where every input can be bound as texels (see
+// texelBindable), which reads them with one vector load per lane, about
+// 1.5x matmul_wide's speed on lavapipe; else matmul_wide where the device
+// has 64-bit integers (its 64-bit loads make fewer per-lane loops, 2-3x
+// the blocked kernel's speed). Elsewhere the register-blocked matmul,
+// whose block ShapeFor picks per device. All three compute each element
+// of C in the same order on a CPU driver's block, matmul_texel and
+// matmul_wide bit for bit alike.
+func (d *Device) matmulKernel(sfx string, n, k int, inputs ...*bufferCore) string {
+	if sfx == "_f64" || d.info.Type != TypeCPU || n%8 != 0 || k%8 != 0 {
+		return "matmul" + sfx
+	}
+	if d.texelBindable(inputs...) {
+		return "matmul_texel" + sfx
+	}
+	if d.info.Features.Has(FeatureInt64) {
 		return "matmul_wide" + sfx
 	}
 	return "matmul" + sfx
+}
+
+// texelBindable reports whether every buffer can be bound as it is to a
+// texel binding (shaders.Binding.Texel): bindable as a storage buffer, at
+// an offset that is a multiple of minTexelBufferOffsetAlignment, and at
+// least one and at most maxTexelBufferElements whole texels (the
+// recorder binds the whole texels of a claim). A view that goes through a
+// stand-in is not: the launcher then takes a kernel reading storage
+// buffers.
+func (d *Device) texelBindable(cores ...*bufferCore) bool {
+	lim := d.info.Limits
+	for _, c := range cores {
+		if !c.bindable() || c.claim.Offset%max(lim.MinTexelBufferOffsetAlignment, 1) != 0 ||
+			c.claim.Size < recorder.TexelSize || c.claim.Size/recorder.TexelSize > uint64(lim.MaxTexelBufferElements) {
+			return false
+		}
+	}
+	return true
 }
 
 // Transpose writes dst[cols x rows] = src[rows x cols]ᵀ, row-major. dst

@@ -2,6 +2,7 @@ package vkc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -252,7 +253,7 @@ func TestReductionsAgainstReference(t *testing.T) {
 // just past one and two tiles of both blocks (64 and 128 on lavapipe).
 // A 1024x1024 output costs a billion multiply-adds, seconds on lavapipe;
 // the 1x1024x1024 case covers the long rows and the full-width output.
-// Those with N and K multiples of 8 run matmul_wide on a CPU driver: one
+// Those with N and K multiples of 8 run matmul_texel on a CPU driver: one
 // octet of columns, one block of k, M past its 128-row tile and N one
 // octet past its 256-column tile, odd M.
 var matmulShapes = [][3]int{{1, 1, 1}, {37, 53, 29}, {64, 64, 64}, {256, 256, 256}, {1, 1024, 1024}, {3, 5, 1000},
@@ -262,7 +263,15 @@ var matmulShapes = [][3]int{{1, 1, 1}, {37, 53, 29}, {64, 64, 64}, {256, 256, 25
 // checkMatmul runs mul on random inputs of every shape in matmulShapes and
 // compares C with a float64 reference.
 func checkMatmul(t *testing.T, dev *Device, mul func(a, b, c *Buffer[float32], m, n, k int) error) {
+	checkMatmulShapes(t, dev, func([3]int) bool { return true }, mul)
+}
+
+// checkMatmulShapes is checkMatmul over the shapes take accepts.
+func checkMatmulShapes(t *testing.T, dev *Device, take func([3]int) bool, mul func(a, b, c *Buffer[float32], m, n, k int) error) {
 	for _, sh := range matmulShapes {
+		if !take(sh) {
+			continue
+		}
 		m, n, k := sh[0], sh[1], sh[2]
 		t.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(t *testing.T) {
 			r := rng(6, m, n, k)
@@ -286,12 +295,34 @@ func checkMatmul(t *testing.T, dev *Device, mul func(a, b, c *Buffer[float32], m
 	}
 }
 
-// Matmul as the device runs it: on lavapipe, matmul_wide where N and K
+// Matmul as the device runs it: on lavapipe, matmul_texel where N and K
 // are multiples of 8, the CPU block (16x16 per invocation) elsewhere.
 func TestMatmulAgainstReference(t *testing.T) {
 	dev := openTest(t)
 	s := dev.Stream()
 	checkMatmul(t, dev, func(a, b, c *Buffer[float32], m, n, k int) error { return Matmul(s, a, b, c, m, n, k) })
+}
+
+// Each CPU-driver kernel a Matmul may run, whichever this device picks for
+// aligned inputs: matmul_texel, and matmul_wide (what a view through a
+// stand-in gets), launched by name on the shapes they take.
+func TestCPUMatmulKernelsAgainstReference(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	for _, name := range []string{"matmul_texel", "matmul_wide"} {
+		t.Run(name, func(t *testing.T) {
+			kern, err := dev.builtin(name)
+			if errors.Is(err, ErrUnsupported) {
+				t.Skipf("%s: %v", name, err)
+			}
+			require.NoError(t, err)
+			checkMatmulShapes(t, dev, func(sh [3]int) bool { return sh[1]%8 == 0 && sh[2]%8 == 0 }, func(a, b, c *Buffer[float32], m, n, k int) error {
+				var p [16]byte
+				groups := [3]uint32{ceilDiv(n, int(kern.tile[0])), ceilDiv(m, int(kern.tile[1])), 1}
+				return kern.launch(s, groups, pushWords(&p, uint32(m), uint32(n), uint32(k)), []*bufferCore{a.core, b.core, c.core})
+			})
+		})
+	}
 }
 
 // The catalogue module's other block (8x8 per invocation, what a GPU
@@ -315,25 +346,37 @@ func TestMatmulGPUBlockAgainstReference(t *testing.T) {
 	})
 }
 
-// A CPU driver with 64-bit integers runs matmul_wide for the shapes it
-// takes (N and K multiples of 8) for float32 and Float16, and the blocked
-// kernel otherwise and for float64; a device without shaderInt64 never
-// gets it.
-func TestMatmulPicksTheWideKernelWhereItApplies(t *testing.T) {
+// A CPU driver runs matmul_texel for the shapes it takes (N and K
+// multiples of 8) for float32 and Float16 when its inputs can be bound as
+// texels, matmul_wide when one cannot (a view through a stand-in) and the
+// device has 64-bit integers, and the blocked kernel otherwise and for
+// float64.
+func TestMatmulPicksTheTexelKernelWhereItApplies(t *testing.T) {
 	dev := openTest(t)
 	if dev.info.Type != TypeCPU || !dev.info.Features.Has(FeatureInt64) {
-		t.Skip("matmul_wide runs on a CPU driver with shaderInt64")
+		t.Skip("matmul_texel and matmul_wide run on a CPU driver (the second with shaderInt64)")
 	}
-	assert.Equal(t, "matmul_wide", dev.matmulKernel("", 64, 64))
-	assert.Equal(t, "matmul_wide_f16", dev.matmulKernel("_f16", 8, 1024))
+	assert.Equal(t, "matmul_texel", dev.matmulKernel("", 64, 64))
+	assert.Equal(t, "matmul_texel_f16", dev.matmulKernel("_f16", 8, 1024))
 	assert.Equal(t, "matmul_f64", dev.matmulKernel("_f64", 64, 64))
 	assert.Equal(t, "matmul", dev.matmulKernel("", 60, 64))
 	assert.Equal(t, "matmul", dev.matmulKernel("", 64, 12))
 	assert.Equal(t, "matmul_f16", dev.matmulKernel("_f16", 45, 129))
 
+	buf, err := NewBuffer[float32](dev, 64)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = buf.Close() })
+	aligned, err := buf.View(4, 32) // 16 bytes in: bound as it is
+	require.NoError(t, err)
+	unaligned, err := buf.View(1, 32) // 4 bytes in: through a stand-in
+	require.NoError(t, err)
+	assert.Equal(t, "matmul_texel", dev.matmulKernel("", 8, 8, buf.core, aligned.core))
+	assert.Equal(t, "matmul_wide", dev.matmulKernel("", 8, 8, buf.core, unaligned.core))
+
 	without := openTest(t, WithoutFeatures(FeatureInt64))
-	assert.Equal(t, "matmul", without.matmulKernel("", 64, 64))
-	assert.Equal(t, "matmul_f16", without.matmulKernel("_f16", 64, 64))
+	assert.Equal(t, "matmul_texel", without.matmulKernel("", 64, 64), "texel loads need no 64-bit integers")
+	assert.Equal(t, "matmul_f16", without.matmulKernel("_f16", 64, 64, unaligned.core))
+	assert.Equal(t, "matmul", without.matmulKernel("", 64, 64, unaligned.core))
 }
 
 func TestTransposeAgainstReference(t *testing.T) {

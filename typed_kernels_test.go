@@ -64,8 +64,8 @@ func typedVariantRuns[T Float](t *testing.T, d *Device, sfx string, from func(fl
 	t.Cleanup(func() { _ = mrows.Close() })
 	pair("matmul", n/k*nn, func(o *Buffer[T]) error { return MatmulOf(s, x, b, o, n/k, nn, k) },
 		func(o *Buffer[T]) error { return MatmulDynOf(s, x, b, o, mrows, nn, k) })
-	// N and K multiples of 8: matmul_wide on a CPU driver with 64-bit
-	// integers (Float16), the blocked kernel elsewhere.
+	// N and K multiples of 8: matmul_texel on a CPU driver (Float16), the
+	// blocked kernel elsewhere.
 	const wideK, wideN = 8, 16
 	wideB := upload(t, d, values(wideK*wideN))
 	wideRows, err := NewParam(d, uint32(n/wideK))
@@ -77,8 +77,11 @@ func typedVariantRuns[T Float](t *testing.T, d *Device, sfx string, from func(fl
 		d.matmulKernel(sfx, wideN, wideK): true}
 }
 
-// wideDevice reports whether d runs matmul_wide where the shape allows.
-func wideDevice(d *Device) bool { return d.matmulKernel("", 8, 8) == "matmul_wide" }
+// runsOnAligned reports whether d runs kernel (a static matmul kernel)
+// for the shapes the CPU-driver kernels take, on inputs bound as they are.
+func runsOnAligned(d *Device, kernel string) bool {
+	return d.matmulKernel(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(kernel, "matmul_texel"), "matmul_wide"), "matmul"), 8, 8) == kernel
+}
 
 // Every dynamic variant of the Float16 and float64 op kernels computes
 // what its static kernel computes, bit for bit, on lavapipe and on the
@@ -92,7 +95,7 @@ func TestTypedKernelVariantsMatchStatic(t *testing.T) {
 				covered[k] = v
 			}
 			for _, k := range shaders.All() {
-				if k.DynamicOf != "" && typedKernel(k.DynamicOf) && (!strings.HasPrefix(k.Name, "matmul_wide") || wideDevice(d)) {
+				if k.DynamicOf != "" && typedKernel(k.DynamicOf) && (!strings.HasPrefix(k.Name, "matmul_wide") && !strings.HasPrefix(k.Name, "matmul_texel") || runsOnAligned(d, k.DynamicOf)) {
 					require.True(t, covered[k.DynamicOf], "%s has no case", k.Name)
 				}
 			}

@@ -214,8 +214,12 @@ type Limits struct {
 	MaxPushConstantsSize            uint32
 	MaxMemoryAllocationCount        uint32
 	MinStorageBufferOffsetAlignment uint64
-	NonCoherentAtomSize             uint64
-	TimestampPeriod                 float32 // nanoseconds per timestamp tick
+	// MinTexelBufferOffsetAlignment and MaxTexelBufferElements bound the
+	// texel views vkc's CPU-driver matmul reads its inputs through.
+	MinTexelBufferOffsetAlignment uint64
+	MaxTexelBufferElements        uint32
+	NonCoherentAtomSize           uint64
+	TimestampPeriod               float32 // nanoseconds per timestamp tick
 }
 
 // MemoryHeap is one heap of the device.

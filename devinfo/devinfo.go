@@ -67,8 +67,13 @@ type Limits struct {
 	MaxPushConstantsSize            uint32
 	MaxMemoryAllocationCount        uint32
 	MinStorageBufferOffsetAlignment uint64
-	NonCoherentAtomSize             uint64
-	TimestampPeriod                 float32 // nanoseconds per timestamp tick
+	// MinTexelBufferOffsetAlignment and MaxTexelBufferElements bound the
+	// ranges a uniform texel binding may view (offset a multiple of the
+	// first, at most the second 16-byte texels).
+	MinTexelBufferOffsetAlignment uint64
+	MaxTexelBufferElements        uint32
+	NonCoherentAtomSize           uint64
+	TimestampPeriod               float32 // nanoseconds per timestamp tick
 }
 
 // MemoryHeap is one heap of the device.

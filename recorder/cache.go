@@ -163,8 +163,15 @@ func (c *setCache) get(k *Kernel, args []capture.Binding, done uint64, pinned bo
 	for i := 0; i < key.n; i++ {
 		cl := key.claims[i]
 		c.ranges[i] = BufferRange{Memory: c.r.memoryOf(cl), Offset: cl.Offset, Size: cl.Size}
+		if k.desc.Texels>>uint(i)&1 != 0 {
+			c.ranges[i].Size -= cl.Size % TexelSize // a texel view covers whole texels
+		}
 	}
-	c.r.dev.UpdateSet(set, c.ranges[:key.n])
+	if err := c.r.dev.UpdateSet(set, c.ranges[:key.n]); err != nil {
+		c.r.dev.FreeSet(pool, set) // written by no command buffer yet
+		c.outstand[pool]--
+		return nil, c.r.observe(err)
+	}
 	e := &setEntry{key: *key, set: set, pool: pool}
 	c.m[*key] = e
 	c.pushFront(e)

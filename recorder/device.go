@@ -88,9 +88,12 @@ type Dispatch struct {
 	IndirectOffset uint64
 }
 
-// PipelineDesc is a compute kernel's interface: storage buffers at set 0,
+// PipelineDesc is a compute kernel's interface: buffers at set 0,
 // bindings 0..Bindings-1, of which the ones with their bit set in Writes
-// are written; PushSize bytes of push constants; values for specialization
+// are written and the ones with their bit set in Texels are read as
+// uniform texel buffers of TexelSize-byte texels (R32G32B32A32_UINT, GLSL
+// usamplerBuffer) instead of storage buffers, each viewing the whole
+// texels of the claim bound (a claim's tail short of a texel is not seen); PushSize bytes of push constants; values for specialization
 // constants, Spec[i] for the constant with ID SpecIDs[i] (ID i when SpecIDs
 // is nil). Name identifies the kernel: a device that executes kernels in
 // Go (hostdev) looks its reference up by it, and errors name it.
@@ -98,6 +101,7 @@ type PipelineDesc struct {
 	Name     string
 	Bindings int
 	Writes   uint32
+	Texels   uint32
 	PushSize uint32
 	Spec     []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
@@ -125,6 +129,9 @@ type BufferRange struct {
 	Offset uint64
 	Size   uint64
 }
+
+// TexelSize is the bytes of one texel of a uniform texel binding.
+const TexelSize = 16
 
 // MaxBindings is the most storage buffers one launch binds.
 const MaxBindings = 16
@@ -174,8 +181,12 @@ type Device interface {
 	// FreeSet returns a set no pending work uses to its pool.
 	FreeSet(pool DescriptorPool, s DescriptorSet)
 	// UpdateSet points bindings 0..len(r)-1 of s at the ranges; s is not in
-	// use by any pending or recording command buffer.
-	UpdateSet(s DescriptorSet, r []BufferRange)
+	// use by any pending or recording command buffer. A texel binding's
+	// range (see PipelineDesc.Texels) must start at a multiple of
+	// Limits.MinTexelBufferOffsetAlignment and hold whole texels, at most
+	// Limits.MaxTexelBufferElements; the error says which is not so, or
+	// that the device could not make the binding's view.
+	UpdateSet(s DescriptorSet, r []BufferRange) error
 
 	// NewCommandPool creates a pool whose buffers are reset one by one.
 	NewCommandPool() (CommandPool, error)

@@ -35,6 +35,9 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("recorder: kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
 	}
+	if desc.Texels>>uint(desc.Bindings) != 0 || desc.Texels&desc.Writes != 0 {
+		return nil, fmt.Errorf("recorder: kernel %q: texel bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Bindings)
+	}
 	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
 	if desc.PushSize%4 != 0 || desc.PushSize > limit {
 		return nil, fmt.Errorf("recorder: kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)

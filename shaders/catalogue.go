@@ -141,6 +141,12 @@ func (f Feature) String() string {
 type Binding struct {
 	Name   string
 	Access Access
+	// Texel marks a read-only binding the kernel reads as a uniform texel
+	// buffer of 16-byte R32G32B32A32_UINT texels (GLSL usamplerBuffer)
+	// instead of a storage buffer: the range bound must start at a
+	// multiple of the device's minTexelBufferOffsetAlignment and hold at
+	// most maxTexelBufferElements whole texels.
+	Texel bool
 }
 
 // Scalar is one scalar argument of a dynamic variant: a 4-byte value the
@@ -245,6 +251,10 @@ var shapes = map[string]func(Kernel, Target) Shape{
 	"matmul_wide_dyn":      wideShape,
 	"matmul_wide_f16":      wideShape,
 	"matmul_wide_f16_dyn":  wideShape,
+	"matmul_texel":         wideShape,
+	"matmul_texel_dyn":     wideShape,
+	"matmul_texel_f16":     wideShape,
+	"matmul_texel_f16_dyn": wideShape,
 	"sum_subgroup":         subgroupShape,
 	"sum_subgroup_dyn":     subgroupShape,
 	"dot_subgroup":         subgroupShape,
@@ -416,6 +426,9 @@ func f32(name string) Scalar { return Scalar{Name: name, Float: true} }
 func ro(name string) Binding { return Binding{Name: name, Access: ReadOnly} }
 func wo(name string) Binding { return Binding{Name: name, Access: WriteOnly} }
 func rw(name string) Binding { return Binding{Name: name, Access: ReadWrite} }
+
+// rt is a read-only binding read as texels (see Binding.Texel).
+func rt(name string) Binding { return Binding{Name: name, Access: ReadOnly, Texel: true} }
 
 // catalogue lists every kernel in the stable order All returns. SPIRV is
 // filled in from the embedded files by init.
@@ -642,6 +655,34 @@ var catalogue = []Kernel{
 		LocalSize: [3]uint32{8, 8, 1},
 		Tile:      [2]uint32{64, 64},
 		DynamicOf: "matmul",
+		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
+	},
+	// matmul_texel: matmul_wide's contract, shape rule, geometry and
+	// arithmetic (the same bits), reading A and B as uniform texel buffers
+	// (see Binding.Texel): on a CPU driver a texel fetch is one vector
+	// load per lane where a storage-buffer load is a bounds-checked loop
+	// over the lanes, so it runs about 1.5x matmul_wide's speed on
+	// lavapipe. It needs no 64-bit integers. A launcher runs it on a CPU
+	// driver when both inputs may be viewed as texels, matmul_wide or
+	// matmul otherwise.
+	// Groups: ceil(N/Tile[0]) x ceil(M/Tile[1]).
+	// Bindings: 0 A (read, texels), 1 B (read, texels), 2 C (write). Push: M, N, K uint32.
+	{
+		Name:      "matmul_texel",
+		Bindings:  []Binding{rt("A"), rt("B"), wo("C")},
+		PushSize:  12,
+		PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C; a multiple of 8), K uint32 (columns of A = rows of B; a multiple of 8)",
+		LocalSize: [3]uint32{8, 8, 1},
+		Tile:      [2]uint32{wideCols * 8, wideRows * 8},
+	},
+	// matmul_texel_dyn: matmul_texel with M, N and K from device memory.
+	// Bindings: 0 A, 1 B (read, texels), 2 C (write), 3 M, 4 N, 5 K.
+	{
+		Name:      "matmul_texel_dyn",
+		Bindings:  []Binding{rt("A"), rt("B"), wo("C"), ro("M"), ro("N"), ro("K")},
+		LocalSize: [3]uint32{8, 8, 1},
+		Tile:      [2]uint32{wideCols * 8, wideRows * 8},
+		DynamicOf: "matmul_texel",
 		Scalars:   []Scalar{u32("M"), u32("N"), u32("K")},
 	},
 	// matmul_wide_dyn: matmul_wide with M, N and K from device memory.

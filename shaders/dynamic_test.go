@@ -12,7 +12,7 @@ import (
 
 // withVariants are the static kernels a dynamic graph needs: every one with
 // scalars except transpose, whose shape no graph changes.
-var withVariants = []string{"add", "add_wide", "axpy", "axpy_wide", "binary_f16", "binary_f64", "copy", "copy_wide", "div", "div_wide", "dot", "dot_f16", "dot_f64", "dot_subgroup", "dot_wide", "fill", "fill_wide", "matmul", "matmul_f16", "matmul_f64", "matmul_wide", "matmul_wide_f16", "mul", "mul_wide", "scale", "scale_wide", "softmax", "softmax_f16", "softmax_f64", "softmax_subgroup", "sub", "sub_wide", "sum", "sum_f16", "sum_f64", "sum_subgroup", "sum_wide"}
+var withVariants = []string{"add", "add_wide", "axpy", "axpy_wide", "binary_f16", "binary_f64", "copy", "copy_wide", "div", "div_wide", "dot", "dot_f16", "dot_f64", "dot_subgroup", "dot_wide", "fill", "fill_wide", "matmul", "matmul_f16", "matmul_f64", "matmul_texel", "matmul_texel_f16", "matmul_wide", "matmul_wide_f16", "mul", "mul_wide", "scale", "scale_wide", "softmax", "softmax_f16", "softmax_f64", "softmax_subgroup", "sub", "sub_wide", "sum", "sum_f16", "sum_f64", "sum_subgroup", "sum_wide"}
 
 // scalarsOf reads a static kernel's push-constant words from its PushDoc
 // ("a float32, n uint32"): each field starts with the word's name and type.

@@ -174,6 +174,10 @@ func (d *declarations) descriptor(v variable, layouts *layoutReader) ModuleBindi
 		b.Kind = OtherDescriptor
 	}
 	b.Access = variableAccess(d.decorations[v.id], deco, t)
+	switch b.Kind {
+	case UniformBuffer, UniformTexelBuffer, SampledImage, Sampler, CombinedImageSampler:
+		b.Access = ReadOnly // no shader writes these, decorated or not
+	}
 	b.Elem = d.scalarOf(id, 0)
 	if b.Kind == StorageBuffer || b.Kind == UniformBuffer {
 		b.Block, _ = layouts.layout(id, matrixDecoration{}, 0) // nil if it cannot be laid out

@@ -122,7 +122,12 @@ func TestCatalogueMatchesModuleInterface(t *testing.T) {
 			for i, b := range mod.Bindings {
 				assert.Equal(t, uint32(0), b.Set, "binding %d set", i)
 				assert.Equal(t, uint32(i), b.Binding, "bindings are 0..n-1")
-				assert.Equal(t, StorageBuffer, b.Kind, "binding %d kind", i)
+				kind := StorageBuffer
+				if k.Bindings[i].Texel {
+					kind = UniformTexelBuffer
+					assert.Equal(t, ReadOnly, k.Bindings[i].Access, "binding %d: texels are read-only", i)
+				}
+				assert.Equal(t, kind, b.Kind, "binding %d kind", i)
 				assert.Equal(t, k.Bindings[i].Access, b.Access, "binding %d (%s) access", i, k.Bindings[i].Name)
 			}
 
@@ -160,7 +165,7 @@ func TestTilesFollowTheWorkgroupSize(t *testing.T) {
 		if k.DynamicOf != "" {
 			base = k.DynamicOf // a variant is tiled as its static kernel
 		}
-		if base != "matmul" && base != "matmul_f16" && base != "matmul_f64" && base != "matmul_wide" && base != "matmul_wide_f16" && base != "transpose" {
+		if base != "matmul" && base != "matmul_f16" && base != "matmul_f64" && base != "matmul_wide" && base != "matmul_wide_f16" && base != "matmul_texel" && base != "matmul_texel_f16" && base != "transpose" {
 			assert.Zero(t, k.Tile, "%s is not tiled in 2-D", k.Name)
 		}
 	}

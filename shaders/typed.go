@@ -79,6 +79,14 @@ func typedOps() []Kernel {
 		Kernel{Name: "matmul_wide_f16" + dynamicSuffix, Bindings: []Binding{ro("A"), ro("B"), wo("C"), ro("M"), ro("N"), ro("K")},
 			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}, Needs: FeatureInt64, DynamicOf: "matmul_wide_f16",
 			Scalars: []Scalar{u32("M"), u32("N"), u32("K")}},
+		// matmul_texel_f16: matmul_wide_f16 reading A and B as texels
+		// (see matmul_texel), one texel per octet of Float16 elements.
+		Kernel{Name: "matmul_texel_f16", Bindings: []Binding{rt("A"), rt("B"), wo("C")}, PushSize: 12,
+			PushDoc:   "M uint32 (rows of A and C), N uint32 (columns of B and C; a multiple of 8), K uint32 (columns of A = rows of B; a multiple of 8)",
+			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}},
+		Kernel{Name: "matmul_texel_f16" + dynamicSuffix, Bindings: []Binding{rt("A"), rt("B"), wo("C"), ro("M"), ro("N"), ro("K")},
+			LocalSize: [3]uint32{8, 8, 1}, Tile: [2]uint32{wideCols * 8, wideRows * 8}, DynamicOf: "matmul_texel_f16",
+			Scalars: []Scalar{u32("M"), u32("N"), u32("K")}},
 	)
 	return out
 }

@@ -278,6 +278,8 @@ static int load_device(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, vkc_fns *f) {
 	LOAD(destroyQueryPool, "vkDestroyQueryPool");
 	LOAD(createBuffer, "vkCreateBuffer");
 	LOAD(destroyBuffer, "vkDestroyBuffer");
+	LOAD(createBufferView, "vkCreateBufferView");
+	LOAD(destroyBufferView, "vkDestroyBufferView");
 	LOAD(bufferRequirements, "vkGetBufferMemoryRequirements");
 	LOAD(allocateMemory, "vkAllocateMemory");
 	LOAD(freeMemory, "vkFreeMemory");
@@ -425,12 +427,13 @@ VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t
 }
 void vkc_destroy_shader_module(const vkc_fns *f, VkShaderModule m) { REFUSE; f->destroyShaderModule(f->dev, m, NULL); }
 
-VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, VkDescriptorSetLayout *out) {
+VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, uint32_t texels, VkDescriptorSetLayout *out) {
 	REFUSE_R;
 	VkDescriptorSetLayoutBinding b[VKC_MAX_BINDINGS];
 	if (bindings > VKC_MAX_BINDINGS) return VK_ERROR_INITIALIZATION_FAILED;
 	for (uint32_t i = 0; i < bindings; i++)
-		b[i] = (VkDescriptorSetLayoutBinding){ .binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+		b[i] = (VkDescriptorSetLayoutBinding){ .binding = i,
+			.descriptorType = texels >> i & 1 ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT };
 	VkDescriptorSetLayoutCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
 		.bindingCount = bindings, .pBindings = bindings ? b : NULL };
@@ -462,13 +465,22 @@ VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipel
 }
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p) { REFUSE; f->destroyPipeline(f->dev, p, NULL); }
 
-VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t storage_buffers, VkDescriptorPool *out) {
+VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t descriptors, VkDescriptorPool *out) {
 	REFUSE_R;
-	VkDescriptorPoolSize size = { .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = storage_buffers };
+	VkDescriptorPoolSize sizes[2] = { { .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = descriptors },
+		{ .type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = descriptors } };
 	VkDescriptorPoolCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-		.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT, .maxSets = max_sets, .poolSizeCount = 1, .pPoolSizes = &size };
+		.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT, .maxSets = max_sets, .poolSizeCount = 2, .pPoolSizes = sizes };
 	return f->createDescriptorPool(f->dev, &ci, NULL, out);
 }
+
+VkResult vkc_create_texel_view(const vkc_fns *f, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range, VkBufferView *out) {
+	REFUSE_R;
+	VkBufferViewCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = buffer,
+		.format = VK_FORMAT_R32G32B32A32_UINT, .offset = offset, .range = range };
+	return f->createBufferView(f->dev, &ci, NULL, out);
+}
+void vkc_destroy_buffer_view(const vkc_fns *f, VkBufferView v) { REFUSE; f->destroyBufferView(f->dev, v, NULL); }
 void vkc_destroy_descriptor_pool(const vkc_fns *f, VkDescriptorPool p) { REFUSE; f->destroyDescriptorPool(f->dev, p, NULL); }
 
 VkResult vkc_allocate_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSetLayout layout, VkDescriptorSet *out) {
@@ -514,7 +526,7 @@ VkResult vkc_create_buffer(const vkc_fns *f, VkDeviceSize size, VkBuffer *out) {
 	VkBufferCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
 		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
 			VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | VK_BUFFER_USAGE_INDEX_BUFFER_BIT |
-			VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
+			VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE };
 	return f->createBuffer(f->dev, &ci, NULL, out);
 }
@@ -678,6 +690,11 @@ void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, vkc_ranges r) {
 		bi[i] = (VkDescriptorBufferInfo){ .buffer = r.buffer[i], .offset = r.offset[i], .range = r.size[i] };
 		w[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
 			.descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[i] };
+		if (r.view[i]) {
+			w[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+			w[i].pBufferInfo = NULL;
+			w[i].pTexelBufferView = &r.view[i];
+		}
 	}
 	f->updateSets(f->dev, n, w, 0, NULL);
 }

@@ -117,6 +117,8 @@ typedef struct vkc_fns {
 	PFN_vkDestroyQueryPool destroyQueryPool;
 	PFN_vkCreateBuffer createBuffer;
 	PFN_vkDestroyBuffer destroyBuffer;
+	PFN_vkCreateBufferView createBufferView;
+	PFN_vkDestroyBufferView destroyBufferView;
 	PFN_vkGetBufferMemoryRequirements bufferRequirements;
 	PFN_vkAllocateMemory allocateMemory;
 	PFN_vkFreeMemory freeMemory;
@@ -190,8 +192,9 @@ void vkc_release_adopted(vkc_fns *f);
 // arguments; the destroys pass a NULL allocator.
 VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t size, VkShaderModule *out);
 void vkc_destroy_shader_module(const vkc_fns *f, VkShaderModule m);
-// vkc_create_set_layout: storage buffers at bindings 0..bindings-1, compute stage.
-VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, VkDescriptorSetLayout *out);
+// vkc_create_set_layout: bindings 0..bindings-1 for the compute stage, each a
+// storage buffer, or a uniform texel buffer where its bit is set in texels.
+VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, uint32_t texels, VkDescriptorSetLayout *out);
 void vkc_destroy_set_layout(const vkc_fns *f, VkDescriptorSetLayout l);
 // vkc_create_pipeline_layout: one set layout, push_size bytes of compute push constants (0: none).
 VkResult vkc_create_pipeline_layout(const vkc_fns *f, VkDescriptorSetLayout set, uint32_t push_size, VkPipelineLayout *out);
@@ -202,9 +205,13 @@ void vkc_destroy_pipeline_layout(const vkc_fns *f, VkPipelineLayout l);
 VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout,
 	uint32_t spec_count, const uint32_t *spec, const uint32_t *ids, VkPipeline *out);
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p);
-// vkc_create_descriptor_pool: max_sets sets, storage_buffers storage-buffer
-// descriptors in all, sets freeable one by one.
-VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t storage_buffers, VkDescriptorPool *out);
+// vkc_create_descriptor_pool: max_sets sets, descriptors descriptors of each
+// kind (storage buffer, uniform texel buffer) in all, sets freeable one by one.
+VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t descriptors, VkDescriptorPool *out);
+// vkc_create_texel_view: a view of range bytes of buffer from offset as
+// R32G32B32A32_UINT texels, what a uniform texel binding reads.
+VkResult vkc_create_texel_view(const vkc_fns *f, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range, VkBufferView *out);
+void vkc_destroy_buffer_view(const vkc_fns *f, VkBufferView v);
 void vkc_destroy_descriptor_pool(const vkc_fns *f, VkDescriptorPool p);
 VkResult vkc_allocate_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSetLayout layout, VkDescriptorSet *out);
 void vkc_free_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSet s);
@@ -279,7 +286,9 @@ VkResult vkc_queue_wait_idle(const vkc_fns *f);
 // hands the queue's order to and from another program's semaphores.
 VkResult vkc_submit_sync(const vkc_fns *f, VkSemaphore wait, VkSemaphore signal, VkFence fence);
 
-// vkc_ranges names up to VKC_MAX_BINDINGS storage-buffer ranges for one set.
+// vkc_ranges names up to VKC_MAX_BINDINGS storage-buffer ranges for one set;
+// a binding with a view (not VK_NULL_HANDLE) is a uniform texel buffer
+// written with that view instead.
 // vkc_update_set takes it by value: no Go pointer is passed, so the Go
 // side's copy stays on its stack (see UpdateSet).
 typedef struct vkc_ranges {
@@ -287,6 +296,7 @@ typedef struct vkc_ranges {
 	VkBuffer buffer[VKC_MAX_BINDINGS];
 	VkDeviceSize offset[VKC_MAX_BINDINGS];
 	VkDeviceSize size[VKC_MAX_BINDINGS];
+	VkBufferView view[VKC_MAX_BINDINGS];
 } vkc_ranges;
 void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, vkc_ranges r);
 

@@ -36,12 +36,13 @@ const (
 	ObjSemaphore
 	ObjImage
 	ObjPipelineCache
+	ObjBufferView // a uniform texel binding's view, owned by its descriptor set
 	numObjectKinds
 )
 
 var objectNames = [numObjectKinds]string{"memory", "buffer", "shader-module", "pipeline", "pipeline-layout",
 	"set-layout", "descriptor-pool", "descriptor-set", "command-pool", "command-buffer", "fence", "query-pool",
-	"surface", "swapchain", "semaphore", "image", "pipeline-cache"}
+	"surface", "swapchain", "semaphore", "image", "pipeline-cache", "buffer-view"}
 
 // String names the kind.
 func (k ObjectKind) String() string {

@@ -161,6 +161,8 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 			MaxPushConstantsSize:            uint32(l.maxPushConstantsSize),
 			MaxMemoryAllocationCount:        uint32(l.maxMemoryAllocationCount),
 			MinStorageBufferOffsetAlignment: uint64(l.minStorageBufferOffsetAlignment),
+			MinTexelBufferOffsetAlignment:   uint64(l.minTexelBufferOffsetAlignment),
+			MaxTexelBufferElements:          uint32(l.maxTexelBufferElements),
 			NonCoherentAtomSize:             uint64(l.nonCoherentAtomSize),
 			TimestampPeriod:                 float32(l.timestampPeriod),
 		},

@@ -18,12 +18,19 @@ import (
 // MaxBindings is the most storage buffers one kernel may bind.
 const MaxBindings = C.VKC_MAX_BINDINGS
 
-// PipelineDesc describes a compute kernel's interface: storage buffers at
-// set 0 bindings 0..Bindings-1, PushSize bytes of push constants and the
-// values of specialization constants (32-bit each): Spec[i] sets the
-// constant with ID SpecIDs[i], or ID i when SpecIDs is nil.
+// PipelineDesc describes a compute kernel's interface: buffers at set 0
+// bindings 0..Bindings-1, PushSize bytes of push constants and the values
+// of specialization constants (32-bit each): Spec[i] sets the constant with
+// ID SpecIDs[i], or ID i when SpecIDs is nil.
 type PipelineDesc struct {
 	Bindings int
+	// Texels has bit i set when binding i is a uniform texel buffer of
+	// R32G32B32A32_UINT texels (GLSL usamplerBuffer) instead of a storage
+	// buffer: on a CPU driver a texel fetch gathers a lane's 16 bytes in
+	// one vector load, where a storage-buffer load is a bounds-checked
+	// loop over the lanes. Its sets then own one buffer view per such
+	// binding (see UpdateSet).
+	Texels   uint32
 	PushSize uint32
 	Spec     []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
@@ -79,6 +86,9 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("vk: %d bindings (at most %d)", desc.Bindings, MaxBindings)
 	}
+	if desc.Texels>>uint(desc.Bindings) != 0 {
+		return nil, fmt.Errorf("vk: texel bindings %#x beyond the %d bindings", desc.Texels, desc.Bindings)
+	}
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
 		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
@@ -95,7 +105,7 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 		return nil, err
 	}
 	defer d.leave()
-	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...)}}
+	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...)}}
 	if desc.SpecIDs != nil {
 		p.desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}
@@ -114,7 +124,7 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	p.module = module
 	d.live[ObjShaderModule].Add(1)
 	var setLayout C.VkDescriptorSetLayout
-	if err := d.check("vkCreateDescriptorSetLayout", Result(C.vkc_create_set_layout(d.fns, C.uint32_t(desc.Bindings), &setLayout))); err != nil {
+	if err := d.check("vkCreateDescriptorSetLayout", Result(C.vkc_create_set_layout(d.fns, C.uint32_t(desc.Bindings), C.uint32_t(desc.Texels), &setLayout))); err != nil {
 		p.destroyLocked()
 		return nil, err
 	}
@@ -197,12 +207,41 @@ type DescriptorPool struct {
 	// of a set not in it (the zero set, one freed already, one of another
 	// pool) is a no-op instead of a second vkFreeDescriptorSets and a
 	// second decrement, and Destroy settles what is left in the live count.
-	allocated map[uintptr]struct{}
+	// The value is the set's texel views (nil for a set with none), which
+	// Free and Destroy destroy with it.
+	allocated map[uintptr]*texelViews
 	destroyed bool
 }
 
-// DescriptorSet is one allocated set.
-type DescriptorSet struct{ set C.VkDescriptorSet }
+// DescriptorSet is one allocated set; views holds the buffer views of its
+// uniform texel bindings (nil when its layout has none).
+type DescriptorSet struct {
+	set   C.VkDescriptorSet
+	views *texelViews
+}
+
+// texelViews are the buffer views a set's uniform texel bindings point at:
+// the set owns them, since a view must outlive every command buffer that
+// reads through the set, which is exactly what the recorder already
+// guarantees of the set. UpdateSet replaces them; Free and the pool's
+// Destroy destroy them. mu orders an update against the pool's Destroy.
+type texelViews struct {
+	mu    sync.Mutex
+	mask  uint32
+	views [MaxBindings]C.VkBufferView
+}
+
+// destroyLocked destroys the views that exist; the caller holds tv.mu and
+// is inside the device's gate.
+func (tv *texelViews) destroyLocked(d *Device) {
+	for i, v := range tv.views {
+		if v != nil {
+			C.vkc_destroy_buffer_view(d.fns, v)
+			d.live[ObjBufferView].Add(-1)
+			tv.views[i] = nil
+		}
+	}
+}
 
 // key is the set's handle as a map key: an integer, so that the pool's map
 // holds nothing the garbage collector would take for a Go pointer.
@@ -217,7 +256,7 @@ func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
 		return nil, err
 	}
 	defer d.leave()
-	dp := &DescriptorPool{dev: d, allocated: map[uintptr]struct{}{}}
+	dp := &DescriptorPool{dev: d, allocated: map[uintptr]*texelViews{}}
 	if err := d.check("vkCreateDescriptorPool", Result(C.vkc_create_descriptor_pool(d.fns, C.uint32_t(maxSets), C.uint32_t(maxSets*MaxBindings), &dp.pool))); err != nil {
 		return nil, err
 	}
@@ -242,7 +281,10 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 		return DescriptorSet{}, err
 	}
 	d.live[ObjDescriptorSet].Add(1)
-	dp.allocated[s.key()] = struct{}{}
+	if p.desc.Texels != 0 {
+		s.views = &texelViews{mask: p.desc.Texels}
+	}
+	dp.allocated[s.key()] = s.views
 	return s, nil
 }
 
@@ -264,12 +306,18 @@ func (dp *DescriptorPool) Free(s DescriptorSet) {
 	if dp.destroyed {
 		return
 	}
-	if _, ok := dp.allocated[s.key()]; !ok {
+	tv, ok := dp.allocated[s.key()]
+	if !ok {
 		return
 	}
 	delete(dp.allocated, s.key())
 	C.vkc_free_set(d.fns, dp.pool, s.set)
 	d.live[ObjDescriptorSet].Add(-1)
+	if tv != nil {
+		tv.mu.Lock()
+		tv.destroyLocked(d)
+		tv.mu.Unlock()
+	}
 }
 
 // Destroy frees the pool and every set still allocated from it; idempotent.
@@ -290,6 +338,13 @@ func (dp *DescriptorPool) Destroy() {
 	dp.destroyed = true
 	C.vkc_destroy_descriptor_pool(d.fns, dp.pool)
 	d.live[ObjDescriptorSet].Add(-int64(len(dp.allocated)))
+	for _, tv := range dp.allocated {
+		if tv != nil {
+			tv.mu.Lock()
+			tv.destroyLocked(d)
+			tv.mu.Unlock()
+		}
+	}
 	clear(dp.allocated)
 	d.live[ObjDescriptorPool].Add(-1)
 }
@@ -301,16 +356,22 @@ type BufferRange struct {
 	Range  uint64
 }
 
-// UpdateSet points the set's bindings 0..len(r)-1 at the ranges. On a
-// closed device it does nothing. The ranges go to C as a fixed-size struct
-// passed by value, so it allocates nothing: a pointer to a Go local would
-// move that local to the heap (cgo makes every pointer argument escape),
-// and #cgo noescape only avoids that together with nocallback, which this
-// call cannot promise, since the validation layer reports a bad range
-// from inside vkUpdateDescriptorSets through the Go message callback.
-func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) {
+// UpdateSet points the set's bindings 0..len(r)-1 at the ranges. A uniform
+// texel binding gets a new view of its range (the set's previous views are
+// destroyed first: the caller guarantees no pending command buffer reads
+// through the set); its range must start at a multiple of
+// MinTexelBufferOffsetAlignment and hold whole 16-byte texels, at most
+// MaxTexelBufferElements of them, or UpdateSet fails and the set's texel
+// bindings point at nothing. On a closed device it does nothing. The
+// ranges go to C as a fixed-size struct passed by value, so it allocates
+// nothing: a pointer to a Go local would move that local to the heap (cgo
+// makes every pointer argument escape), and #cgo noescape only avoids
+// that together with nocallback, which this call cannot promise, since the
+// validation layer reports a bad range from inside vkUpdateDescriptorSets
+// through the Go message callback.
+func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 	if d.enter() != nil {
-		return
+		return nil
 	}
 	defer d.leave()
 	var cr C.vkc_ranges
@@ -321,5 +382,46 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) {
 		cr.offset[i] = C.VkDeviceSize(r[i].Offset)
 		cr.size[i] = C.VkDeviceSize(r[i].Range)
 	}
+	if tv := s.views; tv != nil {
+		tv.mu.Lock()
+		defer tv.mu.Unlock()
+		tv.destroyLocked(d)
+		for i := 0; i < n; i++ {
+			if tv.mask>>uint(i)&1 == 0 {
+				continue
+			}
+			if err := d.checkTexelRange(r[i]); err != nil {
+				tv.destroyLocked(d)
+				return fmt.Errorf("vk: texel binding %d: %w", i, err)
+			}
+			var v C.VkBufferView
+			res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &v))
+			if err := d.check("vkCreateBufferView", res); err != nil {
+				tv.destroyLocked(d)
+				return err
+			}
+			d.live[ObjBufferView].Add(1)
+			tv.views[i], cr.view[i] = v, v
+		}
+	}
 	C.vkc_update_set(d.fns, s.set, cr)
+	return nil
+}
+
+// TexelSize is the bytes of one texel of a uniform texel binding
+// (R32G32B32A32_UINT).
+const TexelSize = 16
+
+// checkTexelRange refuses a range no texel view may cover on this device.
+func (d *Device) checkTexelRange(r BufferRange) error {
+	l := d.info.Limits
+	switch {
+	case r.Range == 0 || r.Range%TexelSize != 0:
+		return fmt.Errorf("range of %d bytes is not whole %d-byte texels", r.Range, TexelSize)
+	case l.MinTexelBufferOffsetAlignment != 0 && r.Offset%l.MinTexelBufferOffsetAlignment != 0:
+		return fmt.Errorf("offset %d is not a multiple of minTexelBufferOffsetAlignment %d", r.Offset, l.MinTexelBufferOffsetAlignment)
+	case r.Range/TexelSize > uint64(l.MaxTexelBufferElements):
+		return fmt.Errorf("%d texels exceed maxTexelBufferElements %d", r.Range/TexelSize, l.MaxTexelBufferElements)
+	}
+	return nil
 }

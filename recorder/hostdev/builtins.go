@@ -60,6 +60,10 @@ func Builtins() map[string]Kernel {
 	withVariant(m, "matmul_wide", local2D, 3, func(in *Invocation, s scalars) {
 		matmulCovered(in, s[0], s[1], s[2], wideRows, wideCols)
 	})
+	// matmul_texel reads A and B as texels: the same bytes, the same block.
+	withVariant(m, "matmul_texel", local2D, 3, func(in *Invocation, s scalars) {
+		matmulCovered(in, s[0], s[1], s[2], wideRows, wideCols)
+	})
 	withVariant(m, "softmax", local1D, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	withVariant(m, "softmax_subgroup", localSubgroup, 2, func(in *Invocation, s scalars) { softmax(in, s[0], s[1]) })
 	m["clamp_groups"] = Kernel{Local: [3]uint32{1, 1, 1}, Run: func(in *Invocation) {

@@ -50,13 +50,14 @@ const (
 	WaitIdle
 	NewTimestamps
 	ReadTimestamps
+	UpdateSet
 	numCalls
 )
 
 var callNames = [numCalls]string{"AllocateMemory", "MapMemory", "FlushMemory", "InvalidateMemory",
 	"NewPipeline", "NewDescriptorPool", "AllocateSet", "NewCommandPool", "AllocateCommandBuffer",
 	"Begin", "End", "Reset", "NewFence", "Submit", "WaitFence", "ResetFence", "WaitIdle",
-	"NewTimestamps", "ReadTimestamps"}
+	"NewTimestamps", "ReadTimestamps", "UpdateSet"}
 
 // String names the call.
 func (c Call) String() string {
@@ -254,6 +255,8 @@ func New(o Options) *Device {
 				MaxPushConstantsSize:            256,
 				MaxMemoryAllocationCount:        4096,
 				MinStorageBufferOffsetAlignment: 16,
+				MinTexelBufferOffsetAlignment:   16,
+				MaxTexelBufferElements:          rng / recorder.TexelSize,
 				NonCoherentAtomSize:             64,
 				TimestampPeriod:                 1,
 			},
@@ -651,30 +654,49 @@ func (d *Device) FreeSet(pool recorder.DescriptorPool, h recorder.DescriptorSet)
 }
 
 // UpdateSet points the set at ranges; no recorded or pending buffer may
-// bind it (Vulkan would invalidate that buffer).
-func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) {
+// bind it (Vulkan would invalidate that buffer). A texel binding's range
+// that no view may cover is refused as vk refuses it, and the set's
+// bindings then point at nothing.
+func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.enter(UpdateSet); err != nil {
+		return err
+	}
 	s, ok := lookup[*descriptorSet](d, "UpdateSet", uint64(h))
 	if !ok {
-		return
+		return fmt.Errorf("hostdev: UpdateSet with a stale handle")
 	}
 	if s.bound > 0 {
 		d.misuse("UpdateSet: set bound by %d recorded or pending command buffers", s.bound)
 	}
-	for _, br := range r {
+	s.ranges = s.ranges[:0]
+	l := d.info.Limits
+	for i, br := range r {
 		m, ok := lookup[*memory](d, "UpdateSet", uint64(br.Memory))
 		if ok && br.Offset+br.Size > uint64(len(m.bytes)) {
 			d.misuse("UpdateSet: range [%d,%d) past its page of %d bytes", br.Offset, br.Offset+br.Size, len(m.bytes))
 		}
-		if br.Size > uint64(d.info.Limits.MaxStorageBufferRange) {
+		if s.pipe.desc.Texels>>uint(i)&1 != 0 {
+			switch {
+			case br.Size == 0 || br.Size%recorder.TexelSize != 0:
+				return fmt.Errorf("hostdev: texel binding %d: range of %d bytes is not whole texels", i, br.Size)
+			case br.Offset%l.MinTexelBufferOffsetAlignment != 0:
+				return fmt.Errorf("hostdev: texel binding %d: offset %d not a multiple of minTexelBufferOffsetAlignment", i, br.Offset)
+			case br.Size/recorder.TexelSize > uint64(l.MaxTexelBufferElements):
+				return fmt.Errorf("hostdev: texel binding %d: %d texels above maxTexelBufferElements", i, br.Size/recorder.TexelSize)
+			}
+			continue
+		}
+		if br.Size > uint64(l.MaxStorageBufferRange) {
 			d.misuse("UpdateSet: range of %d bytes above maxStorageBufferRange", br.Size)
 		}
-		if align := d.info.Limits.MinStorageBufferOffsetAlignment; br.Offset%align != 0 {
+		if align := l.MinStorageBufferOffsetAlignment; br.Offset%align != 0 {
 			d.misuse("UpdateSet: offset %d not a multiple of minStorageBufferOffsetAlignment %d", br.Offset, align)
 		}
 	}
-	s.ranges = append(s.ranges[:0], r...)
+	s.ranges = append(s.ranges, r...)
+	return nil
 }
 
 // NewCommandPool makes a pool.

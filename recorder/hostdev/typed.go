@@ -322,6 +322,7 @@ func registerTyped[F float32 | float64](m map[string]Kernel, suffix string, e el
 	withVariant(m, "matmul"+suffix, local2D, 3, typedMatmul(e, 8, 8))
 	if suffix == "_f16" {
 		withVariant(m, "matmul_wide"+suffix, local2D, 3, typedMatmul(e, wideRows, wideCols))
+		withVariant(m, "matmul_texel"+suffix, local2D, 3, typedMatmul(e, wideRows, wideCols))
 	}
 }
 

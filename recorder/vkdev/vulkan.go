@@ -212,7 +212,7 @@ func (v *vulkanDevice) InvalidateMemory(m recorder.Memory, off, size uint64) err
 func (v *vulkanDevice) FreeMemory(m recorder.Memory) { v.mems.remove(uint64(m)).Release() }
 
 func (v *vulkanDevice) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.Pipeline, error) {
-	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs})
+	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs})
 	if err != nil {
 		return 0, fromVK(err)
 	}
@@ -245,13 +245,13 @@ func (v *vulkanDevice) FreeSet(pool recorder.DescriptorPool, s recorder.Descript
 	v.dpools.get(uint64(pool)).Free(v.sets.remove(uint64(s)))
 }
 
-func (v *vulkanDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRange) {
+func (v *vulkanDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRange) error {
 	var ranges [recorder.MaxBindings]vk.BufferRange
 	n := min(len(r), recorder.MaxBindings)
 	for i := 0; i < n; i++ {
 		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size}
 	}
-	v.d.UpdateSet(v.sets.get(uint64(s)), ranges[:n])
+	return fromVK(v.d.UpdateSet(v.sets.get(uint64(s)), ranges[:n]))
 }
 
 func (v *vulkanDevice) NewCommandPool() (recorder.CommandPool, error) {
