@@ -458,3 +458,83 @@ func TestBlockLargerThanTheLargestBufferIsRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "larger than the device's largest buffer")
 	assert.Equal(t, before, d.Live(), "nothing left alive by the refusal")
 }
+
+// A set with a texel binding owns one buffer view per such binding: made by
+// UpdateSet, replaced by the next, destroyed with the set or its pool. The
+// kernel reads exactly the texels of the range, at an offset into its
+// block, and ranges no view may cover are refused with the set pointing at
+// nothing, the layer silent.
+func TestTexelBindingsOwnTheirViews(t *testing.T) {
+	d := fixture(t)
+	code, err := os.ReadFile("testdata/texelsum.spv")
+	require.NoError(t, err)
+	_, err = d.NewPipeline(code, PipelineDesc{Bindings: 2, Texels: 0b100, PushSize: 4})
+	assert.ErrorContains(t, err, "texel bindings", "a texel bit beyond the bindings")
+	p, err := d.NewPipeline(code, PipelineDesc{Bindings: 2, Texels: 0b01, PushSize: 4})
+	require.NoError(t, err)
+	defer p.Destroy()
+	pool, err := d.NewDescriptorPool(4)
+	require.NoError(t, err)
+	defer pool.Destroy()
+	const n = 37
+	align := max(d.Info().Limits.MinTexelBufferOffsetAlignment, 16)
+	in, err := d.AllocateBlock(UseUpload, align+16*n)
+	require.NoError(t, err)
+	defer in.Release()
+	out, err := d.AllocateBlock(UseReadback, 4*n)
+	require.NoError(t, err)
+	defer out.Release()
+	require.NoError(t, d.MapBlock(in))
+	require.NoError(t, d.MapBlock(out))
+	words := in.Mapped()
+	for i := range (align + 16*n) / 4 {
+		binary.LittleEndian.PutUint32(words[4*i:], uint32(i))
+	}
+	set, err := pool.Allocate(p)
+	require.NoError(t, err)
+	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, 0, 16 * n}, {out, 0, 4 * n}}))
+	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView))
+	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, align, 16 * n}, {out, 0, 4 * n}}))
+	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView), "an update replaces the set's view")
+
+	cp, err := d.NewCommandPool()
+	require.NoError(t, err)
+	defer cp.Destroy()
+	cb, err := cp.Allocate()
+	require.NoError(t, err)
+	defer cb.Free()
+	f, err := d.NewFence()
+	require.NoError(t, err)
+	defer f.Destroy()
+	push := binary.LittleEndian.AppendUint32(nil, n)
+	require.NoError(t, d.Begin(cb, OneTimeSubmit))
+	d.CmdDispatch(cb, &Dispatch{Pipeline: p, Set: set, Groups: [3]uint32{1, 1, 1}, Push: push})
+	d.CmdBarrier(cb, BarrierToHost)
+	require.NoError(t, d.End(cb))
+	require.NoError(t, d.Submit(cb, f))
+	ok, err := d.WaitFence(f, -1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	first := uint32(align / 4) // the word the viewed range starts at
+	for i := range uint32(n) {
+		w := first + 4*i
+		assert.Equal(t, 4*w+6, binary.LittleEndian.Uint32(out.Mapped()[4*i:]), "texel %d", i)
+	}
+
+	for _, bad := range []BufferRange{{in, 0, 0}, {in, 0, 24}, {in, 0, uint64(d.Info().Limits.MaxTexelBufferElements+1) * 16}} {
+		assert.Error(t, d.UpdateSet(set, []BufferRange{bad, {out, 0, 4 * n}}), "range %d+%d", bad.Offset, bad.Range)
+		assert.Zero(t, d.LiveCount(ObjBufferView), "a refused update leaves no view")
+	}
+	if a := d.Info().Limits.MinTexelBufferOffsetAlignment; a > 1 {
+		assert.ErrorContains(t, d.UpdateSet(set, []BufferRange{{in, a / 2, 16}, {out, 0, 4 * n}}), "minTexelBufferOffsetAlignment")
+	}
+	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, 0, 16}, {out, 0, 4}}))
+	pool.Free(set)
+	assert.Zero(t, d.LiveCount(ObjBufferView), "Free destroys the set's views")
+	kept, err := pool.Allocate(p)
+	require.NoError(t, err)
+	require.NoError(t, d.UpdateSet(kept, []BufferRange{{in, 0, 16}, {out, 0, 4}}))
+	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView))
+	pool.Destroy()
+	assert.Zero(t, d.LiveCount(ObjBufferView), "the pool's Destroy destroys the views of the sets left")
+}

@@ -670,7 +670,7 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 		notes = append(notes, "matmul: c-naive/matmul <= 0.333 means vkc's matmul runs at least 3x the C baseline's naive sgemm")
 	}
 	if blocked {
-		notes = append(notes, "matmul: c-blocked/matmul <= 1.1 means vkc's matmul runs at least 91% of the C baseline's register-blocked sgemm, the 16 x 16 block per invocation of vkc's blocked kernel (a CPU driver with 64-bit integers runs matmul_wide for these shapes instead, where the ratio falls below 1; a GPU runs a smaller block, and the ratio says how the shapes compare there)")
+		notes = append(notes, "matmul: c-blocked/matmul <= 1.1 means vkc's matmul runs at least 91% of the C baseline's register-blocked sgemm, the 16 x 16 block per invocation of vkc's blocked kernel (a CPU driver runs matmul_texel for these shapes instead, where the ratio falls below 1; a GPU runs a smaller block, and the ratio says how the shapes compare there)")
 	}
 	if copied {
 		notes = append(notes, "transfer: c-copy-buffer/copy <= 1.1 means vkc.Copy reaches at least 91% of the C baseline's vkCmdCopyBuffer")

@@ -65,7 +65,7 @@ func (b *bench) set(p recorder.Pipeline, ranges ...[2]uint64) recorder.Descripto
 	for _, x := range ranges {
 		r = append(r, recorder.BufferRange{Memory: b.mem, Offset: x[0], Size: x[1]})
 	}
-	b.d.UpdateSet(s, r)
+	require.NoError(b.t, b.d.UpdateSet(s, r))
 	return s
 }
 
@@ -372,6 +372,13 @@ func invoke(b *bench, c hostdev.Call) error {
 			d.FreeSet(b.dp, s)
 		}
 		return err
+	case hostdev.UpdateSet:
+		s, err := d.AllocateSet(b.dp, b.fill)
+		if err != nil {
+			return err
+		}
+		defer d.FreeSet(b.dp, s)
+		return d.UpdateSet(s, []recorder.BufferRange{{Memory: b.mem, Offset: 0, Size: 64}})
 	case hostdev.NewCommandPool:
 		p, err := d.NewCommandPool()
 		if err == nil {

@@ -486,7 +486,7 @@ func (d *Device) NewSgemm(n int, a, b []float32) (*Sgemm, error) {
 // sgemm_blocked.comp (16 x 16 elements of C per invocation): plain C
 // running the block of vkc's blocked matmul on a CPU driver, so that the
 // comparison shows what vkc adds around that kernel shape, or, where vkc
-// runs matmul_wide, what its kernel gains over it.
+// runs matmul_texel or matmul_wide, what its kernel gains over it.
 func (d *Device) NewSgemmBlocked(n int, a, b []float32) (*Sgemm, error) {
 	if n%4 != 0 {
 		return nil, fmt.Errorf("cbase: blocked sgemm of n=%d: n must be a multiple of 4", n)
