@@ -481,3 +481,28 @@ func TestOpsRejectMismatchedShapes(t *testing.T) {
 	require.Equal(t, make([]float32, 4), readAll(t, b))
 	require.NoError(t, s.Sync(context.Background()))
 }
+
+// Inputs with more texels than the device views (maxTexelBufferElements)
+// take matmul_wide instead, and the product is the same, bit for bit.
+func TestMatmulBeyondTheTexelLimitsTakesTheWideKernel(t *testing.T) {
+	dev := openTest(t)
+	if dev.info.Type != TypeCPU || !dev.info.Features.Has(FeatureInt64) {
+		t.Skip("matmul_texel and matmul_wide run on a CPU driver (the second with shaderInt64)")
+	}
+	s := dev.Stream()
+	const m, n, k = 9, 16, 24
+	r := rng(17)
+	as, bs := randFloats(r, m*k, -1, 1), randFloats(r, k*n, -1, 1)
+	a, b := upload(t, dev, as), upload(t, dev, bs)
+	want := scratch[float32](t, dev, m*n)
+	require.Equal(t, "matmul_texel", dev.matmulKernel("", n, k, a.core, b.core))
+	require.NoError(t, Matmul(s, a, b, want, m, n, k))
+
+	limits := dev.info.Limits
+	t.Cleanup(func() { dev.info.Limits = limits })
+	dev.info.Limits.MaxTexelBufferElements = uint32(m*k*4/16 - 1) // A is one texel too long
+	assert.Equal(t, "matmul_wide", dev.matmulKernel("", n, k, a.core, b.core))
+	got := scratch[float32](t, dev, m*n)
+	require.NoError(t, Matmul(s, a, b, got, m, n, k))
+	assert.Equal(t, readAll(t, want), readAll(t, got), "the two kernels compute the same bits")
+}
