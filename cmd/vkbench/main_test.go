@@ -80,7 +80,11 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("matmul", func(t *testing.T) {
 		res, err := runMatmul(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "matmul", "GFLOP/s", "matmul", "c-naive", "c-blocked", "matmul-f16")
+		names := []string{"matmul", "c-naive", "c-blocked", "matmul-f16"}
+		if res.Device.Type == vkc.TypeCPU.String() {
+			names = append(names, "c-texel") // the kernel vkc runs there, in plain C
+		}
+		requireFigures(t, res, "matmul", "GFLOP/s", names...)
 	})
 	t.Run("alloc", func(t *testing.T) {
 		res, err := runAlloc(cfg)
@@ -182,6 +186,7 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "matmul", Name: "matmul", Params: small3, Value: 3},
 		{Suite: "matmul", Name: "c-naive", Params: small3, Value: 2},
 		{Suite: "matmul", Name: "c-blocked", Params: sq, Value: 27},
+		{Suite: "matmul", Name: "c-texel", Params: sq, Value: 29},
 	}
 	value := func(suite, name string, p map[string]int64) float64 {
 		for _, f := range figs {
@@ -193,7 +198,7 @@ func TestComputeRatios(t *testing.T) {
 		return 0
 	}
 	ratios, notes := computeRatios(figs)
-	assert.Len(t, notes, 13, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the wide kernel, one for the external reference")
+	assert.Len(t, notes, 14, "one note per kind of ratio, three for dispatch, one for the bind-once baseline, one for the empty-kernel figure, one for the wide kernel, one for the external reference")
 	assert.Contains(t, strings.Join(notes, "\n"), "c-replay-empty is")
 	got := map[string]Ratio{}
 	for _, r := range ratios {
@@ -237,6 +242,7 @@ func TestComputeRatios(t *testing.T) {
 		{"c-naive/matmul", "matmul", sq, "c-naive", "matmul", 1.0 / 3},
 		{"c-naive/matmul", "matmul", small3, "c-naive", "matmul", 1.0 / 3},
 		{"c-blocked/matmul", "matmul", sq, "c-blocked", "matmul", 1.1},
+		{"c-texel/matmul", "matmul", sq, "c-texel", "matmul", 1.05},
 	}
 	for _, c := range cases {
 		r, ok := got[figureKey(c.suite, c.name, c.params)]

@@ -75,7 +75,8 @@ func checkMatmulTolerance(sh matmulShape, a, b, c []float32, tol float64) error 
 // squares the C baseline: its naive sgemm ("c-naive") up to naiveMaxSide,
 // its register-blocked sgemm ("c-blocked", the 16 x 16 block vkc runs on a
 // CPU driver, written out in plain C and GLSL) at every square, 1024 and
-// 2048 included.
+// 2048 included, and on a CPU driver vkc's own matmul_texel module run by
+// plain C ("c-texel", the kernel vkc runs there for these shapes).
 func runMatmul(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -153,6 +154,8 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 	}{
 		{"c-naive", square && sh.n <= naiveMaxSide, base.NewSgemm},
 		{"c-blocked", square && sh.n%4 == 0, base.NewSgemmBlocked},
+		// vkc's own texel kernel in plain C, where vkc runs it for the shape.
+		{"c-texel", square && sh.n%8 == 0 && dev.Info().Type == vkc.TypeCPU, base.NewSgemmTexel},
 	}
 	elems := []string{"float32"} // one per name: matmul's, then each baseline's
 	for _, bl := range baselines {

@@ -24,7 +24,8 @@
 	X(CreateDescriptorSetLayout) X(DestroyDescriptorSetLayout) X(CreatePipelineLayout) \
 	X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) X(CreateDescriptorPool) \
 	X(DestroyDescriptorPool) X(AllocateDescriptorSets) X(UpdateDescriptorSets) X(CmdBindPipeline) \
-	X(CmdBindDescriptorSets) X(CmdPushConstants) X(CmdDispatch) X(CmdPipelineBarrier) X(CmdCopyBuffer)
+	X(CmdBindDescriptorSets) X(CmdPushConstants) X(CmdDispatch) X(CmdPipelineBarrier) X(CmdCopyBuffer) \
+	X(CreateBufferView) X(DestroyBufferView)
 
 typedef struct cb_fns {
 #define CB_FIELD(name) PFN_vk##name name;
@@ -333,7 +334,8 @@ static int memory_type(const cbase_device *d, uint32_t allowed, VkMemoryProperty
 static int buf_new(cbase_device *d, VkDeviceSize size, int host_only, cb_buf *b) {
 	b->size = size;
 	VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
-		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+			VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE };
 	TRY(d, "vkCreateBuffer", d->fn.CreateBuffer(d->dev, &bi, NULL, &b->buf));
 	d->live++;
@@ -433,15 +435,18 @@ typedef struct cb_kernel {
 	VkPipeline pipeline;
 	VkDescriptorPool pool;
 	VkDescriptorSet set;
+	VkBufferView views[4]; // of the bindings read as texels
 } cb_kernel;
 
 #define CB_MAX_BINDINGS 4
 
-// kernel_new builds a compute pipeline for a module whose storage buffers
-// are bindings 0..nbufs-1 of set 0 and whose push constants are push_bytes
-// long, and one descriptor set pointing at bufs.
+// kernel_new builds a compute pipeline for a module whose buffers are
+// bindings 0..nbufs-1 of set 0 (storage buffers, or uniform texel buffers of
+// R32G32B32A32_UINT texels viewing the whole buffer where their bit is set
+// in texels) and whose push constants are push_bytes long, and one
+// descriptor set pointing at bufs.
 static int kernel_new(cbase_device *d, const void *spirv, size_t bytes, uint32_t nbufs, cb_buf *const *bufs,
-		uint32_t push_bytes, cb_kernel *k) {
+		uint32_t texels, uint32_t push_bytes, cb_kernel *k) {
 	if (bytes == 0 || bytes % 4 != 0) return cb_failf(d, "SPIR-V length is not a positive multiple of 4");
 	if (nbufs > CB_MAX_BINDINGS) return cb_failf(d, "too many bindings");
 	uint32_t *code = malloc(bytes); // pCode must be 4-byte aligned
@@ -454,7 +459,8 @@ static int kernel_new(cbase_device *d, const void *spirv, size_t bytes, uint32_t
 	d->live++;
 	VkDescriptorSetLayoutBinding bindings[CB_MAX_BINDINGS];
 	for (uint32_t i = 0; i < nbufs; i++)
-		bindings[i] = (VkDescriptorSetLayoutBinding){ .binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+		bindings[i] = (VkDescriptorSetLayoutBinding){ .binding = i,
+			.descriptorType = texels >> i & 1 ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT };
 	VkDescriptorSetLayoutCreateInfo sli = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
 		.bindingCount = nbufs, .pBindings = bindings };
@@ -471,9 +477,10 @@ static int kernel_new(cbase_device *d, const void *spirv, size_t bytes, uint32_t
 		.layout = k->layout };
 	TRY(d, "vkCreateComputePipelines", d->fn.CreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &ci, NULL, &k->pipeline));
 	d->live++;
-	VkDescriptorPoolSize size = { .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = nbufs };
+	VkDescriptorPoolSize sizes[2] = { { .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = nbufs },
+		{ .type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = nbufs } };
 	VkDescriptorPoolCreateInfo dpi = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1,
-		.poolSizeCount = 1, .pPoolSizes = &size };
+		.poolSizeCount = 2, .pPoolSizes = sizes };
 	TRY(d, "vkCreateDescriptorPool", d->fn.CreateDescriptorPool(d->dev, &dpi, NULL, &k->pool));
 	d->live++;
 	VkDescriptorSetAllocateInfo dai = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = k->pool,
@@ -486,12 +493,26 @@ static int kernel_new(cbase_device *d, const void *spirv, size_t bytes, uint32_t
 		writes[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = k->set,
 			.dstBinding = i, .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.pBufferInfo = &infos[i] };
+		if (texels >> i & 1) {
+			VkBufferViewCreateInfo vi = { .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = bufs[i]->buf,
+				.format = VK_FORMAT_R32G32B32A32_UINT, .range = VK_WHOLE_SIZE };
+			TRY(d, "vkCreateBufferView", d->fn.CreateBufferView(d->dev, &vi, NULL, &k->views[i]));
+			d->live++;
+			writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+			writes[i].pBufferInfo = NULL;
+			writes[i].pTexelBufferView = &k->views[i];
+		}
 	}
 	d->fn.UpdateDescriptorSets(d->dev, nbufs, writes, 0, NULL);
 	return 0;
 }
 
 static void kernel_free(cbase_device *d, cb_kernel *k) {
+	for (int i = 0; i < CB_MAX_BINDINGS; i++)
+		if (k->views[i]) {
+			d->fn.DestroyBufferView(d->dev, k->views[i], NULL);
+			d->live--;
+		}
 	if (k->pool) {
 		d->fn.DestroyDescriptorPool(d->dev, k->pool, NULL); // frees the set
 		d->live--;
@@ -583,7 +604,7 @@ int cbase_chain_new(cbase_device *d, const void *spirv, size_t spirv_bytes, cons
 	cb_buf *bufs[2] = { &c->x, &c->y };
 	if (buf_new(d, (VkDeviceSize)n * 4, 0, &c->x) || buf_new(d, (VkDeviceSize)n * 4, 0, &c->y) ||
 		buf_write(d, &c->x, x) || buf_write(d, &c->y, NULL) ||
-		kernel_new(d, spirv, spirv_bytes, 2, bufs, 8, &c->kernel) || alloc_command_buffers(d, CB_COUNT, c->cbs) ||
+		kernel_new(d, spirv, spirv_bytes, 2, bufs, 0, 8, &c->kernel) || alloc_command_buffers(d, CB_COUNT, c->cbs) ||
 		record_chain(c, c->cbs[CB_REPLAY], 0, 0) || record_chain(c, c->cbs[CB_REPLAY_BOUND], 0, 1)) {
 		cbase_chain_free(c);
 		return -1;
@@ -718,10 +739,12 @@ struct cbase_sgemm {
 	uint32_t n;
 };
 
-int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, uint32_t tile,
-		const float *a, const float *b, cbase_sgemm **out) {
+int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, uint32_t tile_x,
+		uint32_t tile_y, uint32_t texels, uint32_t push_words, const float *a, const float *b, cbase_sgemm **out) {
 	*out = NULL;
-	if (n == 0 || tile == 0) return cb_failf(d, "an sgemm needs n and tile above 0");
+	if (n == 0 || tile_x == 0 || tile_y == 0) return cb_failf(d, "an sgemm needs n and tiles above 0");
+	if (push_words != 1 && push_words != 3) return cb_failf(d, "an sgemm pushes n once or three times");
+	uint32_t push[3] = { n, n, n };
 	cbase_sgemm *s = calloc(1, sizeof *s);
 	if (!s) return cb_failf(d, "out of host memory");
 	s->d = d;
@@ -730,14 +753,13 @@ int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint
 	cb_buf *bufs[3] = { &s->a, &s->b, &s->c };
 	if (buf_new(d, bytes, 0, &s->a) || buf_new(d, bytes, 0, &s->b) || buf_new(d, bytes, 0, &s->c) ||
 		buf_write(d, &s->a, a) || buf_write(d, &s->b, b) || buf_write(d, &s->c, NULL) ||
-		kernel_new(d, spirv, spirv_bytes, 3, bufs, 4, &s->kernel) || alloc_command_buffers(d, 1, &s->cb) ||
+		kernel_new(d, spirv, spirv_bytes, 3, bufs, texels, 4 * push_words, &s->kernel) || alloc_command_buffers(d, 1, &s->cb) ||
 		begin(d, s->cb, 0)) {
 		cbase_sgemm_free(s);
 		return -1;
 	}
-	bind_kernel(d, s->cb, &s->kernel, &n, sizeof n);
-	uint32_t groups = (uint32_t)(((uint64_t)n + tile - 1) / tile);
-	d->fn.CmdDispatch(s->cb, groups, groups, 1);
+	bind_kernel(d, s->cb, &s->kernel, push, 4 * push_words);
+	d->fn.CmdDispatch(s->cb, (uint32_t)(((uint64_t)n + tile_x - 1) / tile_x), (uint32_t)(((uint64_t)n + tile_y - 1) / tile_y), 1);
 	memory_barrier(d, s->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, CB_LATER_STAGES, CB_LATER_ACCESS);
 	VkResult r = d->fn.EndCommandBuffer(s->cb);
 	if (r != VK_SUCCESS) {

@@ -478,7 +478,24 @@ type Sgemm struct {
 // NewSgemm uploads a and b (n*n each) and records the product with the
 // naive kernel of sgemm_naive.comp (one invocation per element of C).
 func (d *Device) NewSgemm(n int, a, b []float32) (*Sgemm, error) {
-	return d.newSgemm(n, a, b, sgemmNaiveSPIRV, 16)
+	return d.newSgemm(n, a, b, sgemmNaiveSPIRV, [2]uint32{16, 16}, 0, 1)
+}
+
+// NewSgemmTexel uploads a and b (n*n each, n a multiple of 8) and records
+// the product with vkc's own matmul_texel module (A and B read as texels of
+// uniform texel buffers, 16 x 32 elements of C per invocation, groups of
+// 8 x 8 covering 128 rows by 256 columns): plain C running the kernel vkc
+// runs for these shapes on a CPU driver, so that the comparison shows what
+// vkc adds around it.
+func (d *Device) NewSgemmTexel(n int, a, b []float32) (*Sgemm, error) {
+	if n%8 != 0 {
+		return nil, fmt.Errorf("cbase: texel sgemm of n=%d: n must be a multiple of 8", n)
+	}
+	k, err := shaders.Get("matmul_texel")
+	if err != nil {
+		return nil, err
+	}
+	return d.newSgemm(n, a, b, k.SPIRV, k.Tile, 0b011, 3)
 }
 
 // NewSgemmBlocked uploads a and b (n*n each, n a multiple of 4) and
@@ -491,10 +508,13 @@ func (d *Device) NewSgemmBlocked(n int, a, b []float32) (*Sgemm, error) {
 	if n%4 != 0 {
 		return nil, fmt.Errorf("cbase: blocked sgemm of n=%d: n must be a multiple of 4", n)
 	}
-	return d.newSgemm(n, a, b, sgemmBlockedSPIRV, 128)
+	return d.newSgemm(n, a, b, sgemmBlockedSPIRV, [2]uint32{128, 128}, 0, 1)
 }
 
-func (d *Device) newSgemm(n int, a, b []float32, spirv []byte, tile uint32) (*Sgemm, error) {
+// newSgemm records the product with a module pushing n pushWords times
+// (1, or 3 as M, N, K), of tile[0] x tile[1] columns by rows per group,
+// whose bindings with their bit set in texels are uniform texel buffers.
+func (d *Device) newSgemm(n int, a, b []float32, spirv []byte, tile [2]uint32, texels, pushWords uint32) (*Sgemm, error) {
 	if err := d.open(); err != nil {
 		return nil, err
 	}
@@ -502,8 +522,8 @@ func (d *Device) newSgemm(n int, a, b []float32, spirv []byte, tile uint32) (*Sg
 		return nil, fmt.Errorf("cbase: sgemm of n=%d with %d and %d elements", n, len(a), len(b))
 	}
 	sg := &Sgemm{d: d, n: n}
-	if C.cbase_sgemm_new(d.c, unsafe.Pointer(&spirv[0]), C.size_t(len(spirv)), C.uint32_t(n), C.uint32_t(tile),
-		floatPtr(a), floatPtr(b), &sg.s) != 0 {
+	if C.cbase_sgemm_new(d.c, unsafe.Pointer(&spirv[0]), C.size_t(len(spirv)), C.uint32_t(n), C.uint32_t(tile[0]),
+		C.uint32_t(tile[1]), C.uint32_t(texels), C.uint32_t(pushWords), floatPtr(a), floatPtr(b), &sg.s) != 0 {
 		return nil, d.err()
 	}
 	return sg, nil

@@ -91,12 +91,15 @@ void cbase_memcpy_clear_dst(cbase_memcpy *m);
 void cbase_memcpy_free(cbase_memcpy *m);
 
 // An sgemm is C = A*B for n x n row-major floats with the kernel given as
-// SPIR-V (push: n), dispatched as ceil(n/tile) x ceil(n/tile) groups and
-// recorded once: tile 16 for the naive kernel (one invocation per element,
-// 16 x 16 groups), 128 for the blocked one (16 x 16 elements per
-// invocation, 8 x 8 groups).
-int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, uint32_t tile,
-	const float *a, const float *b, cbase_sgemm **out);
+// SPIR-V (push: n, or n three times as M, N, K when push_words is 3),
+// dispatched as ceil(n/tile_x) x ceil(n/tile_y) groups and recorded once:
+// tiles 16 for the naive kernel (one invocation per element, 16 x 16
+// groups), 128 for the blocked one (16 x 16 elements per invocation, 8 x 8
+// groups), 256 x 128 for vkc's matmul_texel module. Bindings with their
+// bit set in texels (A, B) are uniform texel buffers of R32G32B32A32_UINT
+// texels over the whole buffer.
+int cbase_sgemm_new(cbase_device *d, const void *spirv, size_t spirv_bytes, uint32_t n, uint32_t tile_x,
+	uint32_t tile_y, uint32_t texels, uint32_t push_words, const float *a, const float *b, cbase_sgemm **out);
 int cbase_sgemm_run(cbase_sgemm *s);
 int cbase_sgemm_read_c(cbase_sgemm *s, float *out);
 void cbase_sgemm_free(cbase_sgemm *s);

@@ -131,16 +131,18 @@ func TestCopyAndMemcpy(t *testing.T) {
 	assert.ErrorIs(t, m.Run(), ErrClosed)
 }
 
-// Both kernels against a reference, at sizes off their workgroup and
+// Every kernel against a reference, at sizes off their workgroup and
 // tile: the naive one at 37 (not a multiple of 16), the blocked one at 132
-// (past one 128 x 128 tile, a multiple of 4 as it requires).
+// (past one 128 x 128 tile, a multiple of 4 as it requires), the texel one
+// at 136 (past one 128-row tile, short of a 256-column one, a multiple of
+// 8 as it requires).
 func TestSgemmMatchesReference(t *testing.T) {
 	d := openTest(t)
 	for _, c := range []struct {
 		name string
 		n    int
 		make func(n int, a, b []float32) (*Sgemm, error)
-	}{{"naive", 37, d.NewSgemm}, {"blocked", 132, d.NewSgemmBlocked}} {
+	}{{"naive", 37, d.NewSgemm}, {"blocked", 132, d.NewSgemmBlocked}, {"texel", 136, d.NewSgemmTexel}} {
 		t.Run(c.name, func(t *testing.T) {
 			n := c.n
 			a, b := make([]float32, n*n), make([]float32, n*n)
@@ -169,6 +171,8 @@ func TestSgemmMatchesReference(t *testing.T) {
 	}
 	_, err := d.NewSgemmBlocked(6, make([]float32, 36), make([]float32, 36))
 	assert.Error(t, err, "the blocked kernel needs n a multiple of 4")
+	_, err = d.NewSgemmTexel(12, make([]float32, 144), make([]float32, 144))
+	assert.Error(t, err, "the texel kernel needs n a multiple of 8")
 }
 
 func TestCloseRefusesLiveObjectsAndIsIdempotent(t *testing.T) {
