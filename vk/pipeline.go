@@ -317,13 +317,13 @@ func (dp *DescriptorPool) Free(s DescriptorSet) {
 		return
 	}
 	delete(dp.allocated, s.key())
-	C.vkc_free_set(d.fns, dp.pool, s.set)
-	d.live[ObjDescriptorSet].Add(-1)
-	if tv != nil {
+	if tv != nil { // first, so that no update slips in while the set is freed
 		tv.mu.Lock()
 		tv.retire(d)
 		tv.mu.Unlock()
 	}
+	C.vkc_free_set(d.fns, dp.pool, s.set)
+	d.live[ObjDescriptorSet].Add(-1)
 }
 
 // Destroy frees the pool and every set still allocated from it; idempotent.
@@ -342,15 +342,15 @@ func (dp *DescriptorPool) Destroy() {
 		return
 	}
 	dp.destroyed = true
-	C.vkc_destroy_descriptor_pool(d.fns, dp.pool)
-	d.live[ObjDescriptorSet].Add(-int64(len(dp.allocated)))
-	for _, tv := range dp.allocated {
+	for _, tv := range dp.allocated { // first, as Free does
 		if tv != nil {
 			tv.mu.Lock()
 			tv.retire(d)
 			tv.mu.Unlock()
 		}
 	}
+	C.vkc_destroy_descriptor_pool(d.fns, dp.pool)
+	d.live[ObjDescriptorSet].Add(-int64(len(dp.allocated)))
 	clear(dp.allocated)
 	d.live[ObjDescriptorPool].Add(-1)
 }
