@@ -368,8 +368,8 @@ type BufferRange struct {
 // through the set); its range must start at a multiple of
 // MinTexelBufferOffsetAlignment and hold whole 16-byte texels, at most
 // MaxTexelBufferElements of them. A refused update (such a range, a view
-// the driver would not make, a set freed already, a closed device) leaves
-// the set as it was. The ranges go to C as a fixed-size struct passed by
+// the driver would not make, a set with texel bindings freed already, a
+// closed device) leaves the set as it was. The ranges go to C as a fixed-size struct passed by
 // value, so the update itself allocates nothing (making a view allocates
 // its handle's out-parameter): a pointer to a Go local would move that
 // local to the heap (cgo makes every pointer argument escape), and #cgo
