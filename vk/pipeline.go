@@ -15,7 +15,7 @@ import (
 	"unsafe"
 )
 
-// MaxBindings is the most storage buffers one kernel may bind.
+// MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
 const MaxBindings = C.VKC_MAX_BINDINGS
 
 // PipelineDesc describes a compute kernel's interface: buffers at set 0
