@@ -74,7 +74,7 @@ func typedVariantRuns[T Float](t *testing.T, d *Device, sfx string, from func(fl
 	pair("matmul", n/wideK*wideN, func(o *Buffer[T]) error { return MatmulOf(s, x, wideB, o, n/wideK, wideN, wideK) },
 		func(o *Buffer[T]) error { return MatmulDynOf(s, x, wideB, o, wideRows, wideN, wideK) })
 	return map[string]bool{"binary" + sfx: true, "sum" + sfx: true, "dot" + sfx: true, "softmax" + sfx: true, "matmul" + sfx: true,
-		d.matmulKernel(sfx, wideN, wideK): true}
+		d.matmulKernel(sfx, wideN, wideK, x.core, wideB.core): true}
 }
 
 // runsOnAligned reports whether d runs kernel (a static matmul kernel)

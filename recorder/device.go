@@ -93,7 +93,8 @@ type Dispatch struct {
 // are written and the ones with their bit set in Texels are read as
 // uniform texel buffers of TexelSize-byte texels (R32G32B32A32_UINT, GLSL
 // usamplerBuffer) instead of storage buffers, each viewing the whole
-// texels of the claim bound (a claim's tail short of a texel is not seen); PushSize bytes of push constants; values for specialization
+// texels of the claim bound (a claim's tail short of a texel is not
+// seen); PushSize bytes of push constants; values for specialization
 // constants, Spec[i] for the constant with ID SpecIDs[i] (ID i when SpecIDs
 // is nil). Name identifies the kernel: a device that executes kernels in
 // Go (hostdev) looks its reference up by it, and errors name it.
@@ -133,7 +134,7 @@ type BufferRange struct {
 // TexelSize is the bytes of one texel of a uniform texel binding.
 const TexelSize = 16
 
-// MaxBindings is the most storage buffers one launch binds.
+// MaxBindings is the most buffers (storage or texel) one launch binds.
 const MaxBindings = 16
 
 // MaxPushSize is the most push-constant bytes one launch carries; Vulkan
@@ -172,7 +173,7 @@ type Device interface {
 	DestroyPipeline(p Pipeline)
 
 	// NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings
-	// storage buffers each.
+	// buffers (storage or texel) each.
 	NewDescriptorPool(maxSets uint32) (DescriptorPool, error)
 	// DestroyDescriptorPool destroys a pool and every set still in it.
 	DestroyDescriptorPool(p DescriptorPool)
@@ -185,7 +186,8 @@ type Device interface {
 	// range (see PipelineDesc.Texels) must start at a multiple of
 	// Limits.MinTexelBufferOffsetAlignment and hold whole texels, at most
 	// Limits.MaxTexelBufferElements; the error says which is not so, or
-	// that the device could not make the binding's view.
+	// that the device could not make the binding's view, and the set is
+	// then as it was.
 	UpdateSet(s DescriptorSet, r []BufferRange) error
 
 	// NewCommandPool creates a pool whose buffers are reset one by one.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,7 +88,7 @@ func TestEveryCallAfterCloseReturnsErrClosed(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.ErrorIs(t, d.WaitIdle(), ErrClosed)
 	assert.NoError(t, r.x.FlushRange(0, 4), "coherent memory needs no flush, closed or not")
-	d.UpdateSet(r.set, []BufferRange{{r.x, 0, 4}})
+	assert.ErrorIs(t, d.UpdateSet(r.set, []BufferRange{{r.x, 0, 4}}), ErrClosed)
 	q.Destroy()
 	up.Release()
 	r.close()
@@ -464,4 +465,60 @@ func TestSyncRangeRacesRelease(t *testing.T) {
 		b.Release()
 		wg.Wait()
 	}
+}
+
+// Updates of texel sets racing their pool's Destroy: each update either
+// lands before Destroy, which then destroys its view, or is refused with
+// ErrClosed, as is every update after it; no view is left alive and no
+// call reaches a destroyed set, the layer silent.
+func TestTexelUpdatesRaceThePoolsDestroy(t *testing.T) {
+	d := fixture(t)
+	code, err := os.ReadFile("testdata/texelsum.spv")
+	require.NoError(t, err)
+	p, err := d.NewPipeline(code, PipelineDesc{Bindings: 2, Texels: 0b01, PushSize: 4})
+	require.NoError(t, err)
+	defer p.Destroy()
+	in, err := d.AllocateBlock(UseUpload, 4096)
+	require.NoError(t, err)
+	defer in.Release()
+	const sets = 4
+	pool, err := d.NewDescriptorPool(sets)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var destroyed atomic.Bool
+	started := make(chan struct{}, sets)
+	for range sets {
+		set, err := pool.Allocate(p)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			after := 0 // updates begun once Destroy had returned
+			for r := 0; ; r++ {
+				if r == 1 {
+					started <- struct{}{}
+				}
+				if destroyed.Load() {
+					after++
+				}
+				err := d.UpdateSet(set, []BufferRange{{in, uint64(16 * (r % 8)), 256}, {in, 2048, 256}})
+				if err != nil {
+					assert.ErrorIs(t, err, ErrClosed)
+					return
+				}
+				if after > 0 {
+					t.Errorf("an update begun after the pool's Destroy succeeded")
+					return
+				}
+			}
+		}()
+	}
+	for range sets {
+		<-started
+	}
+	pool.Destroy()
+	destroyed.Store(true)
+	wg.Wait()
+	assert.Zero(t, d.LiveCount(ObjBufferView), "every view went with the pool")
+	assert.Zero(t, d.LiveCount(ObjDescriptorSet))
 }

@@ -15,7 +15,7 @@ import (
 	"unsafe"
 )
 
-// MaxBindings is the most storage buffers one kernel may bind.
+// MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
 const MaxBindings = C.VKC_MAX_BINDINGS
 
 // PipelineDesc describes a compute kernel's interface: buffers at set 0
@@ -195,8 +195,9 @@ func (p *Pipeline) destroyLocked() {
 	}
 }
 
-// DescriptorPool hands out storage-buffer descriptor sets that can be freed
-// one by one (the recorder's cache evicts and frees individual sets). Its
+// DescriptorPool hands out descriptor sets of storage and uniform texel
+// buffers that can be freed one by one (the recorder's cache evicts and
+// frees individual sets), each with the texel views it owns. Its
 // methods are safe from several goroutines: Vulkan's external
 // synchronisation of the pool is its mutex.
 type DescriptorPool struct {
@@ -223,17 +224,21 @@ type DescriptorSet struct {
 // texelViews are the buffer views a set's uniform texel bindings point at:
 // the set owns them, since a view must outlive every command buffer that
 // reads through the set, which is exactly what the recorder already
-// guarantees of the set. UpdateSet replaces them; Free and the pool's
-// Destroy destroy them. mu orders an update against the pool's Destroy.
+// guarantees of the set. UpdateSet replaces the views of the bindings it
+// rewrites; Free and the pool's Destroy destroy them all and mark them
+// freed, so that an update of the freed set (whose handle the pool may
+// already have handed out again) is refused instead of making views
+// nothing would destroy. mu orders an update against Free and Destroy.
 type texelViews struct {
 	mu    sync.Mutex
 	mask  uint32
+	freed bool
 	views [MaxBindings]C.VkBufferView
 }
 
-// destroyLocked destroys the views that exist; the caller holds tv.mu and
-// is inside the device's gate.
-func (tv *texelViews) destroyLocked(d *Device) {
+// retire destroys the views that exist and marks the set freed; the
+// caller holds tv.mu and is inside the device's gate.
+func (tv *texelViews) retire(d *Device) {
 	for i, v := range tv.views {
 		if v != nil {
 			C.vkc_destroy_buffer_view(d.fns, v)
@@ -241,6 +246,7 @@ func (tv *texelViews) destroyLocked(d *Device) {
 			tv.views[i] = nil
 		}
 	}
+	tv.freed = true
 }
 
 // key is the set's handle as a map key: an integer, so that the pool's map
@@ -311,13 +317,13 @@ func (dp *DescriptorPool) Free(s DescriptorSet) {
 		return
 	}
 	delete(dp.allocated, s.key())
-	C.vkc_free_set(d.fns, dp.pool, s.set)
-	d.live[ObjDescriptorSet].Add(-1)
-	if tv != nil {
+	if tv != nil { // first, so that no update slips in while the set is freed
 		tv.mu.Lock()
-		tv.destroyLocked(d)
+		tv.retire(d)
 		tv.mu.Unlock()
 	}
+	C.vkc_free_set(d.fns, dp.pool, s.set)
+	d.live[ObjDescriptorSet].Add(-1)
 }
 
 // Destroy frees the pool and every set still allocated from it; idempotent.
@@ -336,15 +342,15 @@ func (dp *DescriptorPool) Destroy() {
 		return
 	}
 	dp.destroyed = true
-	C.vkc_destroy_descriptor_pool(d.fns, dp.pool)
-	d.live[ObjDescriptorSet].Add(-int64(len(dp.allocated)))
-	for _, tv := range dp.allocated {
+	for _, tv := range dp.allocated { // first, as Free does
 		if tv != nil {
 			tv.mu.Lock()
-			tv.destroyLocked(d)
+			tv.retire(d)
 			tv.mu.Unlock()
 		}
 	}
+	C.vkc_destroy_descriptor_pool(d.fns, dp.pool)
+	d.live[ObjDescriptorSet].Add(-int64(len(dp.allocated)))
 	clear(dp.allocated)
 	d.live[ObjDescriptorPool].Add(-1)
 }
@@ -357,21 +363,22 @@ type BufferRange struct {
 }
 
 // UpdateSet points the set's bindings 0..len(r)-1 at the ranges. A uniform
-// texel binding gets a new view of its range (the set's previous views are
-// destroyed first: the caller guarantees no pending command buffer reads
+// texel binding among them gets a new view of its range, and its previous
+// view is destroyed (the caller guarantees no pending command buffer reads
 // through the set); its range must start at a multiple of
 // MinTexelBufferOffsetAlignment and hold whole 16-byte texels, at most
-// MaxTexelBufferElements of them, or UpdateSet fails and the set's texel
-// bindings point at nothing. On a closed device it does nothing. The
-// ranges go to C as a fixed-size struct passed by value, so it allocates
-// nothing: a pointer to a Go local would move that local to the heap (cgo
-// makes every pointer argument escape), and #cgo noescape only avoids
-// that together with nocallback, which this call cannot promise, since the
-// validation layer reports a bad range from inside vkUpdateDescriptorSets
-// through the Go message callback.
+// MaxTexelBufferElements of them. A refused update (such a range, a view
+// the driver would not make, a set with texel bindings freed already, a
+// closed device) leaves the set as it was. The ranges go to C as a fixed-size struct passed by
+// value, so the update itself allocates nothing (making a view allocates
+// its handle's out-parameter): a pointer to a Go local would move that
+// local to the heap (cgo makes every pointer argument escape), and #cgo
+// noescape only avoids that together with nocallback, which this call
+// cannot promise, since the validation layer reports a bad range from
+// inside vkUpdateDescriptorSets through the Go message callback.
 func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
-	if d.enter() != nil {
-		return nil
+	if err := d.enter(); err != nil {
+		return err
 	}
 	defer d.leave()
 	var cr C.vkc_ranges
@@ -385,26 +392,57 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 	if tv := s.views; tv != nil {
 		tv.mu.Lock()
 		defer tv.mu.Unlock()
-		tv.destroyLocked(d)
+		if err := d.makeTexelViews(tv, r[:n], &cr); err != nil {
+			return err
+		}
 		for i := 0; i < n; i++ {
-			if tv.mask>>uint(i)&1 == 0 {
-				continue
+			if v := cr.view[i]; v != nil {
+				if old := tv.views[i]; old != nil {
+					C.vkc_destroy_buffer_view(d.fns, old)
+					d.live[ObjBufferView].Add(-1)
+				}
+				tv.views[i] = v
 			}
-			if err := d.checkTexelRange(r[i]); err != nil {
-				tv.destroyLocked(d)
-				return fmt.Errorf("vk: texel binding %d: %w", i, err)
-			}
-			var v C.VkBufferView
-			res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &v))
-			if err := d.check("vkCreateBufferView", res); err != nil {
-				tv.destroyLocked(d)
-				return err
-			}
-			d.live[ObjBufferView].Add(1)
-			tv.views[i], cr.view[i] = v, v
 		}
 	}
 	C.vkc_update_set(d.fns, s.set, cr)
+	return nil
+}
+
+// makeTexelViews makes a view of each of tv's texel bindings among r into
+// cr.view, or none at all: it refuses a freed set and a range no view may
+// cover before making any, and destroys the ones it made when the driver
+// refuses one. The caller holds tv.mu and is inside the device's gate.
+func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_ranges) error {
+	if tv.freed {
+		return fmt.Errorf("vk: UpdateSet of a freed descriptor set: %w", ErrClosed)
+	}
+	for i := range r {
+		if tv.mask>>uint(i)&1 != 0 {
+			if err := d.checkTexelRange(r[i]); err != nil {
+				return fmt.Errorf("vk: texel binding %d: %w", i, err)
+			}
+		}
+	}
+	for i := range r {
+		if tv.mask>>uint(i)&1 == 0 {
+			continue
+		}
+		var v C.VkBufferView
+		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &v))
+		if err := d.check("vkCreateBufferView", res); err != nil {
+			for j := range i {
+				if cr.view[j] != nil {
+					C.vkc_destroy_buffer_view(d.fns, cr.view[j])
+					d.live[ObjBufferView].Add(-1)
+					cr.view[j] = nil
+				}
+			}
+			return err
+		}
+		d.live[ObjBufferView].Add(1)
+		cr.view[i] = v
+	}
 	return nil
 }
 

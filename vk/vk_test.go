@@ -460,10 +460,11 @@ func TestBlockLargerThanTheLargestBufferIsRefused(t *testing.T) {
 }
 
 // A set with a texel binding owns one buffer view per such binding: made by
-// UpdateSet, replaced by the next, destroyed with the set or its pool. The
-// kernel reads exactly the texels of the range, at an offset into its
-// block, and ranges no view may cover are refused with the set pointing at
-// nothing, the layer silent.
+// UpdateSet, replaced by the next update of that binding, destroyed with
+// the set or its pool. The kernel reads exactly the texels of the range,
+// at an offset into its block; an update that is refused (a range no view
+// may cover, a set freed already, its pool destroyed) leaves the set
+// reading what it read before and makes no view, the layer silent.
 func TestTexelBindingsOwnTheirViews(t *testing.T) {
 	d := fixture(t)
 	code, err := os.ReadFile("testdata/texelsum.spv")
@@ -507,34 +508,49 @@ func TestTexelBindingsOwnTheirViews(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Destroy()
 	push := binary.LittleEndian.AppendUint32(nil, n)
-	require.NoError(t, d.Begin(cb, OneTimeSubmit))
-	d.CmdDispatch(cb, &Dispatch{Pipeline: p, Set: set, Groups: [3]uint32{1, 1, 1}, Push: push})
-	d.CmdBarrier(cb, BarrierToHost)
-	require.NoError(t, d.End(cb))
-	require.NoError(t, d.Submit(cb, f))
-	ok, err := d.WaitFence(f, -1)
-	require.NoError(t, err)
-	require.True(t, ok)
-	first := uint32(align / 4) // the word the viewed range starts at
-	for i := range uint32(n) {
-		w := first + 4*i
-		assert.Equal(t, 4*w+6, binary.LittleEndian.Uint32(out.Mapped()[4*i:]), "texel %d", i)
+	// sums runs the kernel through set and checks it read the n texels
+	// from byte align of in.
+	sums := func(what string) {
+		clear(out.Mapped())
+		require.NoError(t, d.ResetFence(f))
+		require.NoError(t, d.Begin(cb, OneTimeSubmit))
+		d.CmdDispatch(cb, &Dispatch{Pipeline: p, Set: set, Groups: [3]uint32{1, 1, 1}, Push: push})
+		d.CmdBarrier(cb, BarrierToHost)
+		require.NoError(t, d.End(cb))
+		require.NoError(t, d.Submit(cb, f))
+		ok, err := d.WaitFence(f, -1)
+		require.NoError(t, err)
+		require.True(t, ok)
+		first := uint32(align / 4) // the word the viewed range starts at
+		for i := range uint32(n) {
+			w := first + 4*i
+			assert.Equal(t, 4*w+6, binary.LittleEndian.Uint32(out.Mapped()[4*i:]), "%s: texel %d", what, i)
+		}
 	}
+	sums("after the update")
 
 	for _, bad := range []BufferRange{{in, 0, 0}, {in, 0, 24}, {in, 0, uint64(d.Info().Limits.MaxTexelBufferElements+1) * 16}} {
 		assert.Error(t, d.UpdateSet(set, []BufferRange{bad, {out, 0, 4 * n}}), "range %d+%d", bad.Offset, bad.Range)
-		assert.Zero(t, d.LiveCount(ObjBufferView), "a refused update leaves no view")
+		assert.Equal(t, int64(1), d.LiveCount(ObjBufferView), "a refused update keeps the set's view")
 	}
 	if a := d.Info().Limits.MinTexelBufferOffsetAlignment; a > 1 {
 		assert.ErrorContains(t, d.UpdateSet(set, []BufferRange{{in, a / 2, 16}, {out, 0, 4 * n}}), "minTexelBufferOffsetAlignment")
 	}
-	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, 0, 16}, {out, 0, 4}}))
+	sums("after the refused updates")
+	require.NoError(t, d.UpdateSet(set, nil))
+	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView), "an update of no binding keeps the texel binding's view")
+	sums("after an update of no binding")
+
 	pool.Free(set)
 	assert.Zero(t, d.LiveCount(ObjBufferView), "Free destroys the set's views")
+	assert.ErrorIs(t, d.UpdateSet(set, []BufferRange{{in, 0, 16}, {out, 0, 4}}), ErrClosed, "an update of a freed set")
+	assert.Zero(t, d.LiveCount(ObjBufferView), "a freed set makes no view")
 	kept, err := pool.Allocate(p)
 	require.NoError(t, err)
 	require.NoError(t, d.UpdateSet(kept, []BufferRange{{in, 0, 16}, {out, 0, 4}}))
 	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView))
 	pool.Destroy()
 	assert.Zero(t, d.LiveCount(ObjBufferView), "the pool's Destroy destroys the views of the sets left")
+	assert.ErrorIs(t, d.UpdateSet(kept, []BufferRange{{in, 0, 16}, {out, 0, 4}}), ErrClosed, "an update of a set of a destroyed pool")
+	assert.Zero(t, d.LiveCount(ObjBufferView), "a set of a destroyed pool makes no view")
 }

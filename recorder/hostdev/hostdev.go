@@ -655,8 +655,8 @@ func (d *Device) FreeSet(pool recorder.DescriptorPool, h recorder.DescriptorSet)
 
 // UpdateSet points the set at ranges; no recorded or pending buffer may
 // bind it (Vulkan would invalidate that buffer). A texel binding's range
-// that no view may cover is refused as vk refuses it, and the set's
-// bindings then point at nothing.
+// that no view may cover is refused as vk refuses it, and the set then
+// keeps the ranges it had.
 func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -670,7 +670,6 @@ func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) e
 	if s.bound > 0 {
 		d.misuse("UpdateSet: set bound by %d recorded or pending command buffers", s.bound)
 	}
-	s.ranges = s.ranges[:0]
 	l := d.info.Limits
 	for i, br := range r {
 		m, ok := lookup[*memory](d, "UpdateSet", uint64(br.Memory))
@@ -695,7 +694,7 @@ func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) e
 			d.misuse("UpdateSet: offset %d not a multiple of minStorageBufferOffsetAlignment %d", br.Offset, align)
 		}
 	}
-	s.ranges = append(s.ranges, r...)
+	s.ranges = append(s.ranges[:0], r...)
 	return nil
 }
 

@@ -685,3 +685,35 @@ func TestSpecializedWorkgroupSizeByID(t *testing.T) {
 		b.clean()
 	}
 }
+
+// A texel binding's range is checked as vk checks it (whole texels, at an
+// offset multiple of MinTexelBufferOffsetAlignment, at most
+// MaxTexelBufferElements of them), and a refused update leaves the set
+// with the ranges it had: the copy through it still copies them.
+func TestTexelRangesRefusedAsVulkanDoes(t *testing.T) {
+	b := newBench(t, hostdev.Options{Unified: true, MaxStorageBufferRange: 1024}) // 64 texels: fewer than the page holds
+	bytes, err := b.d.MapMemory(b.mem)
+	require.NoError(t, err)
+	copy(bytes, words(11, 12, 13, 14))
+	desc := copyDesc
+	desc.Texels = 0b01 // src read as texels
+	p, err := b.d.NewPipeline(code, desc)
+	require.NoError(t, err)
+	s := b.set(p, [2]uint64{0, 16}, [2]uint64{64, 16})
+	l := b.d.Info().Limits
+	for _, bad := range [][2]uint64{{0, 0}, {0, 24}, {l.MinTexelBufferOffsetAlignment / 2, 16}, {0, 16 * (uint64(l.MaxTexelBufferElements) + 1)}} {
+		err := b.d.UpdateSet(s, []recorder.BufferRange{{Memory: b.mem, Offset: bad[0], Size: bad[1]}, {Memory: b.mem, Offset: 128, Size: 16}})
+		require.Error(t, err, "texel range %d+%d", bad[0], bad[1])
+	}
+	cb := b.record(recorder.Eager, func(cb recorder.CommandBuffer) {
+		b.d.CmdDispatch(cb, &recorder.Dispatch{Pipeline: p, Set: s, Groups: [3]uint32{1, 1, 1}, Push: words(4)})
+		b.d.CmdBarrier(cb, recorder.BarrierToHost)
+	})
+	b.run(cb)
+	require.NoError(t, b.d.InvalidateMemory(b.mem, 64, 16))
+	require.Equal(t, words(11, 12, 13, 14), bytes[64:80], "the set kept the ranges of its last update")
+	b.d.FreeCommandBuffer(b.pool, cb)
+	b.d.DestroyPipeline(p)
+	b.clean()
+	b.closeAll()
+}

@@ -1,9 +1,11 @@
-// matmul_wide.glsl: the body of matmul_wide and matmul_wide_f16, included
-// by each after it declares its buffers and defines
+// matmul_wide.glsl: the body of matmul_wide, matmul_wide_f16, matmul_texel
+// and matmul_texel_f16, included by each after it declares its buffers and
+// defines
 //   void loadA(uint i, out float v[8])        A's elements 8i .. 8i+7
 //   void loadB(uint i, out vec4 lo, out vec4 hi)  B's elements 8i .. 8i+7
 //   void storeC(uint i, vec4 lo, vec4 hi)     C's elements 8i .. 8i+7
-// so that every load brings eight elements in one 64-bit-lane access.
+// so that every load brings eight elements in one wide access: 64-bit
+// lanes in the _wide kernels, 16-byte texels in the _texel ones.
 //
 // Why this shape: on a CPU driver (lavapipe on Mesa 22.3) every storage
 // buffer load whose address differs per invocation compiles to a loop over
