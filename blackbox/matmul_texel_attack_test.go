@@ -211,6 +211,38 @@ var texelRaceSteps = []texelRaceStep{
 		}
 		return g.Close()
 	}},
+	// A graph of MatmulDynOf[Float16] replayed over 3 rows, then all of
+	// them, its inputs closed in between.
+	{"MatmulDynOf[Float16] graph", func(dev *vkc.Device, s *vkc.Stream, r *rand.Rand) error {
+		j, err := newTexelJob(dev, r, texelM, texelN, texelK, 8, f16Of)
+		defer func() { _ = j.close() }()
+		if err != nil {
+			return err
+		}
+		rows, err := vkc.NewParam(dev, uint32(3))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.MatmulDynOf(s, j.a, j.b, j.c, rows, texelN, texelK) })
+		if err != nil {
+			return err
+		}
+		defer func() { _ = g.Close() }()
+		if err := g.Replay(); err != nil {
+			return err
+		}
+		if err := j.closeInputs(); err != nil {
+			return err
+		}
+		if err := rows.Set(texelM); err != nil {
+			return err
+		}
+		if err := g.Replay(); err != nil {
+			return err
+		}
+		return j.check(s, texelM, f32Back)
+	}},
 	// A Matmul racing the Close of its input view on another goroutine:
 	// refused with ErrClosed, or run with the view's values.
 	{"Matmul racing the close of its view", func(dev *vkc.Device, s *vkc.Stream, r *rand.Rand) error {
@@ -617,4 +649,45 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 			require.Equal(t, want[i], got[i].Float32(), "%s: C[%d]", what, i)
 		}
 	}
+}
+
+// Inputs on pages of their own, closed after each product so their pages
+// are released while the slot's cache still holds the texel sets (and
+// views) that named them; later products on new pages, a second slot,
+// and the Device's Close then destroy those views after their buffers:
+// every product is right, nothing leaks and the layer stays silent.
+func TestTexelViewsOutliveReleasedPages(t *testing.T) {
+	const page = 64 << 10
+	dev := openDevice(t, vkc.WithPageSize(page), vkc.WithSyncValidation(syncValidation()))
+	streams := []*vkc.Stream{dev.Stream(), dev.NewStream()}
+	const m, n, k = texelM, texelN, texelK
+	elems := page / f32Size // a page's worth: each buffer takes its own page
+	r := rng(113)
+	minPages, maxPages := 1<<30, 0
+	for round := range 24 {
+		s := streams[round%2]
+		as, bs := randFloats(r, m*k, -1, 1), randFloats(r, k*n, -1, 1)
+		abuf, err := vkc.NewBuffer[float32](dev, elems)
+		require.NoError(t, err)
+		bbuf, err := vkc.NewBuffer[float32](dev, elems)
+		require.NoError(t, err)
+		off := 4 * (round % 5)
+		a, err := abuf.View(off, m*k)
+		require.NoError(t, err)
+		b, err := bbuf.View(elems-k*n-off, k*n)
+		require.NoError(t, err)
+		require.NoError(t, a.WriteOn(s, as))
+		require.NoError(t, b.WriteOn(s, bs))
+		c := newBuffer[float32](t, dev, m*n)
+		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+		requireTexelPath(t, dev, "pages of their own")
+		for _, x := range []*vkc.Buffer[float32]{a, b, abuf, bbuf} {
+			require.NoError(t, x.Close(), "closed with the product in flight")
+		}
+		requireNear(t, matmulReference(as, bs, m, n, k), read(t, s, c), 1e-5, "round %d", round)
+		pages := dev.MemoryStats().Pages
+		minPages, maxPages = min(minPages, pages), max(maxPages, pages)
+	}
+	t.Logf("live pages between %d and %d over 24 rounds of two fresh pages each", minPages, maxPages)
+	assert.Less(t, maxPages, 24, "closed inputs' pages were released")
 }
