@@ -282,6 +282,7 @@ func TestTexelMatmulDeviceCloseRace(t *testing.T) {
 	for round := range rounds {
 		dev, err := vkc.Open(vkc.WithValidation(true), vkc.WithStreams(len(texelRaceSteps)+1))
 		require.NoError(t, err)
+		keep := growPagesAhead(t, dev)
 		stopped := make([]error, len(texelRaceSteps))
 		ready := make(chan struct{}, len(texelRaceSteps))
 		var wg sync.WaitGroup
@@ -310,6 +311,7 @@ func TestTexelMatmulDeviceCloseRace(t *testing.T) {
 		for i, err := range stopped {
 			assert.ErrorIs(t, err, vkc.ErrClosed, "round %d: %s", round, texelRaceSteps[i].name)
 		}
+		assert.NoError(t, keep(), "closing after the device closed is harmless")
 		closeAndCheck(t, dev)
 		if t.Failed() {
 			break
@@ -322,6 +324,24 @@ func TestTexelMatmulDeviceCloseRace(t *testing.T) {
 	after := settledGoroutines(before)
 	assert.LessOrEqual(t, after, before, "goroutines leaked")
 	t.Logf("texel close race: %d rounds x %d call kinds, %d churn allocations", rounds, len(texelRaceSteps), allocs)
+}
+
+// growPagesAhead makes the device's first page of every kind the steps
+// allocate from (device-local, upload for Params and host writes,
+// readback for reads) and holds a claim in each until the returned
+// function runs, so that no step needs a new page while another slot's
+// window records: that fails with ErrAllocInCapture whatever the kernel
+// (races_under_gc_steps_test.go's newStressShared says so too).
+func growPagesAhead(t *testing.T, dev *vkc.Device) (release func() error) {
+	t.Helper()
+	require.NoError(t, warmStaging(dev))
+	b, err := vkc.FromSlice(dev, []float32{1, 2, 3, 4})
+	require.NoError(t, err)
+	_, err = b.Read(testCtx(t))
+	require.NoError(t, err)
+	p, err := vkc.NewParam(dev, uint32(1))
+	require.NoError(t, err)
+	return func() error { return errors.Join(b.Close(), p.Close()) }
 }
 
 // openInfo is the default device's description.
@@ -690,4 +710,74 @@ func TestTexelViewsOutliveReleasedPages(t *testing.T) {
 	}
 	t.Logf("live pages between %d and %d over 24 rounds of two fresh pages each", minPages, maxPages)
 	assert.Less(t, maxPages, 24, "closed inputs' pages were released")
+}
+
+// Random texel shapes (N and K multiples of 8 up to 72, any M up to 40,
+// so rows and octets past a group's block are clamped) on views at random
+// 16-byte offsets, float32 and Float16, each product against a float64
+// reference.
+func TestTexelMatmulRandomShapesMatchReference(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	half := dev.Info().Features.Has(vkc.FeatureStorage16)
+	r := rng(127)
+	for round := range 24 {
+		m, n, k := 1+r.IntN(40), 8*(1+r.IntN(9)), 8*(1+r.IntN(9))
+		what := fmt.Sprintf("round %d: %dx%dx%d", round, m, n, k)
+		if round%2 == 0 || !half {
+			offA, offB := 4*r.IntN(4), 4*r.IntN(4)
+			as, bs := randFloats(r, offA+m*k, -1, 1), randFloats(r, offB+k*n, -1, 1)
+			a := view(t, upload(t, dev, as), offA, m*k)
+			b := view(t, upload(t, dev, bs), offB, k*n)
+			c := newBuffer[float32](t, dev, m*n)
+			require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k), what)
+			requireNear(t, matmulReference(as[offA:], bs[offB:], m, n, k), read(t, s, c), 1e-5, what)
+			continue
+		}
+		offA, offB := 8*r.IntN(3), 8*r.IntN(3)
+		as, bs := smallInts(r, offA+m*k, -3, 3), smallInts(r, offB+k*n, -3, 3)
+		toHalf := func(xs []float32) []vkc.Float16 {
+			hs := make([]vkc.Float16, len(xs))
+			for i, x := range xs {
+				hs[i] = vkc.Float16From(x)
+			}
+			return hs
+		}
+		a := view(t, upload(t, dev, toHalf(as)), offA, m*k)
+		b := view(t, upload(t, dev, toHalf(bs)), offB, k*n)
+		c := newBuffer[vkc.Float16](t, dev, m*n)
+		require.NoError(t, vkc.MatmulOf(s, a, b, c, m, n, k), what)
+		want := matmulReference(as[offA:], bs[offB:], m, n, k)
+		for i, h := range read(t, s, c) {
+			require.Equal(t, want[i], h.Float32(), "%s: C[%d]", what, i)
+		}
+	}
+	requireTexelPath(t, dev, "random shapes")
+}
+
+// Texel inputs with C a view one element into its buffer (written through
+// a stand-in and copied back), eagerly and in a graph: the product lands
+// in exactly C's elements and the buffer's others keep their values.
+func TestTexelMatmulIntoStandInOutput(t *testing.T) {
+	dev := openDevice(t)
+	s := dev.Stream()
+	const m, n, k = texelM, texelN, texelK
+	r := rng(131)
+	as, bs := randFloats(r, 4+m*k, -1, 1), randFloats(r, 4+k*n, -1, 1)
+	a := view(t, upload(t, dev, as), 4, m*k)
+	b := view(t, upload(t, dev, bs), 4, k*n)
+	around := ramp(m*n+2, 1, 1000)
+	cbuf := upload(t, dev, around)
+	c := view(t, cbuf, 1, m*n)
+	want := append(append([]float32{around[0]}, matmulReference(as[4:], bs[4:], m, n, k)...), around[m*n+1])
+	require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+	requireTexelPath(t, dev, "C through a stand-in")
+	requireNear(t, want, read(t, s, cbuf), 1e-5, "eager")
+	require.NoError(t, cbuf.Write(around))
+	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, a, b, c, m, n, k) })
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, cbuf.Write(around))
+	require.NoError(t, g.Replay())
+	requireNear(t, want, read(t, s, cbuf), 1e-5, "replayed")
 }
