@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -780,4 +781,49 @@ func TestTexelMatmulIntoStandInOutput(t *testing.T) {
 	require.NoError(t, cbuf.Write(around))
 	require.NoError(t, g.Replay())
 	requireNear(t, want, read(t, s, cbuf), 1e-5, "replayed")
+}
+
+// matmulThrough computes A·B on dev with A and B as views lead elements
+// into their buffers.
+func matmulThrough(t *testing.T, dev *vkc.Device, as, bs []float32, m, n, k, lead int) []float32 {
+	t.Helper()
+	pad := func(xs []float32) []float32 { return append(make([]float32, lead), xs...) }
+	a := view(t, upload(t, dev, pad(as)), lead, m*k)
+	b := view(t, upload(t, dev, pad(bs)), lead, k*n)
+	c := newBuffer[float32](t, dev, m*n)
+	require.NoError(t, vkc.Matmul(dev.Stream(), a, b, c, m, n, k))
+	return read(t, dev.Stream(), c)
+}
+
+// Matmul's promise that on a CPU driver matmul_texel and matmul_wide
+// compute every element of C in the same order, bit for bit alike: texel
+// inputs (views 4 elements in) and inputs through stand-ins (1 element
+// in: matmul_wide) give the same bits. The blocked matmul (stand-ins on a
+// device opened without 64-bit integers) sums each element in another
+// order: within float32 rounding of them.
+func TestTexelMatmulSameBitsAsWideKernel(t *testing.T) {
+	dev := openDevice(t)
+	if dev.Info().Type != vkc.TypeCPU {
+		t.Skip("the promise is a CPU driver's")
+	}
+	noInt64 := openDevice(t, vkc.WithoutFeatures(vkc.FeatureInt64))
+	r := rng(137)
+	sameBits, blockedDiffers := 0, 0
+	for _, shape := range [][3]int{{24, 16, 40}, {17, 32, 8}, {33, 8, 64}} {
+		m, n, k := shape[0], shape[1], shape[2]
+		as, bs := randFloats(r, m*k, -1, 1), randFloats(r, k*n, -1, 1)
+		texel := matmulThrough(t, dev, as, bs, m, n, k, 4)
+		wide := matmulThrough(t, dev, as, bs, m, n, k, 1)
+		blocked := matmulThrough(t, noInt64, as, bs, m, n, k, 1)
+		requireNear(t, matmulReference(as, bs, m, n, k), texel, 1e-5, "%v", shape)
+		requireNear(t, blocked, texel, 1e-5, "%v: texel vs blocked", shape)
+		for i := range texel {
+			require.Equal(t, math.Float32bits(wide[i]), math.Float32bits(texel[i]), "%v: C[%d] texel vs wide", shape, i)
+			sameBits++
+			if blocked[i] != texel[i] {
+				blockedDiffers++
+			}
+		}
+	}
+	t.Logf("%d elements the same bits through matmul_texel and matmul_wide; %d of them differ in the blocked matmul's order", sameBits, blockedDiffers)
 }
