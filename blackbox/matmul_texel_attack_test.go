@@ -827,3 +827,38 @@ func TestTexelMatmulSameBitsAsWideKernel(t *testing.T) {
 	}
 	t.Logf("%d elements the same bits through matmul_texel and matmul_wide; %d of them differ in the blocked matmul's order", sameBits, blockedDiffers)
 }
+
+// The first texel Matmul of a device (which builds matmul_texel and its
+// texel set layout, then writes its first texel set) racing Device.Close:
+// it completes before the close or fails with ErrClosed, and nothing is
+// left alive, the layer silent.
+func TestFirstTexelMatmulRacingDeviceClose(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	for round := range 12 {
+		dev, err := vkc.Open(vkc.WithValidation(true))
+		require.NoError(t, err)
+		j, err := newTexelJob(dev, rng(139, round), texelM, texelN, texelK, 4, f32Of)
+		require.NoError(t, err)
+		started := make(chan struct{})
+		stopped := make(chan error, 1)
+		go func() {
+			close(started)
+			for {
+				if err := vkc.Matmul(dev.Stream(), j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
+					stopped <- err
+					return
+				}
+			}
+		}()
+		<-started
+		if round%2 == 1 {
+			runtime.Gosched()
+		}
+		require.NoError(t, dev.Close())
+		require.ErrorIs(t, <-stopped, vkc.ErrClosed, "round %d", round)
+		assert.NoError(t, j.close())
+		closeAndCheck(t, dev)
+	}
+}
