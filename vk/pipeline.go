@@ -368,7 +368,8 @@ type BufferRange struct {
 // makes every pointer argument escape), and #cgo noescape only avoids
 // that together with nocallback, which this call cannot promise, since the
 // validation layer reports a bad range from inside vkUpdateDescriptorSets
-// through the Go message callback.
+// through the Go message callback. A new texel view's handle is written
+// into the set's view table, already in the heap, for the same reason.
 func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 	if d.enter() != nil {
 		return nil
@@ -394,14 +395,16 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 				tv.destroyLocked(d)
 				return fmt.Errorf("vk: texel binding %d: %w", i, err)
 			}
-			var v C.VkBufferView
-			res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &v))
+			// The handle goes straight into the set's table: the address of
+			// a local would escape through cgo and cost an allocation.
+			res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &tv.views[i]))
 			if err := d.check("vkCreateBufferView", res); err != nil {
+				tv.views[i] = nil // a failed create leaves no view to destroy
 				tv.destroyLocked(d)
 				return err
 			}
 			d.live[ObjBufferView].Add(1)
-			tv.views[i], cr.view[i] = v, v
+			cr.view[i] = tv.views[i]
 		}
 	}
 	C.vkc_update_set(d.fns, s.set, cr)
