@@ -164,3 +164,44 @@ func TestTexelMatmulUpdateSetFault(t *testing.T) {
 		})
 	}
 }
+
+// A texel graph whose Close cannot wait for its last replay (the fence
+// wait fails) keeps its command buffer and its texel sets, views and all,
+// until the device's Close has waited for the device: no view is
+// destroyed under the replay, and nothing is left after Close.
+func TestTexelGraphCloseWithFailedWaitKeepsItsViews(t *testing.T) {
+	dev, fd := openFaulty(t)
+	s := dev.Stream()
+	const m, n, k = 8, 16, 24
+	in := func(xs []float32) *Buffer[float32] {
+		buf, err := NewBuffer[float32](dev, 4+len(xs))
+		require.NoError(t, err)
+		v, err := buf.View(4, len(xs))
+		require.NoError(t, err)
+		require.NoError(t, v.Write(xs))
+		return v
+	}
+	a, b := in(ramp(m*k, -20)), in(ramp(k*n, -50))
+	c, err := NewBuffer[float32](dev, m*n)
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error { return Matmul(s, a, b, c, m, n, k) })
+	require.NoError(t, err)
+	views := dev.LiveObjects()["buffer-view"]
+	require.Positive(t, views, "the graph reads through texel views")
+	for range 3 {
+		require.NoError(t, g.Replay())
+	}
+	cause := fenceFailure()
+	fd.failNext(callWaitFence, 1, cause)
+	require.ErrorIs(t, g.Close(), cause)
+	assert.Equal(t, views, dev.LiveObjects()["buffer-view"], "the views stay with the possibly pending replay")
+	for range 2 {
+		// Later texel work on fresh inputs still runs (new sets, new views).
+		x, y := in(ramp(m*k, 3)), in(ramp(k*n, 5))
+		z, err := NewBuffer[float32](dev, m*n)
+		require.NoError(t, err)
+		require.NoError(t, Matmul(s, x, y, z, m, n, k))
+		_, err = z.ReadOn(context.Background(), s)
+		require.NoError(t, err)
+	}
+}
