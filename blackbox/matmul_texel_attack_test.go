@@ -862,3 +862,33 @@ func TestFirstTexelMatmulRacingDeviceClose(t *testing.T) {
 		closeAndCheck(t, dev)
 	}
 }
+
+// Texel inputs written by pending work on another slot, and rewritten
+// there while this slot's read of them may be pending: the products chain
+// across slots in the order issued (read after write, write after read),
+// every one right, with the synchronization validation silent.
+func TestTexelMatmulAcrossSlotsOrdersReadsAndWrites(t *testing.T) {
+	dev := openDevice(t, vkc.WithStreams(2), vkc.WithSyncValidation(syncValidation()))
+	s1, s2 := dev.Stream(), dev.NewStream()
+	const q = 16 // square: each product can feed the next
+	r := rng(149)
+	xs, ys := randFloats(r, q*q, -1, 1), randFloats(r, q*q, -1, 1)
+	x, y := upload(t, dev, xs), upload(t, dev, ys)
+	pbuf := newBuffer[float32](t, dev, 4+q*q)
+	p := view(t, pbuf, 4, q*q) // a texel view 16 bytes in
+	out := newBuffer[float32](t, dev, q*q)
+	out2 := newBuffer[float32](t, dev, q*q)
+	for round := range 4 {
+		require.NoError(t, vkc.Matmul(s1, x, y, p, q, q, q))    // slot 1 writes p
+		require.NoError(t, vkc.Matmul(s2, p, y, out, q, q, q))  // slot 2 reads p as texels
+		require.NoError(t, vkc.Matmul(s1, y, x, p, q, q, q))    // slot 1 rewrites p
+		require.NoError(t, vkc.Matmul(s2, p, p, out2, q, q, q)) // slot 2 reads the rewrite twice
+		xy := matmulReference(xs, ys, q, q, q)
+		yx := matmulReference(ys, xs, q, q, q)
+		requireNear(t, matmulReference(xy, ys, q, q, q), read(t, s2, out), 1e-4, "round %d: (x·y)·y", round)
+		requireNear(t, matmulReference(yx, yx, q, q, q), read(t, s2, out2), 1e-4, "round %d: (y·x)²", round)
+		xs = randFloats(r, q*q, -1, 1)
+		require.NoError(t, x.WriteOn(s1, xs))
+	}
+	requireTexelPath(t, dev, "across slots")
+}
