@@ -205,3 +205,45 @@ func TestTexelGraphCloseWithFailedWaitKeepsItsViews(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// A texel graph's replay whose submit fails: the replay returns the
+// failure, C reads as unwritten with it (a Matmul reading C passes it
+// on), and the next replay computes the product again.
+func TestTexelGraphFailedReplayTaintsItsOutput(t *testing.T) {
+	dev, fd := openFaulty(t)
+	s := dev.Stream()
+	const m, n, k = 8, 16, 24
+	in := func(xs []float32) *Buffer[float32] {
+		buf, err := NewBuffer[float32](dev, 4+len(xs))
+		require.NoError(t, err)
+		v, err := buf.View(4, len(xs))
+		require.NoError(t, err)
+		require.NoError(t, v.Write(xs))
+		return v
+	}
+	a, b := in(ramp(m*k, -20)), in(ramp(k*n, -50))
+	c, err := NewBuffer[float32](dev, m*n)
+	require.NoError(t, err)
+	g, err := s.Capture(func(s *Stream) error { return Matmul(s, a, b, c, m, n, k) })
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, g.Replay())
+	want, err := c.ReadOn(context.Background(), s)
+	require.NoError(t, err)
+
+	cause := submitFailure()
+	fd.failNext(callSubmit, 1, cause)
+	require.ErrorIs(t, g.Replay(), cause)
+	requireUnwrittenWith(t, s, c, cause, "C after the failed replay")
+	sq, err := FromSlice(dev, ramp(n*n, 1))
+	require.NoError(t, err)
+	d, err := NewBuffer[float32](dev, m*n)
+	require.NoError(t, err)
+	require.NoError(t, Matmul(s, c, sq, d, m, n, n))
+	requireUnwrittenWith(t, s, d, cause, "a texel Matmul over the failed replay's C")
+
+	require.NoError(t, g.Replay())
+	got, err := c.ReadOn(context.Background(), s)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the next replay")
+}
