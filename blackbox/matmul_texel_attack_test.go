@@ -244,6 +244,36 @@ var texelRaceSteps = []texelRaceStep{
 		}
 		return j.check(s, texelM, f32Back)
 	}},
+	// A texel graph closed on another goroutine while this one replays it:
+	// each replay runs or is refused with ErrClosed, and C holds the
+	// product (the capture's warmup wrote it, and every replay).
+	{"graph closed while replayed", func(dev *vkc.Device, s *vkc.Stream, r *rand.Rand) error {
+		j, err := newTexelJob(dev, r, texelM, texelN, texelK, 4, f32Of)
+		defer func() { _ = j.close() }()
+		if err != nil {
+			return err
+		}
+		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
+		if err != nil {
+			return err
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- g.Close() }()
+		for range 4 {
+			err := g.Replay()
+			if errors.Is(err, vkc.ErrClosed) {
+				break
+			}
+			if err != nil {
+				<-closed
+				return err
+			}
+		}
+		if err := <-closed; err != nil {
+			return err
+		}
+		return j.check(s, texelM, f32Of) // the warmup, and any replay, wrote the product
+	}},
 	// A Matmul racing the Close of its input view on another goroutine:
 	// refused with ErrClosed, or run with the view's values.
 	{"Matmul racing the close of its view", func(dev *vkc.Device, s *vkc.Stream, r *rand.Rand) error {
