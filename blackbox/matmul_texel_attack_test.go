@@ -25,7 +25,8 @@ import (
 // runs (buffer-view in LiveObjects proves it on a CPU driver), and every
 // result is checked against a float64 reference.
 
-// texelShape is a small matmul that a CPU driver runs on matmul_texel.
+// texelM, texelN, texelK are a small matmul a CPU driver runs on
+// matmul_texel.
 const texelM, texelN, texelK = 8, 16, 24
 
 // requireTexelPath checks, on a CPU driver, that some descriptor set owns
@@ -124,6 +125,8 @@ func (j *texelJob[T]) check(s *vkc.Stream, rows int, back func(T) float32) error
 	return nil
 }
 
+// f32Of, f16Of and f32Back convert a job's host values to and from its
+// element type.
 func f32Of(x float32) float32 { return x }
 
 func f16Of(x float32) vkc.Float16 { return vkc.Float16From(x) }
