@@ -24,6 +24,7 @@ const (
 	callWaitFence                  // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
 	callEnd                        // End: vkEndCommandBuffer, eager or a graph's
 	callBegin                      // Begin: vkBeginCommandBuffer, eager or a graph's
+	callUpdateSet                  // UpdateSet: writing a new descriptor set (a texel binding's vkCreateBufferView)
 	numFaultCalls
 )
 
@@ -130,6 +131,13 @@ func (f *faultyDevice) Begin(cb recorder.CommandBuffer, r recorder.Recording) er
 		return err
 	}
 	return f.Device.Begin(cb, r)
+}
+
+func (f *faultyDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRange) error {
+	if err := f.fault(callUpdateSet); err != nil {
+		return err
+	}
+	return f.Device.UpdateSet(s, r)
 }
 
 // openFaulty opens the test device (validation on, leak-checked at

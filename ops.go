@@ -587,8 +587,9 @@ func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[u
 // has 64-bit integers (its 64-bit loads make fewer per-lane loops, 2-3x
 // the blocked kernel's speed). Elsewhere the register-blocked matmul,
 // whose block ShapeFor picks per device. matmul_texel and matmul_wide
-// share one body and compute C bit for bit alike; the blocked kernel's
-// results may differ from theirs in the last bits.
+// compute each element of C in the same order (the same block and
+// arithmetic), so bit for bit alike; the blocked matmul sums in another
+// order, so its results may differ from theirs in the last bits.
 func (d *Device) matmulKernel(sfx string, n, k int, inputs ...*bufferCore) string {
 	if sfx == "_f64" || d.info.Type != TypeCPU || n%8 != 0 || k%8 != 0 {
 		return "matmul" + sfx

@@ -124,8 +124,8 @@ func Adopt(e External, opts ...Option) (*Device, error) {
 // VulkanBuffer is where a buffer's elements live on a Vulkan device: a
 // range of a VkBuffer that vkc suballocates, so other buffers of vkc lie
 // in the same VkBuffer outside [Offset, Offset+Range). The VkBuffer's
-// usages include storage, uniform, vertex, index, indirect and transfer
-// source and destination. A buffer's Offset is aligned for storage
+// usages include storage, uniform, uniform texel, vertex, index, indirect
+// and transfer source and destination. A buffer's Offset is aligned for storage
 // descriptors (uniform descriptors may need more: the device's
 // minUniformBufferOffsetAlignment); a view's is its first byte, aligned
 // only as far as its offset is (see View).

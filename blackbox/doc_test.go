@@ -53,6 +53,13 @@
 //   - param_write_test.go: a Param bound where a kernel writes is refused
 //     with ErrParamWritten, eagerly and in a capture window, and keeps its
 //     value (README "Changing a graph without re-capturing it").
+//   - matmul_texel_test.go, matmul_texel_attack_test.go: Matmul on a CPU
+//     driver's texel path (docs/ARCHITECTURE.md "Texel bindings"): graphs
+//     over texel inputs, Device.Close racing every call under collector
+//     pressure, descriptor-set churn with pinned windows, the unwritten
+//     rule, views at texel and stand-in offsets, pages released under
+//     cached views, other slots' writes; every product against a float64
+//     reference (README "Operations", "Buffers", "Errors").
 //
 // Every device is opened with the validation layer on; at cleanup it is
 // closed and the test fails on any Vulkan object left alive or any message

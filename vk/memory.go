@@ -94,8 +94,9 @@ func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, uint32, error) 
 }
 
 // AllocateBlock allocates memory of the given use and a buffer spanning it
-// (storage, transfer source and destination, indirect, and the vertex,
-// index and uniform usages another program draws with). The block is not
+// (storage, uniform texel (the texel views a set's texel bindings make),
+// transfer source and destination, indirect, and the vertex, index and
+// uniform usages another program draws with). The block is not
 // mapped yet: MapBlock maps a host-visible one.
 func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 	if size == 0 {

@@ -234,6 +234,9 @@ type texelViews struct {
 	mask  uint32
 	freed bool
 	views [MaxBindings]C.VkBufferView
+	// fresh receives each new view's handle from the driver: the address
+	// of a local would escape through cgo and cost an allocation per view.
+	fresh C.VkBufferView
 }
 
 // retire destroys the views that exist and marks the set freed; the
@@ -369,13 +372,14 @@ type BufferRange struct {
 // MinTexelBufferOffsetAlignment and hold whole 16-byte texels, at most
 // MaxTexelBufferElements of them. A refused update (such a range, a view
 // the driver would not make, a set with texel bindings freed already, a
-// closed device) leaves the set as it was. The ranges go to C as a fixed-size struct passed by
-// value, so the update itself allocates nothing (making a view allocates
-// its handle's out-parameter): a pointer to a Go local would move that
-// local to the heap (cgo makes every pointer argument escape), and #cgo
-// noescape only avoids that together with nocallback, which this call
-// cannot promise, since the validation layer reports a bad range from
-// inside vkUpdateDescriptorSets through the Go message callback.
+// closed device) leaves the set as it was. The ranges go to C as a
+// fixed-size struct passed by value, so it allocates nothing: a pointer to
+// a Go local would move that local to the heap (cgo makes every pointer
+// argument escape), and #cgo noescape only avoids that together with
+// nocallback, which this call cannot promise, since the validation layer
+// reports a bad range from inside vkUpdateDescriptorSets through the Go
+// message callback. A new view's handle is written into the set's own
+// table (texelViews.fresh), already on the heap, for the same reason.
 func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 	if err := d.enter(); err != nil {
 		return err
@@ -428,8 +432,8 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 		if tv.mask>>uint(i)&1 == 0 {
 			continue
 		}
-		var v C.VkBufferView
-		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &v))
+		tv.fresh = nil
+		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &tv.fresh))
 		if err := d.check("vkCreateBufferView", res); err != nil {
 			for j := range i {
 				if cr.view[j] != nil {
@@ -441,7 +445,7 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 			return err
 		}
 		d.live[ObjBufferView].Add(1)
-		cr.view[i] = v
+		cr.view[i], tv.fresh = tv.fresh, nil
 	}
 	return nil
 }
