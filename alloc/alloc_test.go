@@ -493,3 +493,55 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, a.Stats().LiveClaims)
 }
+
+// Large claims in a shared page start Stagger bytes into the range they
+// take, so tensors allocated one after another are not a power of two
+// apart; the bytes skipped stay free for small claims, and freeing
+// everything leaves one free range again.
+func TestLargeClaimsAreStaggered(t *testing.T) {
+	a, _ := newTestAllocator(t, Config{PageSize: 64 << 20, Alignment: 256})
+	stagger := a.Config().Stagger
+	require.Equal(t, uint64(4096+256), stagger, "the default: 4 KiB and one alignment")
+	require.Equal(t, DefaultStaggerFrom, a.Config().StaggerFrom)
+	var big []Claim
+	for range 3 {
+		c, err := a.Alloc(DeviceLocal, 16<<20)
+		require.NoError(t, err)
+		big = append(big, c)
+	}
+	assert.Equal(t, stagger, big[0].Offset, "the first starts one stagger in")
+	for i := 1; i < len(big); i++ {
+		assert.Equal(t, big[i-1].End()+stagger, big[i].Offset, "each starts one stagger past the last")
+		gap := big[i].Offset - big[0].Offset
+		assert.NotZero(t, gap%4096, "claims %d and 0 are not a multiple of 4 KiB apart", i)
+	}
+	// The gaps in front stay free: claims that fit them fill them. The
+	// rest of the page goes to one more large claim (staggered too), so
+	// the four gaps are all that is left.
+	tail, err := a.Alloc(DeviceLocal, 64<<20-big[2].End()-stagger)
+	require.NoError(t, err)
+	assert.Equal(t, big[2].End()+stagger, tail.Offset)
+	var small []Claim
+	var offsets []uint64
+	for range 4 {
+		c, err := a.Alloc(DeviceLocal, stagger)
+		require.NoError(t, err, "a gap in front of a large claim is free")
+		small, offsets = append(small, c), append(offsets, c.Offset)
+	}
+	assert.ElementsMatch(t, []uint64{0, big[0].End(), big[1].End(), big[2].End()}, offsets)
+	assert.Equal(t, uint64(64<<20), a.Stats().Used, "the page is full")
+	require.NoError(t, a.Validate())
+	for _, c := range append(append(big, small...), tail) {
+		require.NoError(t, a.Free(c))
+	}
+	require.NoError(t, a.Validate())
+	st := a.Stats()
+	assert.Zero(t, st.Used)
+	assert.Equal(t, uint64(64<<20), st.LargestFree, "the page is one free range again")
+
+	_, err = New[*fakeBlock](&fakeSource{}, Config{Alignment: 256, Stagger: 100})
+	assert.ErrorIs(t, err, ErrInvalidConfig, "a stagger off the alignment")
+	tiny, err := New[*fakeBlock](&fakeSource{}, Config{PageSize: 4096, Alignment: 256})
+	require.NoError(t, err)
+	assert.Zero(t, tiny.Config().Stagger, "no stagger where a page cannot spare it")
+}

@@ -29,7 +29,7 @@ func (in *fuzzInput) pick(n int) int {
 
 var errFuzzSource = errors.New("fuzz: source refuses")
 
-var fuzzConfig = Config{PageSize: 1024, DedicatedThreshold: 512, Alignment: 32, KeepEmpty: 1024, MaxClaim: 2048}
+var fuzzConfig = Config{PageSize: 1024, DedicatedThreshold: 512, Alignment: 32, KeepEmpty: 1024, MaxClaim: 2048, StaggerFrom: 256, Stagger: 64}
 
 type modelPage struct {
 	kind      Kind
