@@ -611,10 +611,8 @@ func (d *Device) matmulKernel(sfx string, n, k int, inputs ...*bufferCore) strin
 // stand-in is not: the launcher then takes a kernel reading storage
 // buffers.
 func (d *Device) texelBindable(cores ...*bufferCore) bool {
-	lim := d.info.Limits
 	for _, c := range cores {
-		if !c.bindable() || c.claim.Offset%max(lim.MinTexelBufferOffsetAlignment, 1) != 0 ||
-			c.claim.Size < recorder.TexelSize || c.claim.Size/recorder.TexelSize > uint64(lim.MaxTexelBufferElements) {
+		if !c.bindable() || recorder.Limits(d.info.Limits).CheckTexelRange(c.claim.Offset, c.claim.Size&^(recorder.TexelSize-1)) != nil {
 			return false
 		}
 	}

@@ -76,6 +76,28 @@ type Limits struct {
 	TimestampPeriod               float32 // nanoseconds per timestamp tick
 }
 
+// TexelSize is the bytes of one texel of a uniform texel binding
+// (R32G32B32A32_UINT), the only format vkc views buffers as.
+const TexelSize = 16
+
+// CheckTexelRange refuses a buffer range no texel view may cover on the
+// device: one that is empty or not whole texels, starts off
+// MinTexelBufferOffsetAlignment, or holds more than MaxTexelBufferElements
+// texels. It is the one statement of the rule, which the Vulkan layer
+// enforces, the host device mirrors and the launcher checks before it
+// picks a kernel reading texels.
+func (l Limits) CheckTexelRange(offset, size uint64) error {
+	switch {
+	case size == 0 || size%TexelSize != 0:
+		return fmt.Errorf("range of %d bytes is not whole %d-byte texels", size, TexelSize)
+	case l.MinTexelBufferOffsetAlignment != 0 && offset%l.MinTexelBufferOffsetAlignment != 0:
+		return fmt.Errorf("offset %d is not a multiple of minTexelBufferOffsetAlignment %d", offset, l.MinTexelBufferOffsetAlignment)
+	case size/TexelSize > uint64(l.MaxTexelBufferElements):
+		return fmt.Errorf("%d texels exceed maxTexelBufferElements %d", size/TexelSize, l.MaxTexelBufferElements)
+	}
+	return nil
+}
+
 // MemoryHeap is one heap of the device.
 type MemoryHeap struct {
 	Size        uint64

@@ -132,7 +132,7 @@ type BufferRange struct {
 }
 
 // TexelSize is the bytes of one texel of a uniform texel binding.
-const TexelSize = 16
+const TexelSize = devinfo.TexelSize
 
 // MaxBindings is the most buffers (storage or texel) one launch binds.
 const MaxBindings = 16

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/devinfo"
 )
 
 // MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
@@ -243,13 +245,19 @@ type texelViews struct {
 // caller holds tv.mu and is inside the device's gate.
 func (tv *texelViews) retire(d *Device) {
 	for i, v := range tv.views {
-		if v != nil {
-			C.vkc_destroy_buffer_view(d.fns, v)
-			d.live[ObjBufferView].Add(-1)
-			tv.views[i] = nil
-		}
+		d.destroyView(v)
+		tv.views[i] = nil
 	}
 	tv.freed = true
+}
+
+// destroyView destroys a texel view (none for nil); the caller is inside
+// the device's gate.
+func (d *Device) destroyView(v C.VkBufferView) {
+	if v != nil {
+		C.vkc_destroy_buffer_view(d.fns, v)
+		d.live[ObjBufferView].Add(-1)
+	}
 }
 
 // key is the set's handle as a map key: an integer, so that the pool's map
@@ -401,10 +409,7 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 		}
 		for i := 0; i < n; i++ {
 			if v := cr.view[i]; v != nil {
-				if old := tv.views[i]; old != nil {
-					C.vkc_destroy_buffer_view(d.fns, old)
-					d.live[ObjBufferView].Add(-1)
-				}
+				d.destroyView(tv.views[i])
 				tv.views[i] = v
 			}
 		}
@@ -423,7 +428,7 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 	}
 	for i := range r {
 		if tv.mask>>uint(i)&1 != 0 {
-			if err := d.checkTexelRange(r[i]); err != nil {
+			if err := d.info.Limits.CheckTexelRange(r[i].Offset, r[i].Range); err != nil {
 				return fmt.Errorf("vk: texel binding %d: %w", i, err)
 			}
 		}
@@ -436,11 +441,8 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &tv.fresh))
 		if err := d.check("vkCreateBufferView", res); err != nil {
 			for j := range i {
-				if cr.view[j] != nil {
-					C.vkc_destroy_buffer_view(d.fns, cr.view[j])
-					d.live[ObjBufferView].Add(-1)
-					cr.view[j] = nil
-				}
+				d.destroyView(cr.view[j])
+				cr.view[j] = nil
 			}
 			return err
 		}
@@ -452,18 +454,4 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 
 // TexelSize is the bytes of one texel of a uniform texel binding
 // (R32G32B32A32_UINT).
-const TexelSize = 16
-
-// checkTexelRange refuses a range no texel view may cover on this device.
-func (d *Device) checkTexelRange(r BufferRange) error {
-	l := d.info.Limits
-	switch {
-	case r.Range == 0 || r.Range%TexelSize != 0:
-		return fmt.Errorf("range of %d bytes is not whole %d-byte texels", r.Range, TexelSize)
-	case l.MinTexelBufferOffsetAlignment != 0 && r.Offset%l.MinTexelBufferOffsetAlignment != 0:
-		return fmt.Errorf("offset %d is not a multiple of minTexelBufferOffsetAlignment %d", r.Offset, l.MinTexelBufferOffsetAlignment)
-	case r.Range/TexelSize > uint64(l.MaxTexelBufferElements):
-		return fmt.Errorf("%d texels exceed maxTexelBufferElements %d", r.Range/TexelSize, l.MaxTexelBufferElements)
-	}
-	return nil
-}
+const TexelSize = devinfo.TexelSize

@@ -677,13 +677,8 @@ func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) e
 			d.misuse("UpdateSet: range [%d,%d) past its page of %d bytes", br.Offset, br.Offset+br.Size, len(m.bytes))
 		}
 		if s.pipe.desc.Texels>>uint(i)&1 != 0 {
-			switch {
-			case br.Size == 0 || br.Size%recorder.TexelSize != 0:
-				return fmt.Errorf("hostdev: texel binding %d: range of %d bytes is not whole texels", i, br.Size)
-			case br.Offset%l.MinTexelBufferOffsetAlignment != 0:
-				return fmt.Errorf("hostdev: texel binding %d: offset %d not a multiple of minTexelBufferOffsetAlignment", i, br.Offset)
-			case br.Size/recorder.TexelSize > uint64(l.MaxTexelBufferElements):
-				return fmt.Errorf("hostdev: texel binding %d: %d texels above maxTexelBufferElements", i, br.Size/recorder.TexelSize)
+			if err := l.CheckTexelRange(br.Offset, br.Size); err != nil {
+				return fmt.Errorf("hostdev: texel binding %d: %w", i, err)
 			}
 			continue
 		}
