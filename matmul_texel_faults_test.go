@@ -69,14 +69,7 @@ func TestTexelMatmulUpdateSetFault(t *testing.T) {
 			s := dev.Stream()
 			const m, n, k = 8, 16, 24
 			as, bs := ramp(m*k, -20), ramp(k*n, -50)
-			in := func(xs []float32) *Buffer[float32] {
-				buf, err := NewBuffer[float32](dev, 4+len(xs))
-				require.NoError(t, err)
-				v, err := buf.View(4, len(xs))
-				require.NoError(t, err)
-				require.NoError(t, v.Write(xs))
-				return v
-			}
+			in := func(xs []float32) *Buffer[float32] { return texelView(t, dev, xs) }
 			a, b := in(as), in(bs)
 			require.Equal(t, "matmul_texel", dev.matmulKernel("", n, k, a.core, b.core))
 			want := make([]float32, m*n)
@@ -173,14 +166,7 @@ func TestTexelGraphCloseWithFailedWaitKeepsItsViews(t *testing.T) {
 	dev, fd := openFaulty(t)
 	s := dev.Stream()
 	const m, n, k = 8, 16, 24
-	in := func(xs []float32) *Buffer[float32] {
-		buf, err := NewBuffer[float32](dev, 4+len(xs))
-		require.NoError(t, err)
-		v, err := buf.View(4, len(xs))
-		require.NoError(t, err)
-		require.NoError(t, v.Write(xs))
-		return v
-	}
+	in := func(xs []float32) *Buffer[float32] { return texelView(t, dev, xs) }
 	a, b := in(ramp(m*k, -20)), in(ramp(k*n, -50))
 	c, err := NewBuffer[float32](dev, m*n)
 	require.NoError(t, err)
@@ -213,14 +199,7 @@ func TestTexelGraphFailedReplayTaintsItsOutput(t *testing.T) {
 	dev, fd := openFaulty(t)
 	s := dev.Stream()
 	const m, n, k = 8, 16, 24
-	in := func(xs []float32) *Buffer[float32] {
-		buf, err := NewBuffer[float32](dev, 4+len(xs))
-		require.NoError(t, err)
-		v, err := buf.View(4, len(xs))
-		require.NoError(t, err)
-		require.NoError(t, v.Write(xs))
-		return v
-	}
+	in := func(xs []float32) *Buffer[float32] { return texelView(t, dev, xs) }
 	a, b := in(ramp(m*k, -20)), in(ramp(k*n, -50))
 	c, err := NewBuffer[float32](dev, m*n)
 	require.NoError(t, err)
@@ -246,4 +225,16 @@ func TestTexelGraphFailedReplayTaintsItsOutput(t *testing.T) {
 	got, err := c.ReadOn(context.Background(), s)
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the next replay")
+}
+
+// texelView is a view 16 bytes into a fresh buffer, holding xs: an input
+// a CPU driver's Matmul reads as texels at a nonzero offset.
+func texelView(t *testing.T, dev *Device, xs []float32) *Buffer[float32] {
+	t.Helper()
+	buf, err := NewBuffer[float32](dev, 4+len(xs))
+	require.NoError(t, err)
+	v, err := buf.View(4, len(xs))
+	require.NoError(t, err)
+	require.NoError(t, v.Write(xs))
+	return v
 }
