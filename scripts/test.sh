@@ -4,7 +4,7 @@
 # builds and tests the pure-Go packages with cgo off, runs every test with
 # the race detector, the lock-rank checker and the Khronos validation layer
 # on, and gives each fuzz target of alloc/, capture/, recorder/ and shaders/
-# a short run. Aims to finish in under 10 minutes on 2 cores.
+# (and ops/) a short run. Aims to finish in under 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -79,7 +79,7 @@ fuzz_budget() {
     *) echo 20000x ;;
     esac
 }
-for pkg in alloc capture recorder shaders; do
+for pkg in alloc capture recorder shaders ops; do
     [ -d "$pkg" ] || continue
     targets=$(grep -hoE '^func Fuzz[A-Za-z0-9_]*\(' "$pkg"/*_test.go 2>/dev/null |
         sed -e 's/^func //' -e 's/($//' | sort -u || true)
