@@ -407,7 +407,10 @@ func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, pe
 // one of args, at a binding it only reads (a param bound where it writes is
 // ErrParamWritten, as in Launch). Every buffer the kernel writes counts as
 // written whole. With GroupsFrom the counts are those earlier device work
-// wrote.
+// wrote; counts that no executed work wrote (never written, or tainted by
+// a failure) are not an error of the call: LaunchIndirect returns nil, the
+// launch is skipped, and every buffer it writes reads as ErrUnwritten with
+// the counts' cause.
 func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) error {
 	if k == nil || k.rk == nil {
 		return errNilKernel
