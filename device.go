@@ -84,8 +84,12 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux). A file that is
 // truncated, corrupt, above the size bound, written by another device or
 // driver, or that cannot be written is ignored with one warning on the
-// logger: the cache never makes Open or Close fail and never hands the
-// driver bytes it did not write.
+// logger per device (Open and Close together): the cache never makes Open
+// or Close fail and never hands the driver bytes it did not write. A
+// directory (or anything but a regular file) where the file should be is
+// that one warning, at Open, and Close leaves it as it is. How the file
+// is laid out, and why one is ignored, is in docs/ARCHITECTURE.md ("The
+// pipeline cache on disk").
 func WithPipelineCache(dir string) Option {
 	return func(c *config) { c.pipelineCache, c.pipelineCacheSet = dir, true }
 }
