@@ -293,7 +293,7 @@ func ScaleDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint3
 }
 
 // vector2 is an op over x and y (same length) with scalars before its
-// length (Axpy's and Scale's a; the typed kernel's a and which op).
+// length (Axpy's and Scale's a; the typed kernels' a in its type's words).
 func vector2[T Element](s *Stream, op, name string, scalars []scalar, x, y *Buffer[T], n *Param[uint32]) error {
 	if err := present(op, x, y); err != nil {
 		return err
