@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -177,20 +178,7 @@ func TestRatioTableIsConsistent(t *testing.T) {
 // has them: the block between the markers is generated from ratioDefs
 // (go test -run TestReadmeListsTheRatioTable -update-readme rewrites it).
 func TestReadmeListsTheRatioTable(t *testing.T) {
-	data, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	readme := string(data)
-	begin := strings.Index(readme, ratioTableBegin)
-	end := strings.Index(readme, ratioTableEnd)
-	require.True(t, begin >= 0 && end > begin, "README.md holds the markers %q and %q", ratioTableBegin, ratioTableEnd)
-	want := ratioTableBegin + "\n" + ratioTableMarkdown() + ratioTableEnd
-	got := readme[begin : end+len(ratioTableEnd)]
-	if *updateReadme && got != want {
-		readme = readme[:begin] + want + readme[end+len(ratioTableEnd):]
-		require.NoError(t, os.WriteFile("README.md", []byte(readme), 0o644))
-		return
-	}
-	assert.Equal(t, want, got, "README.md's ratio table differs from ratioDefs: run go test -run TestReadmeListsTheRatioTable -update-readme ./cmd/vkbench/")
+	replaceGenerated(t, ratioTableBegin, ratioTableEnd, ratioTableMarkdown(), "TestReadmeListsTheRatioTable")
 }
 
 var updateReadme = flag.Bool("update-readme", false, "rewrite the ratio table in README.md from ratioDefs")
@@ -230,4 +218,58 @@ func limitMarkdown(l ratioLimit) string {
 		return text(l.Long)
 	}
 	return fmt.Sprintf("%s at K ≥ %d, %s below", text(l.Long), longChainK, text(l.Short))
+}
+
+// The markers around the generated flag table in README.md.
+const (
+	flagTableBegin = "<!-- flag table: generated from newFlagSet by TestReadmeListsEveryFlag -->"
+	flagTableEnd   = "<!-- end of flag table -->"
+)
+
+// flagTableMarkdown is the reference table of vkbench's flags, as -h
+// describes them.
+func flagTableMarkdown() string {
+	var o options
+	var suite, plots string
+	fs := newFlagSet(&o, &suite, &plots, io.Discard)
+	var b strings.Builder
+	b.WriteString("| flag | default | what it does |\n|---|---|---|\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			name = " " + name
+		}
+		def := "`" + f.DefValue + "`"
+		if f.DefValue == "" || f.DefValue == "false" {
+			def = "-"
+		}
+		fmt.Fprintf(&b, "| `-%s%s` | %s | %s |\n", f.Name, name, def, strings.ReplaceAll(usage, "|", "\\|"))
+	})
+	return b.String()
+}
+
+// replaceGenerated checks (or, with -update-readme, rewrites) the block of
+// README.md between begin and end against want.
+func replaceGenerated(t *testing.T, begin, end, want, test string) {
+	t.Helper()
+	data, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	readme := string(data)
+	i := strings.Index(readme, begin)
+	j := strings.Index(readme, end)
+	require.True(t, i >= 0 && j > i, "README.md holds the markers %q and %q", begin, end)
+	want = begin + "\n" + want + end
+	got := readme[i : j+len(end)]
+	if *updateReadme && got != want {
+		readme = readme[:i] + want + readme[j+len(end):]
+		require.NoError(t, os.WriteFile("README.md", []byte(readme), 0o644))
+		return
+	}
+	assert.Equal(t, want, got, "README.md differs from the code: run go test -run %s -update-readme ./cmd/vkbench/", test)
+}
+
+// cmd/vkbench/README.md lists every flag with its default and help text as
+// newFlagSet defines them.
+func TestReadmeListsEveryFlag(t *testing.T) {
+	replaceGenerated(t, flagTableBegin, flagTableEnd, flagTableMarkdown(), "TestReadmeListsEveryFlag")
 }
