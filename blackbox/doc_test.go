@@ -31,6 +31,7 @@
 //   - gcsafe_test.go: open, use and close under garbage-collector pressure
 //     (docs/ARCHITECTURE.md "Calling Vulkan from Go").
 //   - quickstart_test.go: the README's quick start, eager and captured.
+//   - readme_capture_test.go: the README's capture example, as written.
 //   - close_races_test.go: a refused replay taints its outputs; Buffer and
 //     Kernel Close wait for a racing launch (docs/guide/errors.md, capture rule 6).
 //   - concurrent_streams_test.go: four streams on four goroutines, eager

@@ -824,8 +824,8 @@ func panickingLoggerChild(t *testing.T) {
 // ---- the documented examples ------------------------------------------------------
 
 // Promise (README "Quick start" and docs/guide/capture.md "Changing a graph
-// without re-capturing it"): the examples as written. y[:n] = a*x[:n], total = sum of y[:n];
-// a.Set(10); n.Set(2); g.Replay() gives the same graph other values, "the
+// without re-capturing it"): the examples as written. y[:n] = a*x[:n],
+// total = sum of y[:n]; a.Set(10); n.Set(2); g.Replay() gives the same graph other values, "the
 // tail past n is left as it was", and Set refuses 0 and lengths beyond the
 // buffers.
 func TestReadmeExamples(t *testing.T) {
