@@ -119,6 +119,9 @@ func (a *Allocator[B]) validate() error {
 	if reserved != a.reserved || used != a.used || guarded != a.guarded || pages != a.livePageCount || live != a.liveClaims {
 		return errors.New("counters disagree with the pages")
 	}
+	if a.cfg.Limit != 0 && reserved > a.cfg.Limit {
+		return fmt.Errorf("%d bytes reserved past the limit of %d", reserved, a.cfg.Limit)
+	}
 	if emptyShared != a.emptyShared {
 		return fmt.Errorf("empty shared bytes %v, counted %v", emptyShared, a.emptyShared)
 	}
