@@ -404,26 +404,29 @@ func TestCaptureRefusals(t *testing.T) {
 		g.close()
 	})
 
-	t.Run("buffer allocation needing a page", func(t *testing.T) {
+	t.Run("buffer allocation the warmup did not prepare", func(t *testing.T) {
 		both(t, func(t *testing.T, unified bool) {
 			g := newRig(t, unified, recorder.Options{Slots: 4, PageSize: 64 << 10})
 			x, y := g.buf(), g.buf()
 			require.NoError(t, g.write(owner, x, nil, ramp(1)))
+			require.NoError(t, g.r.Quiesce(^uint64(0)))
+			stats := g.r.Stats()
 			require.NoError(t, g.r.PrepareCapture(owner))
 			require.NoError(t, g.r.BeginCapture(owner))
 			require.NoError(t, g.copyK(owner, x, y))
-			small, err := g.r.Alloc(alloc.DeviceLocal, 4*n)
-			require.NoError(t, err, "room in a page: allowed")
+			_, err := g.r.Alloc(alloc.DeviceLocal, 4*n)
+			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "refused although a page has room")
 			_, err = g.r.Alloc(alloc.DeviceLocal, 64<<10)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "a new page while a window records")
+			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "refused, needing a new page")
 			// Another slot's stream allocations may grow.
 			tmp, err := g.r.AllocOn(other, alloc.DeviceLocal, 64<<10)
 			require.NoError(t, err)
 			require.NoError(t, g.r.Drop(other, tmp))
 			_, err = g.r.EndCapture(owner)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "the failed allocation doomed the window")
+			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "the refused allocation doomed the window")
 			g.requireUnwritten(owner, y, alloc.ErrAllocInCapture)
-			require.NoError(t, g.r.Free(small))
+			require.NoError(t, g.r.Quiesce(^uint64(0)))
+			require.Equal(t, stats.LiveClaims, g.r.Stats().LiveClaims, "a refusal claims nothing")
 
 			// The owner's own temporary needing a page dooms it too.
 			require.NoError(t, g.r.PrepareCapture(owner))

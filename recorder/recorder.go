@@ -22,6 +22,10 @@ type Options struct {
 	BatchSize int    // most launches per eager command buffer; default 1024 (it is submitted earlier when the slot's device work has run out)
 	PageSize  uint64 // suballocator page; default 64 MiB
 	CacheSize int    // descriptor sets cached per slot; default 512
+	// MemoryLimit caps the bytes of all pages together (device-local,
+	// upload and readback); 0: no cap. A request past it reclaims first
+	// and then fails with ErrOutOfDeviceMemory.
+	MemoryLimit uint64
 }
 
 // maxSlots bounds Options.Slots: slot sets are 64-bit masks.
@@ -83,8 +87,9 @@ type Recorder struct {
 	presMu        lockrank.Mutex
 	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
 
-	active atomic.Int32  // windows prepared or recording, for Free's fast path
-	busy   atomic.Uint64 // slots with writes not yet submitted or completed
+	active    atomic.Int32  // windows prepared or recording, for Free's fast path
+	recording atomic.Int32  // windows recording, which Alloc serves from their warmups only
+	busy      atomic.Uint64 // slots with writes not yet submitted or completed
 }
 
 // rankLocks gives the recorder's own locks their ranks (slots and
@@ -150,6 +155,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 		PageSize:  o.PageSize,
 		Alignment: align,
 		MaxClaim:  uint64(info.Limits.MaxStorageBufferRange),
+		Limit:     o.MemoryLimit,
 	})
 	if err != nil {
 		_ = dev.Close()
@@ -328,24 +334,50 @@ func (r *Recorder) unlockSlots() {
 }
 
 // Alloc reserves size bytes of the given kind for a buffer, which belongs
-// to no stream. While any window records, a request that needs a new page
-// fails with alloc.ErrAllocInCapture and dooms every recording window: the
-// recorder cannot tell whether the recorded run asked (its graph would then
-// miss the buffer's work), so device memory does not grow for buffers
-// during a window, the way CUDA's global capture mode refuses cudaMalloc.
+// to no stream. While any window records, the only requests served are
+// those the warmups prepared: a claim a window's warmup allocated and
+// freed, handed to the recorded run's request of the same kind and size.
+// Any other request fails with alloc.ErrAllocInCapture and dooms every
+// recording window, whether or not a page has room: the recorder cannot
+// tell whether the recorded run asked (its graph would then miss the
+// buffer's work), and a rule that held only when a page happened to be
+// full would make the same program work or fail by allocator state. It is
+// CUDA's global capture mode for cudaMalloc, made exact by the warmup.
+// Outside a window a request past the limit, or one the driver refuses
+// for want of memory, reclaims and is retried once.
 func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {
 		return alloc.Claim{}, err
 	}
-	// A buffer the recorded run makes takes what the warmup freed of its
-	// size (see slot.alloc); a request the warmup did not make may take
-	// any of it.
-	for _, b := range r.slots {
-		if r.active.Load() == 0 {
-			break // no window: nothing reserved
+	if r.recording.Load() > 0 {
+		return r.allocPrepared(kind, size)
+	}
+	c, err := retryOutOfMemory(r, nil, func() (alloc.Claim, error) { return r.mem.Alloc(kind, size) })
+	if errors.Is(err, alloc.ErrAllocInCapture) {
+		return alloc.Claim{}, r.refuseInCapture(kind, size, err) // a window began meanwhile
+	}
+	if err != nil {
+		return alloc.Claim{}, r.observe(err)
+	}
+	if r.active.Load() > 0 {
+		// A warmup's buffer, if it frees it, is parked for the recorded run.
+		for _, b := range r.slots {
+			b.mu.Lock()
+			if b.win.IsActive() && !b.win.IsRecording() {
+				b.win.touchClaims(c)
+			}
+			b.mu.Unlock()
 		}
+	}
+	return c, nil
+}
+
+// allocPrepared serves a buffer while a window records: from what a
+// warmup allocated and freed, else not at all.
+func (r *Recorder) allocPrepared(kind alloc.Kind, size uint64) (alloc.Claim, error) {
+	for _, b := range r.slots {
 		b.mu.Lock()
 		c, ok := b.reservedFor(kind, size)
 		b.mu.Unlock()
@@ -353,29 +385,17 @@ func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 			return c, nil
 		}
 	}
-	c, err := r.mem.Alloc(kind, size)
-	if errors.Is(err, alloc.ErrAllocInCapture) && r.releaseReserved() {
-		c, err = r.mem.Alloc(kind, size)
-	}
-	if errors.Is(err, alloc.ErrAllocInCapture) {
-		err = fmt.Errorf("recorder: a buffer needs a new page while a capture window records (allocate buffers before Capture, or let its warmup allocate them): %w", err)
-		for _, b := range r.slots {
-			b.failWindow(err)
-		}
-	}
-	return c, r.observe(err)
+	return alloc.Claim{}, r.refuseInCapture(kind, size, alloc.ErrAllocInCapture)
 }
 
-// releaseReserved frees what every recording window holds of its warmup's
-// claims and reports whether there was any.
-func (r *Recorder) releaseReserved() bool {
-	freed := false
+// refuseInCapture is the refusal of a buffer no warmup prepared while a
+// window records; it dooms every recording window.
+func (r *Recorder) refuseInCapture(kind alloc.Kind, size uint64, cause error) error {
+	err := fmt.Errorf("recorder: a buffer of %d bytes of %s the warmup did not allocate and free, while a capture window records (allocate buffers before Capture, or in its function and close them there): %w", size, kind, cause)
 	for _, b := range r.slots {
-		b.mu.Lock()
-		freed = b.releaseReserved() || freed
-		b.mu.Unlock()
+		b.failWindow(err)
 	}
-	return freed
+	return err
 }
 
 // AllocOn reserves size bytes for work on stream s: an op's temporary.
