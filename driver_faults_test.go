@@ -18,16 +18,16 @@ import (
 type faultCall int
 
 const (
-	callAllocate  faultCall = iota // AllocateMemory: a new page (vkAllocateMemory)
-	callMap                        // MapMemory: mapping a host-visible page (vkMapMemory)
-	callSubmit                     // Submit: an eager batch or a replay (vkQueueSubmit)
-	callWaitFence                  // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
-	callEnd                        // End: vkEndCommandBuffer, eager or a graph's
-	callBegin                      // Begin: vkBeginCommandBuffer, eager or a graph's
-	callUpdateSet                  // UpdateSet: writing a new descriptor set (a texel binding's vkCreateBufferView)
-	callDescriptorPool             // NewDescriptorPool: a slot's descriptor sets (vkCreateDescriptorPool)
-	callCommandBuffer              // AllocateCommandBuffer: an eager batch or a graph's (vkAllocateCommandBuffers)
-	callFence                      // NewFence: a batch's fence (vkCreateFence)
+	callAllocate       faultCall = iota // AllocateMemory: a new page (vkAllocateMemory)
+	callMap                             // MapMemory: mapping a host-visible page (vkMapMemory)
+	callSubmit                          // Submit: an eager batch or a replay (vkQueueSubmit)
+	callWaitFence                       // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
+	callEnd                             // End: vkEndCommandBuffer, eager or a graph's
+	callBegin                           // Begin: vkBeginCommandBuffer, eager or a graph's
+	callUpdateSet                       // UpdateSet: writing a new descriptor set (a texel binding's vkCreateBufferView)
+	callDescriptorPool                  // NewDescriptorPool: a slot's descriptor sets (vkCreateDescriptorPool)
+	callCommandBuffer                   // AllocateCommandBuffer: an eager batch or a graph's (vkAllocateCommandBuffers)
+	callFence                           // NewFence: a batch's fence (vkCreateFence)
 	numFaultCalls
 )
 
