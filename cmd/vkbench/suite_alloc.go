@@ -12,7 +12,9 @@ func allocSizes() []int64 { return []int64{4 << 10, 1 << 20} }
 
 // runAlloc measures allocate+free round trips in ops/s: vkc's suballocator
 // (NewBuffer then Close) against one vkAllocateMemory + vkCreateBuffer per
-// buffer (vk.Device.AllocateBlock then Release) on the raw path.
+// buffer (vk.Device.AllocateBlock then Release) on the raw path, and, for
+// the large size, the same round trip at a full budget, where the buffer
+// fits only once memory is reclaimed (fullBudgetOp).
 func runAlloc(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -57,6 +59,14 @@ func runAlloc(cfg settings) (*suiteResult, error) {
 		}
 		res.Figures = append(res.Figures, figure("vkallocate", size, perOp))
 	}
+	size := allocSizes()[len(allocSizes())-1]
+	cfg.progress.Printf("alloc: reclaim at a full budget %s", formatBytes(size))
+	perOp, err := measureFullBudget(cfg, size)
+	if err != nil {
+		_ = raw.Close()
+		return nil, err
+	}
+	res.Figures = append(res.Figures, figure("reclaim", size, perOp))
 	if err := raw.Close(); err != nil {
 		res.fail(err)
 	}
@@ -64,4 +74,48 @@ func runAlloc(cfg settings) (*suiteResult, error) {
 		res.fail(err)
 	}
 	return res, nil
+}
+
+// measureFullBudget times allocations on a device whose memory limit is
+// all reserved: one live buffer of a page holds half of it, and the page
+// the allocator keeps for reuse, empty, the other half. A buffer of size
+// bytes (a page of its own, as pages are size bytes) then fits only once
+// the kept page is released: each operation is that allocation and its
+// Close, plus a small buffer's allocation and Close that make the page
+// kept again, so every operation takes the reclaim path once.
+func measureFullBudget(cfg settings, size int64) ([]float64, error) {
+	page := uint64(size)
+	dev, err := openDevice(cfg, vkc.WithPageSize(page), vkc.WithMemoryLimit(2*page))
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	hold, err := vkc.NewBuffer[uint32](dev, int(size/4))
+	if err != nil {
+		return nil, err
+	}
+	defer hold.Close()
+	keepPage := func() error {
+		b, err := vkc.NewBuffer[uint32](dev, 1024)
+		if err != nil {
+			return err
+		}
+		return b.Close()
+	}
+	if err := keepPage(); err != nil {
+		return nil, err
+	}
+	if st := dev.MemoryStats(); st.Reserved != st.Limit {
+		return nil, fmt.Errorf("alloc: the full budget holds %d of %d bytes", st.Reserved, st.Limit)
+	}
+	return measure(cfg, measureSpec{op: func() (float64, error) {
+		b, err := vkc.NewBuffer[uint32](dev, int(size/4))
+		if err != nil {
+			return 0, err
+		}
+		if err := b.Close(); err != nil {
+			return 0, err
+		}
+		return 1, keepPage()
+	}})
 }
