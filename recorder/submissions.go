@@ -91,11 +91,10 @@ func (q *submissions) take(owned bool) (*batch, error) {
 // buffer). Out of memory, it reclaims (retiring the slot's finished work,
 // which recycles batches) and tries once more.
 func (q *submissions) newBatch(owned bool) (*batch, error) {
-	var self *slot
-	if q.index < len(q.r.slots) {
-		self = q.r.slots[q.index]
+	if q.index >= len(q.r.slots) {
+		return q.makeBatch(owned) // the slot is still being made: nothing to reclaim
 	}
-	return retryOutOfMemory(q.r, self, func() (*batch, error) { return q.makeBatch(owned) })
+	return retryOutOfMemory(q.r, q.r.slots[q.index], func() (*batch, error) { return q.makeBatch(owned) })
 }
 
 // makeBatch is one try of newBatch.
