@@ -500,7 +500,14 @@ func (f *fz) renew(i int) {
 	c, err := f.r.Alloc(alloc.DeviceLocal, 4*n)
 	var want error
 	if errors.Is(err, alloc.ErrAllocInCapture) {
-		want = err // a window records and the pools have no room: every recording window is doomed
+		recording := false
+		for slot := range f.win {
+			recording = recording || f.win[slot].state == capture.Recording
+		}
+		if !recording {
+			f.fatalf("alloc %s refused with no window recording: %v", b.name, err)
+		}
+		want = err // a window records and no warmup prepared the buffer: every recording window is doomed
 		for slot := range f.win {
 			f.doom(slot, err)
 		}

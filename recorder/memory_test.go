@@ -3,7 +3,10 @@ package recorder_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -388,4 +391,75 @@ func TestCaptureAllocationRuleIsDeterministic(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Under a limit, streams allocating, launching and dropping temporaries
+// race Trim, buffer allocations that reclaim, and finally Close: no call
+// panics or deadlocks, the limit holds, and every refusal is the
+// out-of-memory one.
+func TestMemoryPressureRacesTrimAndClose(t *testing.T) {
+	g := newRig(t, true, recorder.Options{Slots: 3, PageSize: memPage, MemoryLimit: memLimit})
+	x := g.buf()
+	require.NoError(t, g.write(0, x, nil, ramp(1)))
+	done := make(chan struct{})
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for s := recorder.StreamID(0); s < 3; s++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				tmp, err := g.r.AllocOn(s, alloc.DeviceLocal, memPiece)
+				if err != nil {
+					if !errors.Is(err, recorder.ErrOutOfDeviceMemory) && !errors.Is(err, recorder.ErrClosed) {
+						errs <- err
+					}
+					continue
+				}
+				_ = g.copyK(s, x, tmp)
+				_ = g.r.Drop(s, tmp)
+				if i%7 == 0 {
+					buf, err := g.r.Alloc(alloc.DeviceLocal, 2*memPiece)
+					if err == nil {
+						_ = g.r.Quiesce(^uint64(0))
+						_ = g.r.Free(buf)
+					} else if !errors.Is(err, recorder.ErrOutOfDeviceMemory) && !errors.Is(err, recorder.ErrClosed) {
+						errs <- err
+					}
+				}
+				if st := g.r.Stats(); st.Reserved > memLimit {
+					errs <- fmt.Errorf("reserved %d past the limit", st.Reserved)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := g.r.Trim(); err != nil && !errors.Is(err, recorder.ErrClosed) {
+				errs <- err
+			}
+			runtime.GC()
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, g.r.Close()) // racing every call above
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	requireClean(t, g.dev)
 }
