@@ -230,10 +230,10 @@ func TestCaptureAllocationRuleDoesNotDependOnPages(t *testing.T) {
 						return err
 					}
 					defer tmp.Close()
-					if err := Scale(s, 2, x, tmp); err != nil {
+					if err := Fill(s, tmp, 3); err != nil {
 						return err
 					}
-					return Add(s, tmp, x, y)
+					return Mul(s, tmp, x, y) // y = 3x; only a 256-element tmp gets here
 				})
 				if prepared {
 					require.NoError(t, err)

@@ -59,10 +59,11 @@ var (
 	// from the wrong stream invalidates it. Another stream's EndCapture of
 	// a prepared window is refused and changes nothing.
 	ErrCaptureState = errors.New("vkc: capture call in the wrong state")
-	// ErrAllocInCapture: an allocation inside a capture window that its
-	// warmup did not prepare (a buffer the warmup did not allocate and
-	// close, or an op's temporary needing a new page); allocate before
-	// the window, or let the warmup allocate and free the same.
+	// ErrAllocInCapture: work recorded in a capture window on a buffer
+	// made while it records that its warmup did not prepare (allocate and
+	// close), or an op's temporary needing a new page inside the window;
+	// allocate before the window, or let the warmup allocate and free the
+	// same.
 	ErrAllocInCapture = errors.New("vkc: allocation needs a new page inside a capture window")
 	// ErrOutOfDeviceMemory: the device or host ran out of memory, or a
 	// request would take reserved memory past WithMemoryLimit, after

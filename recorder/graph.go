@@ -88,7 +88,7 @@ func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 	}
 	r.dev.CmdBarrier(cb, BarrierBetween)
 	r.mem.LockGrowth()
-	r.recording.Add(1)
+	r.recordingBegins(b.index)
 	return nil
 }
 
@@ -152,7 +152,7 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 
 // endRecording undoes what BeginCapture locked.
 func (b *slot) endRecording() {
-	b.r.recording.Add(-1)
+	b.r.recordingEnds(b.index)
 	b.r.mem.UnlockGrowth()
 	b.windowClosed()
 }

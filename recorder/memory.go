@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/capture"
 )
 
 // Memory pressure: what the recorder does when a request finds no room,
@@ -126,4 +127,89 @@ func (r *Recorder) Trim() (uint64, error) {
 		b.mu.Unlock()
 	}
 	return r.mem.Trim(), nil
+}
+
+// markBorn remembers c as born inside the windows recording now, if any.
+func (r *Recorder) markBorn(c alloc.Claim) {
+	if r.recordingSlots.Load() == 0 {
+		return // a window beginning now did not see c born: it may use it
+	}
+	r.bornMu.Lock()
+	if mask := r.recordingSlots.Load(); mask != 0 {
+		r.born[c] = mask
+		r.bornCount.Store(int64(len(r.born)))
+	}
+	r.bornMu.Unlock()
+}
+
+// forgetBorn drops c from the buffers born inside windows: it was freed.
+func (r *Recorder) forgetBorn(c alloc.Claim) {
+	if r.bornCount.Load() == 0 {
+		return
+	}
+	r.bornMu.Lock()
+	delete(r.born, c)
+	r.bornCount.Store(int64(len(r.born)))
+	r.bornMu.Unlock()
+}
+
+// recordingBegins and recordingEnds keep recordingSlots and the born
+// buffers' slots in step, under bornMu: a buffer born after a window ends
+// is not charged to it, nor to the next window of its slot.
+func (r *Recorder) recordingBegins(slot int) {
+	r.bornMu.Lock()
+	r.recordingSlots.Or(uint64(1) << uint(slot))
+	r.bornMu.Unlock()
+}
+
+func (r *Recorder) recordingEnds(slot int) {
+	bit := uint64(1) << uint(slot)
+	r.bornMu.Lock()
+	r.recordingSlots.And(^bit)
+	for c, mask := range r.born {
+		if mask &^= bit; mask == 0 {
+			delete(r.born, c)
+		} else {
+			r.born[c] = mask
+		}
+	}
+	r.bornCount.Store(int64(len(r.born)))
+	r.bornMu.Unlock()
+}
+
+// refuseBorn dooms the slot's recording window when work recorded in it
+// uses a buffer allocated inside it that no warmup prepared: the graph
+// would depend on memory the warmup never saw, so the same program would
+// seal or not by what the pages held. The caller holds b.mu and the
+// window records.
+func (b *slot) refuseBorn(claims ...alloc.Claim) error {
+	r := b.r
+	if r.bornCount.Load() == 0 {
+		return nil
+	}
+	for _, c := range claims {
+		owner := r.owner(c)
+		r.bornMu.Lock()
+		mask := r.born[owner]
+		r.bornMu.Unlock()
+		if mask&(uint64(1)<<uint(b.index)) != 0 {
+			err := fmt.Errorf("recorder: work recorded on %s, a buffer allocated while the window records that its warmup did not allocate and free (allocate buffers before Capture, or in its function and close them there): %w", owner, alloc.ErrAllocInCapture)
+			b.win.Fail(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// refuseBornArgs is refuseBorn for a launch's bindings.
+func (b *slot) refuseBornArgs(args []capture.Binding) error {
+	if b.r.bornCount.Load() == 0 {
+		return nil
+	}
+	for _, a := range args {
+		if err := b.refuseBorn(a.Claim); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -87,9 +87,17 @@ type Recorder struct {
 	presMu        lockrank.Mutex
 	presentations map[*Presentation]struct{} // swapchains not yet closed (present.go)
 
-	active    atomic.Int32  // windows prepared or recording, for Free's fast path
-	recording atomic.Int32  // windows recording, which Alloc serves from their warmups only
-	busy      atomic.Uint64 // slots with writes not yet submitted or completed
+	active atomic.Int32  // windows prepared or recording, for Free's fast path
+	busy   atomic.Uint64 // slots with writes not yet submitted or completed
+
+	// bornMu guards the buffers allocated while windows record (born, by
+	// claim: the slots whose windows recorded at the allocation, which
+	// refuse work on it) and recordingSlots, the slots recording now,
+	// changed under it so a birth and a window's end never interleave.
+	bornMu         lockrank.Mutex
+	born           map[alloc.ClaimKey]uint64
+	bornCount      atomic.Int64 // len(born), read without the lock
+	recordingSlots atomic.Uint64
 }
 
 // rankLocks gives the recorder's own locks their ranks (slots and
@@ -102,6 +110,7 @@ func (r *Recorder) rankLocks() {
 	r.guardMu.SetRank(lockrank.Guards, 0)
 	r.presMu.SetRank(lockrank.Presentations, 0)
 	r.eventsMu.SetRank(lockrank.Events, 0)
+	r.bornMu.SetRank(lockrank.Born, 0)
 }
 
 // page is one block of device memory as the allocator sees it.
@@ -149,7 +158,8 @@ func New(dev Device, o Options) (*Recorder, error) {
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
 		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{},
-		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}, timed: map[*Event]struct{}{}}
+		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}, timed: map[*Event]struct{}{},
+		born: map[alloc.ClaimKey]uint64{}}
 	r.rankLocks()
 	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
@@ -334,33 +344,37 @@ func (r *Recorder) unlockSlots() {
 }
 
 // Alloc reserves size bytes of the given kind for a buffer, which belongs
-// to no stream. While any window records, the only requests served are
-// those the warmups prepared: a claim a window's warmup allocated and
-// freed, handed to the recorded run's request of the same kind and size.
-// Any other request fails with alloc.ErrAllocInCapture and dooms every
-// recording window, whether or not a page has room: the recorder cannot
-// tell whether the recorded run asked (its graph would then miss the
-// buffer's work), and a rule that held only when a page happened to be
-// full would make the same program work or fail by allocator state. It is
-// CUDA's global capture mode for cudaMalloc, made exact by the warmup.
-// Outside a window a request past the limit, or one the driver refuses
-// for want of memory, reclaims and is retried once.
+// to no stream. While a window records, a request of the kind and size a
+// warmup allocated and freed gets that claim (the recorded run asks for
+// what the warmup did, in the same order). Any other request is served
+// as usual, growing the pools if it must, and remembered as born inside
+// the windows recording now: those windows refuse work on it
+// (refuseBorn), since their graph would name memory the warmup never
+// prepared. So a buffer allocated by another goroutine during a window
+// works, and one the recorded run did not prepare fails at its first use
+// in the window, whatever the pages hold. A request past the limit, or
+// one the driver refuses for want of memory, reclaims and is retried once.
 func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {
 		return alloc.Claim{}, err
 	}
-	if r.recording.Load() > 0 {
-		return r.allocPrepared(kind, size)
+	if r.recordingSlots.Load() != 0 {
+		for _, b := range r.slots {
+			b.mu.Lock()
+			c, ok := b.reservedFor(kind, size)
+			b.mu.Unlock()
+			if ok {
+				return c, nil
+			}
+		}
 	}
-	c, err := retryOutOfMemory(r, nil, func() (alloc.Claim, error) { return r.mem.Alloc(kind, size) })
-	if errors.Is(err, alloc.ErrAllocInCapture) {
-		return alloc.Claim{}, r.refuseInCapture(kind, size, err) // a window began meanwhile
-	}
+	c, err := retryOutOfMemory(r, nil, func() (alloc.Claim, error) { return r.mem.AllocOutsideWindow(kind, size) })
 	if err != nil {
 		return alloc.Claim{}, r.observe(err)
 	}
+	r.markBorn(c)
 	if r.active.Load() > 0 {
 		// A warmup's buffer, if it frees it, is parked for the recorded run.
 		for _, b := range r.slots {
@@ -372,30 +386,6 @@ func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 		}
 	}
 	return c, nil
-}
-
-// allocPrepared serves a buffer while a window records: from what a
-// warmup allocated and freed, else not at all.
-func (r *Recorder) allocPrepared(kind alloc.Kind, size uint64) (alloc.Claim, error) {
-	for _, b := range r.slots {
-		b.mu.Lock()
-		c, ok := b.reservedFor(kind, size)
-		b.mu.Unlock()
-		if ok {
-			return c, nil
-		}
-	}
-	return alloc.Claim{}, r.refuseInCapture(kind, size, alloc.ErrAllocInCapture)
-}
-
-// refuseInCapture is the refusal of a buffer no warmup prepared while a
-// window records; it dooms every recording window.
-func (r *Recorder) refuseInCapture(kind alloc.Kind, size uint64, cause error) error {
-	err := fmt.Errorf("recorder: a buffer of %d bytes of %s the warmup did not allocate and free, while a capture window records (allocate buffers before Capture, or in its function and close them there): %w", size, kind, cause)
-	for _, b := range r.slots {
-		b.failWindow(err)
-	}
-	return err
 }
 
 // AllocOn reserves size bytes for work on stream s: an op's temporary.
@@ -453,6 +443,7 @@ func (r *Recorder) Free(c alloc.Claim) error {
 	if r.closed.Load() {
 		return nil
 	}
+	r.forgetBorn(c)
 	if r.active.Load() > 0 {
 		for _, b := range r.slots {
 			held, err := b.holdIfWindowUsed(c)
@@ -521,6 +512,7 @@ func (r *Recorder) freeGuarded(c alloc.Claim) bool {
 // parked because a warmup touched it, say): it keeps its taint until the
 // last guard goes, as Free's claims do.
 func (r *Recorder) free(c alloc.Claim) {
+	r.forgetBorn(c)
 	if !r.freeGuarded(c) {
 		r.ledger.Written([]alloc.Claim{c})
 	}
