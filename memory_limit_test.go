@@ -306,3 +306,18 @@ func TestOutOfMemoryInsideCaptureDoomsTheWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestTrimOnANilOrClosedDevice(t *testing.T) {
+	var none *Device
+	released, err := none.Trim()
+	require.Error(t, err)
+	assert.Zero(t, released)
+
+	dev, err := Open(WithValidation(true), WithMemoryLimit(memoryLimit))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(memoryLimit), dev.MemoryStats().Limit)
+	require.NoError(t, dev.Close())
+	released, err = dev.Trim()
+	require.ErrorIs(t, err, ErrClosed)
+	assert.Zero(t, released)
+}
