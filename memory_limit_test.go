@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/gcpressure"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -320,4 +324,93 @@ func TestTrimOnANilOrClosedDevice(t *testing.T) {
 	released, err = dev.Trim()
 	require.ErrorIs(t, err, ErrClosed)
 	assert.Zero(t, released)
+}
+
+// Under a limit and collector pressure, streams filling and emptying the
+// budget race Trim and then the device's Close: every refusal is the
+// out-of-memory one (or ErrClosed once the device closes), every result
+// read is right, the limit holds, and nothing is left alive.
+func TestMemoryLimitUnderPressureRacesTrimAndClose(t *testing.T) {
+	churn := gcpressure.Start(t)
+	defer churn.Stop()
+	dev, err := Open(WithValidation(true), WithPageSize(limitPage), WithMemoryLimit(memoryLimit))
+	require.NoError(t, err)
+	ok := func(err error) bool {
+		return err == nil || errors.Is(err, ErrOutOfDeviceMemory) || errors.Is(err, ErrClosed)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	stop := make(chan struct{})
+	var refusals atomic.Int64
+	for w := range 3 {
+		s := dev.NewStream()
+		wg.Go(func() {
+			var held []*Buffer[float32] // up to 8 each: together past the limit
+			defer func() {
+				for _, b := range held {
+					_ = b.Close()
+				}
+			}()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				want := float32(w*1000 + i)
+				b, err := NewBuffer[float32](dev, pieceElems)
+				if err != nil || len(held) == 8 {
+					if errors.Is(err, ErrOutOfDeviceMemory) {
+						refusals.Add(1)
+					} else if !ok(err) {
+						errs <- err
+					}
+					for _, h := range held {
+						_ = h.Close()
+					}
+					held = held[:0]
+					if err != nil {
+						continue
+					}
+				}
+				held = append(held, b)
+				err = Fill(s, b, want)
+				if err == nil {
+					var got []float32
+					got, err = b.ReadOn(context.Background(), s)
+					if err == nil && (got[0] != want || got[pieceElems-1] != want) {
+						err = fmt.Errorf("read %g, want %g", got[0], want)
+					}
+				}
+				if !ok(err) && !errors.Is(err, ErrUnwritten) {
+					errs <- err
+				}
+				if st := dev.MemoryStats(); st.Reserved > memoryLimit {
+					errs <- fmt.Errorf("reserved %d past the limit", st.Reserved)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := dev.Trim(); !ok(err) {
+				errs <- err
+			}
+		}
+	})
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, dev.Close())
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d requests refused at the limit", refusals.Load())
+	closeAndCheck(t, dev)
 }
