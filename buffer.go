@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -92,7 +93,7 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 	if err != nil {
 		return nil, public(err)
 	}
-	d.rec.Taint([]alloc.Claim{c}, errNeverWritten)
+	d.rec.Taint([]alloc.Claim{c}, ErrNeverWritten)
 	b := &bufferCore{dev: d, claim: c, n: n, elem: elem}
 	b.holds.Store(1)
 	d.mu.Lock()
@@ -359,7 +360,7 @@ func (m *bufferCore) release() error {
 		return nil
 	}
 	err := m.dev.rec.Quiesce(m.slots.Load())
-	if ferr := m.dev.rec.Free(m.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
+	if ferr := m.dev.rec.Free(m.claim); ferr != nil && err == nil && !errors.Is(ferr, errs.Closed) {
 		err = ferr // a closed allocator went with the device, and the claim with it
 	}
 	return err

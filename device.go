@@ -9,13 +9,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/vkdev"
 )
 
 var (
-	errNeverWritten = errors.New("vkc: buffer allocated and never written")
-	errNilDevice    = errors.New("vkc: nil device (use Open)")
+	errNilDevice = errors.New("vkc: nil device (use Open)")
 )
 
 // Option configures Open.
@@ -144,7 +144,7 @@ func (p WaitPolicy) String() string {
 
 // ErrWaitPolicy: Open was given a wait policy (WithWaitPolicy or
 // VKC_WAIT_POLICY) that is none of the four.
-var ErrWaitPolicy = errors.New("vkc: unknown wait policy (auto, spin, yield or block)")
+var ErrWaitPolicy = errs.WaitPolicy
 
 // WithWaitPolicy chooses how the device's waits wait (default WaitAuto,
 // or VKC_WAIT_POLICY=auto|spin|yield|block); Open refuses a policy that

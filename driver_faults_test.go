@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -154,19 +155,19 @@ func openFaulty(t *testing.T, opts ...Option) (*Device, *faultyDevice) {
 
 // Injected driver failures, each a distinct value so a test can check that
 // exactly this failure is the cause an error unwraps to.
-func outOfDeviceMemory() error { return injected("vkAllocateMemory", recorder.ErrOutOfDeviceMemory) }
+func outOfDeviceMemory() error { return injected("vkAllocateMemory", errs.OutOfDeviceMemory) }
 
-func mapFailure() error { return injected("vkMapMemory", recorder.ErrOutOfDeviceMemory) }
+func mapFailure() error { return injected("vkMapMemory", errs.OutOfDeviceMemory) }
 
-func submitFailure() error { return injected("vkQueueSubmit", recorder.ErrOutOfDeviceMemory) }
+func submitFailure() error { return injected("vkQueueSubmit", errs.OutOfDeviceMemory) }
 
-func fenceFailure() error { return injected("vkWaitForFences", recorder.ErrOutOfDeviceMemory) }
+func fenceFailure() error { return injected("vkWaitForFences", errs.OutOfDeviceMemory) }
 
-func endFailure() error { return injected("vkEndCommandBuffer", recorder.ErrOutOfDeviceMemory) }
+func endFailure() error { return injected("vkEndCommandBuffer", errs.OutOfDeviceMemory) }
 
-func beginFailure() error { return injected("vkBeginCommandBuffer", recorder.ErrOutOfDeviceMemory) }
+func beginFailure() error { return injected("vkBeginCommandBuffer", errs.OutOfDeviceMemory) }
 
-func deviceLoss() error { return injected("vkWaitForFences", recorder.ErrDeviceLost) }
+func deviceLoss() error { return injected("vkWaitForFences", errs.DeviceLost) }
 
 // injectedError is a driver failure a test injects: a distinct value per
 // call, so a test can check that exactly it is the cause an error unwraps

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -71,7 +72,7 @@ func (d *Device) eventOf(ev *Event) (*recorder.Event, error) {
 	case ev == nil || ev.ev == nil:
 		return nil, ErrEventUnrecorded
 	case ev.dev != d:
-		return nil, public(recorder.ErrEventForeign)
+		return nil, public(errs.EventForeign)
 	}
 	return ev.ev, nil
 }

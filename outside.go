@@ -1,11 +1,11 @@
 package vkc
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/vkdev"
 )
@@ -45,13 +45,13 @@ var (
 	// family's queue count, a Vulkan version below 1.1, or a
 	// declared feature the physical device does not offer. The message
 	// names which.
-	ErrBadAdoption = errors.New("vkc: cannot adopt the device")
+	ErrBadAdoption = errs.BadAdoption
 	// ErrNotShared: the device has no Vulkan handles to share with outside
 	// code (it was not opened on Vulkan).
-	ErrNotShared = errors.New("vkc: the device shares nothing with outside Vulkan code")
+	ErrNotShared = errs.NotShared
 	// ErrNullHandle: a null semaphore handed to vkc to wait on or import,
 	// or neither a semaphore nor a fence handed to it to signal.
-	ErrNullHandle = errors.New("vkc: null Vulkan handle")
+	ErrNullHandle = errs.NullHandle
 )
 
 // External is a Vulkan device another program created, as integers, and

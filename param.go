@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -20,7 +21,7 @@ var errNilParam = errors.New("vkc: nil param (use NewParam)")
 // both wrong (a later op would mark as written elements the device never
 // wrote), so Launch and LaunchIndirect refuse the binding instead. A kernel
 // that computes a value for later launches writes it into a Buffer.
-var ErrParamWritten = errors.New("vkc: a Param is bound where the kernel writes (params are set by the host only; write a Buffer instead)")
+var ErrParamWritten = errs.ParamWritten
 
 // Param is a scalar that lives in device memory and is set from the host:
 // every launch that reads it, eager or replayed, reads the value current

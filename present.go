@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -32,9 +33,9 @@ var (
 	// minimized), or the window is too large for any swapchain (see
 	// NewSwapchain); the frame may not have been shown. Resize, then
 	// present again.
-	ErrOutOfDate = errors.New("vkc: swapchain out of date (resize it)")
+	ErrOutOfDate = errs.OutOfDate
 	// ErrNoPresentation: the device was not opened with WithPresentation.
-	ErrNoPresentation = errors.New("vkc: device opened without WithPresentation")
+	ErrNoPresentation = errs.NoPresentation
 
 	errNilSwapchain = errors.New("vkc: nil swapchain (use Device.NewSwapchain)")
 )

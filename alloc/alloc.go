@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // Errors of the allocator. Each is returned wrapped with the request or
@@ -16,15 +18,9 @@ var (
 	// ErrTooLarge rejects a request above Config.MaxClaim (the device's
 	// maxStorageBufferRange), which no descriptor could address.
 	ErrTooLarge = errors.New("alloc: allocation larger than the largest claim allowed")
-	// ErrAllocInCapture reports a request that needs a new page while growth
-	// is locked: a capture window records, and a page created now would not
-	// exist when the graph replays after a warmup that never saw it.
-	ErrAllocInCapture = errors.New("alloc: allocation needs a new page while a capture window records")
 	// ErrUnknownClaim reports a claim this allocator does not hold live: never
 	// allocated here, already freed, or not matching a claim exactly.
 	ErrUnknownClaim = errors.New("alloc: unknown or already freed claim")
-	// ErrClosed reports use of an allocator after Close.
-	ErrClosed = errors.New("alloc: allocator closed")
 	// ErrInvalidKind rejects a Kind outside DeviceLocal, Upload, Readback.
 	ErrInvalidKind = errors.New("alloc: invalid memory kind")
 	// ErrInvalidConfig rejects a Config that New cannot honour.
@@ -189,7 +185,7 @@ func (a *Allocator[B]) Config() Config { return a.cfg }
 // an existing page of that kind when one has room, else into a new page (a
 // dedicated one, exactly the rounded size, from DedicatedThreshold up).
 // While growth is locked a request that needs a new page fails with
-// ErrAllocInCapture. A failure leaves the allocator untouched.
+// errs.AllocInCapture. A failure leaves the allocator untouched.
 func (a *Allocator[B]) Alloc(kind Kind, size uint64) (Claim, error) {
 	return a.alloc(kind, size, false)
 }
@@ -207,7 +203,7 @@ func (a *Allocator[B]) alloc(kind Kind, size uint64, mayGrow bool) (Claim, error
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return Claim{}, ErrClosed
+		return Claim{}, errs.Closed
 	}
 	switch {
 	case kind >= numKinds:
@@ -233,7 +229,7 @@ func (a *Allocator[B]) alloc(kind Kind, size uint64, mayGrow bool) (Claim, error
 // grow creates a page able to hold reserve bytes and returns its free node.
 func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, error) {
 	if a.growthLocks > 0 && !mayGrow {
-		return nilNode, fmt.Errorf("%w: %d bytes of %s", ErrAllocInCapture, reserve, kind)
+		return nilNode, fmt.Errorf("%w: %d bytes of %s", errs.AllocInCapture, reserve, kind)
 	}
 	if len(a.pages) >= math.MaxUint32 {
 		return nilNode, fmt.Errorf("%w: page IDs exhausted", ErrTooLarge)
@@ -345,7 +341,7 @@ func (a *Allocator[B]) Free(c Claim) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return ErrClosed
+		return errs.Closed
 	}
 	n, ok := a.lookup(c)
 	if !ok || a.nodes[n].deferred {
@@ -482,7 +478,7 @@ func (a *Allocator[B]) Guard(claims []Claim) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return ErrClosed
+		return errs.Closed
 	}
 	for _, c := range claims {
 		if n, ok := a.lookup(c); !ok || a.nodes[n].deferred {
@@ -615,7 +611,7 @@ func (a *Allocator[B]) Stats() Stats {
 }
 
 // Close releases every block, live claims or not; the allocator then
-// refuses work with ErrClosed. Closing twice is harmless.
+// refuses work with errs.Closed. Closing twice is harmless.
 func (a *Allocator[B]) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()

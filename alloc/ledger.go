@@ -1,23 +1,20 @@
 package alloc
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
-)
 
-// ErrUnwritten is what a read of memory that no executed work wrote fails
-// with: the work meant to write it failed, was skipped, or never ran.
-var ErrUnwritten = errors.New("alloc: read of memory that no executed work wrote")
+	"github.com/vkcompute/vkc/internal/errs"
+)
 
 // FailureID names one failure in a Ledger. IDs are 64-bit and never reused,
 // so a stale ID can never be confused with a later failure.
 type FailureID uint64
 
 // UnwrittenError is the error of a read of tainted memory. It matches
-// ErrUnwritten with errors.Is and unwraps to the failure's original cause,
+// errs.Unwritten with errors.Is and unwraps to the failure's original cause,
 // so the caller sees both that the data is missing and why.
 type UnwrittenError struct {
 	Failure FailureID
@@ -31,11 +28,11 @@ func (e *UnwrittenError) Error() string {
 	if e.Cause != nil {
 		cause = e.Cause.Error()
 	}
-	return fmt.Sprintf("%s: %s (failure %d): %s", ErrUnwritten, e.Claim, e.Failure, cause)
+	return fmt.Sprintf("%s: %s (failure %d): %s", errs.Unwritten, e.Claim, e.Failure, cause)
 }
 
-// Is makes errors.Is(err, ErrUnwritten) true.
-func (e *UnwrittenError) Is(target error) bool { return target == ErrUnwritten }
+// Is makes errors.Is(err, errs.Unwritten) true.
+func (e *UnwrittenError) Is(target error) bool { return target == errs.Unwritten }
 
 // Unwrap returns the original cause.
 func (e *UnwrittenError) Unwrap() error { return e.Cause }

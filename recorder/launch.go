@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/shaders"
 )
 
@@ -30,7 +31,7 @@ func (k *Kernel) Desc() PipelineDesc { return k.desc }
 // NewKernel builds a kernel from SPIR-V, which package shaders reads first
 // (a module that is not whole never reaches the device) and the device
 // validates before its driver sees it. A kernel built while Close runs either completes
-// first (and Close destroys it) or fails with ErrClosed.
+// first (and Close destroys it) or fails with errs.Closed.
 func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("recorder: kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
@@ -43,10 +44,10 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 		return nil, fmt.Errorf("recorder: kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
 	}
 	if _, err := shaders.Inspect(code); err != nil {
-		if errors.Is(err, ErrBadSPIRV) {
+		if errors.Is(err, errs.BadSPIRV) {
 			return nil, fmt.Errorf("recorder: kernel %q: %w", desc.Name, err)
 		}
-		return nil, fmt.Errorf("recorder: kernel %q: %w: %w", desc.Name, ErrBadSPIRV, err)
+		return nil, fmt.Errorf("recorder: kernel %q: %w: %w", desc.Name, errs.BadSPIRV, err)
 	}
 	if desc.SpecIDs != nil {
 		if len(desc.SpecIDs) != len(desc.Spec) {
@@ -294,7 +295,7 @@ func (b *slot) admitLaunch(s StreamID, k *Kernel, l *Launch) error {
 		return err
 	}
 	if k.released.Load() {
-		return fmt.Errorf("recorder: kernel %q: %w", k.desc.Name, ErrClosed)
+		return fmt.Errorf("recorder: kernel %q: %w", k.desc.Name, errs.Closed)
 	}
 	return b.r.checkLimits(l.Limits)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder/internal/lockrank"
 )
 
@@ -193,25 +194,25 @@ func (r *Recorder) slotOf(s StreamID) *slot { return r.slots[s%uint64(len(r.slot
 // usable fails once the recorder is closed or the device lost.
 func (r *Recorder) usable() error {
 	if r.closed.Load() {
-		return ErrClosed
+		return errs.Closed
 	}
 	return r.lostErr()
 }
 
-// lostErr is ErrDeviceLost once the device is lost, else nil.
+// lostErr is errs.DeviceLost once the device is lost, else nil.
 func (r *Recorder) lostErr() error {
 	if r.lost.Load() || r.dev.Lost() {
-		return ErrDeviceLost
+		return errs.DeviceLost
 	}
 	return nil
 }
 
 // observe latches device loss from any error a device call returned and
 // passes the error on: a loss is unrecoverable, so one result that says so
-// makes every later call fail with ErrDeviceLost and no more work reach
+// makes every later call fail with errs.DeviceLost and no more work reach
 // the queue, whichever layer reported it.
 func (r *Recorder) observe(err error) error {
-	if err != nil && errors.Is(err, ErrDeviceLost) {
+	if err != nil && errors.Is(err, errs.DeviceLost) {
 		r.lost.Store(true)
 	}
 	return err
@@ -245,7 +246,7 @@ func (r *Recorder) Validate() error {
 // yet written, say.
 func (r *Recorder) Taint(claims []alloc.Claim, cause error) { r.ledger.Taint(claims, cause) }
 
-// Check fails with an error wrapping alloc.ErrUnwritten when a byte of the
+// Check fails with an error wrapping errs.Unwritten when a byte of the
 // claims holds data no executed work wrote.
 func (r *Recorder) Check(claims []alloc.Claim) error { return r.ledger.Check(claims) }
 
@@ -329,7 +330,7 @@ func (r *Recorder) unlockSlots() {
 
 // Alloc reserves size bytes of the given kind for a buffer, which belongs
 // to no stream. While any window records, a request that needs a new page
-// fails with alloc.ErrAllocInCapture and dooms every recording window: the
+// fails with errs.AllocInCapture and dooms every recording window: the
 // recorder cannot tell whether the recorded run asked (its graph would then
 // miss the buffer's work), so device memory does not grow for buffers
 // during a window, the way CUDA's global capture mode refuses cudaMalloc.
@@ -354,10 +355,10 @@ func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 		}
 	}
 	c, err := r.mem.Alloc(kind, size)
-	if errors.Is(err, alloc.ErrAllocInCapture) && r.releaseReserved() {
+	if errors.Is(err, errs.AllocInCapture) && r.releaseReserved() {
 		c, err = r.mem.Alloc(kind, size)
 	}
-	if errors.Is(err, alloc.ErrAllocInCapture) {
+	if errors.Is(err, errs.AllocInCapture) {
 		err = fmt.Errorf("recorder: a buffer needs a new page while a capture window records (allocate buffers before Capture, or let its warmup allocate them): %w", err)
 		for _, b := range r.slots {
 			b.failWindow(err)
@@ -537,7 +538,7 @@ func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
 
 // Close waits for all work, destroys every kernel, command buffer, set and
 // page, and closes the device. Idempotent; after it every call fails with
-// ErrClosed and releases (Free, Graph.Close, Kernel.Release) do nothing.
+// errs.Closed and releases (Free, Graph.Close, Kernel.Release) do nothing.
 func (r *Recorder) Close() error {
 	r.devMu.Lock()
 	defer r.devMu.Unlock()
@@ -569,7 +570,7 @@ func (r *Recorder) Close() error {
 	if cerr := r.dev.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil && !errors.Is(err, ErrDeviceLost) {
+	if err != nil && !errors.Is(err, errs.DeviceLost) {
 		return fmt.Errorf("recorder: closing the device: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // maxInflight bounds the submissions a slot keeps in flight before it waits
@@ -420,7 +421,7 @@ func (q *submissions) retryFailed(ctx context.Context, n int) error {
 // slot records (recording says so): its window's buffer is not submitted.
 func (q *submissions) settleFor(ctx context.Context, claims []alloc.Claim, a access, recording bool) error {
 	if q.open != nil && !recording && a.uses(q.open, claims) {
-		if err := q.submitOpen(); err != nil && errors.Is(err, ErrDeviceLost) {
+		if err := q.submitOpen(); err != nil && errors.Is(err, errs.DeviceLost) {
 			return err
 		}
 	}
@@ -443,7 +444,7 @@ func (q *submissions) waitInflightFor(ctx context.Context, claims []alloc.Claim,
 		}
 	}
 	for ; last >= 0; last-- {
-		if err := q.waitOldest(ctx); err != nil && (ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
+		if err := q.waitOldest(ctx); err != nil && (ctx.Err() != nil || errors.Is(err, errs.DeviceLost)) {
 			return err
 		}
 	}
@@ -459,7 +460,7 @@ func (q *submissions) retryFailedFor(ctx context.Context, claims []alloc.Claim, 
 			continue
 		}
 		err := q.retryAllFailed(ctx)
-		if err != nil && (a == hostWrites || ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
+		if err != nil && (a == hostWrites || ctx.Err() != nil || errors.Is(err, errs.DeviceLost)) {
 			return err
 		}
 		return nil

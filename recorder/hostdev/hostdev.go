@@ -23,6 +23,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/devinfo"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -312,7 +313,7 @@ func (d *Device) Count(c Call) int {
 }
 
 // Lose makes the device lost: every later fallible call and every wait for
-// pending work fails with an error wrapping recorder.ErrDeviceLost, and
+// pending work fails with an error wrapping errs.DeviceLost, and
 // the queue executes nothing more. What was pending is no longer pending
 // (Vulkan's rule for a lost device), so it may be destroyed.
 func (d *Device) Lose() {
@@ -360,14 +361,14 @@ func (d *Device) Pending() int {
 
 // errLost is the error of a call on a lost device.
 func errLost(call string) error {
-	return fmt.Errorf("hostdev: %s: %w", call, recorder.ErrDeviceLost)
+	return fmt.Errorf("hostdev: %s: %w", call, errs.DeviceLost)
 }
 
 // enter runs the fault rules of call c; the caller holds mu.
 func (d *Device) enter(c Call) error {
 	d.calls[c]++
 	if d.closed {
-		return fmt.Errorf("hostdev: %s: %w", c, recorder.ErrClosed)
+		return fmt.Errorf("hostdev: %s: %w", c, errs.Closed)
 	}
 	if d.lost {
 		return errLost(c.String())
@@ -454,7 +455,7 @@ func (d *Device) AllocateMemory(kind alloc.Kind, size uint64) (recorder.Memory, 
 		return 0, err
 	}
 	if size == 0 || size > 1<<34 {
-		return 0, fmt.Errorf("hostdev: memory of %d bytes: %w", size, recorder.ErrOutOfDeviceMemory)
+		return 0, fmt.Errorf("hostdev: memory of %d bytes: %w", size, errs.OutOfDeviceMemory)
 	}
 	return recorder.Memory(d.add("memory", &memory{kind: kind, bytes: make([]byte, size)})), nil
 }
@@ -563,7 +564,7 @@ func (d *Device) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.
 		return 0, err
 	}
 	if len(code) == 0 || len(code)%4 != 0 {
-		return 0, fmt.Errorf("hostdev: kernel %q: %d bytes of code: %w", desc.Name, len(code), recorder.ErrBadSPIRV)
+		return 0, fmt.Errorf("hostdev: kernel %q: %d bytes of code: %w", desc.Name, len(code), errs.BadSPIRV)
 	}
 	k, ok := d.kernels[desc.Name]
 	if !ok {

@@ -7,14 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/vk"
 )
 
-// Every failure vk can report reaches the recorder as one of the
-// recorder's sentinels, keeping vk's message and chain; an error that is
+// Every failure vk can report reaches the recorder as one of vkc's
+// sentinels, keeping vk's message and chain; an error that is
 // no vk failure passes unchanged.
-func TestEveryVKFailureLowersOntoARecorderSentinel(t *testing.T) {
+func TestEveryVKFailureLowersOntoASentinel(t *testing.T) {
 	seen := map[error]vk.Failure{}
 	for _, f := range vk.Failures {
 		cause := fmt.Errorf("vkSomething: %w", f)
@@ -25,7 +25,7 @@ func TestEveryVKFailureLowersOntoARecorderSentinel(t *testing.T) {
 				to = m.to
 			}
 		}
-		if !assert.NotNil(t, to, "%v has no recorder sentinel", f) {
+		if !assert.NotNil(t, to, "%v has no sentinel", f) {
 			continue
 		}
 		assert.ErrorIs(t, err, to, "%v", f)
@@ -39,9 +39,9 @@ func TestEveryVKFailureLowersOntoARecorderSentinel(t *testing.T) {
 	assert.Len(t, sentinels, len(vk.Failures), "a row for a failure vk does not list")
 
 	lost := &vk.Error{Call: "vkQueueSubmit", Result: vk.ErrorDeviceLostCode}
-	assert.ErrorIs(t, fromVK(lost), recorder.ErrDeviceLost, "a VkResult that means a failure lowers like it")
+	assert.ErrorIs(t, fromVK(lost), errs.DeviceLost, "a VkResult that means a failure lowers like it")
 	oom := &vk.Error{Call: "vkAllocateMemory", Result: vk.ErrorOutOfHostMemory}
-	assert.ErrorIs(t, fromVK(oom), recorder.ErrOutOfDeviceMemory)
+	assert.ErrorIs(t, fromVK(oom), errs.OutOfDeviceMemory)
 
 	other := errors.New("something else")
 	assert.Same(t, other, fromVK(other))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/vk"
@@ -320,7 +321,7 @@ func (v *vulkanDevice) CmdCopy(cb recorder.CommandBuffer, src recorder.Memory, s
 
 func (v *vulkanDevice) NewTimestamps(count uint32) (recorder.Timestamps, error) {
 	if v.info.Limits.TimestampPeriod <= 0 {
-		return 0, fmt.Errorf("vkdev: %q takes no timestamps on its compute queue: %w", v.info.Name, recorder.ErrUnsupported)
+		return 0, fmt.Errorf("vkdev: %q takes no timestamps on its compute queue: %w", v.info.Name, errs.Unsupported)
 	}
 	q, err := v.d.NewTimestampPool(count)
 	if err != nil {
