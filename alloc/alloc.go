@@ -14,17 +14,17 @@ import (
 // claim it concerns; test for them with errors.Is.
 var (
 	// ErrInvalidSize rejects a zero-byte request, which would name no memory.
-	ErrInvalidSize = errors.New("alloc: allocation of zero bytes")
+	ErrInvalidSize = errors.New("allocation of zero bytes")
 	// ErrTooLarge rejects a request above Config.MaxClaim (the device's
 	// maxStorageBufferRange), which no descriptor could address.
-	ErrTooLarge = errors.New("alloc: allocation larger than the largest claim allowed")
+	ErrTooLarge = errors.New("allocation larger than the largest claim allowed")
 	// ErrUnknownClaim reports a claim this allocator does not hold live: never
 	// allocated here, already freed, or not matching a claim exactly.
-	ErrUnknownClaim = errors.New("alloc: unknown or already freed claim")
+	ErrUnknownClaim = errors.New("unknown or already freed claim")
 	// ErrInvalidKind rejects a Kind outside DeviceLocal, Upload, Readback.
-	ErrInvalidKind = errors.New("alloc: invalid memory kind")
+	ErrInvalidKind = errors.New("invalid memory kind")
 	// ErrInvalidConfig rejects a Config that New cannot honour.
-	ErrInvalidConfig = errors.New("alloc: invalid allocator configuration")
+	ErrInvalidConfig = errors.New("invalid allocator configuration")
 )
 
 // Block is the memory behind one page; the recorder wraps a VkDeviceMemory
@@ -240,7 +240,7 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, err
 	}
 	block, err := a.src.NewBlock(kind, size)
 	if err != nil {
-		return nilNode, fmt.Errorf("alloc: new %s page of %d bytes: %w", kind, size, err)
+		return nilNode, fmt.Errorf("new %s page of %d bytes: %w", kind, size, err)
 	}
 	id := PageID(len(a.pages))
 	n := a.newNode()

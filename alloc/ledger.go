@@ -22,13 +22,13 @@ type UnwrittenError struct {
 	Cause   error
 }
 
-// Error names the claim and the cause.
+// Error names the claim, what to do, and the cause.
 func (e *UnwrittenError) Error() string {
 	cause := "cause unknown"
 	if e.Cause != nil {
 		cause = e.Cause.Error()
 	}
-	return fmt.Sprintf("%s: %s (failure %d): %s", errs.Unwritten, e.Claim, e.Failure, cause)
+	return fmt.Sprintf("%s: %s, left so by failure %d (deal with its cause, then write the memory again): %s", errs.Unwritten, e.Claim, e.Failure, cause)
 }
 
 // Is makes errors.Is(err, errs.Unwritten) true.

@@ -20,7 +20,7 @@ import "errors"
 var (
 	// Unwritten is what a read of memory that no executed work wrote
 	// fails with (the taint ledger's alloc.UnwrittenError matches it).
-	Unwritten = errors.New("vkc: read of memory that no executed work wrote (see the cause below; write the buffer first, or retry the work that failed)")
+	Unwritten = errors.New("vkc: read of memory that no executed work wrote")
 	// NeverWritten is the cause an Unwritten error unwraps to for a
 	// buffer allocated and never written.
 	NeverWritten = errors.New("vkc: buffer allocated and never written (write it, or launch work that writes it, before reading)")
