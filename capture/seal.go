@@ -79,7 +79,7 @@ func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
 		return sealed, fmt.Errorf("%w: stream %d ended a capture owned by stream %d",
 			errs.CaptureState, caller, end.Owner)
 	case failure != nil:
-		return sealed, fmt.Errorf("capture: the window owned by stream %d cannot seal: %w", end.Owner, failure)
+		return sealed, fmt.Errorf("the window owned by stream %d cannot seal: %w", end.Owner, failure)
 	}
 	return sealed, nil
 }

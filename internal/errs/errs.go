@@ -32,7 +32,7 @@ var (
 	StreamCapturing = errors.New("vkc: another stream on this slot is capturing (use a stream of another slot, or wait for EndCapture)")
 	// CaptureState: a capture call made in a state that does not take it
 	// (the capture package's state machine).
-	CaptureState = errors.New("vkc: capture call in the wrong state")
+	CaptureState = errors.New("vkc: capture call in the wrong state (a window is PrepareCapture, BeginCapture, EndCapture, in that order, on one stream)")
 	// AllocInCapture: an allocation needed a new page while a capture
 	// window recorded.
 	AllocInCapture = errors.New("vkc: allocation needs a new page inside a capture window (allocate buffers before Capture, or in its warmup)")
