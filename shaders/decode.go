@@ -111,7 +111,7 @@ func decode(code []byte) ([]instruction, error) {
 // moduleWords checks the header and returns the module as words.
 func moduleWords(code []byte) ([]uint32, error) {
 	if len(code) < 4*headerWords || len(code)%4 != 0 {
-		return nil, fmt.Errorf("%w: %d bytes is not a whole module (header is %d bytes, size a multiple of 4)", errs.BadSPIRV, len(code), 4*headerWords)
+		return nil, fmt.Errorf("%w: %d bytes is not a whole module (header is %d bytes, size a multiple of 4)%s", errs.BadSPIRV, len(code), 4*headerWords, textHint(code))
 	}
 	words := make([]uint32, len(code)/4)
 	for i := range words {
@@ -123,7 +123,7 @@ func moduleWords(code []byte) ([]uint32, error) {
 	case bits.ReverseBytes32(spirvMagic):
 		return nil, fmt.Errorf("%w: big-endian module; Vulkan takes SPIR-V in little-endian words", errs.BadSPIRV)
 	default:
-		return nil, fmt.Errorf("%w: magic number %#08x, want %#08x (little-endian)", errs.BadSPIRV, words[0], spirvMagic)
+		return nil, fmt.Errorf("%w: magic number %#08x, want %#08x (little-endian)%s", errs.BadSPIRV, words[0], spirvMagic, textHint(code))
 	}
 }
 

@@ -70,7 +70,7 @@ type sharedSizer struct {
 // sharedProduct is a*b, or an error when it exceeds maxTypeSize.
 func sharedProduct(a, b uint64) (uint64, error) {
 	if hi, lo := bits.Mul64(a, b); hi != 0 || lo > maxTypeSize {
-		return 0, errors.New("shaders: shared memory larger than 4 GiB")
+		return 0, errors.New("shared memory larger than 4 GiB")
 	}
 	return a * b, nil
 }
@@ -84,7 +84,7 @@ func (s *sharedSizer) size(id uint32, depth int) (uint64, error) {
 	}
 	t, ok := s.types[id]
 	if !ok {
-		return 0, fmt.Errorf("shaders: shared type %%%d is not a type this reader sizes", id)
+		return 0, fmt.Errorf("shared type %%%d is not a type this reader sizes", id)
 	}
 	var size uint64
 	var err error
@@ -119,7 +119,7 @@ func (s *sharedSizer) size(id uint32, depth int) (uint64, error) {
 			}
 		}
 	default:
-		err = fmt.Errorf("shaders: shared type %%%d (opcode %d) is not sized by this reader", id, t.op)
+		err = fmt.Errorf("shared type %%%d (opcode %d) is not sized by this reader", id, t.op)
 	}
 	if err != nil {
 		return 0, err
@@ -198,7 +198,7 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	}
 	ops, ok := s.specOps[id]
 	if !ok || len(ops) < 2 {
-		return 0, fmt.Errorf("shaders: shared array length %%%d is not a constant this reader evaluates", id)
+		return 0, fmt.Errorf("shared array length %%%d is not a constant this reader evaluates", id)
 	}
 	if ops[0] == opCompositeExtract {
 		return s.extract(ops[1], ops[2:], depth)
@@ -267,7 +267,7 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	case opBitwiseAnd:
 		r = x & y
 	default:
-		return 0, fmt.Errorf("shaders: shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, ops[0])
+		return 0, fmt.Errorf("shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, ops[0])
 	}
 	return uint64(r), nil
 }
