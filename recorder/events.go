@@ -94,7 +94,7 @@ func (q *submissions) neverRan(err error) {
 // submitErr is why the submission with the given serial never ran, or nil.
 func (q *submissions) submitErr(serial uint64) error {
 	if err, ok := q.unsubmitted[serial]; ok {
-		return fmt.Errorf("recorder: the work before the event was never submitted: %w", err)
+		return fmt.Errorf("the work before the event was never submitted: %w", err)
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func (r *Recorder) checkEvent(ev *Event) error {
 	closed := ev.closed
 	ev.mu.Unlock()
 	if closed {
-		return fmt.Errorf("recorder: event: %w", errs.Closed)
+		return fmt.Errorf("event: %w", errs.Closed)
 	}
 	return nil
 }
@@ -260,7 +260,7 @@ func (r *Recorder) Since(ctx context.Context, end, start *Event) (time.Duration,
 		var err error
 		switch {
 		case ev.closed:
-			err = fmt.Errorf("recorder: event: %w", errs.Closed)
+			err = fmt.Errorf("event: %w", errs.Closed)
 		case ev.stamp == 0:
 			err = errs.EventUntimed
 		default:

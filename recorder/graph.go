@@ -72,7 +72,7 @@ func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 		return b.win.Begin() // the state machine says what is wrong
 	}
 	if o.Profile && r.info.Limits.TimestampPeriod <= 0 {
-		return fmt.Errorf("recorder: a profiled capture on %q, which takes no timestamps: %w", r.info.Name, errs.Unsupported)
+		return fmt.Errorf("a profiled capture on %q, which takes no timestamps: %w", r.info.Name, errs.Unsupported)
 	}
 	cb, err := b.openRecording()
 	if err != nil {
@@ -348,7 +348,7 @@ func (g *Graph) Replay() (err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g.closed {
-		return fmt.Errorf("recorder: replay of a closed graph: %w", errs.Closed)
+		return fmt.Errorf("replay of a closed graph: %w", errs.Closed)
 	}
 	if err := r.usable(); err != nil {
 		return err
@@ -493,7 +493,7 @@ type LengthLimitError struct {
 }
 
 func (e *LengthLimitError) Error() string {
-	return fmt.Sprintf("recorder: length %d above %d, what the buffers of the work sized by it hold", e.Length, e.Max)
+	return fmt.Sprintf("length %d above %d, what the buffers of the work sized by it hold", e.Length, e.Max)
 }
 
 // checkLimits refuses work sized by a length whose value now is above the

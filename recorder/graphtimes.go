@@ -147,7 +147,7 @@ func (g *Graph) LastProfile(ctx context.Context) ([]LaunchTime, time.Duration, e
 	defer b.mu.Unlock()
 	switch {
 	case g.closed:
-		return nil, 0, fmt.Errorf("recorder: times of a closed graph: %w", errs.Closed)
+		return nil, 0, fmt.Errorf("times of a closed graph: %w", errs.Closed)
 	case g.times == nil:
 		return nil, 0, errs.GraphUnprofiled
 	}

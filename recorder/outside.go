@@ -52,7 +52,7 @@ func (r *Recorder) BufferHandle(c alloc.Claim) (handle, offset uint64, err error
 	}
 	m := r.memoryOf(c)
 	if m == 0 {
-		return 0, 0, fmt.Errorf("recorder: claim %s names no live page: %w", c, errs.Closed)
+		return 0, 0, fmt.Errorf("claim %s names no live page: %w", c, errs.Closed)
 	}
 	return o.BufferHandle(m), c.Offset, nil
 }

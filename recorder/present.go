@@ -120,7 +120,7 @@ type frames struct {
 }
 
 // errFrameOrder refuses a frame submitted out of turn.
-var errFrameOrder = errors.New("recorder: a frame submitted out of turn")
+var errFrameOrder = errors.New("a frame submitted out of turn")
 
 func newFrames(count int) frames { return frames{count: count} }
 
@@ -168,7 +168,7 @@ func (r *Recorder) NewPresentation(width, height uint32, vsync bool) (*Presentat
 	}
 	if info.Frames < 1 || info.Frames > maxFrames {
 		p.DestroySwapchain(sc)
-		return nil, fmt.Errorf("recorder: a swapchain with %d frames in flight (1..%d)", info.Frames, maxFrames)
+		return nil, fmt.Errorf("a swapchain with %d frames in flight (1..%d)", info.Frames, maxFrames)
 	}
 	pr := &Presentation{r: r, p: p, sc: sc, info: info, vsync: vsync, frames: newFrames(info.Frames)}
 	pr.mu.SetRank(lockrank.Presentation, 0)
@@ -246,7 +246,7 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 	// width*height fits in 64 bits; times 4 it may not (1<<31 squared
 	// wraps to 0), so the pixel count is compared with src's.
 	if width == 0 || height == 0 || uint64(width)*uint64(height) > src.Size/4 {
-		return fmt.Errorf("recorder: a frame of %dx%d pixels from a claim of %d bytes", width, height, src.Size)
+		return fmt.Errorf("a frame of %dx%d pixels from a claim of %d bytes", width, height, src.Size)
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -291,22 +291,22 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 // device's frame images, and a shot the swapchain cannot take.
 func (pr *Presentation) checkFrame(width, height uint32, shot alloc.Claim) error {
 	if pr.closed {
-		return fmt.Errorf("recorder: present on a closed swapchain: %w", errs.Closed)
+		return fmt.Errorf("present on a closed swapchain: %w", errs.Closed)
 	}
 	if err := pr.frames.usable(); err != nil {
 		return err
 	}
 	if mw, mh := pr.info.MaxFrameWidth, pr.info.MaxFrameHeight; (mw != 0 && width > mw) || (mh != 0 && height > mh) {
-		return fmt.Errorf("recorder: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
+		return fmt.Errorf("a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
 	}
 	if shot.Size == 0 {
 		return nil
 	}
 	if !pr.info.Copyable {
-		return fmt.Errorf("recorder: this swapchain's images cannot be copied out")
+		return fmt.Errorf("this swapchain's images cannot be copied out")
 	}
 	if uint64(pr.info.Width)*uint64(pr.info.Height) > shot.Size/4 {
-		return fmt.Errorf("recorder: a shot of %dx%d pixels into a claim of %d bytes", pr.info.Width, pr.info.Height, shot.Size)
+		return fmt.Errorf("a shot of %dx%d pixels into a claim of %d bytes", pr.info.Width, pr.info.Height, shot.Size)
 	}
 	return nil
 }
@@ -345,7 +345,7 @@ func (pr *Presentation) admit(b *slot, s StreamID, k int, src alloc.Claim) error
 		return err
 	}
 	if b.win.IsActive() {
-		err := fmt.Errorf("recorder: stream %d presents inside its capture window (a presentation cannot be recorded): %w", s, errs.SyncInCapture)
+		err := fmt.Errorf("stream %d presents inside its capture window (a presentation cannot be recorded): %w", s, errs.SyncInCapture)
 		b.win.Fail(err)
 		return err
 	}
@@ -420,7 +420,7 @@ func (pr *Presentation) Resize(width, height uint32) error {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.closed {
-		return fmt.Errorf("recorder: resize of a closed swapchain: %w", errs.Closed)
+		return fmt.Errorf("resize of a closed swapchain: %w", errs.Closed)
 	}
 	if err := pr.r.usable(); err != nil {
 		return err

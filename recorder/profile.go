@@ -57,7 +57,7 @@ func (r *Recorder) BeginProfile(s StreamID) error {
 		return fmt.Errorf("%w: stream %d profiles around a capture window", errs.ProfileState, s)
 	}
 	if r.info.Limits.TimestampPeriod <= 0 {
-		return fmt.Errorf("recorder: %q takes no timestamps: %w", r.info.Name, errs.Unsupported)
+		return fmt.Errorf("%q takes no timestamps: %w", r.info.Name, errs.Unsupported)
 	}
 	b.prof = &profiling{owner: s}
 	return nil
@@ -115,7 +115,7 @@ func (b *slot) profileAfter(i int) {
 	}
 	p := b.prof
 	if err := b.subs.ensureOpen(); err != nil {
-		p.broken = fmt.Errorf("recorder: profile: no command buffer for a timestamp: %w", err)
+		p.broken = fmt.Errorf("profile: no command buffer for a timestamp: %w", err)
 		return
 	}
 	p.serials[2*i+1] = b.subs.serial + 1

@@ -37,7 +37,7 @@ type PendingRead struct {
 // runs before a replay), and it dooms the window, as a read does.
 func (r *Recorder) ReadAsync(s StreamID, src alloc.Claim, n uint64) (*PendingRead, error) {
 	if n > src.Size {
-		return nil, fmt.Errorf("recorder: read of %d bytes from %d", n, src.Size)
+		return nil, fmt.Errorf("read of %d bytes from %d", n, src.Size)
 	}
 	b := r.slotOf(s)
 	srcSet := []alloc.Claim{src}
@@ -101,7 +101,7 @@ func (q *submissions) lastBatch(serial uint64) *batch {
 // but ctx's), the read is taken: a second Wait is errs.ReadTaken.
 func (p *PendingRead) Wait(ctx context.Context, out []byte) error {
 	if p == nil || p.r == nil {
-		return fmt.Errorf("recorder: wait of a nil pending read")
+		return fmt.Errorf("wait of a nil pending read")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

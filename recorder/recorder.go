@@ -139,7 +139,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	o = o.withDefaults()
 	if o.Slots > maxSlots {
 		_ = dev.Close()
-		return nil, fmt.Errorf("recorder: %d slots: at most %d", o.Slots, maxSlots)
+		return nil, fmt.Errorf("%d slots: at most %d", o.Slots, maxSlots)
 	}
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
@@ -154,7 +154,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	})
 	if err != nil {
 		_ = dev.Close()
-		return nil, fmt.Errorf("recorder: %w", err)
+		return nil, fmt.Errorf("memory allocator: %w", err)
 	}
 	r.mem = mem
 	for i := 0; i < o.Slots; i++ {
@@ -234,10 +234,10 @@ func (r *Recorder) taintIfFailed(err *error, writes []alloc.Claim) {
 // after every step; it walks every range, so it is not for hot paths.
 func (r *Recorder) Validate() error {
 	if err := r.mem.Validate(); err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("allocator: %w", err)
 	}
 	if err := r.ledger.Validate(); err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("taint ledger: %w", err)
 	}
 	return nil
 }
@@ -269,7 +269,7 @@ func (r *Recorder) SetHost(claims []alloc.Claim, data [][]byte) error {
 // record, so no replay or launch runs with a length past its buffers.
 func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) error {
 	if len(claims) == 0 {
-		return fmt.Errorf("recorder: SetLength with no length claim")
+		return fmt.Errorf("SetLength with no length claim")
 	}
 	return r.setHost(claims, data, claims[0], n)
 }
@@ -284,7 +284,7 @@ func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) erro
 // zero length claim means no length to check.
 func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Claim, n uint32) error {
 	if len(claims) != len(data) {
-		return fmt.Errorf("recorder: SetHost of %d claims with %d values", len(claims), len(data))
+		return fmt.Errorf("SetHost of %d claims with %d values", len(claims), len(data))
 	}
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
@@ -311,7 +311,7 @@ func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Cla
 	for i, c := range claims {
 		m := r.mapped(c)
 		if m == nil || uint64(len(data[i])) > c.Size {
-			return fmt.Errorf("recorder: SetHost of %d bytes into %s, which is not mapped host memory of that size", len(data[i]), c)
+			return fmt.Errorf("SetHost of %d bytes into %s, which is not mapped host memory of that size", len(data[i]), c)
 		}
 		copy(m, data[i])
 		if err := r.flush(c, uint64(len(data[i]))); err != nil {
@@ -359,7 +359,7 @@ func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 		c, err = r.mem.Alloc(kind, size)
 	}
 	if errors.Is(err, errs.AllocInCapture) {
-		err = fmt.Errorf("recorder: a buffer needs a new page while a capture window records (allocate buffers before Capture, or let its warmup allocate them): %w", err)
+		err = fmt.Errorf("a buffer needs a new page while a capture window records: %w", err)
 		for _, b := range r.slots {
 			b.failWindow(err)
 		}
@@ -571,7 +571,7 @@ func (r *Recorder) Close() error {
 		err = cerr
 	}
 	if err != nil && !errors.Is(err, errs.DeviceLost) {
-		return fmt.Errorf("recorder: closing the device: %w", err)
+		return fmt.Errorf("closing the device: %w", err)
 	}
 	return nil
 }

@@ -71,10 +71,10 @@ type submissions struct {
 var (
 	// errBatchOpen refuses a batch submitted beside the open one: it would
 	// run before work recorded earlier on the same stream.
-	errBatchOpen = errors.New("recorder: a batch submitted while the slot's open batch is not")
+	errBatchOpen = errors.New("a batch submitted while the slot's open batch is not")
 	// errNothingInFlight refuses a wait for the oldest submission when none
 	// is in flight.
-	errNothingInFlight = errors.New("recorder: no submission in flight")
+	errNothingInFlight = errors.New("no submission in flight")
 )
 
 // take hands out a recycled batch or makes one for a submission beside the
@@ -378,7 +378,7 @@ func (q *submissions) drain(ctx context.Context) error {
 
 // errMayStillRun marks a drain that left a submission whose fence could not
 // be waited for: its work may still run and write what it was to write.
-var errMayStillRun = errors.New("recorder: a submission whose fence wait failed may still run")
+var errMayStillRun = errors.New("a submission whose fence wait failed may still run")
 
 // retryFailed waits again for the first n submissions whose fence wait
 // failed. One that completes is retired, so its memory can be reused and

@@ -66,14 +66,14 @@ func (r *Recorder) WriteFresh(prefer StreamID, dst alloc.Claim, st **Staging, da
 
 // errWindowOpen is writeOn's refusal of a fresh write on a slot with a
 // window open, before it changed anything; WriteFresh tries the next slot.
-var errWindowOpen = errors.New("recorder: a capture window is open on the slot")
+var errWindowOpen = errors.New("a capture window is open on the slot")
 
 // writeOn is Write on slot b as stream s, or, when fresh, as no stream:
 // then it is refused with errWindowOpen, changing nothing, if b has a
 // window open.
 func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st **Staging, data []byte) (err error) {
 	if uint64(len(data)) > dst.Size {
-		return fmt.Errorf("recorder: write of %d bytes into %d", len(data), dst.Size)
+		return fmt.Errorf("write of %d bytes into %d", len(data), dst.Size)
 	}
 	dstSet := []alloc.Claim{dst}
 	// The host writes dst itself when it is mapped, and the persistent
@@ -315,7 +315,7 @@ func (r *Recorder) LiveStaging() int {
 // surely run.
 func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []byte) error {
 	if uint64(len(out)) > src.Size {
-		return fmt.Errorf("recorder: read of %d bytes from %d", len(out), src.Size)
+		return fmt.Errorf("read of %d bytes from %d", len(out), src.Size)
 	}
 	b := r.slotOf(s)
 	if err := r.settleOthers(ctx, b.index, []alloc.Claim{src}, hostReads); err != nil {
@@ -403,10 +403,10 @@ func (b *slot) readBack(ctx context.Context, src alloc.Claim, out []byte) error 
 // must not overlap.
 func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err error) {
 	if size > src.Size || size > dst.Size {
-		return fmt.Errorf("recorder: copy of %d bytes between claims of %d and %d", size, src.Size, dst.Size)
+		return fmt.Errorf("copy of %d bytes between claims of %d and %d", size, src.Size, dst.Size)
 	}
 	if src.Overlaps(dst) {
-		return fmt.Errorf("recorder: copy between overlapping ranges %s and %s", src, dst)
+		return fmt.Errorf("copy between overlapping ranges %s and %s", src, dst)
 	}
 	b := r.slotOf(s)
 	both := []alloc.Claim{src, dst}
