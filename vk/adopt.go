@@ -177,7 +177,7 @@ func (b *Block) BufferHandle() uint64 { return *(*uint64)(unsafe.Pointer(&b.buf)
 func (d *Device) SubmitSync(wait, signal, fence uint64, vkFence *Fence) error {
 	if vkFence != nil {
 		if fence != 0 {
-			return fmt.Errorf("vk: a submission signals one fence")
+			return fmt.Errorf("a submission signals one fence")
 		}
 		if vkFence.destroyed.Load() {
 			return ErrClosed

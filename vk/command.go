@@ -177,7 +177,7 @@ type QueryPool struct {
 // has no empty query pool).
 func (d *Device) NewTimestampPool(count uint32) (*QueryPool, error) {
 	if count == 0 {
-		return nil, fmt.Errorf("vk: timestamp pool of zero queries")
+		return nil, fmt.Errorf("timestamp pool of zero queries")
 	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (d *Device) NewTimestampPool(count uint32) (*QueryPool, error) {
 // pool's end are an error: the driver would read outside the pool.
 func (q *QueryPool) Results(first, count uint32) ([]uint64, error) {
 	if uint64(first)+uint64(count) > uint64(q.count) {
-		return nil, fmt.Errorf("vk: timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count)
+		return nil, fmt.Errorf("timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count)
 	}
 	out := make([]uint64, count)
 	if count == 0 {

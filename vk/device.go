@@ -105,7 +105,7 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 		return nil, err
 	}
 	if index < 0 || index >= len(pds) {
-		return nil, fmt.Errorf("vk: device index %d out of range (have %d devices)", index, len(pds))
+		return nil, fmt.Errorf("device index %d out of range (have %d devices)", index, len(pds))
 	}
 	pd := in.describe(index, pds[index])
 	family := -1
@@ -118,7 +118,7 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 		}
 	}
 	if family < 0 {
-		return nil, fmt.Errorf("vk: device %d has no compute queue", index)
+		return nil, fmt.Errorf("device %d has no compute queue", index)
 	}
 	return in.createDevice(pd, family, nil)
 }

@@ -100,7 +100,7 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 		ok := C.vkc_layer_available(gipa, name) != 0
 		C.free(unsafe.Pointer(name))
 		if !ok {
-			in.logger.Warn("vk: validation requested but VK_LAYER_KHRONOS_validation is not installed (package vulkan-validationlayers)")
+			in.logger.Warn("vkc: validation requested but VK_LAYER_KHRONOS_validation is not installed (package vulkan-validationlayers)")
 			want = false
 		}
 	}
@@ -192,7 +192,7 @@ func (in *Instance) onMessage(severity int, msg string) {
 	in.msgMu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
-			fmt.Fprintf(os.Stderr, "vk: the logger panicked on a validation message (recovered: a panic cannot unwind through the driver): %v\nmessage: %s\n", p, msg)
+			fmt.Fprintf(os.Stderr, "vkc: the logger panicked on a validation message (recovered: a panic cannot unwind through the driver): %v\nmessage: %s\n", p, msg)
 		}
 	}()
 	if isError {

@@ -49,12 +49,12 @@ func checkSpecIDs(spec, ids []uint32) error {
 		return nil
 	}
 	if len(ids) != len(spec) {
-		return fmt.Errorf("vk: %d specialization-constant IDs for %d values", len(ids), len(spec))
+		return fmt.Errorf("%d specialization-constant IDs for %d values", len(ids), len(spec))
 	}
 	for i, id := range ids {
 		for _, earlier := range ids[:i] {
 			if id == earlier {
-				return fmt.Errorf("vk: specialization constant %d set twice", id)
+				return fmt.Errorf("specialization constant %d set twice", id)
 			}
 		}
 	}
@@ -86,16 +86,16 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 		return nil, ErrClosed // before the validator's work; enterUsable below decides
 	}
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("vk: %d bindings (at most %d)", desc.Bindings, MaxBindings)
+		return nil, fmt.Errorf("%d bindings (at most %d)", desc.Bindings, MaxBindings)
 	}
 	if desc.Texels>>uint(desc.Bindings) != 0 {
-		return nil, fmt.Errorf("vk: texel bindings %#x beyond the %d bindings", desc.Texels, desc.Bindings)
+		return nil, fmt.Errorf("texel bindings %#x beyond the %d bindings", desc.Texels, desc.Bindings)
 	}
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
-		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
+		return nil, fmt.Errorf("push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
 	if len(desc.Spec) > MaxSpecConstants {
-		return nil, fmt.Errorf("vk: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
+		return nil, fmt.Errorf("%d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
 	}
 	if err := checkSpecIDs(desc.Spec, desc.SpecIDs); err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (s DescriptorSet) key() uintptr { return uintptr(unsafe.Pointer(s.set)) }
 // NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings buffers each.
 func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
 	if maxSets == 0 || maxSets > math.MaxUint32/MaxBindings {
-		return nil, fmt.Errorf("vk: descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
+		return nil, fmt.Errorf("descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
 	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err
@@ -424,12 +424,12 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 // refuses one. The caller holds tv.mu and is inside the device's gate.
 func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_ranges) error {
 	if tv.freed {
-		return fmt.Errorf("vk: UpdateSet of a freed descriptor set: %w", ErrClosed)
+		return fmt.Errorf("UpdateSet of a freed descriptor set: %w", ErrClosed)
 	}
 	for i := range r {
 		if tv.mask>>uint(i)&1 != 0 {
 			if err := d.info.Limits.CheckTexelRange(r[i].Offset, r[i].Range); err != nil {
-				return fmt.Errorf("vk: texel binding %d: %w", i, err)
+				return fmt.Errorf("texel binding %d: %w", i, err)
 			}
 		}
 	}
