@@ -2,6 +2,7 @@ package vkdev
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/vk"
@@ -26,14 +27,27 @@ var sentinels = [...]struct {
 	{vk.ErrUnsupported, errs.Unsupported},
 }
 
-// vkError is a vk error as the recorder sees it: vk's message and chain,
-// matching vkc's sentinel with errors.Is.
+// vkError is a vk error as the recorder sees it: vk's chain (a *vk.Error
+// in it keeps the call and its VkResult for errors.As), matching vkc's
+// sentinel with errors.Is, and read as the sentinel's message followed by
+// what vk adds to its failure's own.
 type vkError struct {
 	sentinel error
+	failure  vk.Failure
 	err      error
 }
 
-func (e *vkError) Error() string        { return e.err.Error() }
+// Error is the sentinel's message, then vk's detail: vk's message less
+// the failure's own words where it starts with them, so they are not
+// said twice.
+func (e *vkError) Error() string {
+	detail := strings.TrimPrefix(strings.TrimPrefix(e.err.Error(), e.failure.Error()), ": ")
+	if detail == "" {
+		return e.sentinel.Error()
+	}
+	return e.sentinel.Error() + ": " + detail
+}
+
 func (e *vkError) Unwrap() error        { return e.err }
 func (e *vkError) Is(target error) bool { return target == e.sentinel }
 
@@ -45,7 +59,7 @@ func fromVK(err error) error {
 	}
 	for _, m := range sentinels {
 		if errors.Is(err, m.failure) {
-			return &vkError{sentinel: m.to, err: err}
+			return &vkError{sentinel: m.to, failure: m.failure, err: err}
 		}
 	}
 	return err

@@ -30,7 +30,11 @@ func TestEveryVKFailureLowersOntoASentinel(t *testing.T) {
 		}
 		assert.ErrorIs(t, err, to, "%v", f)
 		assert.ErrorIs(t, err, f, "vk's failure stays in the chain")
-		assert.Equal(t, cause.Error(), err.Error(), "vk's message is kept")
+		assert.Equal(t, to.Error()+": vkSomething: "+f.Error(), err.Error(), "the sentinel's message, then vk's")
+		bare := fromVK(f)
+		assert.Equal(t, to.Error(), bare.Error(), "vk's words for the failure are not said twice")
+		detailed := fromVK(fmt.Errorf("%w: 16 bytes", f))
+		assert.Equal(t, to.Error()+": 16 bytes", detailed.Error())
 		if prev, dup := seen[to]; dup {
 			t.Errorf("%v and %v both lower onto %v", prev, f, to)
 		}
@@ -40,6 +44,12 @@ func TestEveryVKFailureLowersOntoASentinel(t *testing.T) {
 
 	lost := &vk.Error{Call: "vkQueueSubmit", Result: vk.ErrorDeviceLostCode}
 	assert.ErrorIs(t, fromVK(lost), errs.DeviceLost, "a VkResult that means a failure lowers like it")
+	assert.Equal(t, errs.DeviceLost.Error()+": vkQueueSubmit: VK_ERROR_DEVICE_LOST", fromVK(lost).Error())
+	var call *vk.Error
+	if assert.ErrorAs(t, fromVK(fmt.Errorf("submitting: %w", lost)), &call, "the call and its VkResult stay reachable") {
+		assert.Equal(t, "vkQueueSubmit", call.Call)
+		assert.Equal(t, vk.ErrorDeviceLostCode, call.Result)
+	}
 	oom := &vk.Error{Call: "vkAllocateMemory", Result: vk.ErrorOutOfHostMemory}
 	assert.ErrorIs(t, fromVK(oom), errs.OutOfDeviceMemory)
 

@@ -321,7 +321,7 @@ func (v *vulkanDevice) CmdCopy(cb recorder.CommandBuffer, src recorder.Memory, s
 
 func (v *vulkanDevice) NewTimestamps(count uint32) (recorder.Timestamps, error) {
 	if v.info.Limits.TimestampPeriod <= 0 {
-		return 0, fmt.Errorf("vkdev: %q takes no timestamps on its compute queue: %w", v.info.Name, errs.Unsupported)
+		return 0, fmt.Errorf("%q takes no timestamps on its compute queue: %w", v.info.Name, errs.Unsupported)
 	}
 	q, err := v.d.NewTimestampPool(count)
 	if err != nil {
