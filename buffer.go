@@ -91,7 +91,7 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 		c, err = d.rec.AllocOn(s.id, kind, bytes)
 	}
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("NewBuffer", err)
 	}
 	d.rec.Taint([]alloc.Claim{c}, ErrNeverWritten)
 	b := &bufferCore{dev: d, claim: c, n: n, elem: elem}
@@ -146,7 +146,7 @@ func (c *bufferCore) fill(data []byte) error {
 	defer c.mu.Unlock()
 	slot, err := c.dev.rec.WriteFresh(c.dev.def.id, c.claim, &c.staging, data)
 	c.slots.Or(uint64(1) << uint(slot%64))
-	return public(err)
+	return publicOp("Buffer.Write", err)
 }
 
 // words is the 32-bit words the buffer's elements take, rounded up to a
@@ -248,7 +248,7 @@ func (c *bufferCore) write(s *Stream, data []byte) error {
 	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return public(c.dev.rec.Write(s.id, c.claim, &c.staging, data))
+	return publicOp("Buffer.Write", c.dev.rec.Write(s.id, c.claim, &c.staging, data))
 }
 
 // Read returns the buffer's contents after the default stream's work.
@@ -301,7 +301,7 @@ func (c *bufferCore) read(ctx context.Context, s *Stream, out []byte) error {
 		return err
 	}
 	defer c.done()
-	return public(c.dev.rec.Read(ctx, s.id, c.claim, out))
+	return publicOp("Buffer.Read", c.dev.rec.Read(ctx, s.id, c.claim, out))
 }
 
 // Close waits for calls using the buffer on other goroutines and for the
@@ -349,7 +349,7 @@ func (c *bufferCore) free() error {
 	if rerr := m.release(); err == nil {
 		err = rerr
 	}
-	return public(err)
+	return publicOp("Buffer.Close", err)
 }
 
 // release drops one hold on the memory of m, a buffer owning its claim.

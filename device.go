@@ -192,7 +192,7 @@ func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize
 func Devices() ([]DeviceInfo, error) {
 	infos, err := vkdev.Devices()
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Devices", err)
 	}
 	out := make([]DeviceInfo, len(infos))
 	for i, info := range infos {
@@ -253,14 +253,14 @@ func Open(opts ...Option) (*Device, error) {
 	}
 	rdev, err := open()
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Open", err)
 	}
 	if c.wrap != nil {
 		rdev = c.wrap(rdev)
 	}
 	rec, err := recorder.New(rdev, c.rec)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Open", err)
 	}
 	info := deviceInfoOf(rec.Info())
 	info.Features &^= c.without // a device vkc did not open through Vulkan leaves them out here
@@ -389,11 +389,11 @@ func (d *Device) Close() error {
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
 	d.mu.Unlock()
-	var errs []error
+	var failures []error
 	for g := range graphs {
 		first := g.life.close()
 		if err := g.g.Close(); err != nil && !errors.Is(err, ErrDeviceLost) {
-			errs = append(errs, err)
+			failures = append(failures, err)
 		}
 		if first {
 			g.life.finish()
@@ -409,13 +409,13 @@ func (d *Device) Close() error {
 		}
 	}
 	if err := d.rec.Close(); err != nil {
-		errs = append(errs, err)
+		failures = append(failures, err)
 	}
 	for _, k := range kernels {
 		k.life.finish()
 	}
-	if len(errs) > 0 {
-		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(errs...)))
+	if len(failures) > 0 {
+		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(failures...)))
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func (s *Stream) record(timed bool) (*Event, error) {
 	defer s.leave()
 	ev, err := s.dev.rec.Record(s.id, timed)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Stream.Record", err)
 	}
 	return &Event{dev: s.dev, ev: ev}, nil
 }
@@ -62,7 +62,7 @@ func (s *Stream) Wait(ev *Event) error {
 	if err != nil {
 		return err
 	}
-	return public(s.dev.rec.Wait(s.id, rev))
+	return publicOp("Stream.Wait", s.dev.rec.Wait(s.id, rev))
 }
 
 // eventOf is ev's recorder event, refusing a nil or zero Event and one of
@@ -72,7 +72,7 @@ func (d *Device) eventOf(ev *Event) (*recorder.Event, error) {
 	case ev == nil || ev.ev == nil:
 		return nil, ErrEventUnrecorded
 	case ev.dev != d:
-		return nil, public(errs.EventForeign)
+		return nil, errs.EventForeign
 	}
 	return ev.ev, nil
 }
@@ -96,7 +96,7 @@ func (ev *Event) Sync(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	return public(ev.dev.rec.SyncEvent(ctx, ev.ev))
+	return publicOp("Event.Sync", ev.dev.rec.SyncEvent(ctx, ev.ev))
 }
 
 // Done reports, without waiting, whether the work before ev's point has
@@ -107,7 +107,7 @@ func (ev *Event) Done() (bool, error) {
 	}
 	defer ev.dev.leave()
 	ok, err := ev.dev.rec.EventDone(ev.ev)
-	return ok, public(err)
+	return ok, publicOp("Event.Done", err)
 }
 
 // Since is the device time from start's point to ev's, both timed events
@@ -125,7 +125,7 @@ func (ev *Event) Since(start *Event) (time.Duration, error) {
 		return 0, err
 	}
 	d, err := ev.dev.rec.Since(context.Background(), ev.ev, sev)
-	return d, public(err)
+	return d, publicOp("Event.Since", err)
 }
 
 // Close releases the event; a timed event's query goes once the work
@@ -139,5 +139,5 @@ func (ev *Event) Close() error {
 		return nil // the device's Close released it
 	}
 	defer ev.dev.leave()
-	return public(ev.ev.Close())
+	return publicOp("Event.Close", ev.ev.Close())
 }

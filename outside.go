@@ -153,7 +153,7 @@ func (b *Buffer[T]) VulkanBuffer() (VulkanBuffer, error) {
 	defer c.done()
 	h, off, err := c.dev.rec.BufferHandle(c.claim)
 	if err != nil {
-		return VulkanBuffer{}, public(err)
+		return VulkanBuffer{}, publicOp("Buffer.VulkanBuffer", err)
 	}
 	return VulkanBuffer{Buffer: h, Offset: off, Range: uint64(c.n) * c.elem.size()}, nil
 }
@@ -173,7 +173,7 @@ func (s *Stream) SignalOutside(semaphore, fence uint64) error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.SignalOutside(s.id, semaphore, fence))
+	return publicOp("Stream.SignalOutside", s.dev.rec.SignalOutside(s.id, semaphore, fence))
 }
 
 // WaitOutside makes the stream's next work, and everything submitted to
@@ -188,7 +188,7 @@ func (s *Stream) WaitOutside(semaphore uint64) error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.WaitOutside(s.id, semaphore, nil, nil))
+	return publicOp("Stream.WaitOutside", s.dev.rec.WaitOutside(s.id, semaphore, nil, nil))
 }
 
 // SignalOutside exports the event: it signals the program's semaphore and
@@ -211,7 +211,7 @@ func (ev *Event) SignalOutside(semaphore, fence uint64) error {
 		return err
 	}
 	defer ev.dev.leave()
-	return public(ev.dev.rec.SignalEvent(ev.ev, semaphore, fence))
+	return publicOp("Event.SignalOutside", ev.dev.rec.SignalEvent(ev.ev, semaphore, fence))
 }
 
 // ImportEvent imports the program's semaphore, whose signal the program
@@ -238,7 +238,7 @@ func (s *Stream) ImportEvent(semaphore uint64) (*Event, error) {
 	defer s.leave()
 	ev, err := s.dev.rec.ImportEvent(s.id, semaphore)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Stream.ImportEvent", err)
 	}
 	return &Event{dev: s.dev, ev: ev}, nil
 }
@@ -285,7 +285,7 @@ func (b *Buffer[T]) outside(s *Stream, semaphore uint64, read bool) error {
 	defer c.done()
 	set := []alloc.Claim{c.claim}
 	if read {
-		return public(c.dev.rec.WaitOutside(s.id, semaphore, set, nil))
+		return publicOp("Buffer.ReadOutside", c.dev.rec.WaitOutside(s.id, semaphore, set, nil))
 	}
-	return public(c.dev.rec.WaitOutside(s.id, semaphore, nil, set))
+	return publicOp("Buffer.WrittenOutside", c.dev.rec.WaitOutside(s.id, semaphore, nil, set))
 }

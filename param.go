@@ -101,7 +101,7 @@ func NewParam[T Element](d *Device, v T) (*Param[T], error) {
 	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
 	if err := d.rec.SetHost(c.claims, c.data); err != nil {
 		_ = buf.close()
-		return nil, public(err)
+		return nil, publicOp("NewParam", err)
 	}
 	return &Param[T]{core: c}, nil
 }
@@ -172,7 +172,7 @@ func (p *Param[T]) Set(v T) error {
 		if errors.As(err, &over) {
 			return fmt.Errorf("vkc: length %d above %d, what the buffers of a live graph or a recording window sized by this param hold", over.Length, over.Max)
 		}
-		return public(err)
+		return publicOp("Param.Set", err)
 	}
 	c.bits = bits
 	return nil
