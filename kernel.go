@@ -382,7 +382,7 @@ func (d *Device) build(name string, code []byte, access []Access, texels, push u
 	}
 	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, Texels: texels, PushSize: push, Spec: spec, SpecIDs: ids})
 	if err != nil {
-		return nil, publicOp("Device.LoadKernel", err)
+		return nil, publicOp("Device.LoadKernel "+strconv.Quote(name), err)
 	}
 	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push}, nil
 }

@@ -42,7 +42,7 @@ var (
 	DeviceLost = errors.New("vkc: device lost (close the device and open it again)")
 	// Closed: use of a closed device, buffer, param, stream, kernel,
 	// graph, swapchain or event.
-	Closed = errors.New("vkc: use of closed object")
+	Closed = errors.New("vkc: use of closed object (it, or the device it belongs to, was closed; make a new one)")
 	// NoLoader: the Vulkan loader could not be loaded.
 	NoLoader = errors.New("vkc: Vulkan loader not found (install the libvulkan1 package)")
 	// NoDevice: the loader works but no Vulkan driver reports a device.
@@ -66,14 +66,14 @@ var (
 	// EventUnrecorded: a nil event, or one no Record made.
 	EventUnrecorded = errors.New("vkc: event never recorded (use Stream.Record)")
 	// EventForeign: an event recorded on another device.
-	EventForeign = errors.New("vkc: event of another device")
+	EventForeign = errors.New("vkc: event of another device (wait for it on a stream of the device that recorded it)")
 	// EventInCapture: an event recorded inside a capture window used
 	// outside it, or a timed event asked for inside one.
 	EventInCapture = errors.New("vkc: event recorded inside a capture window used outside it")
 	// EventUntimed: Since of an event recorded without a timestamp.
 	EventUntimed = errors.New("vkc: event recorded without a timestamp (use Stream.RecordTimed)")
 	// ProfileState: a profile call in the wrong state.
-	ProfileState = errors.New("vkc: profile in the wrong state")
+	ProfileState = errors.New("vkc: profile in the wrong state (one profile per slot at a time, outside capture windows; a graph's profile after a replay that ran)")
 	// GraphUnprofiled: the times of a graph captured without profiling.
 	GraphUnprofiled = errors.New("vkc: graph captured without profiling (capture it with CaptureOptions.Profile)")
 	// ReadTaken: a pending read already waited for or closed.
