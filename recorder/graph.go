@@ -327,6 +327,10 @@ func (g *Graph) Writes() []alloc.Claim { return g.writes }
 // Owner is the logical stream that captured the graph.
 func (g *Graph) Owner() StreamID { return g.owner }
 
+// Launches is the number of launches the graph recorded (each is one step
+// of its ledger settling), fixed when the window sealed.
+func (g *Graph) Launches() int { return len(g.steps) }
+
 // Replay submits the graph once on its slot, after the slot's eager work and
 // after pending work of other streams that writes what it touches. All or
 // none: a replay that does not enqueue (a failed submit, a slot that is
