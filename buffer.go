@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -29,7 +29,7 @@ type bufferCore struct {
 	// life is held by every call using the buffer; Close waits for them.
 	life    lifetime
 	slots   atomic.Uint64     // slots that used the buffer (bit mask): Close waits for them
-	mu      sync.Mutex        // guards staging
+	mu      lockrank.Mutex    // guards staging
 	staging *recorder.Staging // persistent host staging, once captured
 
 	// owner is the buffer whose memory a view aliases (View, ViewAs); nil
@@ -40,6 +40,15 @@ type bufferCore struct {
 	// its Close and every open view of it: the last to close frees the
 	// memory.
 	holds atomic.Int64
+}
+
+// newBufferCore is a bufferCore with its lock ranked: every buffer, view,
+// temporary and cached constant is made here. owner is the buffer a view
+// aliases, nil for one owning its claim.
+func newBufferCore(d *Device, c alloc.Claim, n int, elem elemKind, owner *bufferCore) *bufferCore {
+	b := &bufferCore{dev: d, claim: c, n: n, elem: elem, owner: owner}
+	b.mu.SetRank(lockrank.Buffer, 0)
+	return b
 }
 
 // memory is the buffer that owns c's memory: c, or a view's owner.
@@ -94,7 +103,7 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 		return nil, publicOp("NewBuffer", err)
 	}
 	d.rec.Taint([]alloc.Claim{c}, ErrNeverWritten)
-	b := &bufferCore{dev: d, claim: c, n: n, elem: elem}
+	b := newBufferCore(d, c, n, elem, nil)
 	b.holds.Store(1)
 	d.mu.Lock()
 	d.buffers[b] = struct{}{}

@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/vkdev"
 )
@@ -218,7 +218,7 @@ type Device struct {
 
 	consts []constantCache // per slot: device copies of constant scalars (dynamic ops)
 
-	mu      sync.Mutex
+	mu      lockrank.Mutex
 	kernels map[string]*Kernel       // catalogue pipelines, built on first use
 	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
@@ -267,6 +267,10 @@ func Open(opts ...Option) (*Device, error) {
 	d := &Device{rec: rec, info: info,
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
 		user: map[*Kernel]struct{}{}, consts: make([]constantCache, rec.Slots())}
+	d.mu.SetRank(lockrank.Handles, 0)
+	for i := range d.consts {
+		d.consts[i].mu.SetRank(lockrank.Constants, i)
+	}
 	d.def = &Stream{dev: d, id: 0}
 	d.nextStream.Store(1)
 	return d, nil

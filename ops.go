@@ -473,7 +473,7 @@ func (d *Device) temp(s *Stream, n int, kind elemKind) (*bufferCore, error) {
 	if err != nil {
 		return nil, public(err)
 	}
-	return &bufferCore{dev: d, claim: c, n: n, elem: kind}, nil
+	return newBufferCore(d, c, n, kind, nil), nil
 }
 
 func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }

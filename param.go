@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -50,7 +50,7 @@ type Param[T Element] struct{ core *paramCore }
 type paramCore struct {
 	buf *bufferCore // the value: one element of host-visible memory
 
-	mu     sync.Mutex
+	mu     lockrank.Mutex
 	bits   uint64 // the value's bits as last set, zero-extended
 	length bool   // some op took it as a length: 0 is refused
 	views  []*lengthView
@@ -97,6 +97,7 @@ func NewParam[T Element](d *Device, v T) (*Param[T], error) {
 	}
 	buf.param = true
 	c := &paramCore{buf: buf, bits: bitsOf(v)}
+	c.mu.SetRank(lockrank.Param, 0)
 	c.rebuild()
 	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
 	if err := d.rec.SetHost(c.claims, c.data); err != nil {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Errors of the allocator. Each is returned wrapped with the request or
@@ -141,7 +141,7 @@ type page[B Block] struct {
 // use. Page IDs are never reused, so a claim (and anything keyed by one,
 // such as a cached descriptor set) can never come to name a different block.
 type Allocator[B Block] struct {
-	mu  sync.Mutex
+	mu  lockrank.Mutex
 	src BlockSource[B]
 	cfg Config
 
@@ -172,6 +172,7 @@ func New[B Block](src BlockSource[B], cfg Config) (*Allocator[B], error) {
 		return nil, err
 	}
 	a := &Allocator[B]{src: src, cfg: cfg}
+	a.mu.SetRank(lockrank.Allocator, 0)
 	for k := range a.free {
 		a.free[k].init()
 	}

@@ -3,10 +3,10 @@ package alloc
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // FailureID names one failure in a Ledger. IDs are 64-bit and never reused,
@@ -57,7 +57,7 @@ type failureRecord struct {
 type Ledger struct {
 	ranges atomic.Int64 // mirror of count, read without the lock
 
-	mu       sync.Mutex
+	mu       lockrank.Mutex
 	count    int                     // taint ranges held; 0 takes the fast path
 	pages    map[PageID][]taintRange // sorted, disjoint, same-failure neighbours merged
 	failures map[FailureID]*failureRecord
@@ -66,7 +66,9 @@ type Ledger struct {
 
 // NewLedger returns a clean ledger.
 func NewLedger() *Ledger {
-	return &Ledger{pages: make(map[PageID][]taintRange), failures: make(map[FailureID]*failureRecord)}
+	l := &Ledger{pages: make(map[PageID][]taintRange), failures: make(map[FailureID]*failureRecord)}
+	l.mu.SetRank(lockrank.Ledger, 0)
+	return l
 }
 
 // Taint marks exactly the claims' bytes as carrying a new failure with the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/internal/errs"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Event is a point on one slot's queue: after every command the recording

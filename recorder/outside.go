@@ -5,7 +5,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/internal/errs"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Sharing the device with outside Vulkan code: a program that created the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/internal/errs"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // PendingRead is a read queued on a slot and not waited for yet: a copy

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/internal/errs"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // StreamID names a logical stream. Logical streams map onto slots by

@@ -8,7 +8,7 @@ import (
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/internal/errs"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // slot is one pooled command stream, which logical streams share by

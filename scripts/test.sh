@@ -51,7 +51,7 @@ CGO_ENABLED=0 go test -count=1 "${pure_pkgs[@]}"
 export VKC_VALIDATION=1 LP_NUM_THREADS=0
 
 # vkc_lockrank checks the recorder's lock order on every acquisition
-# (recorder/internal/lockrank); release builds leave it out.
+# (internal/lockrank); release builds leave it out.
 step "go test -race -tags vkc_lockrank ./..."
 go test -race -count=1 -tags vkc_lockrank ./...
 

@@ -18,12 +18,12 @@ package hostdev
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/devinfo"
 	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -111,7 +111,7 @@ type Options struct {
 
 // Device is a recorder.Device in host memory. It is safe for concurrent use.
 type Device struct {
-	mu      sync.Mutex
+	mu      lockrank.Mutex
 	changed chan struct{} // closed and replaced whenever a submission completes
 	info    recorder.DeviceInfo
 	kernels map[string]Kernel
@@ -266,6 +266,7 @@ func New(o Options) *Device {
 			Features:      devinfo.AllFeatures, // host memory stores any width
 		},
 	}
+	d.mu.SetRank(lockrank.Adapter, 0)
 	go d.run()
 	return d
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/vk"
@@ -131,7 +132,7 @@ type vulkanDevice struct {
 // take no lock: entries live in chunks that never move, each published
 // with an atomic store. Adding and removing lock; freed handles are reused.
 type table[T any] struct {
-	mu     sync.Mutex
+	mu     lockrank.LeafMutex
 	chunks [tableChunks]atomic.Pointer[[tableChunk]atomic.Pointer[T]]
 	next   uint64 // handles handed out so far
 	free   []uint64
