@@ -8,9 +8,10 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // CommandPool allocates command buffers that can be reset one by one.
@@ -20,7 +21,7 @@ import (
 type CommandPool struct {
 	dev  *Device
 	pool C.VkCommandPool
-	mu   sync.Mutex
+	mu   lockrank.Mutex
 	// allocated counts buffers not yet freed: destroying the pool frees
 	// them with it, so Destroy settles their live count.
 	allocated int
@@ -35,6 +36,7 @@ func (d *Device) NewCommandPool() (*CommandPool, error) {
 	}
 	defer d.leave()
 	p := &CommandPool{dev: d}
+	p.mu.SetRank(lockrank.VkCommandPool, 0)
 	if err := d.check("vkCreateCommandPool", Result(C.vkc_create_command_pool(d.fns, C.uint32_t(d.family), &p.pool))); err != nil {
 		return nil, err
 	}

@@ -7,9 +7,10 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // MemoryUse says what a block is for; it picks the memory type.
@@ -33,7 +34,7 @@ type Block struct {
 	use      MemoryUse
 	coherent bool
 	hostVis  bool
-	mu       sync.Mutex           // serialises MapBlock, FlushRange, InvalidateRange and Release
+	mu       lockrank.Mutex       // serialises MapBlock, FlushRange, InvalidateRange and Release
 	mapped   atomic.Pointer[byte] // the mapping's first byte, nil when not mapped
 	released atomic.Bool
 }
@@ -114,6 +115,7 @@ func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 	// Handles are kept only once their create succeeded (a failed create
 	// leaves its output undefined), so releaseLocked undoes what exists.
 	b := &Block{dev: d, size: size, use: use}
+	b.mu.SetRank(lockrank.VkMemory, 0)
 	var buf C.VkBuffer
 	if err := d.check("vkCreateBuffer", Result(C.vkc_create_buffer(d.fns, C.VkDeviceSize(size), &buf))); err != nil {
 		return nil, err

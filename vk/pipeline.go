@@ -10,11 +10,11 @@ import "C"
 import (
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkcompute/vkc/devinfo"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
@@ -205,7 +205,7 @@ func (p *Pipeline) destroyLocked() {
 type DescriptorPool struct {
 	dev  *Device
 	pool C.VkDescriptorPool
-	mu   sync.Mutex
+	mu   lockrank.Mutex
 	// allocated holds the sets allocated and not yet freed, by handle: Free
 	// of a set not in it (the zero set, one freed already, one of another
 	// pool) is a no-op instead of a second vkFreeDescriptorSets and a
@@ -232,7 +232,7 @@ type DescriptorSet struct {
 // already have handed out again) is refused instead of making views
 // nothing would destroy. mu orders an update against Free and Destroy.
 type texelViews struct {
-	mu    sync.Mutex
+	mu    lockrank.Mutex
 	mask  uint32
 	freed bool
 	views [MaxBindings]C.VkBufferView
@@ -274,6 +274,7 @@ func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
 	}
 	defer d.leave()
 	dp := &DescriptorPool{dev: d, allocated: map[uintptr]*texelViews{}}
+	dp.mu.SetRank(lockrank.VkDescriptorPool, 0)
 	if err := d.check("vkCreateDescriptorPool", Result(C.vkc_create_descriptor_pool(d.fns, C.uint32_t(maxSets), C.uint32_t(maxSets*MaxBindings), &dp.pool))); err != nil {
 		return nil, err
 	}
@@ -300,6 +301,7 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 	d.live[ObjDescriptorSet].Add(1)
 	if p.desc.Texels != 0 {
 		s.views = &texelViews{mask: p.desc.Texels}
+		s.views.mu.SetRank(lockrank.VkTexelViews, 0)
 	}
 	dp.allocated[s.key()] = s.views
 	return s, nil

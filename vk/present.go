@@ -8,9 +8,10 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Presentation: a device opened for a window's surface (OpenPresentingDevice)
@@ -230,7 +231,7 @@ type Swapchain struct {
 	maxSrcW uint32 // the largest source image SetSource can make
 	maxSrcH uint32
 
-	mu        sync.Mutex
+	mu        lockrank.Mutex
 	source    C.VkImage // the frame's RGBA8 copy, srcW x srcH; nil until SetSource
 	sourceMem C.VkDeviceMemory
 	srcW      uint32
@@ -341,6 +342,7 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 		old = o.Old.handle
 	}
 	sc := &Swapchain{dev: d, width: w, height: h, bgra: bgra, copyable: want&usageTransferSrc != 0, maxSrcW: srcW, maxSrcH: srcH}
+	sc.mu.SetRank(lockrank.VkSwapchain, 0)
 	if err := d.check("vkCreateSwapchainKHR", Result(C.vkc_create_swapchain(d.fns, p.fns, p.surface, C.uint32_t(images),
 		C.VkFormat(format), C.VkColorSpaceKHR(space), C.uint32_t(w), C.uint32_t(h), C.VkImageUsageFlags(want),
 		caps.currentTransform, C.VkCompositeAlphaFlagBitsKHR(alpha), C.VkPresentModeKHR(mode), old, &sc.handle))); err != nil {

@@ -53,7 +53,7 @@ func TestInversionPanicsNamingBoth(t *testing.T) {
 		{ranked(Guards, 0), ranked(Staging, 0), fmt.Sprintf("acquiring Recorder.stagingMu (rank %d) while holding Recorder.guardMu (rank %d)", Staging, Guards)},
 		{ranked(Slot, 2), ranked(Slot, 1), fmt.Sprintf("acquiring slot.mu[1] (rank %d) while holding slot.mu[2] (rank %d)", Slot, Slot)},
 		{ranked(Graphs, 0), ranked(Graphs, 0), fmt.Sprintf("acquiring Recorder.graphsMu (rank %d) while holding Recorder.graphsMu (rank %d)", Graphs, Graphs)},
-		{ranked(Device, 0), ranked(Param, 0), fmt.Sprintf("acquiring paramCore.mu (rank %d) while holding Recorder.devMu (rank %d)", Param, Device)},
+		{ranked(Device, 0), ranked(Param, 0), fmt.Sprintf("acquiring vkc.paramCore.mu (rank %d) while holding Recorder.devMu (rank %d)", Param, Device)},
 	}
 	for _, c := range cases {
 		c.first.Lock()

@@ -26,6 +26,9 @@ type Rank uint8
 // device), then the leaves.
 const (
 	unranked Rank = iota
+	// Collector is vulkango's pauseMu, held around a program's own
+	// vulkan-go calls (which may call vkc) with the collector paused.
+	Collector
 	// Param is a Param's mutex (paramCore.mu): its value and the device
 	// values derived from it, held while Set writes them through the
 	// recorder and while a first use allocates a derived value.
@@ -75,6 +78,30 @@ const (
 	// Adapter is the lock of the recorder.Device implementation
 	// (hostdev.Device's state), taken under any of the above.
 	Adapter
+	// VkDevice is vk.Device's gate: held shared by every call into the
+	// driver on the device, exclusively by its Close.
+	VkDevice
+	// VkCommandPool is a vk.CommandPool's mutex (Vulkan's external
+	// synchronisation of the pool).
+	VkCommandPool
+	// VkDescriptorPool is a vk.DescriptorPool's mutex.
+	VkDescriptorPool
+	// VkTexelViews is the mutex of a descriptor set's texel views, taken
+	// under its pool's by Free and Destroy.
+	VkTexelViews
+	// VkMemory is a vk.Block's mutex: its mapping.
+	VkMemory
+	// VkSwapchain is a vk.Swapchain's mutex: its source image.
+	VkSwapchain
+	// VkQueue is vk's own queue lock (an adopting program's lock is the
+	// program's, and unranked), taken around submits and presents.
+	VkQueue
+	// VkInstance is vk.Instance's gate: held shared by every call on the
+	// instance (a device's presentation asks it about the surface).
+	VkInstance
+	// VkMessages is vk.Instance's lock of the validation messages, taken
+	// by the layer's callback from inside any driver call.
+	VkMessages
 	// Ledger is alloc.Ledger's mutex: the taint ranges (takes nothing).
 	Ledger
 	// Leaf is every LeafMutex: a lifetime's condition, a handle table's
@@ -84,26 +111,36 @@ const (
 )
 
 var names = [numRanks]string{
-	unranked:      "an unranked lock",
-	Param:         "paramCore.mu",
-	Constants:     "constantCache.mu",
-	Buffer:        "bufferCore.mu",
-	Handles:       "Device.mu",
-	PendingRead:   "PendingRead.mu",
-	Device:        "Recorder.devMu",
-	Presentation:  "Presentation.mu",
-	Slot:          "slot.mu",
-	Staging:       "Recorder.stagingMu",
-	Kernels:       "Recorder.kernelsMu",
-	Graphs:        "Recorder.graphsMu",
-	Guards:        "Recorder.guardMu",
-	Presentations: "Recorder.presMu",
-	Events:        "Recorder.eventsMu",
-	Event:         "Event.mu",
-	Allocator:     "Allocator.mu",
-	Adapter:       "hostdev.Device.mu",
-	Ledger:        "Ledger.mu",
-	Leaf:          "a leaf lock",
+	unranked:         "an unranked lock",
+	Collector:        "vulkango.pauseMu",
+	Param:            "vkc.paramCore.mu",
+	Constants:        "vkc.constantCache.mu",
+	Buffer:           "vkc.bufferCore.mu",
+	Handles:          "vkc.Device.mu",
+	PendingRead:      "PendingRead.mu",
+	Device:           "Recorder.devMu",
+	Presentation:     "Presentation.mu",
+	Slot:             "slot.mu",
+	Staging:          "Recorder.stagingMu",
+	Kernels:          "Recorder.kernelsMu",
+	Graphs:           "Recorder.graphsMu",
+	Guards:           "Recorder.guardMu",
+	Presentations:    "Recorder.presMu",
+	Events:           "Recorder.eventsMu",
+	Event:            "Event.mu",
+	Allocator:        "alloc.Allocator.mu",
+	Adapter:          "hostdev.Device.mu",
+	VkDevice:         "vk.Device.gate",
+	VkCommandPool:    "vk.CommandPool.mu",
+	VkDescriptorPool: "vk.DescriptorPool.mu",
+	VkTexelViews:     "vk.texelViews.mu",
+	VkMemory:         "vk.Block.mu",
+	VkSwapchain:      "vk.Swapchain.mu",
+	VkQueue:          "vk.Device.queueMu",
+	VkInstance:       "vk.Instance.gate",
+	VkMessages:       "vk.Instance.msgMu",
+	Ledger:           "alloc.Ledger.mu",
+	Leaf:             "a leaf lock",
 }
 
 // String names the lock a rank stands for.
