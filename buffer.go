@@ -148,7 +148,7 @@ func (c *bufferCore) fill(data []byte) error {
 	}
 	defer c.dev.leave()
 	if !c.life.enter() {
-		return ErrClosed
+		return closedError("buffer")
 	}
 	defer c.done()
 	c.mu.Lock()
@@ -209,7 +209,7 @@ func (c *bufferCore) use(s *Stream) error {
 		return fmt.Errorf("vkc: buffer of device %q used on a stream of another device", c.dev.info.Name)
 	}
 	if !c.life.enter() {
-		return ErrClosed
+		return closedError("buffer")
 	}
 	// The slots are the memory's: its owner's Close waits for the work
 	// of every view.
@@ -383,7 +383,7 @@ func (c *bufferCore) taint(cause error) error {
 	}
 	defer c.dev.leave()
 	if !c.life.enter() {
-		return ErrClosed
+		return closedError("buffer")
 	}
 	defer c.done()
 	c.dev.rec.Taint([]alloc.Claim{c.claim}, cause)

@@ -371,7 +371,7 @@ func (d *Device) enter() error {
 		return errNilDevice
 	}
 	if !d.life.enter() {
-		return ErrClosed
+		return closedError("device")
 	}
 	return nil
 }

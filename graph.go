@@ -35,7 +35,7 @@ func (g *Graph) Replay() error {
 	}
 	defer g.dev.leave()
 	if !g.life.enter() {
-		return ErrClosed
+		return closedError("graph")
 	}
 	defer g.life.leave()
 	return publicOp("Graph.Replay", g.g.Replay())
@@ -86,7 +86,7 @@ func (g *Graph) LastProfile(ctx context.Context) (*Profile, error) {
 	}
 	defer g.dev.leave()
 	if !g.life.enter() {
-		return nil, ErrClosed
+		return nil, closedError("graph")
 	}
 	defer g.life.leave()
 	launches, total, err := g.g.LastProfile(ctx)

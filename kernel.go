@@ -408,7 +408,7 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	}
 	sk, err := shaders.Get(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vkc: catalogue kernel %q: %w", name, err)
 	}
 	access := make([]Access, len(sk.Bindings))
 	var texels uint32
@@ -458,7 +458,7 @@ func (k *Kernel) enter(s *Stream) error {
 	}
 	if !k.life.enter() {
 		s.leave()
-		return ErrClosed
+		return closedError("kernel " + strconv.Quote(k.name))
 	}
 	return nil
 }

@@ -148,7 +148,7 @@ func (b *Buffer[T]) VulkanBuffer() (VulkanBuffer, error) {
 	}
 	defer c.dev.leave()
 	if !c.life.enter() {
-		return VulkanBuffer{}, ErrClosed
+		return VulkanBuffer{}, closedError("buffer")
 	}
 	defer c.done()
 	h, off, err := c.dev.rec.BufferHandle(c.claim)

@@ -149,7 +149,7 @@ func (p *Param[T]) Set(v T) error {
 	}
 	defer d.leave()
 	if !c.buf.life.enter() {
-		return ErrClosed
+		return closedError("param")
 	}
 	defer c.buf.life.leave()
 	c.mu.Lock()
@@ -316,7 +316,7 @@ func (c *paramCore) view(s *Stream, want lengthView) (*bufferCore, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.buf.life.closed() {
-		return nil, ErrClosed // Close frees the views; a new one would outlive it
+		return nil, closedError("param") // Close frees the views; a new one would outlive it
 	}
 	if want.div <= 1 && !want.groups {
 		return c.buf, nil

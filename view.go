@@ -80,7 +80,7 @@ func (c *bufferCore) view(byteOff uint64, elem elemKind, n int) (*bufferCore, er
 	}
 	defer d.leave()
 	if !c.life.enter() {
-		return nil, ErrClosed
+		return nil, closedError("buffer")
 	}
 	defer c.done()
 	m := c.memory()

@@ -149,6 +149,10 @@ func publicOp(op string, err error) error {
 	return &publicError{op: op, err: err}
 }
 
+// closedError is ErrClosed for a call on a closed object, naming which
+// kind of object it was ("buffer", `kernel "axpy"`).
+func closedError(what string) error { return publicOp(what, ErrClosed) }
+
 // DeviceType orders devices for default selection: a discrete GPU beats
 // an integrated one, which beats a virtual one, which beats a CPU driver.
 type DeviceType uint8
