@@ -7,16 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/vkdev"
 )
 
 var (
-	errNeverWritten = errors.New("vkc: buffer allocated and never written")
-	errNilDevice    = errors.New("vkc: nil device (use Open)")
+	errNilDevice = errors.New("vkc: nil device (use Open)")
 )
 
 // Option configures Open.
@@ -149,7 +149,7 @@ func (p WaitPolicy) String() string {
 
 // ErrWaitPolicy: Open was given a wait policy (WithWaitPolicy or
 // VKC_WAIT_POLICY) that is none of the four.
-var ErrWaitPolicy = errors.New("vkc: unknown wait policy (auto, spin, yield or block)")
+var ErrWaitPolicy = errs.WaitPolicy
 
 // WithWaitPolicy chooses how the device's waits wait (default WaitAuto,
 // or VKC_WAIT_POLICY=auto|spin|yield|block); Open refuses a policy that
@@ -206,7 +206,7 @@ func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize
 // default, sets no cap. A request past it first reclaims memory nothing
 // uses (empty pages the allocator keeps for reuse, temporaries of work
 // that has finished, waiting for it when it is still running) and only
-// then fails with ErrOutOfDeviceMemory, whose message gives the request,
+// then fails with ErrOutOfMemory, whose message gives the request,
 // the limit, what is reserved and used, and the largest free range.
 // Nothing live is touched: every buffer stays intact and every stream
 // usable. A page size above the limit is lowered to it.
@@ -216,7 +216,7 @@ func WithMemoryLimit(bytes uint64) Option { return func(c *config) { c.rec.Memor
 func Devices() ([]DeviceInfo, error) {
 	infos, err := vkdev.Devices()
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Devices", err)
 	}
 	out := make([]DeviceInfo, len(infos))
 	for i, info := range infos {
@@ -242,7 +242,7 @@ type Device struct {
 
 	consts []constantCache // per slot: device copies of constant scalars (dynamic ops)
 
-	mu      sync.Mutex
+	mu      lockrank.Mutex
 	kernels map[string]*Kernel       // catalogue pipelines, built on first use
 	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
@@ -277,20 +277,24 @@ func Open(opts ...Option) (*Device, error) {
 	}
 	rdev, err := open()
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Open", err)
 	}
 	if c.wrap != nil {
 		rdev = c.wrap(rdev)
 	}
 	rec, err := recorder.New(rdev, c.rec)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Open", err)
 	}
 	info := deviceInfoOf(rec.Info())
 	info.Features &^= c.without // a device vkc did not open through Vulkan leaves them out here
 	d := &Device{rec: rec, info: info,
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
 		user: map[*Kernel]struct{}{}, consts: make([]constantCache, rec.Slots())}
+	d.mu.SetRank(lockrank.Handles, 0)
+	for i := range d.consts {
+		d.consts[i].mu.SetRank(lockrank.Constants, i)
+	}
 	d.def = &Stream{dev: d, id: 0}
 	d.nextStream.Store(1)
 	return d, nil
@@ -408,7 +412,7 @@ func (d *Device) enter() error {
 		return errNilDevice
 	}
 	if !d.life.enter() {
-		return ErrClosed
+		return closedError("device")
 	}
 	return nil
 }
@@ -430,11 +434,11 @@ func (d *Device) Close() error {
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
 	d.mu.Unlock()
-	var errs []error
+	var failures []error
 	for g := range graphs {
 		first := g.life.close()
 		if err := g.g.Close(); err != nil && !errors.Is(err, ErrDeviceLost) {
-			errs = append(errs, err)
+			failures = append(failures, err)
 		}
 		if first {
 			g.life.finish()
@@ -450,13 +454,13 @@ func (d *Device) Close() error {
 		}
 	}
 	if err := d.rec.Close(); err != nil {
-		errs = append(errs, err)
+		failures = append(failures, err)
 	}
 	for _, k := range kernels {
 		k.life.finish()
 	}
-	if len(errs) > 0 {
-		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(errs...)))
+	if len(failures) > 0 {
+		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(failures...)))
 	}
 	return nil
 }

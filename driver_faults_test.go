@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -178,19 +179,19 @@ func openFaulty(t *testing.T, opts ...Option) (*Device, *faultyDevice) {
 
 // Injected driver failures, each a distinct value so a test can check that
 // exactly this failure is the cause an error unwraps to.
-func outOfDeviceMemory() error { return injected("vkAllocateMemory", recorder.ErrOutOfDeviceMemory) }
+func outOfDeviceMemory() error { return injected("vkAllocateMemory", errs.OutOfMemory) }
 
-func mapFailure() error { return injected("vkMapMemory", recorder.ErrOutOfDeviceMemory) }
+func mapFailure() error { return injected("vkMapMemory", errs.OutOfMemory) }
 
-func submitFailure() error { return injected("vkQueueSubmit", recorder.ErrOutOfDeviceMemory) }
+func submitFailure() error { return injected("vkQueueSubmit", errs.OutOfMemory) }
 
-func fenceFailure() error { return injected("vkWaitForFences", recorder.ErrOutOfDeviceMemory) }
+func fenceFailure() error { return injected("vkWaitForFences", errs.OutOfMemory) }
 
-func endFailure() error { return injected("vkEndCommandBuffer", recorder.ErrOutOfDeviceMemory) }
+func endFailure() error { return injected("vkEndCommandBuffer", errs.OutOfMemory) }
 
-func beginFailure() error { return injected("vkBeginCommandBuffer", recorder.ErrOutOfDeviceMemory) }
+func beginFailure() error { return injected("vkBeginCommandBuffer", errs.OutOfMemory) }
 
-func deviceLoss() error { return injected("vkWaitForFences", recorder.ErrDeviceLost) }
+func deviceLoss() error { return injected("vkWaitForFences", errs.DeviceLost) }
 
 // injectedError is a driver failure a test injects: a distinct value per
 // call, so a test can check that exactly it is the cause an error unwraps
@@ -270,7 +271,7 @@ func testAllocationFault(t *testing.T, call faultCall, cause error) {
 func TestFaultPageAllocation(t *testing.T) {
 	cause := outOfDeviceMemory()
 	testAllocationFault(t, callAllocate, cause)
-	assert.ErrorIs(t, public(cause), ErrOutOfDeviceMemory, "a driver's out-of-memory is the public ErrOutOfDeviceMemory")
+	assert.ErrorIs(t, public(cause), ErrOutOfMemory, "a driver's out-of-memory is the public ErrOutOfMemory")
 }
 
 func TestFaultMap(t *testing.T) {

@@ -439,7 +439,7 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	// The param is held for the launch: it records a limit on the param's
 	// claim, which must not be freed and claimed again meanwhile.
 	if !c.buf.life.enter() {
-		return ErrClosed
+		return closedError("length param")
 	}
 	defer c.buf.life.leave()
 	c.mu.Lock()

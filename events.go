@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -48,7 +49,7 @@ func (s *Stream) record(timed bool) (*Event, error) {
 	defer s.leave()
 	ev, err := s.dev.rec.Record(s.id, timed)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Stream.Record", err)
 	}
 	return &Event{dev: s.dev, ev: ev}, nil
 }
@@ -67,7 +68,7 @@ func (s *Stream) Wait(ev *Event) error {
 	if err != nil {
 		return err
 	}
-	return public(s.dev.rec.Wait(s.id, rev))
+	return publicOp("Stream.Wait", s.dev.rec.Wait(s.id, rev))
 }
 
 // eventOf is ev's recorder event, refusing a nil or zero Event and one of
@@ -77,7 +78,7 @@ func (d *Device) eventOf(ev *Event) (*recorder.Event, error) {
 	case ev == nil || ev.ev == nil:
 		return nil, ErrEventUnrecorded
 	case ev.dev != d:
-		return nil, public(recorder.ErrEventForeign)
+		return nil, errs.EventForeign
 	}
 	return ev.ev, nil
 }
@@ -101,7 +102,7 @@ func (ev *Event) Sync(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	return public(ev.dev.rec.SyncEvent(ctx, ev.ev))
+	return publicOp("Event.Sync", ev.dev.rec.SyncEvent(ctx, ev.ev))
 }
 
 // Done reports, without waiting, whether the work before ev's point has
@@ -112,7 +113,7 @@ func (ev *Event) Done() (bool, error) {
 	}
 	defer ev.dev.leave()
 	ok, err := ev.dev.rec.EventDone(ev.ev)
-	return ok, public(err)
+	return ok, publicOp("Event.Done", err)
 }
 
 // Since is the device time from start's point to ev's, both timed events
@@ -131,7 +132,7 @@ func (ev *Event) Since(start *Event) (time.Duration, error) {
 		return 0, err
 	}
 	d, err := ev.dev.rec.Since(context.Background(), ev.ev, sev)
-	return d, public(err)
+	return d, publicOp("Event.Since", err)
 }
 
 // Close releases the event; a timed event's query goes once the work
@@ -145,5 +146,5 @@ func (ev *Event) Close() error {
 		return nil // the device's Close released it
 	}
 	defer ev.dev.leave()
-	return public(ev.ev.Close())
+	return publicOp("Event.Close", ev.ev.Close())
 }

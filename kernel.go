@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vkcompute/vkc/capture"
@@ -201,7 +202,7 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	defer d.leave()
 	mod, err := shaders.Inspect(spec.SPIRV)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Device.LoadKernel "+strconv.Quote(spec.Name), err)
 	}
 	if err := d.checkCapabilities(spec.Name, spec.SPIRV); err != nil {
 		return nil, err
@@ -381,7 +382,7 @@ func (d *Device) build(name string, code []byte, access []Access, texels, push u
 	}
 	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, Texels: texels, PushSize: push, Spec: spec, SpecIDs: ids})
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Device.LoadKernel "+strconv.Quote(name), err)
 	}
 	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push}, nil
 }
@@ -407,7 +408,7 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	}
 	sk, err := shaders.Get(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vkc: catalogue kernel %q: %w", name, err)
 	}
 	access := make([]Access, len(sk.Bindings))
 	var texels uint32
@@ -457,7 +458,7 @@ func (k *Kernel) enter(s *Stream) error {
 	}
 	if !k.life.enter() {
 		s.leave()
-		return ErrClosed
+		return closedError("kernel " + strconv.Quote(k.name))
 	}
 	return nil
 }
@@ -598,11 +599,14 @@ func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore
 	if indirect != nil {
 		if err = indirect.use(s); err == nil {
 			rl.Indirect = indirect.claim
-			err = public(k.dev.rec.Launch(s.id, k.rk, &rl))
+			err = k.dev.rec.Launch(s.id, k.rk, &rl)
 			indirect.done()
 		}
 	} else {
-		err = public(k.dev.rec.Launch(s.id, k.rk, &rl))
+		err = k.dev.rec.Launch(s.id, k.rk, &rl)
+	}
+	if err != nil {
+		err = publicOp("launch of kernel "+strconv.Quote(k.name), err)
 	}
 	// Copied back even when the launch failed: a stand-in the failure
 	// tainted carries the taint to the view, and one the launch never
@@ -630,5 +634,5 @@ func (k *Kernel) Close() error {
 	d.mu.Lock()
 	delete(d.user, k)
 	d.mu.Unlock()
-	return public(k.rk.Release())
+	return publicOp("Kernel.Close", k.rk.Release())
 }

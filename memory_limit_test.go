@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/internal/gcpressure"
-	"github.com/vkcompute/vkc/recorder"
 )
 
 // The budget of these tests: four pages of 64 KiB.
@@ -40,7 +40,7 @@ func fillBudget(t *testing.T, dev *Device) ([]*Buffer[float32], error) {
 }
 
 // A device filled to its limit refuses the next buffer with
-// ErrOutOfDeviceMemory saying why, keeps every buffer intact and every
+// ErrOutOfMemory saying why, keeps every buffer intact and every
 // stream usable, and serves again once buffers are closed.
 func TestMemoryLimitFillToRefusalAndBack(t *testing.T) {
 	dev := openTest(t, WithPageSize(limitPage), WithMemoryLimit(memoryLimit))
@@ -51,7 +51,7 @@ func TestMemoryLimitFillToRefusalAndBack(t *testing.T) {
 	require.NoError(t, s.Sync(context.Background()))
 
 	bufs, err := fillBudget(t, dev)
-	require.ErrorIs(t, err, ErrOutOfDeviceMemory)
+	require.ErrorIs(t, err, ErrOutOfMemory)
 	st := dev.MemoryStats()
 	t.Logf("full: %d buffers of 16 KiB; %+v; refusal: %v", len(bufs), st, err)
 	assert.Equal(t, uint64(memoryLimit), st.Limit)
@@ -60,7 +60,7 @@ func TestMemoryLimitFillToRefusalAndBack(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 	_, err = NewBuffer[float32](dev, limitPage/elemSize)
-	require.ErrorIs(t, err, ErrOutOfDeviceMemory, "a page-sized buffer too")
+	require.ErrorIs(t, err, ErrOutOfMemory, "a page-sized buffer too")
 
 	// Streams still run at a full budget: the buffers are device memory
 	// the launches need nothing more for.
@@ -112,7 +112,7 @@ var allocationSites = []struct {
 
 // Every allocation site made to run out of memory on lavapipe: once, the
 // reclaim and retry absorb it; persistently, the call fails with
-// ErrOutOfDeviceMemory and the driver's error in its chain, no Vulkan
+// ErrOutOfMemory and the driver's error in its chain, no Vulkan
 // object is left behind, untouched buffers stay intact, and once the
 // fault clears the same call works.
 func TestOutOfMemoryAtEveryAllocationSiteOnTheDevice(t *testing.T) {
@@ -131,7 +131,7 @@ func TestOutOfMemoryAtEveryAllocationSiteOnTheDevice(t *testing.T) {
 				_, err = dev.Trim()
 				require.NoError(t, err)
 				live := dev.LiveObjects()
-				cause := injected(site.name, errors.Join(recorder.ErrOutOfDeviceMemory, errOOMResult))
+				cause := injected(site.name, errors.Join(errs.OutOfMemory, errOOMResult))
 				fails := 1
 				if persistent {
 					fails = -1
@@ -155,7 +155,7 @@ func TestOutOfMemoryAtEveryAllocationSiteOnTheDevice(t *testing.T) {
 					out.Close()
 					return
 				}
-				require.ErrorIs(t, err, ErrOutOfDeviceMemory)
+				require.ErrorIs(t, err, ErrOutOfMemory)
 				require.ErrorIs(t, err, cause, "the driver's error stays in the chain")
 				require.ErrorIs(t, err, errOOMResult)
 				require.Equal(t, 2, fd.injectedCount(site.call), "tried, reclaimed, retried once")
@@ -281,7 +281,7 @@ func TestOutOfMemoryInsideCaptureDoomsTheWindow(t *testing.T) {
 			require.NoError(t, Scale(dev.Stream(), 1, x, y)) // the kernel exists
 			require.NoError(t, dev.Stream().Sync(context.Background()))
 			s := dev.NewStream() // a slot with no descriptor pool yet
-			cause := injected(site.name, recorder.ErrOutOfDeviceMemory)
+			cause := injected(site.name, errs.OutOfMemory)
 			runs := 0
 			g, err := s.Capture(func(s *Stream) error {
 				runs++
@@ -294,7 +294,7 @@ func TestOutOfMemoryInsideCaptureDoomsTheWindow(t *testing.T) {
 				return Scale(s, 2, x, y)
 			})
 			fd.heal(site.call)
-			require.ErrorIs(t, err, ErrOutOfDeviceMemory)
+			require.ErrorIs(t, err, ErrOutOfMemory)
 			require.ErrorIs(t, err, cause)
 			require.Nil(t, g)
 			t.Logf("%s: %v", site.name, err)
@@ -336,7 +336,7 @@ func TestMemoryLimitUnderPressureRacesTrimAndClose(t *testing.T) {
 	dev, err := Open(WithValidation(true), WithPageSize(limitPage), WithMemoryLimit(memoryLimit))
 	require.NoError(t, err)
 	ok := func(err error) bool {
-		return err == nil || errors.Is(err, ErrOutOfDeviceMemory) || errors.Is(err, ErrClosed)
+		return err == nil || errors.Is(err, ErrOutOfMemory) || errors.Is(err, ErrClosed)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -360,7 +360,7 @@ func TestMemoryLimitUnderPressureRacesTrimAndClose(t *testing.T) {
 				want := float32(w*1000 + i)
 				b, err := NewBuffer[float32](dev, pieceElems)
 				if err != nil || len(held) == 8 {
-					if errors.Is(err, ErrOutOfDeviceMemory) {
+					if errors.Is(err, ErrOutOfMemory) {
 						refusals.Add(1)
 					} else if !ok(err) {
 						errs <- err

@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/vkcompute/vkc/shaders"
 	"math"
+
+	"github.com/vkcompute/vkc/shaders"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
@@ -262,7 +263,7 @@ func copyCores(s *Stream, op string, src, dst *bufferCore) error {
 		return err
 	}
 	defer dst.done()
-	return public(s.dev.rec.Copy(s.id, src.claim, dst.claim, uint64(src.n)*src.elem.size()))
+	return publicOp(op, s.dev.rec.Copy(s.id, src.claim, dst.claim, uint64(src.n)*src.elem.size()))
 }
 
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
@@ -476,7 +477,7 @@ func (d *Device) temp(s *Stream, n int, kind elemKind) (*bufferCore, error) {
 	if err != nil {
 		return nil, public(err)
 	}
-	return &bufferCore{dev: d, claim: c, n: n, elem: kind}, nil
+	return newBufferCore(d, c, n, kind, nil), nil
 }
 
 func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -22,16 +24,16 @@ func TestOutsideCallsOnAHostDeviceAreRefused(t *testing.T) {
 	b, err := NewBuffer[float32](dev, 4)
 	require.NoError(t, err)
 	_, err = b.VulkanBuffer()
-	assert.ErrorIs(t, err, recorder.ErrNotShared)
-	assert.ErrorIs(t, dev.Stream().SignalOutside(1, 0), recorder.ErrNotShared)
-	assert.ErrorIs(t, dev.Stream().WaitOutside(1), recorder.ErrNotShared)
+	assert.ErrorIs(t, err, errs.NotShared)
+	assert.ErrorIs(t, dev.Stream().SignalOutside(1, 0), errs.NotShared)
+	assert.ErrorIs(t, dev.Stream().WaitOutside(1), errs.NotShared)
 	_, err = dev.Stream().ImportEvent(1)
-	assert.ErrorIs(t, err, recorder.ErrNotShared)
+	assert.ErrorIs(t, err, errs.NotShared)
 	ev, err := dev.Stream().Record()
 	require.NoError(t, err)
-	assert.ErrorIs(t, ev.SignalOutside(1, 0), recorder.ErrNotShared)
-	assert.ErrorIs(t, b.WrittenOutside(dev.Stream(), 0), recorder.ErrNotShared)
-	assert.ErrorIs(t, b.ReadOutside(dev.Stream(), 0), recorder.ErrNotShared)
+	assert.ErrorIs(t, ev.SignalOutside(1, 0), errs.NotShared)
+	assert.ErrorIs(t, b.WrittenOutside(dev.Stream(), 0), errs.NotShared)
+	assert.ErrorIs(t, b.ReadOutside(dev.Stream(), 0), errs.NotShared)
 	_, err = b.Read(context.Background())
 	assert.ErrorIs(t, err, ErrUnwritten)
 }

@@ -70,7 +70,7 @@ func (s *Stream) Profile(fn func(*Stream) error) (*Profile, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
-	err := public(s.dev.rec.BeginProfile(s.id))
+	err := publicOp("Stream.Profile", s.dev.rec.BeginProfile(s.id))
 	s.leave()
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func (s *Stream) Profile(fn func(*Stream) error) (*Profile, error) {
 	defer s.leave()
 	launches, total, err := s.dev.rec.EndProfile(context.Background(), s.id)
 	if err != nil {
-		return nil, errors.Join(ferr, public(err))
+		return nil, errors.Join(ferr, publicOp("Stream.Profile", err))
 	}
 	p := &Profile{Total: total, Launches: make([]LaunchTime, len(launches))}
 	for i, l := range launches {

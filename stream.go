@@ -62,7 +62,7 @@ func (s *Stream) Sync(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	return public(s.dev.rec.Sync(ctx, s.id))
+	return publicOp("Stream.Sync", s.dev.rec.Sync(ctx, s.id))
 }
 
 // Flush submits the stream's pending work without waiting.
@@ -71,7 +71,7 @@ func (s *Stream) Flush() error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.Flush(s.id))
+	return publicOp("Stream.Flush", s.dev.rec.Flush(s.id))
 }
 
 // Capture records fn's work into a Graph. fn runs twice: once as the warmup,
@@ -170,7 +170,7 @@ func (s *Stream) PrepareCapture() error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.PrepareCapture(s.id))
+	return publicOp("Stream.PrepareCapture", s.dev.rec.PrepareCapture(s.id))
 }
 
 // BeginCapture starts recording: from here launches and host writes on this
@@ -186,7 +186,7 @@ func (s *Stream) BeginCaptureWith(opts CaptureOptions) error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.BeginCaptureWith(s.id, recorder.CaptureOptions{Profile: opts.Profile}))
+	return publicOp("Stream.BeginCaptureWith", s.dev.rec.BeginCaptureWith(s.id, recorder.CaptureOptions{Profile: opts.Profile}))
 }
 
 // abortIfPrepared aborts s's window when a begin refused left it
@@ -210,7 +210,7 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	defer s.leave()
 	rg, err := s.dev.rec.EndCapture(s.id)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Stream.EndCapture", err)
 	}
 	g := &Graph{g: rg, dev: s.dev}
 	s.dev.mu.Lock()
@@ -225,7 +225,7 @@ func (s *Stream) AbortCapture() error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.AbortCapture(s.id))
+	return publicOp("Stream.AbortCapture", s.dev.rec.AbortCapture(s.id))
 }
 
 // capturing reports whether a capture window records on s's slot.

@@ -5,34 +5,30 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
+
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Errors of the allocator. Each is returned wrapped with the request or
 // claim it concerns; test for them with errors.Is.
 var (
 	// ErrInvalidSize rejects a zero-byte request, which would name no memory.
-	ErrInvalidSize = errors.New("alloc: allocation of zero bytes")
+	ErrInvalidSize = errors.New("allocation of zero bytes")
 	// ErrTooLarge rejects a request above Config.MaxClaim (the device's
 	// maxStorageBufferRange), which no descriptor could address.
-	ErrTooLarge = errors.New("alloc: allocation larger than the largest claim allowed")
-	// ErrAllocInCapture reports a request that needs a new page while growth
-	// is locked: a capture window records, and a page created now would not
-	// exist when the graph replays after a warmup that never saw it.
-	ErrAllocInCapture = errors.New("alloc: allocation needs a new page while a capture window records")
+	ErrTooLarge = errors.New("allocation larger than the largest claim allowed")
 	// ErrUnknownClaim reports a claim this allocator does not hold live: never
 	// allocated here, already freed, or not matching a claim exactly.
-	ErrUnknownClaim = errors.New("alloc: unknown or already freed claim")
-	// ErrClosed reports use of an allocator after Close.
-	ErrClosed = errors.New("alloc: allocator closed")
+	ErrUnknownClaim = errors.New("unknown or already freed claim")
 	// ErrInvalidKind rejects a Kind outside DeviceLocal, Upload, Readback.
-	ErrInvalidKind = errors.New("alloc: invalid memory kind")
+	ErrInvalidKind = errors.New("invalid memory kind")
 	// ErrInvalidConfig rejects a Config that New cannot honour.
-	ErrInvalidConfig = errors.New("alloc: invalid allocator configuration")
+	ErrInvalidConfig = errors.New("invalid allocator configuration")
 	// ErrOverLimit reports a request that needs a new page the memory
 	// limit (Config.Limit) has no room for, even with every empty page
 	// released: what is reserved is live, guarded or parked for a window.
-	ErrOverLimit = errors.New("alloc: request past the memory limit")
+	ErrOverLimit = errors.New("request past the memory limit")
 )
 
 // Block is the memory behind one page; the recorder wraps a VkDeviceMemory
@@ -161,7 +157,7 @@ type page[B Block] struct {
 // use. Page IDs are never reused, so a claim (and anything keyed by one,
 // such as a cached descriptor set) can never come to name a different block.
 type Allocator[B Block] struct {
-	mu  sync.Mutex
+	mu  lockrank.Mutex
 	src BlockSource[B]
 	cfg Config
 
@@ -192,6 +188,7 @@ func New[B Block](src BlockSource[B], cfg Config) (*Allocator[B], error) {
 		return nil, err
 	}
 	a := &Allocator[B]{src: src, cfg: cfg}
+	a.mu.SetRank(lockrank.Allocator, 0)
 	for k := range a.free {
 		a.free[k].init()
 	}
@@ -205,7 +202,7 @@ func (a *Allocator[B]) Config() Config { return a.cfg }
 // an existing page of that kind when one has room, else into a new page (a
 // dedicated one, exactly the rounded size, from DedicatedThreshold up).
 // While growth is locked a request that needs a new page fails with
-// ErrAllocInCapture. Past Config.Limit, empty pages are released to make
+// errs.AllocInCapture. Past Config.Limit, empty pages are released to make
 // room for the new one, and only when releasing all of them would not
 // make room does the request fail, with ErrOverLimit. A failure leaves
 // the allocator untouched.
@@ -226,7 +223,7 @@ func (a *Allocator[B]) alloc(kind Kind, size uint64, mayGrow bool) (Claim, error
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return Claim{}, ErrClosed
+		return Claim{}, errs.Closed
 	}
 	switch {
 	case kind >= numKinds:
@@ -252,7 +249,7 @@ func (a *Allocator[B]) alloc(kind Kind, size uint64, mayGrow bool) (Claim, error
 // grow creates a page able to hold reserve bytes and returns its free node.
 func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, error) {
 	if a.growthLocks > 0 && !mayGrow {
-		return nilNode, fmt.Errorf("%w: %d bytes of %s", ErrAllocInCapture, reserve, kind)
+		return nilNode, fmt.Errorf("%w: %d bytes of %s", errs.AllocInCapture, reserve, kind)
 	}
 	if len(a.pages) >= math.MaxUint32 {
 		return nilNode, fmt.Errorf("%w: page IDs exhausted", ErrTooLarge)
@@ -266,7 +263,7 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, err
 	}
 	block, err := a.src.NewBlock(kind, size)
 	if err != nil {
-		return nilNode, fmt.Errorf("alloc: new %s page of %d bytes: %w", kind, size, err)
+		return nilNode, fmt.Errorf("new %s page of %d bytes: %w", kind, size, err)
 	}
 	id := PageID(len(a.pages))
 	n := a.newNode()
@@ -452,7 +449,7 @@ func (a *Allocator[B]) Free(c Claim) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return ErrClosed
+		return errs.Closed
 	}
 	n, ok := a.lookup(c)
 	if !ok || a.nodes[n].deferred {
@@ -589,7 +586,7 @@ func (a *Allocator[B]) Guard(claims []Claim) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return ErrClosed
+		return errs.Closed
 	}
 	for _, c := range claims {
 		if n, ok := a.lookup(c); !ok || a.nodes[n].deferred {
@@ -723,7 +720,7 @@ func (a *Allocator[B]) Stats() Stats {
 }
 
 // Close releases every block, live claims or not; the allocator then
-// refuses work with ErrClosed. Closing twice is harmless.
+// refuses work with errs.Closed. Closing twice is harmless.
 func (a *Allocator[B]) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()

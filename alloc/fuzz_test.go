@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // fuzzInput hands out the fuzzer's bytes, zeros once they run out.
@@ -182,7 +184,7 @@ func (m *allocModel) alloc(in *fuzzInput) {
 		require.Len(m.t, m.src.made, made, "a new page although one had room")
 		require.Equal(m.t, kind, m.pages[c.Page].kind)
 	case m.locks > 0 && !outside:
-		require.ErrorIs(m.t, err, ErrAllocInCapture)
+		require.ErrorIs(m.t, err, errs.AllocInCapture)
 	case pastLimit && !mayRelease:
 		require.ErrorIs(m.t, err, ErrOverLimit)
 		after, _ := m.reservedAndEmpty()

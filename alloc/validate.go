@@ -7,7 +7,7 @@ import (
 
 // ErrCorrupt wraps what Validate finds: the allocator's or the ledger's
 // internal structure broke one of its invariants.
-var ErrCorrupt = errors.New("alloc: internal structure corrupt")
+var ErrCorrupt = errors.New("internal structure corrupt")
 
 // Validate checks the allocator's internal structure, as VMA's
 // vmaCheckCorruption and the TLSF's own checks do: each live page is

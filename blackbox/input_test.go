@@ -622,10 +622,10 @@ func one3() [3]uint32 { return [3]uint32{1, 1, 1} }
 
 // Promise (docs/guide/errors.md: no exported function panics on bad input;
 // WithStreams: "at most 64; Open refuses more"; a page larger than its
-// memory heap is refused, ErrOutOfDeviceMemory): Open with zero, negative
+// memory heap is refused, ErrOutOfMemory): Open with zero, negative
 // and huge option values returns an error or a device that works with no
 // validation message; where it cannot make a buffer, the error is
-// ErrOutOfDeviceMemory.
+// ErrOutOfMemory.
 func TestOpenOptionsExtremeValues(t *testing.T) {
 	cases := map[string]struct {
 		opts    []vkc.Option
@@ -667,7 +667,7 @@ func TestOpenOptionsExtremeValues(t *testing.T) {
 			s := dev.NewStream()
 			b, err := vkc.NewBuffer[float32](dev, 100)
 			if err != nil {
-				require.ErrorIs(t, err, vkc.ErrOutOfDeviceMemory, "NewBuffer")
+				require.ErrorIs(t, err, vkc.ErrOutOfMemory, "NewBuffer")
 				return
 			}
 			defer b.Close()

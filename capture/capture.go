@@ -1,17 +1,11 @@
 package capture
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
-
-// ErrCaptureState is wrapped by every call made in a state that does not
-// allow it, so callers can tell lifecycle misuse from device or memory
-// failures with errors.Is. The wrapping message names the call and the state
-// it found.
-var ErrCaptureState = errors.New("capture: wrong state")
 
 // State is where a stream's capture window is in its lifecycle. The zero value
 // is Idle, so a zero StreamCapture needs no constructor.
@@ -163,9 +157,9 @@ type StreamCapture struct {
 // stateError is the error of a call refused in the current state.
 func (c *StreamCapture) stateError(call string) error {
 	if c.state == Idle {
-		return fmt.Errorf("%w: %s called while %s", ErrCaptureState, call, c.state)
+		return fmt.Errorf("%w: %s called while %s", errs.CaptureState, call, c.state)
 	}
-	return fmt.Errorf("%w: %s called while %s (owner stream %d)", ErrCaptureState, call, c.state, c.owner)
+	return fmt.Errorf("%w: %s called while %s (owner stream %d)", errs.CaptureState, call, c.state, c.owner)
 }
 
 // drop forgets everything a window recorded, retained or failed with, keeping
@@ -221,7 +215,7 @@ func (c *StreamCapture) Begin() error {
 //
 // From Prepared (a warmup that failed before Begin) End aborts the window,
 // returns to Idle and returns the CaptureEnd together with an error wrapping
-// ErrCaptureState, since there is nothing to seal. From Idle it returns an
+// errs.CaptureState, since there is nothing to seal. From Idle it returns an
 // error and changes nothing.
 func (c *StreamCapture) End(caller uint64) (CaptureEnd, error) {
 	return c.end(fmt.Sprintf("End(%d)", caller), caller)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // snapshot is everything a StreamCapture holds, copied, so a refused call can
@@ -105,7 +106,7 @@ func TestIllegalTransitionsChangeNothing(t *testing.T) {
 			c := r.start(t)
 			before := snap(c)
 			err := r.do(c)
-			require.ErrorIs(t, err, ErrCaptureState)
+			require.ErrorIs(t, err, errs.CaptureState)
 			assert.Contains(t, err.Error(), r.call)
 			assert.Contains(t, err.Error(), r.from)
 			assert.Equal(t, before, snap(c))
@@ -216,7 +217,7 @@ func assertEmpty(t *testing.T, c *StreamCapture) {
 func TestEndFromPreparedAbortsAndFails(t *testing.T) {
 	c := startPrepared(t)
 	end, err := c.End(ownerStream)
-	require.ErrorIs(t, err, ErrCaptureState)
+	require.ErrorIs(t, err, errs.CaptureState)
 	assert.Equal(t, CaptureEnd{Owner: ownerStream, Owned: true}, end)
 	assertIdle(t, c)
 	assertEmpty(t, c)
@@ -231,7 +232,7 @@ func TestNonOwnerEndClosesWindow(t *testing.T) {
 	assertIdle(t, c)
 
 	_, err = c.End(ownerStream)
-	require.ErrorIs(t, err, ErrCaptureState, "the owner's later End finds nothing recording")
+	require.ErrorIs(t, err, errs.CaptureState, "the owner's later End finds nothing recording")
 	assert.Equal(t, []Binding{{Claim: claimA}, {Claim: claimB, Write: true}}, c.TakeRecorded(),
 		"the owner's failed End must not lose what the closed window recorded")
 }
@@ -328,7 +329,7 @@ func TestSeal(t *testing.T) {
 	t.Run("NotOwned", func(t *testing.T) {
 		c := startRecording(t)
 		sealed, err := c.Seal(neighbourStrm)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		assert.Contains(t, err.Error(), fmt.Sprintf("stream %d ended a capture owned by stream %d", neighbourStrm, ownerStream))
 		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs}, sealed)
 		assertIdle(t, c)
@@ -339,7 +340,7 @@ func TestSeal(t *testing.T) {
 		c.Fail(errDoomedA)
 		sealed, err := c.Seal(ownerStream)
 		require.ErrorIs(t, err, errDoomedA)
-		assert.NotErrorIs(t, err, ErrCaptureState)
+		assert.NotErrorIs(t, err, errs.CaptureState)
 		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs}, sealed)
 		assertIdle(t, c)
 		assertEmpty(t, c)
@@ -348,7 +349,7 @@ func TestSeal(t *testing.T) {
 		c := startRecording(t)
 		c.Fail(errDoomedA)
 		sealed, err := c.Seal(neighbourStrm)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		require.ErrorIs(t, err, errDoomedA)
 		assert.Equal(t, wantWrites, sealed.Writes)
 		assert.Equal(t, wantHost, sealed.Host)
@@ -357,14 +358,14 @@ func TestSeal(t *testing.T) {
 	t.Run("PreparedOnly", func(t *testing.T) {
 		c := startPrepared(t)
 		sealed, err := c.Seal(ownerStream)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		assert.Equal(t, Sealed{Owner: ownerStream}, sealed)
 		assertIdle(t, c)
 	})
 	t.Run("Idle", func(t *testing.T) {
 		c := startIdle(t)
 		sealed, err := c.Seal(ownerStream)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		assert.Equal(t, Sealed{}, sealed)
 		assertIdle(t, c)
 	})
@@ -387,7 +388,7 @@ func TestAbandon(t *testing.T) {
 			c := start(t)
 			before := c.State()
 			sealed, doomed, err := c.Abandon()
-			require.ErrorIs(t, err, ErrCaptureState)
+			require.ErrorIs(t, err, errs.CaptureState)
 			assert.Equal(t, Sealed{}, sealed)
 			assert.NoError(t, doomed)
 			assert.Equal(t, before, c.State(), "a refused Abandon changes nothing")

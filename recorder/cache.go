@@ -5,6 +5,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // setKey identifies a descriptor set by kernel (its layout) and the exact
@@ -100,7 +101,7 @@ func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 		}
 		set, err := d.AllocateSet(pool, k.pipe)
 		if err != nil {
-			if err := c.r.observe(err); errors.Is(err, ErrDeviceLost) {
+			if err := c.r.observe(err); errors.Is(err, errs.DeviceLost) {
 				return 0, 0, err
 			}
 			c.outstand[pool] = setsPerPool

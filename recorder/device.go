@@ -14,12 +14,10 @@
 package recorder
 
 import (
-	"errors"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/devinfo"
-	"github.com/vkcompute/vkc/shaders"
 )
 
 // Handles name objects a Device created. They are opaque to the recorder,
@@ -147,8 +145,8 @@ const MaxPushSize = 256
 // one command pool, or the buffers allocated from it, from two goroutines
 // at once; the recorder never does.
 //
-// Errors a Device returns wrap the recorder's sentinels where one applies
-// (ErrDeviceLost, ErrOutOfDeviceMemory, ErrClosed, ErrBadSPIRV).
+// Errors a Device returns wrap vkc's sentinels (package errs) where one applies
+// (errs.DeviceLost, errs.OutOfMemory, errs.Closed, errs.BadSPIRV).
 type Device interface {
 	// Info describes the device: name, type, limits, memory.
 	Info() DeviceInfo
@@ -214,7 +212,7 @@ type Device interface {
 
 	// NewTimestamps creates a pool of count timestamp queries (at least
 	// one). A device whose queue takes no timestamps (a timestamp period
-	// of zero in its limits) fails with ErrUnsupported.
+	// of zero in its limits) fails with errs.Unsupported.
 	NewTimestamps(count uint32) (Timestamps, error)
 	// DestroyTimestamps destroys a pool no pending command buffer writes.
 	DestroyTimestamps(q Timestamps)
@@ -275,46 +273,4 @@ type (
 	SubgroupInfo = devinfo.SubgroupInfo
 	DeviceInfo   = devinfo.DeviceInfo
 	Features     = devinfo.Features
-)
-
-// Sentinel errors of the recorder and of the devices it drives, declared
-// here once: the recorder owns the seam's sentinels (as database/sql/driver
-// owns ErrBadConn), and a Device (recorder/vkdev lowering package vk's
-// failures, recorder/hostdev) returns errors wrapping them. Failures that
-// belong to the packages below pass through as they are, never declared
-// again: alloc.ErrUnwritten, alloc.ErrAllocInCapture,
-// capture.ErrCaptureState, and shaders.ErrInvalidSPIRV (ErrBadSPIRV).
-// The allocator's own alloc.ErrClosed never leaves the recorder: every call
-// into the allocator holds devMu and checks closed, and Close closes the
-// allocator with devMu held exclusively. The public package maps each
-// sentinel onto its own, in one table.
-var (
-	// ErrSyncInCapture: the stream that owns a recording capture window
-	// asked to wait for the device (a read or a sync). Nothing recorded has
-	// run, so there is nothing to wait for; the window is doomed.
-	ErrSyncInCapture = errors.New("recorder: sync or read inside a capture window")
-	// ErrStreamCapturing: another logical stream on the same slot owns a
-	// capture window; this stream's call is refused so it cannot slip into
-	// (or wait on) the recording.
-	ErrStreamCapturing = errors.New("recorder: another stream on this slot is capturing")
-	// ErrClosed: use of a closed recorder, kernel or graph.
-	ErrClosed = errors.New("recorder: use of closed object")
-	// ErrDeviceLost: the device was lost; every later call fails with it.
-	ErrDeviceLost = errors.New("recorder: device lost")
-	// ErrOutOfDeviceMemory: the device or host ran out of memory.
-	ErrOutOfDeviceMemory = errors.New("recorder: out of device memory")
-	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module. It
-	// is the SPIR-V reader's sentinel, whoever refuses the module: the
-	// reader itself, or the device's validator (vkdev lowers vk's refusal
-	// onto it).
-	ErrBadSPIRV = shaders.ErrInvalidSPIRV
-	// ErrUnsupported: the request needs a feature or version the device
-	// lacks (a module's SPIR-V version newer than its Vulkan version
-	// takes, timestamps on a queue that takes none); the message names
-	// what is missing.
-	ErrUnsupported = errors.New("recorder: unsupported by the device")
-	// ErrNoLoader: the Vulkan loader could not be loaded.
-	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")
-	// ErrNoDevice: no Vulkan driver reports a device.
-	ErrNoDevice = errors.New("recorder: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
 )

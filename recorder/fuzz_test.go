@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -129,8 +130,8 @@ func (f *fz) result(what string, err, want error, outs ...*mbuf) {
 			return true
 		}
 		if f.lost {
-			return e == nil || errors.Is(e, recorder.ErrDeviceLost) || errors.Is(e, capture.ErrCaptureState) ||
-				errors.Is(e, recorder.ErrStreamCapturing)
+			return e == nil || errors.Is(e, errs.DeviceLost) || errors.Is(e, errs.CaptureState) ||
+				errors.Is(e, errs.StreamCapturing)
 		}
 		if want == nil {
 			return e == nil
@@ -191,11 +192,11 @@ func (f *fz) settleReaders(self int, bs ...*mbuf) {
 // neighbour of an open window is refused.
 func (f *fz) want(s recorder.StreamID) error {
 	if f.lost {
-		return recorder.ErrDeviceLost
+		return errs.DeviceLost
 	}
 	w := f.win[slotOf(s)]
 	if w.state != capture.Idle && w.owner != s {
-		return recorder.ErrStreamCapturing
+		return errs.StreamCapturing
 	}
 	return nil
 }
@@ -232,8 +233,8 @@ func (f *fz) work(what string, s recorder.StreamID, ins, outs []*mbuf, compute f
 		w.ins = append(w.ins, ins...)
 	case rec:
 		f.doom(slot, err)
-		if errors.Is(err, alloc.ErrAllocInCapture) && f.maybeBorn(slot, ins, outs) {
-			want = alloc.ErrAllocInCapture // a buffer born in the window
+		if errors.Is(err, errs.AllocInCapture) && f.maybeBorn(slot, ins, outs) {
+			want = errs.AllocInCapture // a buffer born in the window
 		}
 	default:
 		run()
@@ -298,8 +299,8 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 		w.writes = append(w.writes, b)
 	case rec:
 		f.doom(slot, err)
-		if errors.Is(err, alloc.ErrAllocInCapture) {
-			want = alloc.ErrAllocInCapture // no room for the staging, or a buffer born in the window: the model cannot tell
+		if errors.Is(err, errs.AllocInCapture) {
+			want = errs.AllocInCapture // no room for the staging, or a buffer born in the window: the model cannot tell
 		}
 	default:
 		b.setClean(vals)
@@ -314,13 +315,13 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 func (f *fz) read(s recorder.StreamID, b *mbuf) {
 	want := f.want(s)
 	if want == nil && f.recording(s) {
-		want = recorder.ErrSyncInCapture
+		want = errs.SyncInCapture
 	}
 	out := make([]byte, b.c.Size)
 	err := f.r.Read(context.Background(), s, b.c, out)
 	what := fmt.Sprintf("read %s on %d", b.name, s)
 	if want != nil || f.lost {
-		if want == recorder.ErrSyncInCapture {
+		if want == errs.SyncInCapture {
 			f.doom(slotOf(s), err)
 		}
 		if f.lost && err == nil {
@@ -330,7 +331,7 @@ func (f *fz) read(s recorder.StreamID, b *mbuf) {
 		return
 	}
 	driverErr := err
-	if errors.Is(err, alloc.ErrUnwritten) {
+	if errors.Is(err, errs.Unwritten) {
 		driverErr = nil
 	}
 	f.result(what, driverErr, nil)
@@ -352,10 +353,10 @@ func (f *fz) read(s recorder.StreamID, b *mbuf) {
 func (f *fz) sync(s recorder.StreamID) error {
 	want := f.want(s)
 	if want == nil && f.recording(s) {
-		want = recorder.ErrSyncInCapture
+		want = errs.SyncInCapture
 	}
 	err := f.r.Sync(context.Background(), s)
-	if want == recorder.ErrSyncInCapture {
+	if want == errs.SyncInCapture {
 		f.doom(slotOf(s), err)
 	}
 	f.result(fmt.Sprintf("sync %d", s), err, want)
@@ -374,11 +375,11 @@ func (f *fz) prepare(s recorder.StreamID) {
 	var want error
 	switch {
 	case f.lost:
-		want = recorder.ErrDeviceLost
+		want = errs.DeviceLost
 	case w.state != capture.Idle && w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	case w.state != capture.Idle:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	}
 	err := f.r.PrepareCapture(s)
 	if want == nil && err == nil {
@@ -393,11 +394,11 @@ func (f *fz) begin(s recorder.StreamID) {
 	var want error
 	switch {
 	case f.lost:
-		want = recorder.ErrDeviceLost
+		want = errs.DeviceLost
 	case w.state != capture.Idle && w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	case w.state != capture.Prepared:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	}
 	err := f.r.BeginCapture(s)
 	if want == nil {
@@ -421,14 +422,14 @@ func (f *fz) end(s recorder.StreamID) {
 	recorded := w.state == capture.Recording
 	switch {
 	case recorded && w.owner != s:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	case recorded && w.doom != nil:
 		want = w.doom
 	case recorded:
 	case w.state != capture.Idle && w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	default:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	}
 	g, err := f.r.EndCapture(s)
 	if recorded || (w.state == capture.Prepared && w.owner == s) {
@@ -448,14 +449,14 @@ func (f *fz) abort(s recorder.StreamID) {
 	var want error
 	switch {
 	case w.state == capture.Idle:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	case w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	}
 	err := f.r.AbortCapture(s)
 	if want == nil {
 		if w.state == capture.Recording {
-			cause := []error{capture.ErrCaptureState}
+			cause := []error{errs.CaptureState}
 			if w.doom != nil {
 				cause = []error{w.doom}
 			}
@@ -473,11 +474,11 @@ func (f *fz) replay(i int) {
 	var want error
 	switch {
 	case g.closed:
-		want = recorder.ErrClosed
+		want = errs.Closed
 	case f.lost:
-		want = recorder.ErrDeviceLost
+		want = errs.DeviceLost
 	case f.win[g.slot].state == capture.Recording:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	default:
 		f.settleReaders(g.slot, g.writes...)
 	}
@@ -488,7 +489,7 @@ func (f *fz) replay(i int) {
 		}
 	}
 	var outs []*mbuf
-	if want != recorder.ErrClosed {
+	if want != errs.Closed {
 		outs = g.writes
 	}
 	f.result(fmt.Sprintf("replay %d", i), err, want, outs...)
@@ -526,7 +527,7 @@ func (f *fz) renew(i int) {
 	b := newMbuf(fmt.Sprintf("%c%d", 'a'+i, len(f.log)), n)
 	c, err := f.r.Alloc(alloc.DeviceLocal, 4*n)
 	var want error
-	if errors.Is(err, alloc.ErrAllocInCapture) {
+	if errors.Is(err, errs.AllocInCapture) {
 		f.fatalf("alloc %s refused for a capture window: %v", b.name, err) // buffers are served in windows too
 	}
 	if err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/shaders"
 )
 
@@ -30,31 +31,31 @@ func (k *Kernel) Desc() PipelineDesc { return k.desc }
 // NewKernel builds a kernel from SPIR-V, which package shaders reads first
 // (a module that is not whole never reaches the device) and the device
 // validates before its driver sees it. A kernel built while Close runs either completes
-// first (and Close destroys it) or fails with ErrClosed.
+// first (and Close destroys it) or fails with errs.Closed.
 func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("recorder: kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
+		return nil, fmt.Errorf("kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
 	}
 	if desc.Texels>>uint(desc.Bindings) != 0 || desc.Texels&desc.Writes != 0 {
-		return nil, fmt.Errorf("recorder: kernel %q: texel bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Bindings)
+		return nil, fmt.Errorf("kernel %q: texel bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Bindings)
 	}
 	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
 	if desc.PushSize%4 != 0 || desc.PushSize > limit {
-		return nil, fmt.Errorf("recorder: kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
+		return nil, fmt.Errorf("kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
 	}
 	if _, err := shaders.Inspect(code); err != nil {
-		if errors.Is(err, ErrBadSPIRV) {
-			return nil, fmt.Errorf("recorder: kernel %q: %w", desc.Name, err)
+		if errors.Is(err, errs.BadSPIRV) {
+			return nil, fmt.Errorf("kernel %q: %w", desc.Name, err)
 		}
-		return nil, fmt.Errorf("recorder: kernel %q: %w: %w", desc.Name, ErrBadSPIRV, err)
+		return nil, fmt.Errorf("kernel %q: %w: %w", desc.Name, errs.BadSPIRV, err)
 	}
 	if desc.SpecIDs != nil {
 		if len(desc.SpecIDs) != len(desc.Spec) {
-			return nil, fmt.Errorf("recorder: kernel %q: %d specialization-constant IDs for %d values", desc.Name, len(desc.SpecIDs), len(desc.Spec))
+			return nil, fmt.Errorf("kernel %q: %d specialization-constant IDs for %d values", desc.Name, len(desc.SpecIDs), len(desc.Spec))
 		}
 		for i, id := range desc.SpecIDs {
 			if slices.Contains(desc.SpecIDs[:i], id) {
-				return nil, fmt.Errorf("recorder: kernel %q: specialization constant %d set twice", desc.Name, id)
+				return nil, fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, id)
 			}
 		}
 		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
@@ -251,13 +252,13 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 // check refuses arguments that do not fit the kernel's interface.
 func (k *Kernel) check(l *Launch) error {
 	if len(l.Args) != k.desc.Bindings {
-		return fmt.Errorf("recorder: kernel %q: %d bindings, want %d", k.desc.Name, len(l.Args), k.desc.Bindings)
+		return fmt.Errorf("kernel %q: %d bindings, want %d", k.desc.Name, len(l.Args), k.desc.Bindings)
 	}
 	if len(l.Push) != int(k.desc.PushSize) {
-		return fmt.Errorf("recorder: kernel %q: %d bytes of push constants, want %d", k.desc.Name, len(l.Push), k.desc.PushSize)
+		return fmt.Errorf("kernel %q: %d bytes of push constants, want %d", k.desc.Name, len(l.Push), k.desc.PushSize)
 	}
 	if l.Indirect.Size != 0 && l.Indirect.Size < 12 {
-		return fmt.Errorf("recorder: kernel %q: indirect group counts in %d bytes (need 12)", k.desc.Name, l.Indirect.Size)
+		return fmt.Errorf("kernel %q: indirect group counts in %d bytes (need 12)", k.desc.Name, l.Indirect.Size)
 	}
 	return nil
 }
@@ -297,7 +298,7 @@ func (b *slot) admitLaunch(s StreamID, k *Kernel, l *Launch) error {
 		return err
 	}
 	if k.released.Load() {
-		return fmt.Errorf("recorder: kernel %q: %w", k.desc.Name, ErrClosed)
+		return fmt.Errorf("kernel %q: %w", k.desc.Name, errs.Closed)
 	}
 	return b.r.checkLimits(l.Limits)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // Memory pressure: what the recorder does when a request finds no room,
@@ -14,21 +15,21 @@ import (
 // site that can run out (pages, staging and readback memory, which are
 // pages too, descriptor pools, command buffers and their fences) goes
 // through retryOutOfMemory: reclaim, retry once, then the failure, which
-// matches ErrOutOfDeviceMemory and keeps the driver's result or the
+// matches errs.OutOfMemory and keeps the driver's result or the
 // limit's numbers in its chain.
 
 // outOfMemory reports whether err says memory ran out, in the device, in
 // the host or under the limit: the failures reclaiming may cure.
 func outOfMemory(err error) bool {
-	return err != nil && (errors.Is(err, ErrOutOfDeviceMemory) || errors.Is(err, alloc.ErrOverLimit))
+	return err != nil && (errors.Is(err, errs.OutOfMemory) || errors.Is(err, alloc.ErrOverLimit))
 }
 
 // memoryError makes the allocator's limit refusal the recorder's
 // out-of-memory, keeping the allocator's message and chain, so a caller
 // tests one sentinel whether the driver or the limit said no.
 func memoryError(err error) error {
-	if err != nil && errors.Is(err, alloc.ErrOverLimit) && !errors.Is(err, ErrOutOfDeviceMemory) {
-		return fmt.Errorf("%w: %w", ErrOutOfDeviceMemory, err)
+	if err != nil && errors.Is(err, alloc.ErrOverLimit) && !errors.Is(err, errs.OutOfMemory) {
+		return fmt.Errorf("%w: %w", errs.OutOfMemory, err)
 	}
 	return err
 }
@@ -193,7 +194,7 @@ func (b *slot) refuseBorn(claims ...alloc.Claim) error {
 		mask := r.born[owner]
 		r.bornMu.Unlock()
 		if mask&(uint64(1)<<uint(b.index)) != 0 {
-			err := fmt.Errorf("recorder: work recorded on %s, a buffer allocated while the window records that its warmup did not allocate and free (allocate buffers before Capture, or in its function and close them there): %w", owner, alloc.ErrAllocInCapture)
+			err := fmt.Errorf("work recorded on %s, a buffer allocated while the window records that its warmup did not allocate and free (allocate buffers before Capture, or in its function and close them there): %w", owner, errs.AllocInCapture)
 			b.win.Fail(err)
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -35,7 +36,7 @@ func fillTo(t *testing.T, g *rig) []alloc.Claim {
 	for {
 		c, err := g.r.Alloc(alloc.DeviceLocal, memPiece)
 		if err != nil {
-			require.ErrorIs(t, err, recorder.ErrOutOfDeviceMemory)
+			require.ErrorIs(t, err, errs.OutOfMemory)
 			require.ErrorIs(t, err, alloc.ErrOverLimit)
 			return claims
 		}
@@ -60,7 +61,7 @@ func TestMemoryLimitFillsToRefusalAndBack(t *testing.T) {
 		assert.Greater(t, st.Reserved+memPiece, uint64(memLimit)-memPage, "the budget is nearly all used")
 
 		_, err := g.r.Alloc(alloc.DeviceLocal, 3*memPiece)
-		require.ErrorIs(t, err, recorder.ErrOutOfDeviceMemory)
+		require.ErrorIs(t, err, errs.OutOfMemory)
 		for _, want := range []string{"3072 bytes of device-local", fmt.Sprintf("limit %d", memLimit),
 			fmt.Sprintf("reserved %d", st.Reserved), fmt.Sprintf("used %d", st.Used), fmt.Sprintf("largest free range %d", st.LargestFree)} {
 			assert.Contains(t, err.Error(), want)
@@ -70,7 +71,7 @@ func TestMemoryLimitFillsToRefusalAndBack(t *testing.T) {
 			// A read needs readback memory, which the limit counts too:
 			// at a full budget it is refused like any page.
 			_, err := g.read(0, x)
-			require.ErrorIs(t, err, recorder.ErrOutOfDeviceMemory)
+			require.ErrorIs(t, err, errs.OutOfMemory)
 			// Freeing a page's worth makes room for it.
 			last := claims[len(claims)-1].Page
 			for len(claims) > 0 && claims[len(claims)-1].Page == last {
@@ -184,12 +185,12 @@ func TestTrimReleasesOnlyFreePages(t *testing.T) {
 	assert.Equal(t, uint64(0), g.r.Stats().Reserved, "every page released once nothing holds one (released %d)", released)
 	g.close()
 	_, err = g.r.Trim()
-	require.ErrorIs(t, err, recorder.ErrClosed)
+	require.ErrorIs(t, err, errs.Closed)
 }
 
 // oomCause is a driver's out-of-memory as a test injects it.
 func oomCause(call string) error {
-	return fmt.Errorf("%s: VK_ERROR_OUT_OF_DEVICE_MEMORY (injected): %w", call, recorder.ErrOutOfDeviceMemory)
+	return fmt.Errorf("%s: VK_ERROR_OUT_OF_DEVICE_MEMORY (injected): %w", call, errs.OutOfMemory)
 }
 
 // allocSite is one place the recorder asks the driver for memory, and a
@@ -228,7 +229,7 @@ var allocSites = []allocSite{
 
 // Every site where the recorder allocates from the driver, made to run
 // out of memory: once, the reclaim and retry absorb it; every time, the
-// call fails with ErrOutOfDeviceMemory and the driver's error in its
+// call fails with ErrOutOfMemory and the driver's error in its
 // chain, leaves no object behind, and every other buffer intact; healed,
 // the same call works.
 func TestOutOfMemoryAtEveryAllocationSite(t *testing.T) {
@@ -263,7 +264,7 @@ func TestOutOfMemoryAtEveryAllocationSite(t *testing.T) {
 					g.close()
 					return
 				}
-				require.ErrorIs(t, err, recorder.ErrOutOfDeviceMemory)
+				require.ErrorIs(t, err, errs.OutOfMemory)
 				require.ErrorIs(t, err, cause, "the driver's error stays in the chain")
 				g.dev.Heal(site.call)
 				// A launch's eager batch may stay open for the next launch
@@ -306,7 +307,7 @@ func TestOutOfMemoryInsideACaptureWindow(t *testing.T) {
 		g.dev.FailFrom(hostdev.AllocateCommandBuffer, 0, cause)
 		err := g.r.BeginCapture(0)
 		g.dev.Heal(hostdev.AllocateCommandBuffer)
-		require.ErrorIs(t, err, recorder.ErrOutOfDeviceMemory)
+		require.ErrorIs(t, err, errs.OutOfMemory)
 		require.ErrorIs(t, err, cause)
 		assert.Equal(t, live, g.r.Live())
 		g.mustRead(0, y, ramp(1), "the warmup's work stands; the window is idle again")
@@ -378,9 +379,9 @@ func TestCaptureAllocationRuleIsDeterministic(t *testing.T) {
 					require.NoError(t, graph.Replay())
 					require.NoError(t, graph.Close())
 				} else {
-					require.ErrorIs(t, err, alloc.ErrAllocInCapture)
-					require.ErrorIs(t, endErr, alloc.ErrAllocInCapture)
-					assert.True(t, errors.Is(endErr, alloc.ErrAllocInCapture))
+					require.ErrorIs(t, err, errs.AllocInCapture)
+					require.ErrorIs(t, endErr, errs.AllocInCapture)
+					assert.True(t, errors.Is(endErr, errs.AllocInCapture))
 				}
 				g.mustRead(0, x, ramp(1))
 				for _, c := range append(filler, x, y) {
@@ -402,7 +403,7 @@ func TestMemoryPressureRacesTrimAndClose(t *testing.T) {
 	x := g.buf()
 	require.NoError(t, g.write(0, x, nil, ramp(1)))
 	done := make(chan struct{})
-	errs := make(chan error, 16)
+	failures := make(chan error, 16)
 	var wg sync.WaitGroup
 	for s := recorder.StreamID(0); s < 3; s++ {
 		wg.Add(1)
@@ -416,8 +417,8 @@ func TestMemoryPressureRacesTrimAndClose(t *testing.T) {
 				}
 				tmp, err := g.r.AllocOn(s, alloc.DeviceLocal, memPiece)
 				if err != nil {
-					if !errors.Is(err, recorder.ErrOutOfDeviceMemory) && !errors.Is(err, recorder.ErrClosed) {
-						errs <- err
+					if !errors.Is(err, errs.OutOfMemory) && !errors.Is(err, errs.Closed) {
+						failures <- err
 					}
 					continue
 				}
@@ -428,12 +429,12 @@ func TestMemoryPressureRacesTrimAndClose(t *testing.T) {
 					if err == nil {
 						_ = g.r.Quiesce(^uint64(0))
 						_ = g.r.Free(buf)
-					} else if !errors.Is(err, recorder.ErrOutOfDeviceMemory) && !errors.Is(err, recorder.ErrClosed) {
-						errs <- err
+					} else if !errors.Is(err, errs.OutOfMemory) && !errors.Is(err, errs.Closed) {
+						failures <- err
 					}
 				}
 				if st := g.r.Stats(); st.Reserved > memLimit {
-					errs <- fmt.Errorf("reserved %d past the limit", st.Reserved)
+					failures <- fmt.Errorf("reserved %d past the limit", st.Reserved)
 				}
 			}
 		}()
@@ -447,8 +448,8 @@ func TestMemoryPressureRacesTrimAndClose(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := g.r.Trim(); err != nil && !errors.Is(err, recorder.ErrClosed) {
-				errs <- err
+			if _, err := g.r.Trim(); err != nil && !errors.Is(err, errs.Closed) {
+				failures <- err
 			}
 			runtime.GC()
 		}
@@ -457,8 +458,8 @@ func TestMemoryPressureRacesTrimAndClose(t *testing.T) {
 	require.NoError(t, g.r.Close()) // racing every call above
 	close(done)
 	wg.Wait()
-	close(errs)
-	for err := range errs {
+	close(failures)
+	for err := range failures {
 		t.Error(err)
 	}
 	requireClean(t, g.dev)

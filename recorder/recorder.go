@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // StreamID names a logical stream. Logical streams map onto slots by
@@ -24,7 +25,7 @@ type Options struct {
 	CacheSize int    // descriptor sets cached per slot; default 512
 	// MemoryLimit caps the bytes of all pages together (device-local,
 	// upload and readback); 0: no cap. A request past it reclaims first
-	// and then fails with ErrOutOfDeviceMemory.
+	// and then fails with ErrOutOfMemory.
 	MemoryLimit uint64
 }
 
@@ -152,7 +153,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	o = o.withDefaults()
 	if o.Slots > maxSlots {
 		_ = dev.Close()
-		return nil, fmt.Errorf("recorder: %d slots: at most %d", o.Slots, maxSlots)
+		return nil, fmt.Errorf("%d slots: at most %d", o.Slots, maxSlots)
 	}
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
@@ -169,7 +170,7 @@ func New(dev Device, o Options) (*Recorder, error) {
 	})
 	if err != nil {
 		_ = dev.Close()
-		return nil, fmt.Errorf("recorder: %w", err)
+		return nil, fmt.Errorf("memory allocator: %w", err)
 	}
 	r.mem = mem
 	for i := 0; i < o.Slots; i++ {
@@ -209,25 +210,25 @@ func (r *Recorder) slotOf(s StreamID) *slot { return r.slots[s%uint64(len(r.slot
 // usable fails once the recorder is closed or the device lost.
 func (r *Recorder) usable() error {
 	if r.closed.Load() {
-		return ErrClosed
+		return errs.Closed
 	}
 	return r.lostErr()
 }
 
-// lostErr is ErrDeviceLost once the device is lost, else nil.
+// lostErr is errs.DeviceLost once the device is lost, else nil.
 func (r *Recorder) lostErr() error {
 	if r.lost.Load() || r.dev.Lost() {
-		return ErrDeviceLost
+		return errs.DeviceLost
 	}
 	return nil
 }
 
 // observe latches device loss from any error a device call returned and
 // passes the error on: a loss is unrecoverable, so one result that says so
-// makes every later call fail with ErrDeviceLost and no more work reach
+// makes every later call fail with errs.DeviceLost and no more work reach
 // the queue, whichever layer reported it.
 func (r *Recorder) observe(err error) error {
-	if err != nil && errors.Is(err, ErrDeviceLost) {
+	if err != nil && errors.Is(err, errs.DeviceLost) {
 		r.lost.Store(true)
 	}
 	return err
@@ -249,10 +250,10 @@ func (r *Recorder) taintIfFailed(err *error, writes []alloc.Claim) {
 // after every step; it walks every range, so it is not for hot paths.
 func (r *Recorder) Validate() error {
 	if err := r.mem.Validate(); err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("allocator: %w", err)
 	}
 	if err := r.ledger.Validate(); err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("taint ledger: %w", err)
 	}
 	return nil
 }
@@ -261,7 +262,7 @@ func (r *Recorder) Validate() error {
 // yet written, say.
 func (r *Recorder) Taint(claims []alloc.Claim, cause error) { r.ledger.Taint(claims, cause) }
 
-// Check fails with an error wrapping alloc.ErrUnwritten when a byte of the
+// Check fails with an error wrapping errs.Unwritten when a byte of the
 // claims holds data no executed work wrote.
 func (r *Recorder) Check(claims []alloc.Claim) error { return r.ledger.Check(claims) }
 
@@ -284,7 +285,7 @@ func (r *Recorder) SetHost(claims []alloc.Claim, data [][]byte) error {
 // record, so no replay or launch runs with a length past its buffers.
 func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) error {
 	if len(claims) == 0 {
-		return fmt.Errorf("recorder: SetLength with no length claim")
+		return fmt.Errorf("SetLength with no length claim")
 	}
 	return r.setHost(claims, data, claims[0], n)
 }
@@ -299,7 +300,7 @@ func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) erro
 // zero length claim means no length to check.
 func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Claim, n uint32) error {
 	if len(claims) != len(data) {
-		return fmt.Errorf("recorder: SetHost of %d claims with %d values", len(claims), len(data))
+		return fmt.Errorf("SetHost of %d claims with %d values", len(claims), len(data))
 	}
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
@@ -326,7 +327,7 @@ func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Cla
 	for i, c := range claims {
 		m := r.mapped(c)
 		if m == nil || uint64(len(data[i])) > c.Size {
-			return fmt.Errorf("recorder: SetHost of %d bytes into %s, which is not mapped host memory of that size", len(data[i]), c)
+			return fmt.Errorf("SetHost of %d bytes into %s, which is not mapped host memory of that size", len(data[i]), c)
 		}
 		copy(m, data[i])
 		if err := r.flush(c, uint64(len(data[i]))); err != nil {
@@ -549,7 +550,7 @@ func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
 
 // Close waits for all work, destroys every kernel, command buffer, set and
 // page, and closes the device. Idempotent; after it every call fails with
-// ErrClosed and releases (Free, Graph.Close, Kernel.Release) do nothing.
+// errs.Closed and releases (Free, Graph.Close, Kernel.Release) do nothing.
 func (r *Recorder) Close() error {
 	r.devMu.Lock()
 	defer r.devMu.Unlock()
@@ -581,8 +582,8 @@ func (r *Recorder) Close() error {
 	if cerr := r.dev.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil && !errors.Is(err, ErrDeviceLost) {
-		return fmt.Errorf("recorder: closing the device: %w", err)
+	if err != nil && !errors.Is(err, errs.DeviceLost) {
+		return fmt.Errorf("closing the device: %w", err)
 	}
 	return nil
 }

@@ -7,7 +7,8 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // slot is one pooled command stream, which logical streams share by
@@ -132,7 +133,7 @@ func (b *slot) alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 			return c, nil
 		}
 		c, err := b.r.mem.Alloc(kind, size)
-		if errors.Is(err, alloc.ErrAllocInCapture) && b.releaseReserved() {
+		if errors.Is(err, errs.AllocInCapture) && b.releaseReserved() {
 			c, err = b.r.mem.Alloc(kind, size) // a request the warmup did not make
 		}
 		b.win.Fail(err)
@@ -164,7 +165,7 @@ func (b *slot) reservedFor(kind alloc.Kind, size uint64) (alloc.Claim, bool) {
 // slot's window.
 func (b *slot) refuseNeighbour(s StreamID, what string) error {
 	if owner, ok := b.win.Owner(); ok && owner != s {
-		return fmt.Errorf("%w: stream %d %s refused while stream %d captures on slot %d", ErrStreamCapturing, s, what, owner, b.index)
+		return fmt.Errorf("%w: stream %d %s refused while stream %d captures on slot %d", errs.StreamCapturing, s, what, owner, b.index)
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func (b *slot) checkWait(s StreamID, what string) error {
 		return err
 	}
 	if b.win.IsRecording() {
-		err := fmt.Errorf("%w: stream %d %s", ErrSyncInCapture, s, what)
+		err := fmt.Errorf("%w: stream %d %s", errs.SyncInCapture, s, what)
 		b.win.Fail(err)
 		return err
 	}

@@ -42,7 +42,7 @@ bash scripts/apidiff.sh
 # (each fuzz target's seed corpus included, which go test runs as tests)
 # without a C toolchain, and none of them may reach package vk. The race
 # detector needs cgo on linux, so their -race run is the one below.
-pure_pkgs=(./recorder ./recorder/hostdev ./capture ./alloc)
+pure_pkgs=(./recorder ./recorder/hostdev ./capture ./alloc ./internal/errs ./internal/lockrank)
 step "CGO_ENABLED=0: build, vet and test ${pure_pkgs[*]}"
 if go list -deps "${pure_pkgs[@]}" | grep -qx 'github.com/vkcompute/vkc/vk'; then
     echo "a pure package imports github.com/vkcompute/vkc/vk:" >&2
@@ -58,8 +58,8 @@ CGO_ENABLED=0 go test -count=1 "${pure_pkgs[@]}"
 # lavapipe execute on the submitting thread, which keeps runs steady.
 export VKC_VALIDATION=1 LP_NUM_THREADS=0
 
-# vkc_lockrank checks the recorder's lock order on every acquisition
-# (recorder/internal/lockrank); release builds leave it out.
+# vkc_lockrank checks the module's lock order on every acquisition
+# (internal/lockrank); release builds leave it out.
 step "go test -race -tags vkc_lockrank ./..."
 go test -race -count=1 -tags vkc_lockrank ./...
 

@@ -1,19 +1,8 @@
 package shaders
 
 import (
-	"errors"
 	"fmt"
 )
-
-// ErrInvalidSPIRV reports bytes that are not a whole SPIR-V module Inspect
-// can read: too short, wrong magic number, a truncated instruction, a
-// function left open, an entry point without a body, a call to a function
-// the module does not define (a module cut between two functions), two
-// WorkgroupSize built-ins, or a push-constant block it cannot lay out (see
-// Layout). Loading a user kernel
-// checks this before handing the bytes to the driver, so bad input is an
-// error at load rather than a crash in the driver.
-var ErrInvalidSPIRV = errors.New("shaders: invalid SPIR-V")
 
 // DescriptorKind says which kind of buffer descriptor a module's binding
 // expects.
@@ -213,7 +202,7 @@ const (
 // with their access, push-constant block size and default workgroup size.
 // It first checks that the module is whole (see decode), so a module it
 // accepts can be handed to a driver. It never panics on malformed input; it
-// returns an error wrapping ErrInvalidSPIRV instead.
+// returns an error wrapping errs.BadSPIRV instead.
 func Inspect(code []byte) (Module, error) {
 	insts, err := decode(code)
 	if err != nil {

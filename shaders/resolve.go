@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // resolve builds the Module description from the collected declarations.
@@ -15,7 +17,7 @@ func (d *declarations) resolve() (Module, error) {
 	}
 	for _, v := range d.variables {
 		if ptr, ok := d.types[v.pointer]; !ok || ptr.op != opTypePointer {
-			return Module{}, fmt.Errorf("%w: variable %%%d has no pointer type", ErrInvalidSPIRV, v.id)
+			return Module{}, fmt.Errorf("%w: variable %%%d has no pointer type", errs.BadSPIRV, v.id)
 		}
 	}
 	layouts := newLayoutReader(d)
@@ -62,12 +64,12 @@ func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error)
 	}
 	if len(builtIns) > 1 {
 		slices.Sort(builtIns)
-		return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in decorates both %%%d and %%%d", ErrInvalidSPIRV, builtIns[0], builtIns[1])
+		return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in decorates both %%%d and %%%d", errs.BadSPIRV, builtIns[0], builtIns[1])
 	}
 	for _, id := range builtIns {
 		parts, ok := d.composites[id]
 		if !ok || len(parts) != 3 {
-			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", ErrInvalidSPIRV, id)
+			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", errs.BadSPIRV, id)
 		}
 		specIDs = [3]int64{-1, -1, -1} // the built-in's, not LocalSizeId's
 		if err := d.constantSize(parts, &size, &specIDs, "WorkgroupSize"); err != nil {
@@ -84,7 +86,7 @@ func (d *declarations) constantSize(parts []uint32, size *[3]uint32, specIDs *[3
 	for axis, part := range parts {
 		v, ok := d.constants[part]
 		if !ok {
-			return fmt.Errorf("%w: %s component %d is not a constant", ErrInvalidSPIRV, what, axis)
+			return fmt.Errorf("%w: %s component %d is not a constant", errs.BadSPIRV, what, axis)
 		}
 		size[axis] = v
 		if pd := d.decorations[part]; pd != nil && pd.specID != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 func names(dir, ext string, t *testing.T) []string {
@@ -257,7 +258,7 @@ func TestInspectRejectsMalformedModules(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := Inspect(code)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrInvalidSPIRV), "%v", err)
+			assert.True(t, errors.Is(err, errs.BadSPIRV), "%v", err)
 		})
 	}
 }
@@ -280,7 +281,7 @@ func FuzzInspect(f *testing.F) {
 	f.Fuzz(func(t *testing.T, code []byte) {
 		mod, err := Inspect(code)
 		if err != nil {
-			assert.True(t, errors.Is(err, ErrInvalidSPIRV), "%v", err)
+			assert.True(t, errors.Is(err, errs.BadSPIRV), "%v", err)
 			return
 		}
 		for i := 1; i < len(mod.Bindings); i++ {
@@ -318,7 +319,7 @@ func TestSharedSizeFollowsSpecialization(t *testing.T) {
 		assert.Equal(t, c.want, got, "%s under %v", c.kernel, c.spec)
 	}
 	_, err := SharedSize([]byte("not a module"), nil)
-	assert.ErrorIs(t, err, ErrInvalidSPIRV)
+	assert.ErrorIs(t, err, errs.BadSPIRV)
 }
 
 // Array lengths built with the other operations Vulkan allows in a
@@ -382,7 +383,7 @@ func TestInspectRefusesAPushBlockWhoseSizeOverflows(t *testing.T) {
 		[]uint32{opMemberDecorate, 12, 0, decorationOffset, 0},
 	)
 	mod, err := Inspect(code)
-	require.ErrorIs(t, err, ErrInvalidSPIRV, "push size read as %d", mod.PushSize)
+	require.ErrorIs(t, err, errs.BadSPIRV, "push size read as %d", mod.PushSize)
 	assert.Contains(t, err.Error(), "larger than 4 GiB")
 }
 

@@ -10,11 +10,11 @@ import "C"
 import (
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkcompute/vkc/devinfo"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
@@ -49,12 +49,12 @@ func checkSpecIDs(spec, ids []uint32) error {
 		return nil
 	}
 	if len(ids) != len(spec) {
-		return fmt.Errorf("vk: %d specialization-constant IDs for %d values", len(ids), len(spec))
+		return fmt.Errorf("%d specialization-constant IDs for %d values", len(ids), len(spec))
 	}
 	for i, id := range ids {
 		for _, earlier := range ids[:i] {
 			if id == earlier {
-				return fmt.Errorf("vk: specialization constant %d set twice", id)
+				return fmt.Errorf("specialization constant %d set twice", id)
 			}
 		}
 	}
@@ -86,16 +86,16 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 		return nil, ErrClosed // before the validator's work; enterUsable below decides
 	}
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("vk: %d bindings (at most %d)", desc.Bindings, MaxBindings)
+		return nil, fmt.Errorf("%d bindings (at most %d)", desc.Bindings, MaxBindings)
 	}
 	if desc.Texels>>uint(desc.Bindings) != 0 {
-		return nil, fmt.Errorf("vk: texel bindings %#x beyond the %d bindings", desc.Texels, desc.Bindings)
+		return nil, fmt.Errorf("texel bindings %#x beyond the %d bindings", desc.Texels, desc.Bindings)
 	}
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
-		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
+		return nil, fmt.Errorf("push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
 	if len(desc.Spec) > MaxSpecConstants {
-		return nil, fmt.Errorf("vk: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
+		return nil, fmt.Errorf("%d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
 	}
 	if err := checkSpecIDs(desc.Spec, desc.SpecIDs); err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func (p *Pipeline) destroyLocked() {
 type DescriptorPool struct {
 	dev  *Device
 	pool C.VkDescriptorPool
-	mu   sync.Mutex
+	mu   lockrank.Mutex
 	// allocated holds the sets allocated and not yet freed, by handle: Free
 	// of a set not in it (the zero set, one freed already, one of another
 	// pool) is a no-op instead of a second vkFreeDescriptorSets and a
@@ -232,7 +232,7 @@ type DescriptorSet struct {
 // already have handed out again) is refused instead of making views
 // nothing would destroy. mu orders an update against Free and Destroy.
 type texelViews struct {
-	mu    sync.Mutex
+	mu    lockrank.Mutex
 	mask  uint32
 	freed bool
 	views [MaxBindings]C.VkBufferView
@@ -267,13 +267,14 @@ func (s DescriptorSet) key() uintptr { return uintptr(unsafe.Pointer(s.set)) }
 // NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings buffers each.
 func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
 	if maxSets == 0 || maxSets > math.MaxUint32/MaxBindings {
-		return nil, fmt.Errorf("vk: descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
+		return nil, fmt.Errorf("descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
 	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}
 	defer d.leave()
 	dp := &DescriptorPool{dev: d, allocated: map[uintptr]*texelViews{}}
+	dp.mu.SetRank(lockrank.VkDescriptorPool, 0)
 	if err := d.check("vkCreateDescriptorPool", Result(C.vkc_create_descriptor_pool(d.fns, C.uint32_t(maxSets), C.uint32_t(maxSets*MaxBindings), &dp.pool))); err != nil {
 		return nil, err
 	}
@@ -300,6 +301,7 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 	d.live[ObjDescriptorSet].Add(1)
 	if p.desc.Texels != 0 {
 		s.views = &texelViews{mask: p.desc.Texels}
+		s.views.mu.SetRank(lockrank.VkTexelViews, 0)
 	}
 	dp.allocated[s.key()] = s.views
 	return s, nil
@@ -424,12 +426,12 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 // refuses one. The caller holds tv.mu and is inside the device's gate.
 func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_ranges) error {
 	if tv.freed {
-		return fmt.Errorf("vk: UpdateSet of a freed descriptor set: %w", ErrClosed)
+		return fmt.Errorf("UpdateSet of a freed descriptor set: %w", ErrClosed)
 	}
 	for i := range r {
 		if tv.mask>>uint(i)&1 != 0 {
 			if err := d.info.Limits.CheckTexelRange(r[i].Offset, r[i].Range); err != nil {
-				return fmt.Errorf("vk: texel binding %d: %w", i, err)
+				return fmt.Errorf("texel binding %d: %w", i, err)
 			}
 		}
 	}

@@ -8,9 +8,10 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Presentation: a device opened for a window's surface (OpenPresentingDevice)
@@ -106,7 +107,7 @@ func (in *Instance) CanPresent(index int, surface uint64) (bool, error) {
 		return false, err
 	}
 	if index < 0 || index >= len(pds) {
-		return false, fmt.Errorf("vk: device index %d out of range (have %d devices)", index, len(pds))
+		return false, fmt.Errorf("device index %d out of range (have %d devices)", index, len(pds))
 	}
 	family, err := in.presentFamily(in.describe(index, pds[index]), surfaceOf(surface))
 	return family >= 0, err
@@ -129,7 +130,7 @@ type presentation struct {
 // extensions (InstanceOptions.Extensions).
 func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, error) {
 	if surface == 0 {
-		return nil, fmt.Errorf("vk: presenting device without a surface")
+		return nil, fmt.Errorf("presenting device without a surface")
 	}
 	if err := in.enter(); err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, er
 		return fail(err)
 	}
 	if index < 0 || index >= len(pds) {
-		return fail(fmt.Errorf("vk: device index %d out of range (have %d devices)", index, len(pds)))
+		return fail(fmt.Errorf("device index %d out of range (have %d devices)", index, len(pds)))
 	}
 	pd := in.describe(index, pds[index])
 	family, err := in.presentFamily(pd, sf)
@@ -153,7 +154,7 @@ func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, er
 		return fail(err)
 	}
 	if family < 0 {
-		return fail(fmt.Errorf("vk: device %d (%s) has no queue family that both computes and presents to this surface", index, pd.info.Name))
+		return fail(fmt.Errorf("device %d (%s) has no queue family that both computes and presents to this surface", index, pd.info.Name))
 	}
 	d, err := in.createDevice(pd, family, []string{SwapchainExtension})
 	if err != nil {
@@ -168,7 +169,7 @@ func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, er
 	if C.vkc_load_present(in.gipa, in.handle, d.fns, fns) == 0 {
 		C.free(unsafe.Pointer(fns))
 		d.Close()
-		return fail(fmt.Errorf("vk: device %d (%s) lacks a VK_KHR_swapchain function", index, pd.info.Name))
+		return fail(fmt.Errorf("device %d (%s) lacks a VK_KHR_swapchain function", index, pd.info.Name))
 	}
 	d.pres = &presentation{surface: sf, pd: pd.handle, fns: fns}
 	d.live[ObjSurface].Add(1)
@@ -230,7 +231,7 @@ type Swapchain struct {
 	maxSrcW uint32 // the largest source image SetSource can make
 	maxSrcH uint32
 
-	mu        sync.Mutex
+	mu        lockrank.Mutex
 	source    C.VkImage // the frame's RGBA8 copy, srcW x srcH; nil until SetSource
 	sourceMem C.VkDeviceMemory
 	srcW      uint32
@@ -285,7 +286,7 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	}
 	usage := uint32(caps.supportedUsageFlags)
 	if usage&usageTransferDst == 0 {
-		return nil, fmt.Errorf("vk: the surface's images cannot be transfer destinations")
+		return nil, fmt.Errorf("the surface's images cannot be transfer destinations")
 	}
 	want := uint32(usageTransferDst)
 	if usage&usageTransferSrc != 0 {
@@ -309,6 +310,7 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 		old = o.Old.handle
 	}
 	sc := &Swapchain{dev: d, width: w, height: h, bgra: bgra, copyable: want&usageTransferSrc != 0, maxSrcW: srcW, maxSrcH: srcH}
+	sc.mu.SetRank(lockrank.VkSwapchain, 0)
 	if err := d.check("vkCreateSwapchainKHR", Result(C.vkc_create_swapchain(d.fns, p.fns, p.surface, C.uint32_t(images),
 		C.VkFormat(format), C.VkColorSpaceKHR(space), C.uint32_t(w), C.uint32_t(h), C.VkImageUsageFlags(want),
 		caps.currentTransform, C.VkCompositeAlphaFlagBitsKHR(alpha), C.VkPresentModeKHR(mode), old, &sc.handle))); err != nil {
@@ -467,7 +469,7 @@ func pickFormat(info *C.vkc_surface_info) (format, space uint32, bgra bool, err 
 		}
 	}
 	if best < 0 {
-		return 0, 0, false, fmt.Errorf("vk: no surface format can be the destination of a blit")
+		return 0, 0, false, fmt.Errorf("no surface format can be the destination of a blit")
 	}
 	f := uint32(info.formats[best].format)
 	return f, uint32(info.formats[best].colorSpace), f == formatB8G8R8A8Unorm, nil
@@ -564,10 +566,10 @@ func (sc *Swapchain) releaseSource() {
 // wider or taller than MaxSource is refused, and the driver sees nothing.
 func (sc *Swapchain) SetSource(width, height uint32) error {
 	if width == 0 || height == 0 {
-		return fmt.Errorf("vk: frame of %dx%d pixels", width, height)
+		return fmt.Errorf("frame of %dx%d pixels", width, height)
 	}
 	if width > sc.maxSrcW || height > sc.maxSrcH {
-		return fmt.Errorf("vk: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, sc.maxSrcW, sc.maxSrcH)
+		return fmt.Errorf("a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, sc.maxSrcW, sc.maxSrcH)
 	}
 	d := sc.dev
 	if err := d.enterUsable(); err != nil {
@@ -624,7 +626,7 @@ const acquireSlice = 100 * time.Millisecond
 // next Present says so).
 func (d *Device) Acquire(sc *Swapchain, frame int, timeout time.Duration) (uint32, error) {
 	if frame < 0 || frame >= FramesInFlight {
-		return 0, fmt.Errorf("vk: frame %d of %d", frame, FramesInFlight)
+		return 0, fmt.Errorf("frame %d of %d", frame, FramesInFlight)
 	}
 	forever := timeout < 0
 	for {
@@ -691,16 +693,16 @@ func (d *Device) CmdFrameCopy(cb *CommandBuffer, sc *Swapchain, x *FrameCopy) {
 	defer sc.mu.Unlock()
 	switch {
 	case sc.destroyed:
-		cb.fail(fmt.Errorf("vk: command records a destroyed swapchain: %w", ErrClosed))
+		cb.fail(fmt.Errorf("command records a destroyed swapchain: %w", ErrClosed))
 		return
 	case sc.source == nil || sc.srcW != x.Width || sc.srcH != x.Height:
-		cb.fail(fmt.Errorf("vk: frame of %dx%d, swapchain source is %dx%d", x.Width, x.Height, sc.srcW, sc.srcH))
+		cb.fail(fmt.Errorf("frame of %dx%d, swapchain source is %dx%d", x.Width, x.Height, sc.srcW, sc.srcH))
 		return
 	case int(x.Image) >= len(sc.images):
-		cb.fail(fmt.Errorf("vk: swapchain image %d of %d", x.Image, len(sc.images)))
+		cb.fail(fmt.Errorf("swapchain image %d of %d", x.Image, len(sc.images)))
 		return
 	case x.Shot != nil && !sc.copyable:
-		cb.fail(fmt.Errorf("vk: the swapchain's images cannot be copied out"))
+		cb.fail(fmt.Errorf("the swapchain's images cannot be copied out"))
 		return
 	}
 	fc := C.vkc_frame_copy{src: x.Src.buf, src_off: C.VkDeviceSize(x.SrcOffset), src_w: C.uint32_t(x.Width),
@@ -717,7 +719,7 @@ func (d *Device) CmdFrameCopy(cb *CommandBuffer, sc *Swapchain, x *FrameCopy) {
 // fence when it completes.
 func (d *Device) SubmitFrame(cb *CommandBuffer, sc *Swapchain, frame int, image uint32, fence *Fence) error {
 	if frame < 0 || frame >= FramesInFlight {
-		return fmt.Errorf("vk: frame %d of %d", frame, FramesInFlight)
+		return fmt.Errorf("frame %d of %d", frame, FramesInFlight)
 	}
 	if cb.state == nil || fence.destroyed.Load() {
 		return ErrClosed
@@ -735,7 +737,7 @@ func (d *Device) SubmitFrame(cb *CommandBuffer, sc *Swapchain, frame int, image 
 		return ErrClosed
 	}
 	if int(image) >= len(sc.images) {
-		return fmt.Errorf("vk: swapchain image %d of %d", image, len(sc.images))
+		return fmt.Errorf("swapchain image %d of %d", image, len(sc.images))
 	}
 	d.queueMu.Lock()
 	r := C.vkc_submit_frame(d.fns, cb.state.cb, sc.acquired[frame], sc.rendered[image], fence.fence)
@@ -758,7 +760,7 @@ func (d *Device) Present(sc *Swapchain, image uint32) error {
 		return ErrClosed
 	}
 	if int(image) >= len(sc.images) {
-		return fmt.Errorf("vk: swapchain image %d of %d", image, len(sc.images))
+		return fmt.Errorf("swapchain image %d of %d", image, len(sc.images))
 	}
 	d.queueMu.Lock()
 	r := Result(C.vkc_queue_present(d.fns, d.pres.fns, sc.handle, C.uint32_t(image), sc.rendered[image]))

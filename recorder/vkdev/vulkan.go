@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/vk"
@@ -130,7 +132,7 @@ type vulkanDevice struct {
 // take no lock: entries live in chunks that never move, each published
 // with an atomic store. Adding and removing lock; freed handles are reused.
 type table[T any] struct {
-	mu     sync.Mutex
+	mu     lockrank.LeafMutex
 	chunks [tableChunks]atomic.Pointer[[tableChunk]atomic.Pointer[T]]
 	next   uint64 // handles handed out so far
 	free   []uint64
@@ -320,7 +322,7 @@ func (v *vulkanDevice) CmdCopy(cb recorder.CommandBuffer, src recorder.Memory, s
 
 func (v *vulkanDevice) NewTimestamps(count uint32) (recorder.Timestamps, error) {
 	if v.info.Limits.TimestampPeriod <= 0 {
-		return 0, fmt.Errorf("vkdev: %q takes no timestamps on its compute queue: %w", v.info.Name, recorder.ErrUnsupported)
+		return 0, fmt.Errorf("%q takes no timestamps on its compute queue: %w", v.info.Name, errs.Unsupported)
 	}
 	q, err := v.d.NewTimestampPool(count)
 	if err != nil {
