@@ -1,0 +1,182 @@
+package wgsl
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
+)
+
+// openDevice opens the default device with the validation layer on and, at
+// cleanup, fails the test on any validation message or leaked object.
+func openDevice(t *testing.T) *vkc.Device {
+	t.Helper()
+	dev, err := vkc.Open(vkc.WithValidation(true))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, dev.Close())
+		assert.Empty(t, dev.LiveObjects(), "Vulkan objects alive after Close")
+		errs, warns, recent := dev.ValidationMessages()
+		assert.Zero(t, errs+warns, "validation messages: %q", recent)
+	})
+	return dev
+}
+
+// load compiles src and loads it on dev, closing the kernel at cleanup.
+func load(t *testing.T, dev *vkc.Device, src string, opts Options) *vkc.Kernel {
+	t.Helper()
+	spec, err := Compile(src, opts)
+	require.NoError(t, err)
+	k, err := dev.LoadKernel(spec)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, k.Close()) })
+	return k
+}
+
+// newBuffer makes a buffer closed at cleanup: from xs, or of n unwritten
+// elements when xs is nil.
+func newBuffer[T vkc.Element](t *testing.T, dev *vkc.Device, xs []T, n int) *vkc.Buffer[T] {
+	t.Helper()
+	var b *vkc.Buffer[T]
+	var err error
+	if xs != nil {
+		b, err = vkc.FromSlice(dev, xs)
+	} else {
+		b, err = vkc.NewBuffer[T](dev, n)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, b.Close()) })
+	return b
+}
+
+func read[T vkc.Element](t *testing.T, b *vkc.Buffer[T]) []T {
+	t.Helper()
+	out, err := b.Read(context.Background())
+	require.NoError(t, err)
+	return out
+}
+
+// Outputs the code only stores to run on buffers no work wrote before:
+// vkc takes them as write-only, from the decorations the repair set. The
+// translator's own module makes the store-only buffer read-write, and vkc
+// refuses to run a launch reading memory nothing wrote.
+func TestStoreOnlyOutputsRunOnFreshBuffers(t *testing.T) {
+	dev := openDevice(t)
+	const n = 128
+	x, both, loaded := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], both[i], loaded[i] = float32(i)-40, float32(3*i), float32(i%7)
+	}
+	xb, bothb, loadedb := newBuffer(t, dev, x, 0), newBuffer(t, dev, both, 0), newBuffer(t, dev, loaded, 0)
+	w, stored := newBuffer[float32](t, dev, nil, n), newBuffer[float32](t, dev, nil, n)
+
+	k := load(t, dev, accessSrc, Options{Name: "access"})
+	assert.Equal(t, []vkc.Access{vkc.ReadOnly, vkc.WriteOnly, vkc.WriteOnly, vkc.ReadWrite, vkc.ReadOnly}, k.Spec().Bindings)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{n / 64, 1, 1}, nil, xb, w, stored, bothb, loadedb))
+	gotW, gotStored, gotBoth := read(t, w), read(t, stored), read(t, bothb)
+	for i := range x {
+		assert.Equal(t, x[i], gotW[i], "w[%d]", i)
+		assert.Equal(t, 2*x[i], gotStored[i], "stored[%d]", i)
+		assert.Equal(t, both[i]+loaded[i], gotBoth[i], "both[%d]", i)
+	}
+
+	rawKernel, err := dev.LoadKernel(vkc.KernelSpec{Name: "raw", SPIRV: raw(t, accessSrc)})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, rawKernel.Close()) }()
+	assert.Equal(t, vkc.ReadWrite, rawKernel.Spec().Bindings[2])
+	fresh := newBuffer[float32](t, dev, nil, n)
+	err = rawKernel.Launch(dev.Stream(), [3]uint32{n / 64, 1, 1}, nil, xb, w, fresh, bothb, loadedb)
+	if err == nil {
+		_, err = fresh.Read(context.Background())
+	}
+	assert.ErrorIs(t, err, vkc.ErrUnwritten, "the translator's own module ran on a buffer nothing wrote")
+}
+
+// An override-sized workgroup runs with the override's size: each
+// invocation writes its index in the group where the group's size says.
+func TestOverrideSizedWorkgroupOnDevice(t *testing.T) {
+	dev := openDevice(t)
+	for _, c := range []struct{ wg, rows uint32 }{{64, 2}, {32, 3}} {
+		k := load(t, dev, overrideSrc, Options{Name: "ov", Constants: map[string]float64{"WG": float64(c.wg), "ROWS": float64(c.rows)}})
+		size := c.wg * (c.rows*2 + 1)
+		const groups = 3
+		y := newBuffer[uint32](t, dev, nil, int(groups*size))
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{groups, 1, 1}, nil, y))
+		got := read(t, y)
+		for i := range got {
+			require.Equal(t, uint32(i)%size, got[i], "WG %d ROWS %d: y[%d]", c.wg, c.rows, i)
+		}
+	}
+}
+
+// The entry point asked for is the one that runs.
+func TestChosenEntryPointRuns(t *testing.T) {
+	dev := openDevice(t)
+	ys := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	for _, c := range []struct {
+		entry string
+		f     func(float32) float32
+	}{{"scale", func(v float32) float32 { return 2 * v }}, {"shift", func(v float32) float32 { return v + 1 }}} {
+		k := load(t, dev, namedEntrySrc, Options{Name: "two", Entry: c.entry})
+		y := newBuffer(t, dev, ys, 0)
+		groups := uint32(len(ys)) / k.Spec().LocalSize[0]
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{groups, 1, 1}, nil, y))
+		got := read(t, y)
+		for i, v := range ys {
+			assert.Equal(t, c.f(v), got[i], "%s: y[%d]", c.entry, i)
+		}
+	}
+}
+
+// The SPIR-V 1.4 module of a nested workgroup array loads on a Vulkan 1.2+
+// device and transposes a 4x4 tile through it.
+func TestNestedWorkgroupArrayOnDevice(t *testing.T) {
+	dev := openDevice(t)
+	if v := dev.Info().APIVersion; strings.HasPrefix(v, "1.0") || strings.HasPrefix(v, "1.1") {
+		t.Skipf("device runs Vulkan %v; SPIR-V 1.4 needs 1.2", v)
+	}
+	x := make([]float32, 16)
+	for i := range x {
+		x[i] = float32(i*i) - 7
+	}
+	k := load(t, dev, nestedSrc, Options{Name: "nested"})
+	xb, y := newBuffer(t, dev, x, 0), newBuffer[float32](t, dev, nil, 16)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, xb, y))
+	got := read(t, y)
+	for li := range 16 {
+		assert.Equal(t, x[(li%4)*4+li/4], got[li], "y[%d]", li)
+	}
+}
+
+// Without the zeroing stores the kernel still computes what it did: it
+// writes the workgroup memory it reads.
+func TestKernelWithoutZeroingOnDevice(t *testing.T) {
+	dev := openDevice(t)
+	for _, keep := range []bool{false, true} {
+		k := load(t, dev, zeroingSrc, Options{Name: "zero", ZeroWorkgroupMemory: keep})
+		y := newBuffer[float32](t, dev, nil, 256)
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, y))
+		got := read(t, y)
+		for li := range got {
+			require.Equal(t, float32(255-li)+1, got[li], "keep %v: y[%d]", keep, li)
+		}
+	}
+}
+
+// Overrides used in code hold their values on the device: the default,
+// and what Options.Constants gives.
+func TestOverrideValuesOnDevice(t *testing.T) {
+	dev := openDevice(t)
+	for _, c := range []struct {
+		constants map[string]float64
+		want      float32
+	}{{nil, 2.5}, {map[string]float64{"SCALE": -0.75}, -0.75}, {map[string]float64{"SCALE": 4, "NEG": 1}, -4}} {
+		k := load(t, dev, scaleSrc, Options{Name: "scale", Constants: c.constants})
+		y := newBuffer[float32](t, dev, nil, 1)
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, y))
+		assert.Equal(t, []float32{c.want}, read(t, y), "%v", c.constants)
+	}
+}

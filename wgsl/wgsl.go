@@ -1,0 +1,326 @@
+// Package wgsl compiles WGSL compute shaders into vkc kernels at run time,
+// in pure Go, with the translator github.com/gogpu/naga pinned at one
+// exact version (TranslatorVersion).
+//
+// Compile returns a vkc.KernelSpec for Device.LoadKernel, which checks the
+// module as it checks any user's SPIR-V before a driver sees it. Between
+// the translator and that check, this package repairs what the translator
+// emits that vkc would refuse or run wrongly (see docs/guide/wgsl.md):
+// storage-buffer decorations that contradict the code, workgroup sizes
+// set by overrides, and the zero-initialisation of workgroup memory,
+// which it drops unless Options.ZeroWorkgroupMemory asks to keep it.
+//
+// It is the only package of vkc that imports the translator, so a program
+// that does not import wgsl does not link it.
+package wgsl
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gogpu/naga"
+	"github.com/gogpu/naga/ir"
+	"github.com/gogpu/naga/spirv"
+	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/shaders"
+)
+
+// TranslatorVersion is the module version of the WGSL translator this
+// package is built with; it is part of every cache key, and go.mod pins
+// exactly this version.
+const TranslatorVersion = "github.com/gogpu/naga v0.19.0"
+
+// Options says which kernel to make of a WGSL source.
+type Options struct {
+	// Name labels the kernel in errors and becomes KernelSpec.Name.
+	Name string
+	// Entry is the @compute entry point to compile; empty picks the
+	// source's only one (a source with several must name one).
+	Entry string
+	// Constants give overrides their values by name, in place of their
+	// defaults (an override without a default must be given one). They
+	// are applied when compiling, so each set of values is its own module,
+	// cached separately; a workgroup size an override sets follows it.
+	Constants map[string]float64
+	// ZeroWorkgroupMemory keeps WGSL's guarantee that workgroup memory
+	// starts zeroed. The translator keeps it by having one invocation
+	// store zeros over every workgroup variable before a barrier, which
+	// made a reduction several times slower on lavapipe, so by default
+	// the stores are dropped and workgroup memory starts undefined, as
+	// in GLSL: a kernel must write what it reads there first.
+	ZeroWorkgroupMemory bool
+}
+
+// Error is a compilation error: the kernel, where in the source (Line and
+// Column from 1; 0 when the translator gave no place) and what.
+type Error struct {
+	Name         string
+	Line, Column int
+	Msg          string
+}
+
+// Error formats the error with the vkc prefix every vkc error has.
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("vkc: wgsl kernel %q: %s", e.Name, e.Msg)
+	}
+	return fmt.Sprintf("vkc: wgsl kernel %q: line %d, column %d: %s", e.Name, e.Line, e.Column, e.Msg)
+}
+
+// Compile translates WGSL source into a kernel spec for Device.LoadKernel.
+// The module it returns is checked by vkc's SPIR-V reader before it is
+// returned; results are cached in memory by source, options and
+// TranslatorVersion, so compiling the same kernel again costs a lookup.
+// Compile is safe for concurrent use. Every error is an *Error.
+func Compile(src string, opts Options) (vkc.KernelSpec, error) {
+	key := cacheKey(src, opts)
+	if code, ok := compiled.get(key); ok {
+		return vkc.KernelSpec{Name: opts.Name, SPIRV: slices.Clone(code)}, nil
+	}
+	code, err := compile(src, opts)
+	if err != nil {
+		return vkc.KernelSpec{}, err
+	}
+	compiled.put(key, code)
+	return vkc.KernelSpec{Name: opts.Name, SPIRV: slices.Clone(code)}, nil
+}
+
+// cacheKey is a digest of everything a compiled module depends on.
+func cacheKey(src string, opts Options) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(s string) {
+		h.Write(strconv.AppendInt(nil, int64(len(s)), 10))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	field(TranslatorVersion)
+	field(src)
+	field(opts.Name)
+	field(opts.Entry)
+	field(strconv.FormatBool(opts.ZeroWorkgroupMemory))
+	for _, k := range slices.Sorted(maps.Keys(opts.Constants)) {
+		field(k)
+		field(strconv.FormatFloat(opts.Constants[k], 'g', -1, 64))
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}
+
+// compile runs the translator and the repairs. A panic inside the
+// translator (it is not hardened against every input) becomes an error.
+func compile(src string, opts Options) (code []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			code, err = nil, &Error{Name: opts.Name, Msg: fmt.Sprintf("the translator failed on this source: %v", r)}
+		}
+	}()
+	ast, err := naga.Parse(src)
+	if err != nil {
+		return nil, located(opts.Name, src, err)
+	}
+	mod, err := naga.LowerWithSource(ast, src)
+	if err != nil {
+		return nil, located(opts.Name, src, err)
+	}
+	ep, err := pickEntry(mod, opts)
+	if err != nil {
+		return nil, err
+	}
+	overrides, err := applyOverrides(mod, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := sizeWorkgroup(src, mod, ep, overrides, opts.Name); err != nil {
+		return nil, err
+	}
+	if errs, err := ir.ValidateWithCapabilities(mod, 0); err != nil {
+		return nil, &Error{Name: opts.Name, Msg: err.Error()}
+	} else if len(errs) > 0 {
+		e := &Error{Name: opts.Name, Msg: errs[0].Error()}
+		e.Line, e.Column = functionPlace(src, errs[0].Function)
+		return nil, e
+	}
+	chosen := mod.EntryPoints[ep]
+	chosen.Name = "main" // vkc launches the entry point named main
+	mod.EntryPoints = []ir.EntryPoint{chosen}
+	code, err = naga.GenerateSPIRV(mod, spirv.Options{Version: spirv.Version1_3})
+	if err != nil {
+		return nil, &Error{Name: opts.Name, Msg: err.Error()}
+	}
+	code, err = repair(code, opts)
+	if err != nil {
+		return nil, &Error{Name: opts.Name, Msg: "repairing the translator's SPIR-V: " + err.Error()}
+	}
+	if _, err := shaders.Inspect(code); err != nil {
+		return nil, &Error{Name: opts.Name, Msg: "the translator emitted a module vkc cannot read: " + err.Error()}
+	}
+	return code, nil
+}
+
+// repair applies the SPIR-V rewrites to a translated module.
+func repair(code []byte, opts Options) ([]byte, error) {
+	m, err := decodeModule(code)
+	if err != nil {
+		return nil, err
+	}
+	dropDeadStorageLoads(m)
+	fixStorageAccess(m)
+	if !opts.ZeroWorkgroupMemory {
+		stripWorkgroupZeroing(m)
+	}
+	return m.encode()
+}
+
+// pickEntry finds the compute entry point opts names, or the only one.
+func pickEntry(mod *ir.Module, opts Options) (int, error) {
+	var names []string
+	at := -1
+	for i, ep := range mod.EntryPoints {
+		if ep.Stage != ir.StageCompute {
+			continue
+		}
+		names = append(names, ep.Name)
+		if ep.Name == opts.Entry || opts.Entry == "" {
+			at = i
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return 0, &Error{Name: opts.Name, Msg: "no @compute entry point"}
+	case opts.Entry == "" && len(names) > 1:
+		return 0, &Error{Name: opts.Name, Msg: fmt.Sprintf("several @compute entry points %q; name one in Options.Entry", names)}
+	case at < 0:
+		return 0, &Error{Name: opts.Name, Msg: fmt.Sprintf("no @compute entry point %q (have %q)", opts.Entry, names)}
+	}
+	return at, nil
+}
+
+// applyOverrides gives every override its value (from opts.Constants, else
+// its default) and folds it into the module as a constant, returning the
+// values by name.
+func applyOverrides(mod *ir.Module, opts Options) (map[string]float64, error) {
+	known := map[string]bool{}
+	for _, o := range mod.Overrides {
+		known[o.Name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Constants)) {
+		if !known[name] {
+			return nil, &Error{Name: opts.Name, Msg: fmt.Sprintf("Options.Constants names %q, which is no override of the source (have %q)", name, slices.Sorted(maps.Keys(known)))}
+		}
+	}
+	if len(mod.Overrides) == 0 {
+		return nil, nil
+	}
+	first := len(mod.Constants)
+	if err := ir.ProcessOverrides(mod, ir.PipelineConstants(opts.Constants)); err != nil {
+		return nil, &Error{Name: opts.Name, Msg: err.Error()}
+	}
+	// The folded constants carry their value only as an initializer
+	// expression, which the SPIR-V writer does not read: it emits such a
+	// constant as OpConstantNull, so every use of an override in code
+	// would read 0. Each gets its value as the writer wants it.
+	values := map[string]float64{}
+	for i, o := range mod.Overrides {
+		if first+i >= len(mod.Constants) {
+			break
+		}
+		c := &mod.Constants[first+i]
+		lit, ok := ir.Literal{}, false
+		if int(c.Init) < len(mod.GlobalExpressions) {
+			lit, ok = mod.GlobalExpressions[c.Init].Kind.(ir.Literal)
+		}
+		var v ir.ScalarValue
+		if ok {
+			v, ok = scalarOf(lit.Value)
+		}
+		if !ok {
+			return nil, &Error{Name: opts.Name, Msg: fmt.Sprintf("override %q: only bool, i32, u32 and f32 overrides are supported", o.Name)}
+		}
+		c.Value = v
+		values[o.Name] = ir.LiteralToFloat(lit.Value)
+	}
+	mod.Overrides = nil
+	return values, nil
+}
+
+// scalarOf is a literal as the SPIR-V writer emits a scalar constant.
+func scalarOf(lit ir.LiteralValue) (ir.ScalarValue, bool) {
+	switch v := lit.(type) {
+	case ir.LiteralBool:
+		bits := uint64(0)
+		if v {
+			bits = 1
+		}
+		return ir.ScalarValue{Bits: bits, Kind: ir.ScalarBool}, true
+	case ir.LiteralI32:
+		return ir.ScalarValue{Bits: uint64(uint32(v)), Kind: ir.ScalarSint}, true
+	case ir.LiteralU32:
+		return ir.ScalarValue{Bits: uint64(v), Kind: ir.ScalarUint}, true
+	case ir.LiteralF32:
+		return ir.ScalarValue{Bits: uint64(math.Float32bits(float32(v))), Kind: ir.ScalarFloat}, true
+	}
+	return ir.ScalarValue{}, false
+}
+
+// Translator messages place errors as "line L, column C" (the parser) or
+// "L:C:" (the lowerer).
+var (
+	parserPlace  = regexp.MustCompile(`line (\d+), column (\d+): `)
+	lowererPlace = regexp.MustCompile(`(?:^|: )(\d+):(\d+): `)
+	translator   = regexp.MustCompile(`^(?:(?:parse|lowering|tokenization) error: )+`)
+)
+
+// located turns a translator error into an *Error with the place it names.
+func located(name, src string, err error) error {
+	msg := translator.ReplaceAllString(err.Error(), "")
+	e := &Error{Name: name, Msg: msg}
+	for _, re := range []*regexp.Regexp{parserPlace, lowererPlace} {
+		if m := re.FindStringSubmatchIndex(msg); m != nil {
+			e.Line, _ = strconv.Atoi(msg[m[2]:m[3]])
+			e.Column, _ = strconv.Atoi(msg[m[4]:m[5]])
+			e.Msg = strings.TrimSpace(msg[m[1]:])
+			break
+		}
+	}
+	if e.Line == 0 {
+		e.Line, e.Column = 1, 1
+		if src == "" {
+			e.Msg = "empty source: " + e.Msg
+		}
+	}
+	return e
+}
+
+// functionPlace is where function fn is declared in src (line and column
+// from 1), 0, 0 if it cannot be found: the validator names the function,
+// not the place, of what it refuses.
+func functionPlace(src, fn string) (line, col int) {
+	if fn == "" {
+		return 0, 0
+	}
+	text := blankComments(src)
+	re := regexp.MustCompile(`\bfn\s+` + regexp.QuoteMeta(fn) + `\b`)
+	loc := re.FindStringIndex(text)
+	if loc == nil {
+		return 0, 0
+	}
+	return place(src, loc[0])
+}
+
+// place converts a byte offset of src into a line and column from 1.
+func place(src string, off int) (line, col int) {
+	line = 1 + strings.Count(src[:off], "\n")
+	return line, off - strings.LastIndex(src[:off], "\n")
+}
+
+// errNoValue is returned by the workgroup-size evaluator for an argument
+// it cannot work out.
+var errNoValue = errors.New("not a constant expression of literals, consts and overrides")
