@@ -119,6 +119,16 @@ type KernelSpec struct {
 	PushSize uint32
 	// LocalSize requests a workgroup size; see KernelSpec.
 	LocalSize [3]uint32
+	// Entry names the entry point to run, so one module can hold several
+	// kernels. "" means "main", or the module's only GLCompute entry
+	// point when it has no "main".
+	Entry string
+	// Constants sets specialization constants by SpecId, so a kernel's
+	// sizes and switches can be fixed at load rather than compiled in.
+	// Each value must be representable in the constant's declared type
+	// (bool takes 0 or 1); an id the module does not declare is refused.
+	// Constants the map leaves out keep the module's defaults.
+	Constants map[uint32]float64
 }
 
 // derivesDescription reports whether spec leaves its description to the
