@@ -35,6 +35,9 @@ const (
 	opPtrAccessChain      = 67
 	opArrayLength         = 68
 	opDecorate            = 71
+	opBranch              = 249
+	opLabel               = 248
+	opControlBarrier      = 224
 	opCopyObject          = 83
 	opAtomicLoad          = 227
 	opAtomicStore         = 228
@@ -255,10 +258,14 @@ func fixStorageAccess(m *module) {
 	m.insts = out
 }
 
-// stripWorkgroupZeroing drops the stores of a null constant into workgroup
-// variables: the translator's zero-initialisation of workgroup memory,
-// which one invocation does for the whole group before a barrier. It
-// returns how many it dropped.
+// stripWorkgroupZeroing drops the translator's zero-initialisation of
+// workgroup memory: the stores of a null constant into workgroup
+// variables, which one invocation does for the whole group, and the
+// barrier after them, which then orders nothing (on a CPU driver a
+// barrier suspends and resumes every invocation of the group). It
+// returns how many stores it dropped. The barrier is dropped only where
+// it follows the translator's pattern exactly: a block of nothing but
+// such stores branching to a merge block that starts with the barrier.
 func stripWorkgroupZeroing(m *module) int {
 	workgroup, null := map[uint32]bool{}, map[uint32]bool{}
 	for _, in := range m.insts {
@@ -269,14 +276,37 @@ func stripWorkgroupZeroing(m *module) int {
 			null[in.operands[1]] = true
 		}
 	}
+	zeroing := func(in instruction) bool {
+		return in.op == opStore && len(in.operands) >= 2 && workgroup[in.operands[0]] && null[in.operands[1]]
+	}
 	dropped := 0
 	kept := m.insts[:0:0]
-	for _, in := range m.insts {
-		if in.op == opStore && len(in.operands) >= 2 && workgroup[in.operands[0]] && null[in.operands[1]] {
+	for i := 0; i < len(m.insts); i++ {
+		in := m.insts[i]
+		if zeroing(in) {
 			dropped++
 			continue
 		}
 		kept = append(kept, in)
+		if in.op != opLabel {
+			continue
+		}
+		// A block of zeroing stores only: OpLabel, stores, OpBranch %merge,
+		// OpLabel %merge, OpControlBarrier.
+		j := i + 1
+		for j < len(m.insts) && zeroing(m.insts[j]) {
+			j++
+		}
+		if j == i+1 || j+2 >= len(m.insts) {
+			continue
+		}
+		br, label, barrier := m.insts[j], m.insts[j+1], m.insts[j+2]
+		if br.op == opBranch && len(br.operands) == 1 && label.op == opLabel && len(label.operands) == 1 &&
+			label.operands[0] == br.operands[0] && barrier.op == opControlBarrier {
+			dropped += j - (i + 1)
+			kept = append(kept, br, label)
+			i = j + 2 // the barrier is skipped
+		}
 	}
 	m.insts = kept
 	return dropped

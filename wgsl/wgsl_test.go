@@ -241,6 +241,43 @@ func TestWorkgroupZeroingDropped(t *testing.T) {
 	assert.Zero(t, nullStores(t, code))
 	kept, _ := compileOK(t, zeroingSrc, Options{Name: "zero", ZeroWorkgroupMemory: true})
 	assert.Equal(t, 2, nullStores(t, kept))
+	// The source has one workgroupBarrier; the zeroing brings its own.
+	assert.Equal(t, 2, barriers(t, kept))
+	assert.Equal(t, 1, barriers(t, code), "the zeroing's barrier is dropped with it")
+}
+
+// barriers counts the module's OpControlBarrier instructions.
+func barriers(t *testing.T, code []byte) int {
+	t.Helper()
+	m, err := decodeModule(code)
+	require.NoError(t, err)
+	n := 0
+	for _, in := range m.insts {
+		if in.op == opControlBarrier {
+			n++
+		}
+	}
+	return n
+}
+
+// A barrier of the source after an if whose block is empty is no
+// zeroing's barrier and stays.
+func TestSourceBarriersAfterEmptyBlocksStay(t *testing.T) {
+	src := `
+var<workgroup> s: array<f32, 64>;
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li: u32) {
+  s[li] = y[li];
+  if (li == 0u) {}
+  workgroupBarrier();
+  y[li] = s[63u - li];
+}
+`
+	kept, _ := compileOK(t, src, Options{Name: "b", ZeroWorkgroupMemory: true})
+	code, _ := compileOK(t, src, Options{Name: "b"})
+	assert.Equal(t, barriers(t, kept)-1, barriers(t, code))
+	assert.Equal(t, 1, barriers(t, code))
 }
 
 const nestedSrc = `

@@ -69,6 +69,7 @@ var suiteRunners = map[string]func(settings) (*suiteResult, error){
 	"matmul":   runMatmul,
 	"alloc":    runAlloc,
 	"startup":  runStartup,
+	"kernels":  runKernels,
 }
 
 // options is the parsed command line.
@@ -118,7 +119,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, startup, or all; each runs once, in that order")
+	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, startup, kernels, or all; each runs once, in that order")
 	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat, one per timed run)")
 	fs.StringVar(plots, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png, checked before anything runs; several, comma-separated); with neither suite's figures there is nothing to draw, which is a note, not a failure")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
@@ -186,7 +187,7 @@ func parseSuites(list string) ([]string, error) {
 	want := map[string]bool{}
 	for _, s := range strings.Split(list, ",") {
 		if _, ok := suiteRunners[s]; !ok && s != "all" {
-			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc, startup or all)", ErrUsage, s)
+			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc, startup, kernels or all)", ErrUsage, s)
 		}
 		want[s] = true
 	}
@@ -579,7 +580,7 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 		}
 		return okN && okD
 	}
-	var dispatched, bound, emptied, vectored, widened, floored, multiplied, blocked, texeled, copied, memcopied, summed bool
+	var dispatched, bound, emptied, vectored, widened, floored, multiplied, blocked, texeled, copied, memcopied, summed, kerneled, reduced bool
 	for _, f := range figs {
 		p := f.Params
 		switch {
@@ -641,6 +642,14 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 			// The kernel vkc runs on a CPU driver, in plain C: what is left
 			// is vkc's own cost around the same kernel.
 			texeled = add("matmul", "c-texel/matmul", p, "c-texel", "matmul", 1.1) || texeled
+		case f.Suite == "kernels" && f.Name == "compile-cold":
+			kerneled = true
+			ratios = append(ratios, NewRatio("kernels", "compile-cold/target", p, f.Value, compileColdTargetMs, 1))
+		case f.Suite == "kernels" && f.Name == "compile-cached":
+			ratios = append(ratios, NewRatio("kernels", "compile-cached/target", p, f.Value, compileCachedTargetUs, 1))
+		case f.Suite == "kernels" && f.Name == "reduce-glsl":
+			reduced = add("kernels", "reduce-wgsl/reduce-glsl", p, "reduce-wgsl", "reduce-glsl", reduceWGSLOverGLSL) || reduced
+			reduced = addInfo("kernels", "reduce-wgsl-zeroed/reduce-wgsl", p, "reduce-wgsl-zeroed", "reduce-wgsl") || reduced
 		case f.Suite == "transfer" && f.Name == "c-copy-buffer":
 			copied = add("transfer", "c-copy-buffer/copy", p, "c-copy-buffer", "copy", 1.1) || copied
 		case f.Suite == "transfer" && f.Name == "c-memcpy" && p["bytes"] >= transferRatioMinBytes:
@@ -687,6 +696,12 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 	}
 	if summed {
 		notes = append(notes, "transfer: sum is vkc.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy")
+	}
+	if kerneled {
+		notes = append(notes, fmt.Sprintf("kernels: compile-cold is wgsl.Compile of a tiled matmul whose source the cache has not seen (the translator and the SPIR-V repairs), compile-cached the same call again; x/target is the figure over the target (%d ms, %d us)", compileColdTargetMs, compileCachedTargetUs))
+	}
+	if reduced {
+		notes = append(notes, fmt.Sprintf("kernels: reduce-x is the device time of a two-pass sum (a Profile of its two launches) from reduce.wgsl compiled by package wgsl, from the same algorithm in GLSL compiled by glslc -O, and from the WGSL with the translator's zeroing of workgroup memory kept; reduce-wgsl/reduce-glsl <= %g", reduceWGSLOverGLSL))
 	}
 	return ratios, notes
 }
