@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 
 	"github.com/vkcompute/vkc/capture"
@@ -144,7 +143,14 @@ func (spec KernelSpec) String() string {
 	if name == "" {
 		name = "unnamed kernel"
 	}
-	return fmt.Sprintf("%s: bindings %v, %d bytes of push constants, local size %v", name, spec.Bindings, spec.PushSize, spec.LocalSize)
+	s := fmt.Sprintf("%s: bindings %v, %d bytes of push constants, local size %v", name, spec.Bindings, spec.PushSize, spec.LocalSize)
+	if spec.Entry != "" && spec.Entry != "main" {
+		s += fmt.Sprintf(", entry point %q", spec.Entry)
+	}
+	if len(spec.Constants) > 0 {
+		s += fmt.Sprintf(", constants %v", spec.Constants) // fmt prints a map sorted by key
+	}
+	return s
 }
 
 // Kernel is a compute pipeline ready to launch.
@@ -158,6 +164,15 @@ type Kernel struct {
 	tile   [2]uint32            // output elements per workgroup of 2-D catalogue kernels
 	elems  []shaders.ScalarType // what each binding's module block holds (user kernels)
 	user   bool
+
+	// What a user kernel was specialized with and derived from its
+	// module: the entry point run, the constants set (as given), each
+	// binding's minimum size in bytes, and the push-constant block's
+	// layout (nil if none), which Push lays values out by.
+	entry      string
+	constants  map[uint32]float64
+	minSize    []uint64
+	pushLayout *shaders.Layout
 
 	// life is held by Launch from its check until the launch is recorded,
 	// so a launch racing Close on another goroutine is recorded before
@@ -185,7 +200,8 @@ func (k *Kernel) Spec() KernelSpec {
 	if k == nil {
 		return KernelSpec{}
 	}
-	return KernelSpec{Name: k.name, Bindings: append([]Access(nil), k.access...), PushSize: k.push, LocalSize: k.local}
+	return KernelSpec{Name: k.name, Bindings: append([]Access(nil), k.access...), PushSize: k.push, LocalSize: k.local,
+		Entry: k.entry, Constants: maps.Clone(k.constants)}
 }
 
 // LoadKernel builds a user kernel from its SPIR-V, deriving its description
@@ -209,12 +225,23 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		return nil, err
 	}
 	defer d.leave()
-	mod, err := shaders.Inspect(spec.SPIRV)
+	mod, err := shaders.InspectEntry(spec.SPIRV, spec.Entry)
+	if errors.Is(err, shaders.ErrNoEntryPoint) {
+		return nil, fmt.Errorf("vkc: kernel %q: %w", spec.Name, err)
+	}
 	if err != nil {
 		return nil, public(err)
 	}
+	if mod.Entry == "" {
+		return nil, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" and several others (%q): name one in KernelSpec.Entry", spec.Name, mod.EntryPoints)
+	}
 	if err := d.checkCapabilities(spec.Name, spec.SPIRV); err != nil {
 		return nil, err
+	}
+	for _, b := range mod.Bindings {
+		if c := b.Contradiction(); c != "" {
+			return nil, fmt.Errorf("vkc: kernel %q: binding %d (set %d) %s", spec.Name, b.Binding, b.Set, c)
+		}
 	}
 	derived := spec.derivesDescription()
 	if derived {
@@ -224,27 +251,30 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		}
 		spec.PushSize = mod.PushSize
 	}
-	local, values, ids, err := workgroupSpec(spec, mod)
+	sp, err := specialize(spec, mod)
 	if err != nil {
 		return nil, err
 	}
+	local := sp.local
 	if err := matchModule(spec, mod, local, d.info.Limits); err != nil {
 		if derived {
 			return nil, fmt.Errorf("%w (description derived from the module)", err)
 		}
 		return nil, err
 	}
-	if err := checkShared(spec, values, ids, d.info.Limits); err != nil {
+	if err := checkShared(spec, sp.ints, d.info.Limits); err != nil {
 		return nil, err
 	}
-	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, 0, spec.PushSize, values, ids)
+	k, err := d.buildUser(spec, mod.Entry, sp.constants)
 	if err != nil {
 		return nil, err
 	}
 	k.local = local
 	k.user = true
+	k.entry, k.constants, k.pushLayout = mod.Entry, maps.Clone(spec.Constants), mod.Push
 	for _, b := range mod.Bindings {
 		k.elems = append(k.elems, b.Elem)
+		k.minSize = append(k.minSize, b.MinSize)
 	}
 	d.mu.Lock()
 	d.user[k] = struct{}{}
@@ -255,13 +285,6 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 // matchModule checks a description against the module it describes and
 // the device's limits, local being the workgroup size the kernel will have.
 func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limits) error {
-	hasMain := false
-	for _, e := range mod.EntryPoints {
-		hasMain = hasMain || e == "main"
-	}
-	if !hasMain {
-		return fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
-	}
 	for i, a := range spec.Bindings {
 		if !a.valid() {
 			return fmt.Errorf("vkc: kernel %q: binding %d is described as %v; want ReadOnly, WriteOnly or ReadWrite", spec.Name, i, a)
@@ -311,35 +334,6 @@ func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limit
 	return nil
 }
 
-// workgroupSpec is the workgroup size a kernel built from mod for spec
-// will have, and the specialization that gives it: the module's own size,
-// except on the axes the module makes specializable, where a non-zero
-// request sets the axis's constant to the axis's requested size (at least
-// 1). Only those constants are set, each once; none when nothing is
-// requested. Axes sharing a constant must be asked for one size.
-func workgroupSpec(spec KernelSpec, mod shaders.Module) (local [3]uint32, values, ids []uint32, err error) {
-	local = mod.LocalSize
-	if spec.LocalSize == ([3]uint32{}) {
-		return local, nil, nil, nil
-	}
-	for axis, id := range mod.LocalSizeSpecIDs {
-		if id < 0 {
-			continue
-		}
-		size := max(spec.LocalSize[axis], 1)
-		local[axis] = size
-		if i := slices.Index(ids, uint32(id)); i >= 0 {
-			if values[i] != size {
-				return local, nil, nil, fmt.Errorf("vkc: kernel %q: local size %v asks two sizes (%d, %d) of specialization constant %d, which sizes axes %s", spec.Name, spec.LocalSize, values[i], size, id, sharingAxes(mod.LocalSizeSpecIDs, id))
-			}
-			continue
-		}
-		ids = append(ids, uint32(id))
-		values = append(values, size)
-	}
-	return local, values, ids, nil
-}
-
 // sharingAxes names the axes whose size specialization constant id sets.
 func sharingAxes(specIDs [3]int64, id int64) string {
 	var names []string
@@ -355,11 +349,7 @@ func sharingAxes(specIDs [3]int64, id int64) string {
 // specialization the kernel will be built with, exceeds the device's
 // maxComputeSharedMemorySize, or cannot be sized (shaders.SharedSize
 // counts every shared variable, an upper bound).
-func checkShared(spec KernelSpec, values, ids []uint32, lim Limits) error {
-	constants := make(map[uint32]uint32, len(ids))
-	for i, id := range ids {
-		constants[id] = values[i]
-	}
+func checkShared(spec KernelSpec, constants map[uint32]uint32, lim Limits) error {
 	size, err := shaders.SharedSize(spec.SPIRV, constants)
 	if err != nil {
 		return public(fmt.Errorf("vkc: kernel %q: sizing its shared memory: %w", spec.Name, err))
@@ -394,6 +384,23 @@ func (d *Device) build(name string, code []byte, access []Access, texels, push u
 		return nil, public(err)
 	}
 	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push}, nil
+}
+
+// buildUser makes the pipeline of a user kernel: its entry point and
+// constants as the module types them.
+func (d *Device) buildUser(spec KernelSpec, entry string, constants []recorder.SpecConstant) (*Kernel, error) {
+	var writes uint32
+	for i, a := range spec.Bindings {
+		if a.Writes() {
+			writes |= 1 << uint(i)
+		}
+	}
+	rk, err := d.rec.NewKernel(spec.SPIRV, recorder.PipelineDesc{Name: spec.Name, Bindings: len(spec.Bindings), Writes: writes, PushSize: spec.PushSize,
+		Constants: constants, Entry: entry})
+	if err != nil {
+		return nil, public(err)
+	}
+	return &Kernel{dev: d, name: spec.Name, rk: rk, access: append([]Access(nil), spec.Bindings...), push: spec.PushSize}, nil
 }
 
 // target is what the catalogue shapes its kernels by on this device.
@@ -521,6 +528,11 @@ func (k *Kernel) bind(cores *[recorder.MaxBindings]*bufferCore, push []byte, arg
 		}
 		if i < len(k.elems) && !fits(k.elems[i], cores[i].elem) {
 			return 0, fmt.Errorf("vkc: kernel %q: binding %d holds %v in the module, given %v", k.name, i, k.elems[i], cores[i].elem)
+		}
+		if i < len(k.minSize) {
+			if have := uint64(cores[i].n) * cores[i].elem.size(); have < k.minSize[i] {
+				return 0, fmt.Errorf("vkc: kernel %q: binding %d needs at least %d bytes (what its block declares), buffer holds %d", k.name, i, k.minSize[i], have)
+			}
 		}
 		if cores[i].param && k.access[i].Writes() {
 			return 0, fmt.Errorf("vkc: kernel %q: binding %d is %v: %w", k.name, i, k.access[i], ErrParamWritten)

@@ -140,16 +140,17 @@ func TestKernelLocalSizeIdAboveTheLimit(t *testing.T) {
 	require.Error(t, err, "LoadKernel accepted a 4096-wide workgroup (LocalSizeId; limit %v)", dev.Info().Limits.MaxComputeWorkGroupSize)
 }
 
-// Promise (KernelSpec.LocalSize: it "applies to each axis the module makes
-// specializable ... and is ignored on the others"): specc makes no axis specializable and has an
-// unrelated constant_id 0 (K = 3). A LocalSize request leaves K alone: the
-// kernel is refused, or y = 3x and the spec keeps the module's [64 1 1].
+// Promise (KernelSpec.LocalSize: a size asked along an axis the module
+// does not make specializable is refused; only the workgroup's constants
+// are set): specc makes no axis specializable and has an unrelated
+// constant_id 0 (K = 3). A request of 128 along x is refused; asking the
+// module's own [64 1 1] loads, and leaves K alone: y = 3x.
 func TestKernelLocalSizeRequestLeavesOtherSpecConstants(t *testing.T) {
 	dev := openDevice(t)
-	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{128, 1, 1}})
-	if err != nil {
-		return // refused at load: the promise holds
-	}
+	_, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{128, 1, 1}})
+	require.ErrorContains(t, err, "asks 128 along x, which the module fixes at 64")
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{64, 1, 1}})
+	require.NoError(t, err)
 	defer k.Close()
 	assert.Equal(t, [3]uint32{64, 1, 1}, k.Spec().LocalSize, "Spec().LocalSize: the module's")
 	const n = 64

@@ -110,6 +110,20 @@ type PipelineDesc struct {
 	// touching its other constants; nil means 0..len(Spec)-1 (the
 	// catalogue's convention).
 	SpecIDs []uint32
+	// Constants set further specialization constants of any width (a
+	// user kernel's constants, typed by its module); no ID is set twice
+	// across Spec and Constants.
+	Constants []SpecConstant
+	// Entry names the entry point the pipeline runs; "" is "main".
+	Entry string
+}
+
+// SpecConstant is the value of one specialization constant: Size bytes (1,
+// 2, 4 or 8: its type's width, 4 for a bool) of Bits, low bytes first.
+type SpecConstant struct {
+	ID   uint32
+	Size uint32
+	Bits uint64
 }
 
 // SpecValue is the value desc sets for the specialization constant with

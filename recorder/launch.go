@@ -60,6 +60,15 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}
 	desc.Spec = slices.Clone(desc.Spec)
+	for i, c := range desc.Constants {
+		if c.Size != 1 && c.Size != 2 && c.Size != 4 && c.Size != 8 {
+			return nil, fmt.Errorf("recorder: kernel %q: specialization constant %d of %d bytes (1, 2, 4 or 8)", desc.Name, c.ID, c.Size)
+		}
+		if _, set := desc.SpecValue(c.ID); set || slices.ContainsFunc(desc.Constants[:i], func(o SpecConstant) bool { return o.ID == c.ID }) {
+			return nil, fmt.Errorf("recorder: kernel %q: specialization constant %d set twice", desc.Name, c.ID)
+		}
+	}
+	desc.Constants = slices.Clone(desc.Constants)
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {

@@ -1,6 +1,7 @@
 package shaders
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -8,8 +9,11 @@ import (
 
 // resolve builds the Module description from the collected declarations.
 func (d *declarations) resolve() (Module, error) {
-	mod := Module{EntryPoints: d.entryPoints}
+	mod := Module{EntryPoints: d.entryPoints, Entry: d.entry}
 	var err error
+	if mod.SpecConstants, err = d.specConstants(); err != nil {
+		return Module{}, err
+	}
 	if mod.LocalSize, mod.LocalSizeSpecIDs, err = d.localSize(); err != nil {
 		return Module{}, err
 	}
@@ -31,6 +35,55 @@ func (d *declarations) resolve() (Module, error) {
 	return mod, nil
 }
 
+// specConstants lists the specialization constants with a SpecId, by id;
+// two constants with one id, or one whose type is not a bool, an integer
+// or a float of 8, 16, 32 or 64 bits, are refused.
+func (d *declarations) specConstants() ([]SpecConstant, error) {
+	var out []SpecConstant
+	for _, s := range d.specs {
+		deco := d.decorations[s.id]
+		if deco == nil || deco.specID == nil {
+			continue
+		}
+		c := SpecConstant{ID: *deco.specID}
+		t, ok := d.types[s.typ]
+		switch {
+		case ok && t.op == opTypeBool && s.boolean:
+			c.Kind, c.Bits = SpecBool, 32
+		case ok && t.op == opTypeInt && !s.boolean:
+			c.Kind, c.Bits = SpecUint, t.words[0]
+			if t.words[1] == 1 {
+				c.Kind = SpecInt
+			}
+		case ok && t.op == opTypeFloat && !s.boolean:
+			c.Kind, c.Bits = SpecFloat, t.words[0]
+		default:
+			return nil, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is not a bool, an integer or a float", ErrInvalidSPIRV, s.id, c.ID)
+		}
+		if c.Bits != 8 && c.Bits != 16 && c.Bits != 32 && c.Bits != 64 {
+			return nil, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is %d bits wide", ErrInvalidSPIRV, s.id, c.ID, c.Bits)
+		}
+		if words := (c.Bits + 31) / 32; uint32(len(s.value)) < words {
+			return nil, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) has %d value words, want %d", ErrInvalidSPIRV, s.id, c.ID, len(s.value), words)
+		}
+		c.Default = uint64(s.value[0])
+		if c.Bits == 64 {
+			c.Default |= uint64(s.value[1]) << 32
+		} else if c.Bits < 32 {
+			c.Default &= 1<<c.Bits - 1
+		}
+		if i := slices.IndexFunc(out, func(o SpecConstant) bool { return o.ID == c.ID }); i >= 0 {
+			if out[i].Kind != c.Kind || out[i].Bits != c.Bits {
+				return nil, fmt.Errorf("%w: SpecId %d decorates a %s and a %s", ErrInvalidSPIRV, c.ID, out[i].TypeName(), c.TypeName())
+			}
+			continue // one value sets both
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b SpecConstant) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
 // pointee is the type a variable points to; resolve has checked that the
 // variable's type is a pointer.
 func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].words[1] }
@@ -46,9 +99,9 @@ func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].wo
 // change from run to run, so a second is refused.
 func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error) {
 	specIDs = [3]int64{-1, -1, -1}
-	if d.mainFunction != nil {
-		size = d.modeLocalSize[*d.mainFunction]
-		if ids, ok := d.modeLocalSizeID[*d.mainFunction]; ok {
+	if d.entryFunction != nil {
+		size = d.modeLocalSize[*d.entryFunction]
+		if ids, ok := d.modeLocalSizeID[*d.entryFunction]; ok {
 			if err := d.constantSize(ids[:], &size, &specIDs, "LocalSizeId"); err != nil {
 				return size, specIDs, err
 			}
@@ -123,6 +176,9 @@ func (d *declarations) bindings(layouts *layoutReader) ([]ModuleBinding, error) 
 				prev.Kind = b.Kind
 			}
 			prev.Arrayed = prev.Arrayed || b.Arrayed
+			prev.NonWritable = prev.NonWritable && b.NonWritable
+			prev.NonReadable = prev.NonReadable && b.NonReadable
+			prev.MinSize = max(prev.MinSize, b.MinSize)
 			prev.Count = max(prev.Count, b.Count)
 			continue
 		}
@@ -173,7 +229,8 @@ func (d *declarations) descriptor(v variable, layouts *layoutReader) ModuleBindi
 	default:
 		b.Kind = OtherDescriptor
 	}
-	b.Access = variableAccess(d.decorations[v.id], deco, t)
+	b.NonWritable, b.NonReadable = declaredAccess(d.decorations[v.id], deco, t)
+	b.Access = accessFrom(b.NonWritable, b.NonReadable)
 	switch b.Kind {
 	case UniformBuffer, UniformTexelBuffer, SampledImage, Sampler, CombinedImageSampler:
 		b.Access = ReadOnly // no shader writes these, decorated or not
@@ -181,6 +238,16 @@ func (d *declarations) descriptor(v variable, layouts *layoutReader) ModuleBindi
 	b.Elem = d.scalarOf(id, 0)
 	if b.Kind == StorageBuffer || b.Kind == UniformBuffer {
 		b.Block, _ = layouts.layout(id, matrixDecoration{}, 0) // nil if it cannot be laid out
+		if b.Block != nil && !b.Arrayed {
+			b.MinSize = b.Block.Size
+		}
+	}
+	if b.Kind == UniformTexelBuffer || b.Kind == StorageTexelBuffer {
+		image := t
+		if t.op == opTypeSampledImage {
+			image = d.types[t.words[0]] // opaqueKind checked it is an image
+		}
+		b.TexelType, b.TexelFormat = d.scalarOf(image.words[0], 0), image.words[6]
 	}
 	return b
 }
@@ -262,10 +329,10 @@ func (d *declarations) resolveScalar(id uint32, depth int) ScalarType {
 	return ScalarUnknown
 }
 
-// variableAccess: readonly/writeonly appear on the variable or on every
+// declaredAccess: readonly/writeonly appear on the variable or on every
 // member of its block (glslang puts them on the members).
-func variableAccess(vd, bd *decorations, block spirvType) Access {
-	nonWritable, nonReadable := vd.nonWritable, vd.nonReadable
+func declaredAccess(vd, bd *decorations, block spirvType) (nonWritable, nonReadable bool) {
+	nonWritable, nonReadable = vd.nonWritable, vd.nonReadable
 	if bd != nil && block.op == opTypeStruct && len(block.words) > 0 {
 		allNW, allNR := true, true
 		for m := range block.words {
@@ -275,6 +342,11 @@ func variableAccess(vd, bd *decorations, block spirvType) Access {
 		nonWritable = nonWritable || allNW
 		nonReadable = nonReadable || allNR
 	}
+	return nonWritable, nonReadable
+}
+
+// accessFrom is the access decorations alone say.
+func accessFrom(nonWritable, nonReadable bool) Access {
 	switch {
 	case nonWritable && !nonReadable:
 		return ReadOnly

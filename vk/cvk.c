@@ -450,17 +450,14 @@ VkResult vkc_create_pipeline_layout(const vkc_fns *f, VkDescriptorSetLayout set,
 }
 void vkc_destroy_pipeline_layout(const vkc_fns *f, VkPipelineLayout l) { REFUSE; f->destroyPipelineLayout(f->dev, l, NULL); }
 
-VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout,
-		uint32_t spec_count, const uint32_t *spec, const uint32_t *ids, VkPipeline *out) {
+VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout, const char *entry,
+		uint32_t spec_count, const VkSpecializationMapEntry *entries, const void *data, size_t data_size, VkPipeline *out) {
 	REFUSE_R;
-	VkSpecializationMapEntry entries[VKC_MAX_SPEC];
 	if (spec_count > VKC_MAX_SPEC) return VK_ERROR_INITIALIZATION_FAILED;
-	for (uint32_t i = 0; i < spec_count; i++)
-		entries[i] = (VkSpecializationMapEntry){ .constantID = ids ? ids[i] : i, .offset = 4 * i, .size = 4 };
-	VkSpecializationInfo si = { .mapEntryCount = spec_count, .pMapEntries = entries, .dataSize = 4 * (size_t)spec_count, .pData = spec };
+	VkSpecializationInfo si = { .mapEntryCount = spec_count, .pMapEntries = entries, .dataSize = data_size, .pData = data };
 	VkComputePipelineCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, .layout = layout,
 		.stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-			.module = m, .pName = "main", .pSpecializationInfo = spec_count ? &si : NULL } };
+			.module = m, .pName = entry, .pSpecializationInfo = spec_count ? &si : NULL } };
 	return f->createComputePipelines(f->dev, f->cache, 1, &ci, NULL, out);
 }
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p) { REFUSE; f->destroyPipeline(f->dev, p, NULL); }

@@ -199,11 +199,11 @@ void vkc_destroy_set_layout(const vkc_fns *f, VkDescriptorSetLayout l);
 // vkc_create_pipeline_layout: one set layout, push_size bytes of compute push constants (0: none).
 VkResult vkc_create_pipeline_layout(const vkc_fns *f, VkDescriptorSetLayout set, uint32_t push_size, VkPipelineLayout *out);
 void vkc_destroy_pipeline_layout(const vkc_fns *f, VkPipelineLayout l);
-// vkc_create_compute_pipeline: entry point "main", spec_count specialization
-// constants of 32 bits each taken from spec, constant i having the ID ids[i]
-// (IDs 0..spec_count-1 when ids is NULL).
-VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout,
-	uint32_t spec_count, const uint32_t *spec, const uint32_t *ids, VkPipeline *out);
+// vkc_create_compute_pipeline: the entry point named entry, spec_count
+// specialization constants as entries describe them within data_size bytes
+// of data.
+VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout, const char *entry,
+	uint32_t spec_count, const VkSpecializationMapEntry *entries, const void *data, size_t data_size, VkPipeline *out);
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p);
 // vkc_create_descriptor_pool: max_sets sets, descriptors descriptors of each
 // kind (storage buffer, uniform texel buffer) in all, sets freeable one by one.

@@ -8,8 +8,11 @@ package vk
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -40,6 +43,50 @@ type PipelineDesc struct {
 	// (a user module's workgroup-size constants, not an unrelated
 	// constant that happens to have ID 0); nil means 0..len(Spec)-1.
 	SpecIDs []uint32
+	// Constants set further specialization constants of any width (a
+	// bool, an 8-, 16-, 32- or 64-bit number), beside Spec's; no ID may
+	// be set twice.
+	Constants []SpecConstant
+	// Entry names the entry point the pipeline runs; "" is "main".
+	Entry string
+}
+
+// SpecConstant is the value of one specialization constant: Size bytes
+// (1, 2, 4 or 8: the constant's type's width, 4 for a bool) of Bits, low
+// bytes first, as the driver takes them.
+type SpecConstant struct {
+	ID   uint32
+	Size uint32
+	Bits uint64
+}
+
+// specialization lays out desc's constants as Vulkan takes them: one map
+// entry per constant, each value at an 8-byte-aligned offset of data.
+func specialization(desc PipelineDesc) (entries []C.VkSpecializationMapEntry, data []byte, err error) {
+	ids := make([]uint32, 0, len(desc.Spec)+len(desc.Constants))
+	for i, v := range desc.Spec {
+		id := uint32(i)
+		if desc.SpecIDs != nil {
+			id = desc.SpecIDs[i]
+		}
+		ids = append(ids, id)
+		entries = append(entries, C.VkSpecializationMapEntry{constantID: C.uint32_t(id), offset: C.uint32_t(len(data)), size: 4})
+		data = binary.LittleEndian.AppendUint64(data, uint64(v))
+	}
+	for _, c := range desc.Constants {
+		switch c.Size {
+		case 1, 2, 4, 8:
+		default:
+			return nil, nil, fmt.Errorf("vk: specialization constant %d of %d bytes (1, 2, 4 or 8)", c.ID, c.Size)
+		}
+		if slices.Contains(ids, c.ID) {
+			return nil, nil, fmt.Errorf("vk: specialization constant %d set twice", c.ID)
+		}
+		ids = append(ids, c.ID)
+		entries = append(entries, C.VkSpecializationMapEntry{constantID: C.uint32_t(c.ID), offset: C.uint32_t(len(data)), size: C.size_t(c.Size)})
+		data = binary.LittleEndian.AppendUint64(data, c.Bits)
+	}
+	return entries, data, nil
 }
 
 // checkSpecIDs refuses SpecIDs that do not name one distinct constant per
@@ -94,11 +141,22 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
 		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
-	if len(desc.Spec) > MaxSpecConstants {
-		return nil, fmt.Errorf("vk: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
+	if len(desc.Spec)+len(desc.Constants) > MaxSpecConstants {
+		return nil, fmt.Errorf("vk: %d specialization constants (at most %d)", len(desc.Spec)+len(desc.Constants), MaxSpecConstants)
 	}
 	if err := checkSpecIDs(desc.Spec, desc.SpecIDs); err != nil {
 		return nil, err
+	}
+	entries, data, err := specialization(desc)
+	if err != nil {
+		return nil, err
+	}
+	entry := desc.Entry
+	if entry == "" {
+		entry = "main"
+	}
+	if strings.IndexByte(entry, 0) >= 0 {
+		return nil, fmt.Errorf("vk: entry point name %q holds a NUL byte", entry)
 	}
 	if err := ValidateSPIRV(code, d.api); err != nil {
 		return nil, err
@@ -107,7 +165,8 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 		return nil, err
 	}
 	defer d.leave()
-	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...)}}
+	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...),
+		Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
 	if desc.SpecIDs != nil {
 		p.desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}
@@ -139,17 +198,17 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	}
 	p.layout = layout
 	d.live[ObjPipelineLayout].Add(1)
-	var spec, ids *C.uint32_t
-	if len(p.desc.Spec) > 0 {
+	var entryPtr *C.VkSpecializationMapEntry
+	var dataPtr unsafe.Pointer
+	if len(entries) > 0 {
 		// Go pointers as direct arguments: pinned for the call, holding
 		// no pointers, copied by the driver before it returns.
-		spec = (*C.uint32_t)(unsafe.Pointer(&p.desc.Spec[0]))
-		if p.desc.SpecIDs != nil {
-			ids = (*C.uint32_t)(unsafe.Pointer(&p.desc.SpecIDs[0]))
-		}
+		entryPtr, dataPtr = &entries[0], unsafe.Pointer(&data[0])
 	}
+	name := C.CString(entry)
 	var pipeline C.VkPipeline
-	r = Result(C.vkc_create_compute_pipeline(d.fns, p.module, p.layout, C.uint32_t(len(p.desc.Spec)), spec, ids, &pipeline))
+	r = Result(C.vkc_create_compute_pipeline(d.fns, p.module, p.layout, name, C.uint32_t(len(entries)), entryPtr, dataPtr, C.size_t(len(data)), &pipeline))
+	C.free(unsafe.Pointer(name))
 	if err := d.check("vkCreateComputePipelines", r); err != nil {
 		p.destroyLocked()
 		return nil, err

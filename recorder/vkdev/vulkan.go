@@ -212,7 +212,12 @@ func (v *vulkanDevice) InvalidateMemory(m recorder.Memory, off, size uint64) err
 func (v *vulkanDevice) FreeMemory(m recorder.Memory) { v.mems.remove(uint64(m)).Release() }
 
 func (v *vulkanDevice) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.Pipeline, error) {
-	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs})
+	constants := make([]vk.SpecConstant, len(desc.Constants))
+	for i, c := range desc.Constants {
+		constants[i] = vk.SpecConstant{ID: c.ID, Size: c.Size, Bits: c.Bits}
+	}
+	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs,
+		Constants: constants, Entry: desc.Entry})
 	if err != nil {
 		return 0, fromVK(err)
 	}
