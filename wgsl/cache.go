@@ -25,37 +25,38 @@ type moduleCache struct {
 }
 
 type cacheEntry struct {
-	key  [sha256.Size]byte
-	code []byte
+	key [sha256.Size]byte
+	k   kernel
 }
 
 func newModuleCache(limit int) *moduleCache {
 	return &moduleCache{limit: limit, order: list.New(), byKey: map[[sha256.Size]byte]*list.Element{}}
 }
 
-// get returns the module cached under key; the caller must not modify it.
-func (c *moduleCache) get(key [sha256.Size]byte) ([]byte, bool) {
+// get returns the kernel cached under key; the caller must not modify its
+// module.
+func (c *moduleCache) get(key [sha256.Size]byte) (kernel, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byKey[key]
 	if !ok {
-		return nil, false
+		return kernel{}, false
 	}
 	c.order.MoveToFront(e)
-	return e.Value.(*cacheEntry).code, true
+	return e.Value.(*cacheEntry).k, true
 }
 
-// put caches code under key, evicting the least recently used module
-// beyond the limit.
-func (c *moduleCache) put(key [sha256.Size]byte, code []byte) {
+// put caches k under key, evicting the least recently used kernel beyond
+// the limit.
+func (c *moduleCache) put(key [sha256.Size]byte, k kernel) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[key]; ok {
-		e.Value.(*cacheEntry).code = code
+		e.Value.(*cacheEntry).k = k
 		c.order.MoveToFront(e)
 		return
 	}
-	c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, code: code})
+	c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, k: k})
 	for c.order.Len() > c.limit {
 		last := c.order.Back()
 		c.order.Remove(last)

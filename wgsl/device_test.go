@@ -60,9 +60,7 @@ func read[T vkc.Element](t *testing.T, b *vkc.Buffer[T]) []T {
 }
 
 // Outputs the code only stores to run on buffers no work wrote before:
-// vkc takes them as write-only, from the decorations the repair set. The
-// translator's own module makes the store-only buffer read-write, and vkc
-// refuses to run a launch reading memory nothing wrote.
+// vkc takes them as write-only, from the decorations the repair set.
 func TestStoreOnlyOutputsRunOnFreshBuffers(t *testing.T) {
 	dev := openDevice(t)
 	const n = 128
@@ -82,17 +80,48 @@ func TestStoreOnlyOutputsRunOnFreshBuffers(t *testing.T) {
 		assert.Equal(t, 2*x[i], gotStored[i], "stored[%d]", i)
 		assert.Equal(t, both[i]+loaded[i], gotBoth[i], "both[%d]", i)
 	}
+}
 
-	rawKernel, err := dev.LoadKernel(vkc.KernelSpec{Name: "raw", SPIRV: raw(t, accessSrc)})
+const storeOnlySrc = `
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = -x[gid.x]; }
+`
+
+// What the repairs are for, on a device: vkc refuses the translator's own
+// module for var<storage, write> (a NonWritable binding the code stores
+// to), and takes a buffer the code only stores to as read-write (the
+// translator loads it before storing), so a launch on a fresh output
+// buffer is refused as reading memory nothing wrote.
+func TestTranslatorsModulesAreRefusedOrMisread(t *testing.T) {
+	dev := openDevice(t)
+	_, err := dev.LoadKernel(vkc.KernelSpec{Name: "raw", SPIRV: raw(t, accessSrc)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NonWritable")
+
+	rawKernel, err := dev.LoadKernel(vkc.KernelSpec{Name: "raw", SPIRV: raw(t, storeOnlySrc)})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, rawKernel.Close()) }()
-	assert.Equal(t, vkc.ReadWrite, rawKernel.Spec().Bindings[2])
-	fresh := newBuffer[float32](t, dev, nil, n)
-	err = rawKernel.Launch(dev.Stream(), [3]uint32{n / 64, 1, 1}, nil, xb, w, fresh, bothb, loadedb)
+	assert.Equal(t, []vkc.Access{vkc.ReadOnly, vkc.ReadWrite}, rawKernel.Spec().Bindings)
+	x := make([]float32, 64) // one workgroup, one element per invocation
+	want := make([]float32, len(x))
+	for i := range x {
+		x[i], want[i] = float32(i)/4, -float32(i)/4
+	}
+	xb := newBuffer(t, dev, x, 0)
+	fresh := newBuffer[float32](t, dev, nil, len(x))
+	err = rawKernel.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, xb, fresh)
 	if err == nil {
 		_, err = fresh.Read(context.Background())
 	}
 	assert.ErrorIs(t, err, vkc.ErrUnwritten, "the translator's own module ran on a buffer nothing wrote")
+
+	k := load(t, dev, storeOnlySrc, Options{Name: "repaired"})
+	assert.Equal(t, []vkc.Access{vkc.ReadOnly, vkc.WriteOnly}, k.Spec().Bindings)
+	out := newBuffer[float32](t, dev, nil, len(x))
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, xb, out))
+	assert.Equal(t, want, read(t, out))
 }
 
 // An override-sized workgroup runs with the override's size: each
@@ -112,7 +141,7 @@ func TestOverrideSizedWorkgroupOnDevice(t *testing.T) {
 	}
 }
 
-// The entry point asked for is the one that runs.
+// The entry point asked for is the one that runs, under its own name.
 func TestChosenEntryPointRuns(t *testing.T) {
 	dev := openDevice(t)
 	ys := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}

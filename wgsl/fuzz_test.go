@@ -140,7 +140,7 @@ func FuzzCompile(f *testing.F) {
 	}
 	f.Add("fn main( {", "")
 	f.Fuzz(func(t *testing.T, src, entry string) {
-		spec, err := compile(src, Options{Name: "fuzz", Entry: entry})
+		k, err := compile(src, Options{Name: "fuzz", Entry: entry})
 		if err != nil {
 			e, ok := err.(*Error)
 			if !ok || !strings.HasPrefix(e.Error(), "vkc: ") {
@@ -148,7 +148,7 @@ func FuzzCompile(f *testing.F) {
 			}
 			return
 		}
-		if _, err := shaders.Inspect(spec); err != nil {
+		if _, err := shaders.InspectEntry(k.code, k.entry); err != nil {
 			t.Fatalf("compiled module refused by vkc's reader: %v", err)
 		}
 	})

@@ -81,15 +81,21 @@ func (e *Error) Error() string {
 // Compile is safe for concurrent use. Every error is an *Error.
 func Compile(src string, opts Options) (vkc.KernelSpec, error) {
 	key := cacheKey(src, opts)
-	if code, ok := compiled.get(key); ok {
-		return vkc.KernelSpec{Name: opts.Name, SPIRV: slices.Clone(code)}, nil
+	k, ok := compiled.get(key)
+	if !ok {
+		var err error
+		if k, err = compile(src, opts); err != nil {
+			return vkc.KernelSpec{}, err
+		}
+		compiled.put(key, k)
 	}
-	code, err := compile(src, opts)
-	if err != nil {
-		return vkc.KernelSpec{}, err
-	}
-	compiled.put(key, code)
-	return vkc.KernelSpec{Name: opts.Name, SPIRV: slices.Clone(code)}, nil
+	return vkc.KernelSpec{Name: opts.Name, SPIRV: slices.Clone(k.code), Entry: k.entry}, nil
+}
+
+// kernel is a compiled module and the name of its entry point.
+type kernel struct {
+	code  []byte
+	entry string
 }
 
 // cacheKey is a digest of everything a compiled module depends on.
@@ -116,53 +122,53 @@ func cacheKey(src string, opts Options) [sha256.Size]byte {
 
 // compile runs the translator and the repairs. A panic inside the
 // translator (it is not hardened against every input) becomes an error.
-func compile(src string, opts Options) (code []byte, err error) {
+func compile(src string, opts Options) (k kernel, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			code, err = nil, &Error{Name: opts.Name, Msg: fmt.Sprintf("the translator failed on this source: %v", r)}
+			k, err = kernel{}, &Error{Name: opts.Name, Msg: fmt.Sprintf("the translator failed on this source: %v", r)}
 		}
 	}()
 	ast, err := naga.Parse(src)
 	if err != nil {
-		return nil, located(opts.Name, src, err)
+		return kernel{}, located(opts.Name, src, err)
 	}
 	mod, err := naga.LowerWithSource(ast, src)
 	if err != nil {
-		return nil, located(opts.Name, src, err)
+		return kernel{}, located(opts.Name, src, err)
 	}
 	ep, err := pickEntry(mod, opts)
 	if err != nil {
-		return nil, err
+		return kernel{}, err
 	}
 	overrides, err := applyOverrides(mod, opts)
 	if err != nil {
-		return nil, err
+		return kernel{}, err
 	}
 	if err := sizeWorkgroup(src, mod, ep, overrides, opts.Name); err != nil {
-		return nil, err
+		return kernel{}, err
 	}
 	if errs, err := ir.ValidateWithCapabilities(mod, 0); err != nil {
-		return nil, &Error{Name: opts.Name, Msg: err.Error()}
+		return kernel{}, &Error{Name: opts.Name, Msg: err.Error()}
 	} else if len(errs) > 0 {
 		e := &Error{Name: opts.Name, Msg: errs[0].Error()}
 		e.Line, e.Column = functionPlace(src, errs[0].Function)
-		return nil, e
+		return kernel{}, e
 	}
-	chosen := mod.EntryPoints[ep]
-	chosen.Name = "main" // vkc launches the entry point named main
-	mod.EntryPoints = []ir.EntryPoint{chosen}
-	code, err = naga.GenerateSPIRV(mod, spirv.Options{Version: spirv.Version1_3})
+	// The module holds the chosen entry point alone: the repairs work out
+	// access over every function, and the workgroup size was set for it.
+	mod.EntryPoints = []ir.EntryPoint{mod.EntryPoints[ep]}
+	code, err := naga.GenerateSPIRV(mod, spirv.Options{Version: spirv.Version1_3})
 	if err != nil {
-		return nil, &Error{Name: opts.Name, Msg: err.Error()}
+		return kernel{}, &Error{Name: opts.Name, Msg: err.Error()}
 	}
 	code, err = repair(code, opts)
 	if err != nil {
-		return nil, &Error{Name: opts.Name, Msg: "repairing the translator's SPIR-V: " + err.Error()}
+		return kernel{}, &Error{Name: opts.Name, Msg: "repairing the translator's SPIR-V: " + err.Error()}
 	}
-	if _, err := shaders.Inspect(code); err != nil {
-		return nil, &Error{Name: opts.Name, Msg: "the translator emitted a module vkc cannot read: " + err.Error()}
+	if _, err := shaders.InspectEntry(code, mod.EntryPoints[0].Name); err != nil {
+		return kernel{}, &Error{Name: opts.Name, Msg: "the translator emitted a module vkc cannot read: " + err.Error()}
 	}
-	return code, nil
+	return kernel{code: code, entry: mod.EntryPoints[0].Name}, nil
 }
 
 // repair applies the SPIR-V rewrites to a translated module.
