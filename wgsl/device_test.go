@@ -2,6 +2,7 @@ package wgsl
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -207,5 +208,38 @@ func TestOverrideValuesOnDevice(t *testing.T) {
 		y := newBuffer[float32](t, dev, nil, 1)
 		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, y))
 		assert.Equal(t, []float32{c.want}, read(t, y), "%v", c.constants)
+	}
+}
+
+// A kernel reading its parameters from a var<uniform> block loads and runs,
+// the parameters bound as a buffer laid out as the block is.
+func TestUniformParametersOnDevice(t *testing.T) {
+	dev := openDevice(t)
+	rawKernel, err := dev.LoadKernel(vkc.KernelSpec{Name: "raw", SPIRV: raw(t, uniformSrc)})
+	if err == nil {
+		t.Log("vkc takes the translator's uniform block as it is; the rewrite to a storage buffer is no longer needed")
+		assert.NoError(t, rawKernel.Close())
+	} else {
+		assert.Contains(t, err.Error(), "uniform", "vkc refuses the translator's uniform block")
+	}
+	k := load(t, dev, uniformSrc, Options{Name: "uniform"})
+	assert.Equal(t, []vkc.Access{vkc.ReadOnly, vkc.ReadOnly, vkc.WriteOnly}, k.Spec().Bindings)
+	const n = 100
+	x := make([]float32, 128)
+	for i := range x {
+		x[i] = float32(i) - 50
+	}
+	scale, offset := float32(-1.5), float32(0.25)
+	params := newBuffer(t, dev, []uint32{math.Float32bits(scale), math.Float32bits(offset), n, 0}, 0)
+	xb := newBuffer(t, dev, x, 0)
+	y := newBuffer(t, dev, make([]float32, len(x)), 0)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{2, 1, 1}, nil, params, xb, y))
+	got := read(t, y)
+	for i := range got {
+		want := float32(0)
+		if i < n {
+			want = scale*x[i] + offset
+		}
+		assert.Equal(t, want, got[i], "y[%d]", i)
 	}
 }

@@ -10,11 +10,12 @@ import (
 
 // testSources are the WGSL kernels of this package's tests, the seeds of
 // its fuzz targets.
-var testSources = []string{accessSrc, namedEntrySrc, overrideSrc, zeroingSrc, nestedSrc, scaleSrc}
+var testSources = []string{accessSrc, namedEntrySrc, overrideSrc, zeroingSrc, nestedSrc, scaleSrc, uniformSrc}
 
 // repairAll applies every rewrite to a decoded module, as compile does
 // with zeroing dropped.
 func repairAll(m *module) {
+	uniformsToStorage(m)
 	dropDeadStorageLoads(m)
 	fixStorageAccess(m)
 	stripWorkgroupZeroing(m)

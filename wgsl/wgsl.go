@@ -177,6 +177,7 @@ func repair(code []byte, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	uniformsToStorage(m)
 	dropDeadStorageLoads(m)
 	fixStorageAccess(m)
 	if !opts.ZeroWorkgroupMemory {

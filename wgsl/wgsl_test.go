@@ -436,3 +436,37 @@ func TestOverrideValuesReachTheCode(t *testing.T) {
 	assert.True(t, constantWords(t, code, math.Float32bits(-0.75)))
 	assert.False(t, constantWords(t, code, math.Float32bits(2.5)))
 }
+
+const uniformSrc = `
+struct Params {
+  scale: f32,
+  offset: f32,
+  n: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  if (i < p.n) {
+    y[i] = p.scale * x[i] + p.offset;
+  }
+}
+`
+
+// A var<uniform> block comes out as a read-only storage buffer, which vkc
+// binds like any other, with the block's layout.
+func TestUniformBecomesReadOnlyStorage(t *testing.T) {
+	rawMod, err := shaders.Inspect(raw(t, uniformSrc))
+	require.NoError(t, err)
+	require.Equal(t, shaders.UniformBuffer, rawMod.Bindings[0].Kind, "the translator no longer emits uniform buffers")
+
+	_, mod := compileOK(t, uniformSrc, Options{Name: "uniform"})
+	require.Len(t, mod.Bindings, 3)
+	b := mod.Bindings[0]
+	assert.Equal(t, shaders.StorageBuffer, b.Kind)
+	assert.Equal(t, shaders.ReadOnly, b.Access)
+	require.NotNil(t, b.Block)
+	assert.Equal(t, rawMod.Bindings[0].Block, b.Block, "the layout is the uniform block's")
+}
