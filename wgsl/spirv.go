@@ -44,10 +44,11 @@ const (
 	opAtomicLoad          = 227
 	opAtomicStore         = 228
 
-	decorationBufferBlock = 3
-	decorationNonWritable = 24
-	decorationNonReadable = 25
-	decorationBinding     = 33
+	decorationBufferBlock   = 3
+	decorationNonWritable   = 24
+	decorationNonReadable   = 25
+	decorationBinding       = 33
+	decorationDescriptorSet = 34
 
 	storageClassUniform       = 2
 	storageClassWorkgroup     = 4
@@ -408,4 +409,29 @@ func uniformsToStorage(m *module) int {
 		}
 	}
 	return turned
+}
+
+// bindingsWritten are the (set, binding) slots of the storage buffers the
+// code stores to.
+func bindingsWritten(m *module) map[[2]uint32]bool {
+	vars := storageAccess(m)
+	set, binding := map[uint32]uint32{}, map[uint32]uint32{}
+	for _, in := range m.insts {
+		if in.op != opDecorate || len(in.operands) < 3 {
+			continue
+		}
+		switch in.operands[1] {
+		case decorationDescriptorSet:
+			set[in.operands[0]] = in.operands[2]
+		case decorationBinding:
+			binding[in.operands[0]] = in.operands[2]
+		}
+	}
+	written := map[[2]uint32]bool{}
+	for id, a := range vars {
+		if b, ok := binding[id]; ok && a.writes {
+			written[[2]uint32{set[id], b}] = true
+		}
+	}
+	return written
 }

@@ -165,6 +165,9 @@ func compile(src string, opts Options) (k kernel, err error) {
 	if err != nil {
 		return kernel{}, &Error{Name: opts.Name, Msg: "repairing the translator's SPIR-V: " + err.Error()}
 	}
+	if err := checkReadOnly(src, mod, code, opts.Name); err != nil {
+		return kernel{}, err
+	}
 	if _, err := shaders.InspectEntry(code, mod.EntryPoints[0].Name); err != nil {
 		return kernel{}, &Error{Name: opts.Name, Msg: "the translator emitted a module vkc cannot read: " + err.Error()}
 	}
@@ -331,3 +334,36 @@ func place(src string, off int) (line, col int) {
 // errNoValue is returned by the workgroup-size evaluator for an argument
 // it cannot work out.
 var errNoValue = errors.New("not a constant expression of literals, consts and overrides")
+
+// checkReadOnly refuses a store to a buffer the source declares read-only
+// (var<storage, read>, or var<storage> without a mode), which WGSL makes
+// an error and the translator lets through. The repair drops NonWritable
+// wherever the code stores, since the translator also marks
+// var<storage, write> NonWritable, so the declared mode is read from the
+// source: the translator's IR has one mode for both.
+func checkReadOnly(src string, mod *ir.Module, code []byte, name string) error {
+	m, err := decodeModule(code)
+	if err != nil {
+		return &Error{Name: name, Msg: err.Error()}
+	}
+	written := bindingsWritten(m)
+	text := blankComments(src)
+	for _, g := range mod.GlobalVariables {
+		if g.Space != ir.SpaceStorage || g.Binding == nil || !written[[2]uint32{g.Binding.Group, g.Binding.Binding}] {
+			continue
+		}
+		decl := regexp.MustCompile(`var\s*<\s*storage\s*(?:,\s*(\w+)\s*)?>\s*` + regexp.QuoteMeta(g.Name) + `\b`).FindStringSubmatchIndex(text)
+		if decl == nil {
+			continue
+		}
+		mode := ""
+		if decl[2] >= 0 {
+			mode = text[decl[2]:decl[3]]
+		}
+		if mode == "" || mode == "read" {
+			line, col := place(src, decl[0])
+			return &Error{Name: name, Line: line, Column: col, Msg: fmt.Sprintf("%s is declared read-only (var<storage, read>) but the code stores to it; declare it var<storage, read_write>", g.Name)}
+		}
+	}
+	return nil
+}

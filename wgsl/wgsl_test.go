@@ -470,3 +470,20 @@ func TestUniformBecomesReadOnlyStorage(t *testing.T) {
 	require.NotNil(t, b.Block)
 	assert.Equal(t, rawMod.Bindings[0].Block, b.Block, "the layout is the uniform block's")
 }
+
+// WGSL makes a store to a read-only buffer an error, which the translator
+// lets through; since the repair drops NonWritable where the code stores
+// (the translator's var<storage, write>), the declared mode is checked
+// here, at the declaration's place.
+func TestStoreToReadOnlyBufferRefused(t *testing.T) {
+	for _, decl := range []string{"var<storage, read>", "var<storage>", "var < storage , read >"} {
+		src := "@group(0) @binding(0)\n  " + decl + " y: array<f32>;\n@compute @workgroup_size(1)\nfn main() { y[0] = 1.0; }\n"
+		_, err := Compile(src, Options{Name: "ro"})
+		var e *Error
+		require.ErrorAs(t, err, &e, decl)
+		assert.Equal(t, [2]int{2, 3}, [2]int{e.Line, e.Column}, decl)
+		assert.Contains(t, e.Msg, "declared read-only")
+	}
+	_, err := Compile("@group(0) @binding(0) var<storage, write> y: array<f32>;\n@compute @workgroup_size(1)\nfn main() { y[0] = 1.0; }\n", Options{Name: "wo"})
+	assert.NoError(t, err)
+}
