@@ -377,7 +377,7 @@ func TestLavapipeThreadsNoteNamesTheSuitesThatRan(t *testing.T) {
 	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread) (see ENV)", lavapipeThreadsNote([]string{"dispatch"}))
 	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); alloc with the driver's default threads (see ENV)",
 		lavapipeThreadsNote([]string{"dispatch", "alloc"}))
-	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul, alloc and startup with the driver's default threads (see ENV)",
+	assert.Equal(t, "lavapipe: dispatch ran with LP_NUM_THREADS=0 (work on the submitting thread); transfer, matmul, alloc, startup and kernels with the driver's default threads (see ENV)",
 		lavapipeThreadsNote(suiteOrder))
 }
 
