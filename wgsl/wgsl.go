@@ -6,9 +6,10 @@
 // module as it checks any user's SPIR-V before a driver sees it. Between
 // the translator and that check, this package repairs what the translator
 // emits that vkc would refuse or run wrongly (see docs/guide/wgsl.md):
-// storage-buffer decorations that contradict the code, workgroup sizes
-// set by overrides, and the zero-initialisation of workgroup memory,
-// which it drops unless Options.ZeroWorkgroupMemory asks to keep it.
+// storage-buffer decorations that contradict the code, uniform blocks
+// (bound as read-only storage buffers), override values and the workgroup
+// sizes they set, and the zero-initialisation of workgroup memory, which
+// it drops unless Options.ZeroWorkgroupMemory asks to keep it.
 //
 // It is the only package of vkc that imports the translator, so a program
 // that does not import wgsl does not link it.
@@ -52,18 +53,23 @@ type Options struct {
 	// ZeroWorkgroupMemory keeps WGSL's guarantee that workgroup memory
 	// starts zeroed. The translator keeps it by having one invocation
 	// store zeros over every workgroup variable before a barrier, which
-	// made a reduction several times slower on lavapipe, so by default
+	// made a two-pass sum up to twice as slow on lavapipe, so by default
 	// the stores are dropped and workgroup memory starts undefined, as
 	// in GLSL: a kernel must write what it reads there first.
 	ZeroWorkgroupMemory bool
 }
 
-// Error is a compilation error: the kernel, where in the source (Line and
-// Column from 1; 0 when the translator gave no place) and what.
+// Error is a compilation error, typed so a tool can point at the place in
+// the source (an editor, a test's message) rather than parse the text.
 type Error struct {
-	Name         string
+	// Name is Options.Name: which kernel failed.
+	Name string
+	// Line and Column place the error in the source, counted from 1; both
+	// are 0 where there is no place (no entry point, an override that
+	// Options.Constants names and the source does not declare).
 	Line, Column int
-	Msg          string
+	// Msg is what went wrong, without the kernel and the place.
+	Msg string
 }
 
 // Error formats the error with the vkc prefix every vkc error has.
@@ -98,7 +104,9 @@ type kernel struct {
 	entry string
 }
 
-// cacheKey is a digest of everything a compiled module depends on.
+// cacheKey is a digest of everything a compiled module depends on. The
+// name is not part of it: it labels the spec and errors, which are not
+// cached, so kernels compiled under two names share a module.
 func cacheKey(src string, opts Options) [sha256.Size]byte {
 	h := sha256.New()
 	field := func(s string) {
@@ -108,7 +116,6 @@ func cacheKey(src string, opts Options) [sha256.Size]byte {
 	}
 	field(TranslatorVersion)
 	field(src)
-	field(opts.Name)
 	field(opts.Entry)
 	field(strconv.FormatBool(opts.ZeroWorkgroupMemory))
 	for _, k := range slices.Sorted(maps.Keys(opts.Constants)) {
@@ -140,7 +147,7 @@ func compile(src string, opts Options) (k kernel, err error) {
 	if err != nil {
 		return kernel{}, err
 	}
-	overrides, err := applyOverrides(mod, opts)
+	overrides, err := applyOverrides(src, mod, opts)
 	if err != nil {
 		return kernel{}, err
 	}
@@ -216,10 +223,17 @@ func pickEntry(mod *ir.Module, opts Options) (int, error) {
 // applyOverrides gives every override its value (from opts.Constants, else
 // its default) and folds it into the module as a constant, returning the
 // values by name.
-func applyOverrides(mod *ir.Module, opts Options) (map[string]float64, error) {
+func applyOverrides(src string, mod *ir.Module, opts Options) (map[string]float64, error) {
 	known := map[string]bool{}
 	for _, o := range mod.Overrides {
 		known[o.Name] = true
+		if _, given := opts.Constants[o.Name]; o.Init == nil && !given {
+			e := &Error{Name: opts.Name, Msg: fmt.Sprintf("override %s has no default; give it a value in Options.Constants", o.Name)}
+			if loc := regexp.MustCompile(`\boverride\s+` + regexp.QuoteMeta(o.Name) + `\b`).FindStringIndex(blankComments(src)); loc != nil {
+				e.Line, e.Column = place(src, loc[0])
+			}
+			return nil, e
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Constants)) {
 		if !known[name] {

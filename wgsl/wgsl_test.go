@@ -314,6 +314,7 @@ func TestErrorsCarryNameAndPlace(t *testing.T) {
 		{"parse", "@compute @workgroup_size(1)\nfn main( {\n}\n", 2, 10, "expected"},
 		{"lower", "@compute @workgroup_size(1)\nfn main() {\n  nothing = 3;\n}\n", 2, 1, "unresolved identifier"},
 		{"no entry", "fn helper() {}\n", 0, 0, "no @compute entry point"},
+		{"no default", "const A = 1u;\n  @id(3) override N: u32;\n@compute @workgroup_size(N)\nfn main() {}\n", 2, 10, "override N has no default"},
 	}
 	for _, c := range cases {
 		_, err := Compile(c.src, Options{Name: c.name})
