@@ -65,37 +65,43 @@ func accessOf(a shaders.Access) Access {
 	return Access(0)
 }
 
-// KernelSpec describes a user kernel. SPIRV is the module: entry point
-// "main", storage buffers at set 0 bindings 0..n-1 (the order Launch takes
-// them in), push constants in one block.
+// KernelSpec describes a user kernel. SPIRV is the module: an entry point
+// (Entry), storage buffers at set 0 bindings 0..n-1 (the order Launch
+// takes them in), push constants in one block. docs/guide/kernels.md is
+// the guide.
 //
 // The description (Bindings and PushSize) is optional. Leave Bindings nil
 // and PushSize 0 and LoadKernel derives both from the module: one binding
-// per storage buffer, read-only if the module declares it NonWritable (GLSL
-// readonly), write-only if NonReadable (GLSL writeonly) — on the variable or
-// on every member of its block — and read-write otherwise; PushSize is the
-// size of the push-constant block: the bytes from its start to the end of
-// its last member, every member placed by the module's Offset,
-// ArrayStride, MatrixStride and RowMajor decorations (a block { mat3 m; }
-// spans 44 bytes: three columns 16 bytes apart, padding after the last
-// not counted). Set either and the description is taken
-// as written and checked against the module: a different number of
-// bindings, a binding the module writes described as read-only, a
-// binding the module reads described as write-only (so a binding described
-// WriteOnly must be declared writeonly, NonReadable, in the module), an
-// Access other than ReadOnly, WriteOnly and ReadWrite, or a different push
-// size is refused at load. Describing more access than the module uses
-// (read-write for a read-only or a write-only buffer) is allowed.
+// per storage buffer, its access from what the entry point's code (and
+// every function it calls) does through it: write-only if it only
+// stores, read-only if it only loads (or never touches it), read-write if
+// both; where a pointer into it goes somewhere the reader does not follow,
+// from its decorations (NonWritable, GLSL readonly: read-only;
+// NonReadable, writeonly: write-only; else read-write). A decoration the
+// code contradicts (NonWritable on a binding it stores to, NonReadable on
+// one it loads) is refused, derived or not. PushSize is the size of the
+// push-constant block: the bytes from its start to the end of its last
+// member, every member placed by the module's Offset, ArrayStride,
+// MatrixStride and RowMajor decorations (a block { mat3 m; } spans 44
+// bytes: three columns 16 bytes apart, padding after the last not
+// counted). Set either and the description is taken as written and
+// checked against the module: a different number of bindings, a binding
+// the code writes described as read-only, a binding the code reads
+// described as write-only, an Access other than ReadOnly, WriteOnly and
+// ReadWrite, or a different push size is refused at load. Describing more
+// access than the module uses (read-write for a read-only or a
+// write-only buffer) is allowed.
 //
 // LocalSize is a request, not part of the description, given per axis
 // (x, y, z) as Kernel.Spec reports it: zero keeps the module's own
 // workgroup size; a non-zero size applies to each axis the module makes
 // specializable, through the specialization constant that sizes that axis
-// (GLSL local_size_x_id = 2 makes LocalSize[0] set constant 2), and is
-// ignored on the others (a 0 on a specializable axis asks for 1). Only
-// those constants are set: a module's other specialization constants keep
-// their defaults whatever size is requested. Where one constant sizes two
-// axes, a request must give both the same size.
+// (GLSL local_size_x_id = 2 makes LocalSize[0] set constant 2), and a 0
+// on a specializable axis then asks for 1. A size along an axis the
+// module fixes is refused, unless it is the size fixed there. Where one
+// constant sizes two axes, a request must give both the same size.
+// Constants may set a workgroup constant too; a request disagreeing with
+// it is refused.
 //
 // To write the kernel in GLSL, compile it with glslc from go generate and
 // embed the module, so that building the program needs no compiler
@@ -190,10 +196,11 @@ func (k *Kernel) Name() string {
 
 // Spec is the description the kernel runs with, whether LoadKernel derived
 // it from the module or checked the one given, so that a caller can print
-// it or copy it into code: Name, Bindings (a copy), PushSize, and as
+// it or copy it into code: Name, Bindings (a copy), PushSize, as
 // LocalSize the workgroup size the pipeline has (the module's own, or the
 // size requested through specialization) — one group covers that many
-// invocations. SPIRV is nil: the kernel does not keep the module's bytes.
+// invocations —, Entry the entry point run (resolved: "main" when none was
+// named) and Constants a copy of those set. SPIRV is nil: the kernel does not keep the module's bytes.
 // Passing the result with the module's bytes back to LoadKernel builds the
 // same kernel.
 func (k *Kernel) Spec() KernelSpec {
@@ -208,8 +215,11 @@ func (k *Kernel) Spec() KernelSpec {
 // from the module or checking the one given (see KernelSpec). Bytes that
 // are not a whole SPIR-V module (ErrBadSPIRV), a module whose SPIR-V
 // version needs a newer Vulkan than the device runs (ErrUnsupported; modules
-// are validated for the device's Vulkan version), a description that does not
-// match the module, bindings other than single storage buffers at set 0
+// are validated for the device's Vulkan version), an entry point the module
+// lacks (or none named in a module of several without "main"), a
+// description that does not match the module, a decoration the code
+// contradicts, a constant the module does not declare or a value its type
+// cannot hold, bindings other than single storage buffers at set 0
 // bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
 // an array of buffers), or push constants, a workgroup size or shared
 // memory above the device's limits are errors here, never a crash at

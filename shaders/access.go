@@ -16,6 +16,8 @@ const (
 	opPtrAccessChain         = 67
 	opArrayLength            = 68
 	opInBoundsPtrAccessChain = 70
+	opVectorShuffle          = 79
+	opCompositeInsert        = 82
 	opCopyObject             = 83
 	opSampledImage           = 86
 	opImageSampleImplicitLod = 87
@@ -276,10 +278,29 @@ func (t *tracer) step(in instruction, functions map[uint32]*function) {
 		// an integer, an extended instruction taking it) is one the tracer
 		// does not follow: the binding's access falls back on its
 		// decorations.
-		for _, w := range ops {
+		for i, w := range ops {
+			if isLiteral(in.op, i) {
+				continue // a number, not an id, whatever id it happens to equal
+			}
 			t.mark(t.roots[w], t.escaped)
 		}
 	}
+}
+
+// isLiteral reports whether operand i of an instruction with opcode op is a
+// literal number rather than an id, for the instructions of function
+// bodies that carry literals beside ids: an extended instruction's number,
+// the indices of a composite extract or insert, a shuffle's components.
+func isLiteral(op uint32, i int) bool {
+	switch op {
+	case opExtInst:
+		return i == 3
+	case opCompositeExtract:
+		return i >= 3
+	case opCompositeInsert, opVectorShuffle:
+		return i >= 4
+	}
+	return false
 }
 
 // dropEmpty forgets an id that points nowhere yet, so the map holds only

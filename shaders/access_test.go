@@ -55,6 +55,7 @@ func TestInspectTracesAccessFromTheCode(t *testing.T) {
 		6: {traced: false, access: ReadWrite},                                   // OpConvertPtrToU: not followed
 		7: {traced: true, access: ReadOnly},                                     // only "other" stores to it
 		8: {stores: true, traced: true, access: WriteOnly},                      // OpPtrAccessChain, OpCopyMemory's target
+		9: {stores: true, traced: true, access: WriteOnly},                      // its pointer's id is Fma's number in an OpExtInst
 	}
 	require.Len(t, mod.Bindings, len(wants))
 	for i, w := range wants {

@@ -1,0 +1,247 @@
+package vkc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The modules of these tests are what testdata/gen.sh builds from their
+// sources: glslc for the GLSL, and for twoentries two HLSL compiles linked.
+func TestKernelSurfaceModulesAreFresh(t *testing.T) {
+	for _, tool := range []string{"glslc", "spirv-link"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH; cannot check the test modules are fresh", tool)
+		}
+	}
+	dir := t.TempDir()
+	run := func(name string, args ...string) {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		require.NoError(t, err, "%s %v: %s", name, args, out)
+	}
+	fresh := func(module, built string) {
+		want, err := os.ReadFile(built)
+		require.NoError(t, err)
+		have, err := os.ReadFile(filepath.Join("testdata", module+".spv"))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, have), "testdata/%s.spv is stale: run sh testdata/gen.sh", module)
+	}
+	for _, m := range []string{"kconst", "kfixed", "kpush"} {
+		out := filepath.Join(dir, m+".spv")
+		run("glslc", "-O", "--target-env=vulkan1.1", filepath.Join("testdata", m+".comp"), "-o", out)
+		fresh(m, out)
+	}
+	for _, entry := range []string{"twice", "negate"} {
+		run("glslc", "-x", "hlsl", "-fshader-stage=compute", "-fentry-point="+entry, "--target-env=vulkan1.1", "-O",
+			filepath.Join("testdata", "twoentries.hlsl"), "-o", filepath.Join(dir, entry+".spv"))
+	}
+	run("spirv-link", "--target-env", "vulkan1.1", filepath.Join(dir, "twice.spv"), filepath.Join(dir, "negate.spv"), "-o", filepath.Join(dir, "two.spv"))
+	fresh("twoentries", filepath.Join(dir, "two.spv"))
+}
+
+// Entry picks the kernel among a module's entry points, with its own
+// workgroup size; "" in a module with several and no "main" is refused, as
+// is a name the module lacks.
+func TestEntryPointChoosesTheKernel(t *testing.T) {
+	dev := openTest(t)
+	code := testSPIRV(t, "twoentries")
+	const n = 64
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i) - 20
+	}
+	x := upload(t, dev, xs)
+	for _, c := range []struct {
+		entry string
+		local uint32
+		f     func(float32) float32
+	}{
+		{"twice", 64, func(v float32) float32 { return 2 * v }},
+		{"negate", 32, func(v float32) float32 { return -v }},
+	} {
+		k, err := dev.LoadKernel(KernelSpec{Name: "two", SPIRV: code, Entry: c.entry})
+		require.NoError(t, err, c.entry)
+		spec := k.Spec()
+		assert.Equal(t, c.entry, spec.Entry)
+		assert.Equal(t, [3]uint32{c.local, 1, 1}, spec.LocalSize, c.entry)
+		assert.Equal(t, []Access{ReadOnly, WriteOnly}, spec.Bindings, "%s: y is only stored to", c.entry)
+		y, err := NewBuffer[float32](dev, n)
+		require.NoError(t, err)
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{n / c.local, 1, 1}, nil, x, y))
+		got := readAll(t, y)
+		for i, v := range got {
+			require.Equal(t, c.f(xs[i]), v, "%s: y[%d]", c.entry, i)
+		}
+		require.NoError(t, y.Close())
+		require.NoError(t, k.Close())
+	}
+	_, err := dev.LoadKernel(KernelSpec{Name: "two", SPIRV: code})
+	assert.ErrorContains(t, err, `kernel "two": no compute entry point "main" and several others`)
+	_, err = dev.LoadKernel(KernelSpec{Name: "two", SPIRV: code, Entry: "absent"})
+	assert.ErrorContains(t, err, `kernel "two": shaders: no such compute entry point: "absent"`)
+}
+
+// Constants set specialization constants of several types, the workgroup
+// size among them; the binding the code only stores to is write-only
+// though not declared writeonly, so a never-written buffer needs no Fill.
+func TestConstantsSpecializeTheKernel(t *testing.T) {
+	dev := openTest(t)
+	code := testSPIRV(t, "kconst")
+	const count = 20
+	constants := map[uint32]float64{0: 16, 1: 1, 2: -3, 3: 0.5, 4: count}
+	k, err := dev.LoadKernel(KernelSpec{Name: "kconst", SPIRV: code, Constants: constants})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	spec := k.Spec()
+	assert.Equal(t, [3]uint32{16, 1, 1}, spec.LocalSize, "constant 0 sizes x")
+	assert.Equal(t, constants, spec.Constants)
+	assert.Equal(t, []Access{WriteOnly}, spec.Bindings)
+	y, err := NewBuffer[float32](dev, count) // never written
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{2, 1, 1}, nil, y))
+	got := readAll(t, y)
+	for i, v := range got {
+		require.Equal(t, -(float32(i)*0.5 - 3), v, "y[%d]", i)
+	}
+
+	for _, c := range []struct {
+		constants map[uint32]float64
+		err       string
+	}{
+		{map[uint32]float64{2: 3.5}, "specialization constant 2 (int32): 3.5 is not a whole number"},
+		{map[uint32]float64{4: -1}, "specialization constant 4 (uint32): -1 is outside uint32's range"},
+		{map[uint32]float64{1: 2}, "specialization constant 1 (bool): 2 is not a bool"},
+		{map[uint32]float64{3: 1e39}, "specialization constant 3 (float32): 1e+39 overflows float32"},
+		{map[uint32]float64{9: 1}, "Constants sets SpecId 9, which the module does not declare (it has 0 uint32, 1 bool, 2 int32, 3 float32, 4 uint32)"},
+		{map[uint32]float64{0: 16}, ""},
+	} {
+		k, err := dev.LoadKernel(KernelSpec{Name: "kconst", SPIRV: code, Constants: c.constants, LocalSize: [3]uint32{32, 1, 1}})
+		if c.err == "" {
+			assert.ErrorContains(t, err, "local size [32 1 1] asks 32 along x, but Constants sets its specialization constant 0 to 16")
+			continue
+		}
+		assert.ErrorContains(t, err, c.err)
+		assert.ErrorContains(t, err, `kernel "kconst"`)
+		assert.Nil(t, k)
+	}
+}
+
+// A buffer smaller than what its binding's block declares is refused at
+// Launch, naming the binding and both sizes: y is float[100]; h a 16-byte
+// header before a runtime array (the fixed part is the minimum).
+func TestLaunchRefusesABufferBelowTheBlocksSize(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "kfixed", SPIRV: testSPIRV(t, "kfixed")})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	assert.Equal(t, []Access{WriteOnly, ReadWrite}, k.Spec().Bindings)
+	head := upload(t, dev, []uint32{math.Float32bits(2), 0, 0, 0, 0})
+	short := upload(t, dev, []uint32{math.Float32bits(2), 0, 0})
+	small, err := NewBuffer[float32](dev, 10)
+	require.NoError(t, err)
+	y, err := NewBuffer[float32](dev, 100)
+	require.NoError(t, err)
+	one := [3]uint32{1, 1, 1}
+	err = k.Launch(dev.Stream(), one, nil, small, head)
+	assert.ErrorContains(t, err, `kernel "kfixed": binding 0 needs at least 400 bytes (what its block declares), buffer holds 40`)
+	err = k.Launch(dev.Stream(), one, nil, y, short)
+	assert.ErrorContains(t, err, `kernel "kfixed": binding 1 needs at least 16 bytes (what its block declares), buffer holds 12`)
+	require.NoError(t, k.Launch(dev.Stream(), one, nil, y, head))
+	got := readAll(t, y)
+	for i, v := range got {
+		require.Equal(t, 2*float32(i), v, "y[%d]", i)
+	}
+	assert.Equal(t, uint32(1), readAll(t, head)[4], "the one invocation counted itself")
+}
+
+// pushParams is kpush.comp's push-constant block in Go.
+type pushParams struct {
+	Scale  float32
+	Offset int32
+	N      uint32
+	Shift  [2]float32
+	M      [2][2]float32 // two columns of two rows
+}
+
+// Push lays a Go struct out by the module's offsets (std430: shift at 16,
+// m's columns at 24 and 32), and the kernel reads every member where it
+// was put; a member of another type, a wrong number of fields, nil and
+// non-structs are refused.
+func TestPushLaysOutAGoStruct(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "kpush", SPIRV: testSPIRV(t, "kpush")})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	const n = 50
+	p := pushParams{Scale: 3, Offset: -2, N: n, Shift: [2]float32{10, 4}, M: [2][2]float32{{100, 200}, {7, 300}}}
+	push, err := k.Push(&p)
+	require.NoError(t, err)
+	want := make([]byte, 40)
+	binary.LittleEndian.PutUint32(want[0:], math.Float32bits(3))
+	binary.LittleEndian.PutUint32(want[4:], uint32(0xfffffffe))
+	binary.LittleEndian.PutUint32(want[8:], n)
+	for i, f := range []float32{10, 4, 100, 200, 7, 300} {
+		binary.LittleEndian.PutUint32(want[16+4*i:], math.Float32bits(f))
+	}
+	assert.Equal(t, want, push)
+	byValue, err := k.Push(p)
+	require.NoError(t, err)
+	assert.Equal(t, push, byValue)
+
+	xs := make([]float32, 64)
+	for i := range xs {
+		xs[i] = float32(i)
+	}
+	x := upload(t, dev, xs)
+	y := upload(t, dev, make([]float32, 64))
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push, x, y))
+	got := readAll(t, y)
+	for i, v := range got {
+		w := float32(0)
+		if i < n {
+			w = 3*xs[i] - 2 + 10 - 4 + 7
+		}
+		require.Equal(t, w, v, "y[%d]", i)
+	}
+
+	type wrongType struct {
+		Scale  float32
+		Offset float32
+		N      uint32
+		Shift  [2]float32
+		M      [2][2]float32
+	}
+	_, err = k.Push(wrongType{})
+	assert.ErrorContains(t, err, `kernel "kpush": push constants: member wrongType.Offset is float32 in Go, int32 in the module`)
+	type shortVector struct {
+		Scale  float32
+		Offset int32
+		N      uint32
+		Shift  [3]float32
+		M      [2][2]float32
+	}
+	_, err = k.Push(shortVector{})
+	assert.ErrorContains(t, err, "member shortVector.Shift is [3]float32 in Go, a vector of 2 float32")
+	type tooFew struct {
+		Scale  float32
+		Offset int32
+	}
+	_, err = k.Push(tooFew{})
+	assert.ErrorContains(t, err, "has 2 fields (besides _), the module's block 5 members")
+	_, err = k.Push((*pushParams)(nil))
+	assert.ErrorContains(t, err, "push constants from a nil *vkc.pushParams")
+	_, err = k.Push(42)
+	assert.ErrorContains(t, err, "push constants from int; want a struct")
+	_, err = k.Push(nil)
+	assert.ErrorContains(t, err, "push constants from <nil>")
+	var nilKernel *Kernel
+	_, err = nilKernel.Push(p)
+	assert.ErrorIs(t, err, errNilKernel)
+}
