@@ -21,11 +21,10 @@ var errMalformed = errors.New("malformed SPIR-V")
 const (
 	spirvMagic = 0x07230203
 
-	opEntryPoint          = 15
+	opTypePointer         = 32
 	opConstantNull        = 46
 	opFunction            = 54
 	opFunctionEnd         = 56
-	opTypePointer         = 32
 	opVariable            = 59
 	opLoad                = 61
 	opStore               = 62
@@ -37,12 +36,12 @@ const (
 	opArrayLength         = 68
 	opDecorate            = 71
 	opMemberDecorate      = 72
-	opBranch              = 249
-	opLabel               = 248
-	opControlBarrier      = 224
 	opCopyObject          = 83
+	opControlBarrier      = 224
 	opAtomicLoad          = 227
 	opAtomicStore         = 228
+	opLabel               = 248
+	opBranch              = 249
 
 	decorationBufferBlock   = 3
 	decorationNonWritable   = 24
@@ -130,10 +129,10 @@ type access struct{ reads, writes bool }
 // module's code reads it and whether it writes it, following the pointers
 // derived from it (access chains, copies). A load whose value nothing uses
 // is no read: the translator loads the element it is about to store to
-// (y[i] = v loads y[i] first) and never uses the value. A use of such a pointer the
-// rewriter does not understand (passed to a function, an atomic
-// read-modify-write, anything else) counts as both, so the answer never
-// says less than the code does.
+// (y[i] = v loads y[i] first) and never uses the value. A use of such a
+// pointer the rewriter does not understand (passed to a function, an
+// atomic read-modify-write, anything else) counts as both, so the answer
+// never says less than the code does.
 func storageAccess(m *module) map[uint32]*access {
 	dead := deadLoads(m)
 	vars := map[uint32]*access{}
