@@ -154,6 +154,9 @@ func compile(src string, opts Options) (k kernel, err error) {
 	if err := sizeWorkgroup(src, mod, ep, overrides, opts.Name); err != nil {
 		return kernel{}, err
 	}
+	if err := checkWorkgroupArrays(src, mod, opts.Name); err != nil {
+		return kernel{}, err
+	}
 	if errs, err := ir.ValidateWithCapabilities(mod, 0); err != nil {
 		return kernel{}, &Error{Name: opts.Name, Msg: err.Error()}
 	} else if len(errs) > 0 {
@@ -380,4 +383,42 @@ func checkReadOnly(src string, mod *ir.Module, code []byte, name string) error {
 		}
 	}
 	return nil
+}
+
+// checkWorkgroupArrays refuses a workgroup array sized by an override
+// (var<workgroup> s: array<f32, WG>): the translator emits it as a
+// runtime-sized array zeroed with a null constant, which is not valid
+// SPIR-V, so the error is given here, at the declaration, rather than by
+// LoadKernel's validator without a place.
+func checkWorkgroupArrays(src string, mod *ir.Module, name string) error {
+	for _, g := range mod.GlobalVariables {
+		if g.Space != ir.SpaceWorkGroup || !unsized(mod, g.Type, 0) {
+			continue
+		}
+		e := &Error{Name: name, Msg: fmt.Sprintf("workgroup array %s is sized by an override, which this translator cannot emit; size it with a const", g.Name)}
+		if loc := regexp.MustCompile(`var\s*<\s*workgroup\s*>\s*` + regexp.QuoteMeta(g.Name) + `\b`).FindStringIndex(blankComments(src)); loc != nil {
+			e.Line, e.Column = place(src, loc[0])
+		}
+		return e
+	}
+	return nil
+}
+
+// unsized reports whether type h is, or holds, an array without a
+// constant length (depth bounds the walk through a malformed module).
+func unsized(mod *ir.Module, h ir.TypeHandle, depth int) bool {
+	if int(h) >= len(mod.Types) || depth > 16 {
+		return false
+	}
+	switch t := mod.Types[h].Inner.(type) {
+	case ir.ArrayType:
+		return t.Size.Constant == nil || unsized(mod, t.Base, depth+1)
+	case ir.StructType:
+		for _, m := range t.Members {
+			if unsized(mod, m.Type, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }

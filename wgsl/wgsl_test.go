@@ -314,6 +314,7 @@ func TestErrorsCarryNameAndPlace(t *testing.T) {
 		{"parse", "@compute @workgroup_size(1)\nfn main( {\n}\n", 2, 10, "expected"},
 		{"lower", "@compute @workgroup_size(1)\nfn main() {\n  nothing = 3;\n}\n", 2, 1, "unresolved identifier"},
 		{"no entry", "fn helper() {}\n", 0, 0, "no @compute entry point"},
+		{"override array", "override WG: u32 = 64;\nvar<workgroup> s: array<f32, WG>;\n@compute @workgroup_size(WG)\nfn main(@builtin(local_invocation_index) li: u32) { s[li] = 1.0; }\n", 2, 1, "sized by an override"},
 		{"no default", "const A = 1u;\n  @id(3) override N: u32;\n@compute @workgroup_size(N)\nfn main() {}\n", 2, 10, "override N has no default"},
 	}
 	for _, c := range cases {
