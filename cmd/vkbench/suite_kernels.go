@@ -158,8 +158,9 @@ func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) 
 	}
 
 	// Each timed run sums reps times under one Profile; the run's figure
-	// is the device time per sum.
-	reps := 8
+	// is the device time per sum. Many sums per run smooth out what other
+	// processes on the machine take from the driver's threads.
+	reps := 16
 	if cfg.quick {
 		reps = 2
 	}
