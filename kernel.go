@@ -66,13 +66,14 @@ func accessOf(a shaders.Access) Access {
 }
 
 // KernelSpec describes a user kernel. SPIRV is the module: an entry point
-// (Entry), storage buffers at set 0 bindings 0..n-1 (the order Launch
-// takes them in), push constants in one block. docs/guide/kernels.md is
+// (Entry), buffers at set 0 bindings 0..n-1 (the order Launch takes them
+// in: storage buffers, uniform buffers, uniform and storage texel
+// buffers), push constants in one block. docs/guide/kernels.md is
 // the guide.
 //
 // The description (Bindings and PushSize) is optional. Leave Bindings nil
 // and PushSize 0 and LoadKernel derives both from the module: one binding
-// per storage buffer, its access from what the entry point's code (and
+// per buffer, its access from what the entry point's code (and
 // every function it calls) does through it: write-only if it only
 // stores, read-only if it only loads (or never touches it), read-write if
 // both; where a pointer into it goes somewhere the reader does not follow,
@@ -223,9 +224,10 @@ func (k *Kernel) Spec() KernelSpec {
 // lacks (or none named in a module of several without "main"), a
 // description that does not match the module, a decoration the code
 // contradicts, a constant the module does not declare or a value its type
-// cannot hold, bindings other than single storage buffers at set 0
-// bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
-// an array of buffers), or push constants, a workgroup size or shared
+// cannot hold, bindings other than single storage, uniform or texel
+// buffers at set 0 bindings 0..n-1 (an image, a sampler, an array of
+// buffers), a texel buffer in a format vkc does not view (see
+// docs/guide/kernels.md), or push constants, a workgroup size or shared
 // memory above the device's limits are errors here, never a crash at
 // launch. A module declaring a capability (OpCapability Float64,
 // StorageBuffer16BitAccess, ...) whose device feature the device does not
