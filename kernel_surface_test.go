@@ -33,7 +33,7 @@ func TestKernelSurfaceModulesAreFresh(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(want, have), "testdata/%s.spv is stale: run sh testdata/gen.sh", module)
 	}
-	for _, m := range []string{"kconst", "kfixed", "kpush", "ktexel", "texelbuf", "uniform"} {
+	for _, m := range []string{"kconst", "kfixed", "kpush", "ktexel", "kwide", "texelbuf", "uniform"} {
 		out := filepath.Join(dir, m+".spv")
 		run("glslc", "-O", "--target-env=vulkan1.1", filepath.Join("testdata", m+".comp"), "-o", out)
 		fresh(m, out)
@@ -333,4 +333,29 @@ func TestTexelBuffersOfTwoFormats(t *testing.T) {
 	ints := upload(t, dev, make([]int32, n))
 	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, ints, out4, y)
 	assert.ErrorContains(t, err, "binding 0 is a uniform texel buffer viewed as R32_SFLOAT, which takes float32 elements; given int32")
+}
+
+// Constants of 64 and 16 bits reach the kernel with every bit: the driver
+// takes each at its own width.
+func TestWideAndNarrowConstantsReachTheKernel(t *testing.T) {
+	dev := openTest(t)
+	need := FeatureFloat64 | FeatureInt64 | FeatureFloat16 | FeatureInt16
+	if !dev.Info().Features.Has(need) {
+		t.Skipf("device lacks %v", need&^dev.Info().Features)
+	}
+	k, err := dev.LoadKernel(KernelSpec{Name: "kwide", SPIRV: testSPIRV(t, "kwide"),
+		Constants: map[uint32]float64{0: 0.1, 1: -5000000000, 2: -0.75, 3: -300}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	out, err := NewBuffer[uint32](dev, 6)
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, out))
+	got := readAll(t, out)
+	word64 := func(i int) uint64 { return uint64(got[i]) | uint64(got[i+1])<<32 }
+	assert.Equal(t, math.Float64bits(0.1), word64(0), "double D")
+	assert.Equal(t, int64(-5000000000), int64(word64(2)), "int64 L")
+	assert.Equal(t, float32(-0.75), math.Float32frombits(got[4]), "float16 H")
+	assert.Equal(t, int32(-300), int32(got[5]), "int16 S")
+	_, err = dev.LoadKernel(KernelSpec{Name: "kwide", SPIRV: testSPIRV(t, "kwide"), Constants: map[uint32]float64{3: 40000}})
+	assert.ErrorContains(t, err, "specialization constant 3 (int16): 40000 is outside int16's range")
 }
