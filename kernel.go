@@ -66,13 +66,14 @@ func accessOf(a shaders.Access) Access {
 }
 
 // KernelSpec describes a user kernel. SPIRV is the module: an entry point
-// (Entry), storage buffers at set 0 bindings 0..n-1 (the order Launch
-// takes them in), push constants in one block. docs/guide/kernels.md is
+// (Entry), buffers at set 0 bindings 0..n-1 (the order Launch takes them
+// in: storage buffers, uniform buffers, uniform and storage texel
+// buffers), push constants in one block. docs/guide/kernels.md is
 // the guide.
 //
 // The description (Bindings and PushSize) is optional. Leave Bindings nil
 // and PushSize 0 and LoadKernel derives both from the module: one binding
-// per storage buffer, its access from what the entry point's code (and
+// per buffer, its access from what the entry point's code (and
 // every function it calls) does through it: write-only if it only
 // stores, read-only if it only loads (or never touches it), read-write if
 // both; where a pointer into it goes somewhere the reader does not follow,
@@ -179,6 +180,10 @@ type Kernel struct {
 	constants  map[uint32]float64
 	minSize    []uint64
 	pushLayout *shaders.Layout
+	// kinds is each binding's descriptor kind (user kernels), formats the
+	// texel bindings' formats.
+	kinds   []shaders.DescriptorKind
+	formats [recorder.MaxBindings]recorder.TexelFormat
 
 	// life is held by Launch from its check until the launch is recorded,
 	// so a launch racing Close on another goroutine is recorded before
@@ -219,9 +224,10 @@ func (k *Kernel) Spec() KernelSpec {
 // lacks (or none named in a module of several without "main"), a
 // description that does not match the module, a decoration the code
 // contradicts, a constant the module does not declare or a value its type
-// cannot hold, bindings other than single storage buffers at set 0
-// bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
-// an array of buffers), or push constants, a workgroup size or shared
+// cannot hold, bindings other than single storage, uniform or texel
+// buffers at set 0 bindings 0..n-1 (an image, a sampler, an array of
+// buffers), a texel buffer in a format vkc does not view (see
+// docs/guide/kernels.md), or push constants, a workgroup size or shared
 // memory above the device's limits are errors here, never a crash at
 // launch. A module declaring a capability (OpCapability Float64,
 // StorageBuffer16BitAccess, ...) whose device feature the device does not
@@ -275,10 +281,21 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := checkShared(spec, sp.ints, d.info.Limits); err != nil {
 		return nil, err
 	}
-	k, err := d.buildUser(spec, mod.Entry, sp.constants)
+	kinds := make([]shaders.DescriptorKind, len(mod.Bindings))
+	var formats [recorder.MaxBindings]recorder.TexelFormat
+	for i, b := range mod.Bindings {
+		kinds[i] = b.Kind
+		if b.Kind == shaders.UniformTexelBuffer || b.Kind == shaders.StorageTexelBuffer {
+			if formats[i], err = texelFormat(spec.Name, i, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	k, err := d.buildUser(spec, mod.Entry, sp.constants, kinds, formats)
 	if err != nil {
 		return nil, err
 	}
+	k.kinds, k.formats = kinds, formats
 	k.local = local
 	k.user = true
 	k.entry, k.constants, k.pushLayout = mod.Entry, maps.Clone(spec.Constants), mod.Push
@@ -308,11 +325,11 @@ func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limit
 		return fmt.Errorf("vkc: kernel %q: description has %d bindings, module has %d%s", spec.Name, len(spec.Bindings), len(mod.Bindings), hint)
 	}
 	for i, b := range mod.Bindings {
-		if b.Set != 0 || b.Binding != uint32(i) || b.Kind != shaders.StorageBuffer {
-			return fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
+		if b.Set != 0 || b.Binding != uint32(i) || !bindable(b.Kind) {
+			return fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers, uniform buffers, uniform or storage texel buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
 		}
 		if b.Arrayed {
-			return fmt.Errorf("vkc: kernel %q: binding %d is an array of storage buffers (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Count)
+			return fmt.Errorf("vkc: kernel %q: binding %d is an array of %vs (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Kind, b.Count)
 		}
 		// Describing more access than the module uses is safe; less is
 		// not: a write left out is a buffer the ledger thinks unchanged,
@@ -342,6 +359,15 @@ func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limit
 		return fmt.Errorf("vkc: kernel %q: local size %v is %d invocations, above the device limit %d", spec.Name, local, invocations, lim.MaxComputeWorkGroupInvocations)
 	}
 	return nil
+}
+
+// bindable reports whether Launch binds a buffer to a descriptor of kind k.
+func bindable(k shaders.DescriptorKind) bool {
+	switch k {
+	case shaders.StorageBuffer, shaders.UniformBuffer, shaders.UniformTexelBuffer, shaders.StorageTexelBuffer:
+		return true
+	}
+	return false
 }
 
 // sharingAxes names the axes whose size specialization constant id sets.
@@ -398,15 +424,25 @@ func (d *Device) build(name string, code []byte, access []Access, texels, push u
 
 // buildUser makes the pipeline of a user kernel: its entry point and
 // constants as the module types them.
-func (d *Device) buildUser(spec KernelSpec, entry string, constants []recorder.SpecConstant) (*Kernel, error) {
-	var writes uint32
+func (d *Device) buildUser(spec KernelSpec, entry string, constants []recorder.SpecConstant, kinds []shaders.DescriptorKind, formats [recorder.MaxBindings]recorder.TexelFormat) (*Kernel, error) {
+	desc := recorder.PipelineDesc{Name: spec.Name, Bindings: len(spec.Bindings), PushSize: spec.PushSize, Constants: constants, Entry: entry, Formats: formats}
 	for i, a := range spec.Bindings {
+		bit := uint32(1) << uint(i)
+		switch kinds[i] {
+		case shaders.UniformBuffer:
+			desc.Uniforms |= bit
+			continue // read only, whatever the description says
+		case shaders.UniformTexelBuffer:
+			desc.Texels |= bit
+			continue
+		case shaders.StorageTexelBuffer:
+			desc.StorageTexels |= bit
+		}
 		if a.Writes() {
-			writes |= 1 << uint(i)
+			desc.Writes |= bit
 		}
 	}
-	rk, err := d.rec.NewKernel(spec.SPIRV, recorder.PipelineDesc{Name: spec.Name, Bindings: len(spec.Bindings), Writes: writes, PushSize: spec.PushSize,
-		Constants: constants, Entry: entry})
+	rk, err := d.rec.NewKernel(spec.SPIRV, desc)
 	if err != nil {
 		return nil, public(err)
 	}
@@ -538,6 +574,11 @@ func (k *Kernel) bind(cores *[recorder.MaxBindings]*bufferCore, push []byte, arg
 		}
 		if i < len(k.elems) && !fits(k.elems[i], cores[i].elem) {
 			return 0, fmt.Errorf("vkc: kernel %q: binding %d holds %v in the module, given %v", k.name, i, k.elems[i], cores[i].elem)
+		}
+		if i < len(k.kinds) && k.kinds[i] != shaders.StorageBuffer {
+			if err := k.checkDescriptor(i, cores[i]); err != nil {
+				return 0, err
+			}
 		}
 		if i < len(k.minSize) {
 			if have := uint64(cores[i].n) * cores[i].elem.size(); have < k.minSize[i] {

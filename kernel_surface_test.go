@@ -33,7 +33,7 @@ func TestKernelSurfaceModulesAreFresh(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(want, have), "testdata/%s.spv is stale: run sh testdata/gen.sh", module)
 	}
-	for _, m := range []string{"kconst", "kfixed", "kpush"} {
+	for _, m := range []string{"kconst", "kfixed", "kpush", "ktexel", "kwide", "texelbuf", "uniform"} {
 		out := filepath.Join(dir, m+".spv")
 		run("glslc", "-O", "--target-env=vulkan1.1", filepath.Join("testdata", m+".comp"), "-o", out)
 		fresh(m, out)
@@ -244,4 +244,118 @@ func TestPushLaysOutAGoStruct(t *testing.T) {
 	var nilKernel *Kernel
 	_, err = nilKernel.Push(p)
 	assert.ErrorIs(t, err, errNilKernel)
+}
+
+// A uniform block binds like a storage buffer: the module's std140 block
+// is read from a buffer of at least its size, the binding is read-only.
+func TestUniformBufferBinding(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "uniform", SPIRV: testSPIRV(t, "uniform")})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	assert.Equal(t, []Access{ReadOnly, WriteOnly}, k.Spec().Bindings)
+	u := upload(t, dev, []float32{2.5, 0, 0, 0})
+	y, err := NewBuffer[float32](dev, 64)
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, u, y))
+	for i, v := range readAll(t, y) {
+		require.Equal(t, float32(2.5), v, "y[%d]", i)
+	}
+	lim := dev.Info().Limits
+	if lim.MinUniformBufferOffsetAlignment > 4 {
+		view, err := u.View(1, 3)
+		require.NoError(t, err)
+		err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, view, y)
+		assert.ErrorContains(t, err, `kernel "uniform": binding 0 is a uniform buffer; a view at byte`)
+		assert.ErrorContains(t, err, "minUniformBufferOffsetAlignment")
+	}
+	if lim.MaxUniformBufferRange < 1<<22 {
+		big, err := NewBuffer[float32](dev, int(lim.MaxUniformBufferRange/4)+1)
+		require.NoError(t, err)
+		err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, big, y)
+		assert.ErrorContains(t, err, "exceed maxUniformBufferRange")
+		require.NoError(t, big.Close())
+	}
+}
+
+// A storage texel buffer is viewed in the format it declares (r32f: a
+// float32 buffer, one element per texel); a buffer of another element
+// type is refused, naming the format.
+func TestStorageTexelBufferBinding(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "texelbuf", SPIRV: testSPIRV(t, "texelbuf")})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	assert.Equal(t, []Access{ReadOnly, WriteOnly}, k.Spec().Bindings)
+	const n = 64
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i)*1.5 - 7
+	}
+	x := upload(t, dev, xs)
+	img, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, x, img))
+	assert.Equal(t, xs, readAll(t, img))
+	words, err := NewBuffer[uint32](dev, n)
+	require.NoError(t, err)
+	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, x, words)
+	assert.ErrorContains(t, err, `kernel "texelbuf": binding 1 is a storage texel buffer viewed as R32_SFLOAT, which takes float32 elements; given uint32`)
+}
+
+// A uniform texel buffer (samplerBuffer) views float32 buffers as
+// R32_SFLOAT; a storage texel buffer declared rgba32f views four float32
+// elements per texel.
+func TestTexelBuffersOfTwoFormats(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "ktexel", SPIRV: testSPIRV(t, "ktexel")})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	assert.Equal(t, []Access{ReadOnly, WriteOnly, WriteOnly}, k.Spec().Bindings)
+	const n = 32
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i) + 0.25
+	}
+	x := upload(t, dev, xs)
+	out4, err := NewBuffer[float32](dev, 4*n)
+	require.NoError(t, err)
+	y, err := NewBuffer[float32](dev, n)
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{n / 16, 1, 1}, nil, x, out4, y))
+	for i, v := range readAll(t, y) {
+		require.Equal(t, 2*xs[i], v, "y[%d]", i)
+	}
+	got := readAll(t, out4)
+	for i := 0; i < n; i++ {
+		require.Equal(t, []float32{float32(i), float32(2 * i), float32(3 * i), float32(4 * i)}, got[4*i:4*i+4], "texel %d", i)
+	}
+	ints := upload(t, dev, make([]int32, n))
+	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, ints, out4, y)
+	assert.ErrorContains(t, err, "binding 0 is a uniform texel buffer viewed as R32_SFLOAT, which takes float32 elements; given int32")
+}
+
+// Constants of 64 and 16 bits reach the kernel with every bit: the driver
+// takes each at its own width.
+func TestWideAndNarrowConstantsReachTheKernel(t *testing.T) {
+	dev := openTest(t)
+	need := FeatureFloat64 | FeatureInt64 | FeatureFloat16 | FeatureInt16
+	if !dev.Info().Features.Has(need) {
+		t.Skipf("device lacks %v", need&^dev.Info().Features)
+	}
+	k, err := dev.LoadKernel(KernelSpec{Name: "kwide", SPIRV: testSPIRV(t, "kwide"),
+		Constants: map[uint32]float64{0: 0.1, 1: -5000000000, 2: -0.75, 3: -300}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	out, err := NewBuffer[uint32](dev, 6)
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, out))
+	got := readAll(t, out)
+	word64 := func(i int) uint64 { return uint64(got[i]) | uint64(got[i+1])<<32 }
+	assert.Equal(t, math.Float64bits(0.1), word64(0), "double D")
+	assert.Equal(t, int64(-5000000000), int64(word64(2)), "int64 L")
+	assert.Equal(t, float32(-0.75), math.Float32frombits(got[4]), "float16 H")
+	assert.Equal(t, int32(-300), int32(got[5]), "int16 S")
+	_, err = dev.LoadKernel(KernelSpec{Name: "kwide", SPIRV: testSPIRV(t, "kwide"), Constants: map[uint32]float64{3: 40000}})
+	assert.ErrorContains(t, err, "specialization constant 3 (int16): 40000 is outside int16's range")
 }

@@ -163,8 +163,8 @@ func (c *setCache) get(k *Kernel, args []capture.Binding, done uint64, pinned bo
 	for i := 0; i < key.n; i++ {
 		cl := key.claims[i]
 		c.ranges[i] = BufferRange{Memory: c.r.memoryOf(cl), Offset: cl.Offset, Size: cl.Size}
-		if k.desc.Texels>>uint(i)&1 != 0 {
-			c.ranges[i].Size -= cl.Size % TexelSize // a texel view covers whole texels
+		if (k.desc.Texels|k.desc.StorageTexels)>>uint(i)&1 != 0 {
+			c.ranges[i].Size -= cl.Size % k.desc.Formats[i].Size() // a texel view covers whole texels
 		}
 	}
 	if err := c.r.dev.UpdateSet(set, c.ranges[:key.n]); err != nil {

@@ -103,6 +103,15 @@ type PipelineDesc struct {
 	Bindings int
 	Writes   uint32
 	Texels   uint32
+	// StorageTexels has bit i set when binding i is a storage texel
+	// buffer (read, written or both, as Writes says), and Uniforms when it
+	// is a uniform buffer (read only); no bit is set in two of Texels,
+	// StorageTexels and Uniforms.
+	StorageTexels, Uniforms uint32
+	// Formats are the formats the texel bindings view their claims as,
+	// each viewing the whole texels of the claim bound; the zero value
+	// is R32G32B32A32_UINT (TexelSize bytes).
+	Formats  [MaxBindings]TexelFormat
 	PushSize uint32
 	Spec     []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
@@ -147,6 +156,20 @@ type BufferRange struct {
 
 // TexelSize is the bytes of one texel of a uniform texel binding.
 const TexelSize = devinfo.TexelSize
+
+// TexelFormat is the format a texel binding views a claim as.
+type TexelFormat = devinfo.TexelFormat
+
+// The texel formats (see devinfo).
+const (
+	TexelRGBA32Uint  = devinfo.TexelRGBA32Uint
+	TexelR32Float    = devinfo.TexelR32Float
+	TexelR32Uint     = devinfo.TexelR32Uint
+	TexelR32Sint     = devinfo.TexelR32Sint
+	TexelRGBA32Float = devinfo.TexelRGBA32Float
+	TexelRGBA32Sint  = devinfo.TexelRGBA32Sint
+	TexelRGBA16Float = devinfo.TexelRGBA16Float
+)
 
 // MaxBindings is the most buffers (storage or texel) one launch binds.
 const MaxBindings = 16

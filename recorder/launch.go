@@ -35,8 +35,11 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("recorder: kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
 	}
-	if desc.Texels>>uint(desc.Bindings) != 0 || desc.Texels&desc.Writes != 0 {
-		return nil, fmt.Errorf("recorder: kernel %q: texel bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Bindings)
+	if (desc.Texels|desc.Uniforms)>>uint(desc.Bindings) != 0 || (desc.Texels|desc.Uniforms)&desc.Writes != 0 {
+		return nil, fmt.Errorf("recorder: kernel %q: texel bindings %#x and uniform bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Uniforms, desc.Bindings)
+	}
+	if desc.StorageTexels>>uint(desc.Bindings) != 0 || desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
+		return nil, fmt.Errorf("recorder: kernel %q: storage texel bindings %#x must be bindings of its %d, and no binding of two kinds", desc.Name, desc.StorageTexels, desc.Bindings)
 	}
 	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
 	if desc.PushSize%4 != 0 || desc.PushSize > limit {

@@ -35,7 +35,14 @@ type PipelineDesc struct {
 	// one vector load, where a storage-buffer load is a bounds-checked
 	// loop over the lanes. Its sets then own one buffer view per such
 	// binding (see UpdateSet).
-	Texels   uint32
+	Texels uint32
+	// StorageTexels has bit i set when binding i is a storage texel
+	// buffer, and Uniforms when it is a uniform buffer; no bit is set in
+	// two of Texels, StorageTexels and Uniforms.
+	StorageTexels, Uniforms uint32
+	// Formats are the texel formats of the texel bindings (Texels and
+	// StorageTexels), by binding; the zero value is R32G32B32A32_UINT.
+	Formats  [MaxBindings]devinfo.TexelFormat
 	PushSize uint32
 	Spec     []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
@@ -89,6 +96,35 @@ func specialization(desc PipelineDesc) (entries []C.VkSpecializationMapEntry, da
 	return entries, data, nil
 }
 
+// descriptorTypes is each binding's VkDescriptorType.
+func (desc PipelineDesc) descriptorTypes() [MaxBindings]C.uint32_t {
+	var types [MaxBindings]C.uint32_t
+	for i := range types {
+		switch bit := uint32(1) << uint(i); {
+		case desc.Texels&bit != 0:
+			types[i] = C.VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+		case desc.StorageTexels&bit != 0:
+			types[i] = C.VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER
+		case desc.Uniforms&bit != 0:
+			types[i] = C.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+		default:
+			types[i] = C.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+		}
+	}
+	return types
+}
+
+// vkFormats are the VkFormat of each texel format.
+var vkFormats = map[devinfo.TexelFormat]C.uint32_t{
+	devinfo.TexelRGBA32Uint:  C.VK_FORMAT_R32G32B32A32_UINT,
+	devinfo.TexelR32Float:    C.VK_FORMAT_R32_SFLOAT,
+	devinfo.TexelR32Uint:     C.VK_FORMAT_R32_UINT,
+	devinfo.TexelR32Sint:     C.VK_FORMAT_R32_SINT,
+	devinfo.TexelRGBA32Float: C.VK_FORMAT_R32G32B32A32_SFLOAT,
+	devinfo.TexelRGBA32Sint:  C.VK_FORMAT_R32G32B32A32_SINT,
+	devinfo.TexelRGBA16Float: C.VK_FORMAT_R16G16B16A16_SFLOAT,
+}
+
 // checkSpecIDs refuses SpecIDs that do not name one distinct constant per
 // value of Spec; nil IDs always pass.
 func checkSpecIDs(spec, ids []uint32) error {
@@ -135,8 +171,16 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("vk: %d bindings (at most %d)", desc.Bindings, MaxBindings)
 	}
-	if desc.Texels>>uint(desc.Bindings) != 0 {
-		return nil, fmt.Errorf("vk: texel bindings %#x beyond the %d bindings", desc.Texels, desc.Bindings)
+	if (desc.Texels|desc.StorageTexels|desc.Uniforms)>>uint(desc.Bindings) != 0 {
+		return nil, fmt.Errorf("vk: texel bindings %#x or uniform bindings %#x beyond the %d bindings", desc.Texels|desc.StorageTexels, desc.Uniforms, desc.Bindings)
+	}
+	if desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
+		return nil, fmt.Errorf("vk: a binding of two kinds (uniform texel %#x, storage texel %#x, uniform %#x)", desc.Texels, desc.StorageTexels, desc.Uniforms)
+	}
+	for i, f := range desc.Formats {
+		if _, ok := vkFormats[f]; !ok {
+			return nil, fmt.Errorf("vk: binding %d: texel format %v", i, f)
+		}
 	}
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
 		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
@@ -165,8 +209,8 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 		return nil, err
 	}
 	defer d.leave()
-	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...),
-		Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
+	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
+		Formats: desc.Formats, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...), Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
 	if desc.SpecIDs != nil {
 		p.desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}
@@ -185,7 +229,8 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	p.module = module
 	d.live[ObjShaderModule].Add(1)
 	var setLayout C.VkDescriptorSetLayout
-	if err := d.check("vkCreateDescriptorSetLayout", Result(C.vkc_create_set_layout(d.fns, C.uint32_t(desc.Bindings), C.uint32_t(desc.Texels), &setLayout))); err != nil {
+	types := p.desc.descriptorTypes()
+	if err := d.check("vkCreateDescriptorSetLayout", Result(C.vkc_create_set_layout(d.fns, C.uint32_t(desc.Bindings), &types[0], &setLayout))); err != nil {
 		p.destroyLocked()
 		return nil, err
 	}
@@ -291,10 +336,12 @@ type DescriptorSet struct {
 // already have handed out again) is refused instead of making views
 // nothing would destroy. mu orders an update against Free and Destroy.
 type texelViews struct {
-	mu    sync.Mutex
-	mask  uint32
-	freed bool
-	views [MaxBindings]C.VkBufferView
+	mu      sync.Mutex
+	mask    uint32                           // the texel bindings
+	types   [MaxBindings]C.uint32_t          // every binding's descriptor type
+	formats [MaxBindings]devinfo.TexelFormat // the texel bindings' formats
+	freed   bool
+	views   [MaxBindings]C.VkBufferView
 	// fresh receives each new view's handle from the driver: the address
 	// of a local would escape through cgo and cost an allocation per view.
 	fresh C.VkBufferView
@@ -357,8 +404,8 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 		return DescriptorSet{}, err
 	}
 	d.live[ObjDescriptorSet].Add(1)
-	if p.desc.Texels != 0 {
-		s.views = &texelViews{mask: p.desc.Texels}
+	if p.desc.Texels|p.desc.StorageTexels|p.desc.Uniforms != 0 {
+		s.views = &texelViews{mask: p.desc.Texels | p.desc.StorageTexels, types: p.desc.descriptorTypes(), formats: p.desc.Formats}
 	}
 	dp.allocated[s.key()] = s.views
 	return s, nil
@@ -459,8 +506,12 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 		cr.buffer[i] = r[i].Block.cBuffer()
 		cr.offset[i] = C.VkDeviceSize(r[i].Offset)
 		cr.size[i] = C.VkDeviceSize(r[i].Range)
+		cr._type[i] = C.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
 	}
 	if tv := s.views; tv != nil {
+		for i := 0; i < n; i++ {
+			cr._type[i] = tv.types[i]
+		}
 		tv.mu.Lock()
 		defer tv.mu.Unlock()
 		if err := d.makeTexelViews(tv, r[:n], &cr); err != nil {
@@ -487,7 +538,7 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 	}
 	for i := range r {
 		if tv.mask>>uint(i)&1 != 0 {
-			if err := d.info.Limits.CheckTexelRange(r[i].Offset, r[i].Range); err != nil {
+			if err := d.info.Limits.CheckTexelRangeOf(r[i].Offset, r[i].Range, tv.formats[i].Size()); err != nil {
 				return fmt.Errorf("vk: texel binding %d: %w", i, err)
 			}
 		}
@@ -497,7 +548,7 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 			continue
 		}
 		tv.fresh = nil
-		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &tv.fresh))
+		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], vkFormats[tv.formats[i]], &tv.fresh))
 		if err := d.check("vkCreateBufferView", res); err != nil {
 			for j := range i {
 				d.destroyView(cr.view[j])

@@ -257,6 +257,8 @@ func New(o Options) *Device {
 				MinStorageBufferOffsetAlignment: 16,
 				MinTexelBufferOffsetAlignment:   16,
 				MaxTexelBufferElements:          rng / recorder.TexelSize,
+				MaxUniformBufferRange:           65536,
+				MinUniformBufferOffsetAlignment: 16,
 				NonCoherentAtomSize:             64,
 				TimestampPeriod:                 1,
 			},
