@@ -215,13 +215,6 @@ func TestOverrideValuesOnDevice(t *testing.T) {
 // the parameters bound as a buffer laid out as the block is.
 func TestUniformParametersOnDevice(t *testing.T) {
 	dev := openDevice(t)
-	rawKernel, err := dev.LoadKernel(vkc.KernelSpec{Name: "raw", SPIRV: raw(t, uniformSrc)})
-	if err == nil {
-		t.Log("vkc takes the translator's uniform block as it is; the rewrite to a storage buffer is no longer needed")
-		assert.NoError(t, rawKernel.Close())
-	} else {
-		assert.Contains(t, err.Error(), "uniform", "vkc refuses the translator's uniform block")
-	}
 	k := load(t, dev, uniformSrc, Options{Name: "uniform"})
 	assert.Equal(t, []vkc.Access{vkc.ReadOnly, vkc.ReadOnly, vkc.WriteOnly}, k.Spec().Bindings)
 	const n = 100

@@ -15,7 +15,6 @@ var testSources = []string{accessSrc, namedEntrySrc, overrideSrc, zeroingSrc, ne
 // repairAll applies every rewrite to a decoded module, as compile does
 // with zeroing dropped.
 func repairAll(m *module) {
-	uniformsToStorage(m)
 	dropDeadStorageLoads(m)
 	fixStorageAccess(m)
 	stripWorkgroupZeroing(m)

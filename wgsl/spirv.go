@@ -21,7 +21,6 @@ var errMalformed = errors.New("malformed SPIR-V")
 const (
 	spirvMagic = 0x07230203
 
-	opTypePointer         = 32
 	opConstantNull        = 46
 	opFunction            = 54
 	opFunctionEnd         = 56
@@ -35,7 +34,6 @@ const (
 	opPtrAccessChain      = 67
 	opArrayLength         = 68
 	opDecorate            = 71
-	opMemberDecorate      = 72
 	opCopyObject          = 83
 	opControlBarrier      = 224
 	opAtomicLoad          = 227
@@ -43,13 +41,11 @@ const (
 	opLabel               = 248
 	opBranch              = 249
 
-	decorationBufferBlock   = 3
 	decorationNonWritable   = 24
 	decorationNonReadable   = 25
 	decorationBinding       = 33
 	decorationDescriptorSet = 34
 
-	storageClassUniform       = 2
 	storageClassWorkgroup     = 4
 	storageClassStorageBuffer = 12
 )
@@ -371,43 +367,6 @@ func dropDeadStorageLoads(m *module) {
 		kept = append(kept, in)
 	}
 	m.insts = kept
-}
-
-// uniformsToStorage turns uniform buffers (WGSL var<uniform>) into storage
-// buffers, which vkc binds: every pointer type and variable of the Uniform
-// storage class gets the StorageBuffer class. The block's layout carries
-// over (the uniform rules are stricter than the storage ones, so its
-// offsets and strides are valid for a storage buffer), and
-// fixStorageAccess then marks the buffer NonWritable, as the code only
-// loads from it. Two pointer types that become equal are allowed by
-// SPIR-V (only non-pointer, non-aggregate types must be unique). It
-// returns how many variables it turned. A module before SPIR-V 1.3 (which
-// has no StorageBuffer class without an extension) or with BufferBlock
-// decorations (storage buffers of the Uniform class, which the translator
-// never emits) is left as it is.
-func uniformsToStorage(m *module) int {
-	if m.header[1] < 0x00010300 {
-		return 0
-	}
-	for _, in := range m.insts {
-		if (in.op == opDecorate && len(in.operands) >= 2 && in.operands[1] == decorationBufferBlock) ||
-			(in.op == opMemberDecorate && len(in.operands) >= 3 && in.operands[2] == decorationBufferBlock) {
-			return 0
-		}
-	}
-	turned := 0
-	for i, in := range m.insts {
-		switch {
-		case in.op == opTypePointer && len(in.operands) == 3 && in.operands[1] == storageClassUniform:
-			m.insts[i].operands = []uint32{in.operands[0], storageClassStorageBuffer, in.operands[2]}
-		case in.op == opVariable && len(in.operands) >= 3 && in.operands[2] == storageClassUniform:
-			ops := append([]uint32(nil), in.operands...)
-			ops[2] = storageClassStorageBuffer
-			m.insts[i].operands = ops
-			turned++
-		}
-	}
-	return turned
 }
 
 // bindingsWritten are the (set, binding) slots of the storage buffers the

@@ -6,10 +6,10 @@
 // module as it checks any user's SPIR-V before a driver sees it. Between
 // the translator and that check, this package repairs what the translator
 // emits that vkc would refuse or run wrongly (see docs/guide/wgsl.md):
-// storage-buffer decorations that contradict the code, uniform blocks
-// (bound as read-only storage buffers), override values and the workgroup
-// sizes they set, and the zero-initialisation of workgroup memory, which
-// it drops unless Options.ZeroWorkgroupMemory asks to keep it.
+// storage-buffer decorations that contradict the code, override values
+// and the workgroup sizes they set, and the zero-initialisation of
+// workgroup memory, which it drops unless Options.ZeroWorkgroupMemory asks
+// to keep it.
 //
 // It is the only package of vkc that imports the translator, so a program
 // that does not import wgsl does not link it.
@@ -190,7 +190,6 @@ func repair(code []byte, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	uniformsToStorage(m)
 	dropDeadStorageLoads(m)
 	fixStorageAccess(m)
 	if !opts.ZeroWorkgroupMemory {

@@ -457,20 +457,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 `
 
-// A var<uniform> block comes out as a read-only storage buffer, which vkc
-// binds like any other, with the block's layout.
-func TestUniformBecomesReadOnlyStorage(t *testing.T) {
-	rawMod, err := shaders.Inspect(raw(t, uniformSrc))
-	require.NoError(t, err)
-	require.Equal(t, shaders.UniformBuffer, rawMod.Bindings[0].Kind, "the translator no longer emits uniform buffers")
-
+// A var<uniform> block stays a uniform buffer, read-only, with the
+// block's layout: vkc binds uniform buffers as they are.
+func TestUniformStaysUniform(t *testing.T) {
 	_, mod := compileOK(t, uniformSrc, Options{Name: "uniform"})
 	require.Len(t, mod.Bindings, 3)
 	b := mod.Bindings[0]
-	assert.Equal(t, shaders.StorageBuffer, b.Kind)
+	assert.Equal(t, shaders.UniformBuffer, b.Kind)
 	assert.Equal(t, shaders.ReadOnly, b.Access)
 	require.NotNil(t, b.Block)
-	assert.Equal(t, rawMod.Bindings[0].Block, b.Block, "the layout is the uniform block's")
+	assert.Equal(t, uint64(4+4+4), b.Block.Size, "f32, f32, u32")
+	rawMod, err := shaders.Inspect(raw(t, uniformSrc))
+	require.NoError(t, err)
+	assert.Equal(t, rawMod.Bindings[0], b, "the repairs leave a uniform block as the translator wrote it")
 }
 
 // WGSL makes a store to a read-only buffer an error, which the translator
