@@ -147,7 +147,7 @@ func TestHelperStoreAndMatricesAgainstGo(t *testing.T) {
 
 // Every kernel of this file passes spirv-val.
 func TestCorpusValidates(t *testing.T) {
-	for _, src := range []string{controlFlowSrc, countSrc, helperStoreSrc} {
+	for _, src := range []string{controlFlowSrc, countSrc, helperStoreSrc, pushSrc} {
 		compileOK(t, src, Options{Name: "corpus"})
 	}
 }

@@ -236,3 +236,40 @@ func TestUniformParametersOnDevice(t *testing.T) {
 		assert.Equal(t, want, got[i], "y[%d]", i)
 	}
 }
+
+const pushSrc = `
+struct Params { scale: f32, n: u32 }
+var<push_constant> params: Params;
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  if (g.x < params.n) { y[g.x] = y[g.x] * params.scale; }
+}
+`
+
+// var<push_constant> (the translator's extension of WGSL) is the kernel's
+// push-constant block, which Kernel.Push lays out from a Go struct.
+func TestPushConstantsOnDevice(t *testing.T) {
+	dev := openDevice(t)
+	k := load(t, dev, pushSrc, Options{Name: "push"})
+	assert.Equal(t, uint32(4+4), k.Spec().PushSize, "f32, u32")
+	push, err := k.Push(struct {
+		Scale float32
+		N     uint32
+	}{Scale: -2.5, N: 50})
+	require.NoError(t, err)
+	ys := make([]float32, 64)
+	for i := range ys {
+		ys[i] = float32(i)
+	}
+	y := newBuffer(t, dev, ys, 0)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push, y))
+	got := read(t, y)
+	for i, v := range ys {
+		want := v
+		if i < 50 {
+			want = -2.5 * v
+		}
+		assert.Equal(t, want, got[i], "y[%d]", i)
+	}
+}

@@ -10,7 +10,7 @@ import (
 
 // testSources are the WGSL kernels of this package's tests, the seeds of
 // its fuzz targets.
-var testSources = []string{accessSrc, namedEntrySrc, overrideSrc, zeroingSrc, nestedSrc, scaleSrc, uniformSrc, controlFlowSrc, countSrc, helperStoreSrc}
+var testSources = []string{accessSrc, namedEntrySrc, overrideSrc, zeroingSrc, nestedSrc, scaleSrc, uniformSrc, controlFlowSrc, countSrc, helperStoreSrc, pushSrc}
 
 // repairAll applies every rewrite to a decoded module, as compile does
 // with zeroing dropped.
