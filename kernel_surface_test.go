@@ -44,6 +44,29 @@ func TestKernelSurfaceModulesAreFresh(t *testing.T) {
 	}
 	run("spirv-link", "--target-env", "vulkan1.1", filepath.Join(dir, "twice.spv"), filepath.Join(dir, "negate.spv"), "-o", filepath.Join(dir, "two.spv"))
 	fresh("twoentries", filepath.Join(dir, "two.spv"))
+	if _, err := exec.LookPath("spirv-as"); err == nil {
+		for _, m := range []string{"kcontra_ro", "kcontra_wo"} {
+			out := filepath.Join(dir, m+".spv")
+			run("spirv-as", "--target-env", "vulkan1.1", filepath.Join("testdata", m+".spvasm"), "-o", out)
+			fresh(m, out)
+		}
+	}
+}
+
+// A decoration the entry point's code contradicts is refused at load,
+// naming the kernel and the binding: NonWritable on a binding it stores
+// to, NonReadable on one it loads.
+func TestLoadKernelRefusesDecorationsTheCodeContradicts(t *testing.T) {
+	dev := openTest(t)
+	live := dev.LiveObjects()
+	_, err := dev.LoadKernel(KernelSpec{Name: "contra", SPIRV: testSPIRV(t, "kcontra_ro")})
+	assert.ErrorContains(t, err, `kernel "contra": binding 1 (set 0) is declared NonWritable (readonly) but the entry point stores to it`)
+	_, err = dev.LoadKernel(KernelSpec{Name: "contra", SPIRV: testSPIRV(t, "kcontra_wo")})
+	assert.ErrorContains(t, err, `kernel "contra": binding 1 (set 0) is declared NonReadable (writeonly) but the entry point loads from it`)
+	// A description cannot talk the check away.
+	_, err = dev.LoadKernel(KernelSpec{Name: "contra", SPIRV: testSPIRV(t, "kcontra_ro"), Bindings: []Access{ReadWrite, ReadWrite}})
+	assert.ErrorContains(t, err, "NonWritable (readonly) but the entry point stores to it")
+	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
 }
 
 // Entry picks the kernel among a module's entry points, with its own
