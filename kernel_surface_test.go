@@ -2,6 +2,7 @@ package vkc
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"math"
 	"os"
@@ -381,4 +382,23 @@ func TestWideAndNarrowConstantsReachTheKernel(t *testing.T) {
 	assert.Equal(t, int32(-300), int32(got[5]), "int16 S")
 	_, err = dev.LoadKernel(KernelSpec{Name: "kwide", SPIRV: testSPIRV(t, "kwide"), Constants: map[uint32]float64{3: 40000}})
 	assert.ErrorContains(t, err, "specialization constant 3 (int16): 40000 is outside int16's range")
+}
+
+// A uniform buffer described read-write runs read-only: the launch never
+// marks it written, so a never-written one stays unwritten.
+func TestUniformBufferDescribedReadWriteStaysReadOnly(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "uniform", SPIRV: testSPIRV(t, "uniform"), Bindings: []Access{ReadWrite, WriteOnly}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	assert.Equal(t, []Access{ReadOnly, WriteOnly}, k.Spec().Bindings)
+	u, err := NewBuffer[float32](dev, 4) // never written
+	require.NoError(t, err)
+	y, err := NewBuffer[float32](dev, 64)
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, u, y))
+	_, err = u.Read(context.Background())
+	assert.ErrorIs(t, err, ErrUnwritten, "the uniform buffer was not written")
+	_, err = y.Read(context.Background())
+	assert.ErrorIs(t, err, ErrUnwritten, "y inherits the unwritten uniform input")
 }
