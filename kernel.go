@@ -446,7 +446,13 @@ func (d *Device) buildUser(spec KernelSpec, entry string, constants []recorder.S
 	if err != nil {
 		return nil, public(err)
 	}
-	return &Kernel{dev: d, name: spec.Name, rk: rk, access: append([]Access(nil), spec.Bindings...), push: spec.PushSize}, nil
+	access := append([]Access(nil), spec.Bindings...)
+	for i, kind := range kinds {
+		if kind == shaders.UniformBuffer || kind == shaders.UniformTexelBuffer {
+			access[i] = ReadOnly // no kernel writes these, whatever the description says
+		}
+	}
+	return &Kernel{dev: d, name: spec.Name, rk: rk, access: access, push: spec.PushSize}, nil
 }
 
 // target is what the catalogue shapes its kernels by on this device.

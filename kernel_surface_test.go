@@ -2,6 +2,7 @@ package vkc
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"math"
 	"os"
@@ -44,6 +45,29 @@ func TestKernelSurfaceModulesAreFresh(t *testing.T) {
 	}
 	run("spirv-link", "--target-env", "vulkan1.1", filepath.Join(dir, "twice.spv"), filepath.Join(dir, "negate.spv"), "-o", filepath.Join(dir, "two.spv"))
 	fresh("twoentries", filepath.Join(dir, "two.spv"))
+	if _, err := exec.LookPath("spirv-as"); err == nil {
+		for _, m := range []string{"kcontra_ro", "kcontra_wo"} {
+			out := filepath.Join(dir, m+".spv")
+			run("spirv-as", "--target-env", "vulkan1.1", filepath.Join("testdata", m+".spvasm"), "-o", out)
+			fresh(m, out)
+		}
+	}
+}
+
+// A decoration the entry point's code contradicts is refused at load,
+// naming the kernel and the binding: NonWritable on a binding it stores
+// to, NonReadable on one it loads.
+func TestLoadKernelRefusesDecorationsTheCodeContradicts(t *testing.T) {
+	dev := openTest(t)
+	live := dev.LiveObjects()
+	_, err := dev.LoadKernel(KernelSpec{Name: "contra", SPIRV: testSPIRV(t, "kcontra_ro")})
+	assert.ErrorContains(t, err, `kernel "contra": binding 1 (set 0) is declared NonWritable (readonly) but the entry point stores to it`)
+	_, err = dev.LoadKernel(KernelSpec{Name: "contra", SPIRV: testSPIRV(t, "kcontra_wo")})
+	assert.ErrorContains(t, err, `kernel "contra": binding 1 (set 0) is declared NonReadable (writeonly) but the entry point loads from it`)
+	// A description cannot talk the check away.
+	_, err = dev.LoadKernel(KernelSpec{Name: "contra", SPIRV: testSPIRV(t, "kcontra_ro"), Bindings: []Access{ReadWrite, ReadWrite}})
+	assert.ErrorContains(t, err, "NonWritable (readonly) but the entry point stores to it")
+	assert.Equal(t, live, dev.LiveObjects(), "a refused kernel left Vulkan objects behind")
 }
 
 // Entry picks the kernel among a module's entry points, with its own
@@ -358,4 +382,23 @@ func TestWideAndNarrowConstantsReachTheKernel(t *testing.T) {
 	assert.Equal(t, int32(-300), int32(got[5]), "int16 S")
 	_, err = dev.LoadKernel(KernelSpec{Name: "kwide", SPIRV: testSPIRV(t, "kwide"), Constants: map[uint32]float64{3: 40000}})
 	assert.ErrorContains(t, err, "specialization constant 3 (int16): 40000 is outside int16's range")
+}
+
+// A uniform buffer described read-write runs read-only: the launch never
+// marks it written, so a never-written one stays unwritten.
+func TestUniformBufferDescribedReadWriteStaysReadOnly(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "uniform", SPIRV: testSPIRV(t, "uniform"), Bindings: []Access{ReadWrite, WriteOnly}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	assert.Equal(t, []Access{ReadOnly, WriteOnly}, k.Spec().Bindings)
+	u, err := NewBuffer[float32](dev, 4) // never written
+	require.NoError(t, err)
+	y, err := NewBuffer[float32](dev, 64)
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, u, y))
+	_, err = u.Read(context.Background())
+	assert.ErrorIs(t, err, ErrUnwritten, "the uniform buffer was not written")
+	_, err = y.Read(context.Background())
+	assert.ErrorIs(t, err, ErrUnwritten, "y inherits the unwritten uniform input")
 }

@@ -104,3 +104,35 @@ func TestConstantValuesMustFitTheirType(t *testing.T) {
 	_, err := specialize(KernelSpec{Name: "typed", Constants: map[uint32]float64{99: 1}}, mod)
 	assert.ErrorContains(t, err, `kernel "typed": Constants sets SpecId 99, which the module does not declare (it has 0 bool, 1 int32`)
 }
+
+// FuzzConstantBits: whatever the value, constantBits never panics; what it
+// accepts fits the constant's width, and an integer's bits give the value
+// back exactly.
+func FuzzConstantBits(f *testing.F) {
+	f.Add(uint8(1), uint8(2), 3.5)
+	f.Add(uint8(2), uint8(0), -1.0)
+	f.Add(uint8(3), uint8(3), 1e300)
+	f.Add(uint8(0), uint8(1), math.NaN())
+	f.Fuzz(func(t *testing.T, kind, width uint8, v float64) {
+		c := shaders.SpecConstant{ID: 1, Kind: shaders.SpecKind(kind%5 + 0), Bits: []uint32{8, 16, 32, 64}[width%4]}
+		if c.Kind == shaders.SpecBool {
+			c.Bits = 32
+		}
+		bits, err := constantBits(c, v)
+		if err != nil {
+			return
+		}
+		if c.Bits < 64 {
+			assert.Zero(t, bits>>c.Bits, "%v = %v: bits %#x wider than the type", c, v, bits)
+		}
+		switch c.Kind {
+		case shaders.SpecUint:
+			assert.Equal(t, v, float64(bits), "%v", c)
+		case shaders.SpecInt:
+			shift := 64 - c.Bits
+			assert.Equal(t, v, float64(int64(bits<<shift)>>shift), "%v", c)
+		case shaders.SpecBool:
+			assert.Equal(t, v, float64(bits))
+		}
+	})
+}

@@ -91,10 +91,11 @@ type Dispatch struct {
 // PipelineDesc is a compute kernel's interface: buffers at set 0,
 // bindings 0..Bindings-1, of which the ones with their bit set in Writes
 // are written and the ones with their bit set in Texels are read as
-// uniform texel buffers of TexelSize-byte texels (R32G32B32A32_UINT, GLSL
-// usamplerBuffer) instead of storage buffers, each viewing the whole
-// texels of the claim bound (a claim's tail short of a texel is not
-// seen); PushSize bytes of push constants; values for specialization
+// uniform texel buffers (by default of TexelSize-byte R32G32B32A32_UINT
+// texels, GLSL usamplerBuffer; Formats says otherwise) instead of storage
+// buffers, each viewing the whole texels of the claim bound (a claim's
+// tail short of a texel is not seen); StorageTexels and Uniforms mark
+// storage texel and uniform buffers; PushSize bytes of push constants; values for specialization
 // constants, Spec[i] for the constant with ID SpecIDs[i] (ID i when SpecIDs
 // is nil). Name identifies the kernel: a device that executes kernels in
 // Go (hostdev) looks its reference up by it, and errors name it.

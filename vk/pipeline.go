@@ -483,8 +483,9 @@ type BufferRange struct {
 // texel binding among them gets a new view of its range, and its previous
 // view is destroyed (the caller guarantees no pending command buffer reads
 // through the set); its range must start at a multiple of
-// MinTexelBufferOffsetAlignment and hold whole 16-byte texels, at most
-// MaxTexelBufferElements of them. A refused update (such a range, a view
+// MinTexelBufferOffsetAlignment and hold whole texels of the binding's
+// format, at most MaxTexelBufferElements of them; a uniform buffer's range
+// is written as it is. A refused update (such a range, a view
 // the driver would not make, a set with texel bindings freed already, a
 // closed device) leaves the set as it was. The ranges go to C as a
 // fixed-size struct passed by value, so it allocates nothing: a pointer to
