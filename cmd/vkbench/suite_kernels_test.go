@@ -32,7 +32,7 @@ func TestKernelsSuite(t *testing.T) {
 	for _, r := range ratios {
 		names = append(names, r.Name)
 	}
-	assert.ElementsMatch(t, []string{"compile-cold/target", "compile-cached/target", "reduce-wgsl/reduce-glsl", "reduce-wgsl-zeroed/reduce-wgsl"}, names)
+	assert.ElementsMatch(t, []string{"compile-cold/5ms", "compile-cached/50us", "reduce-wgsl/reduce-glsl", "reduce-wgsl-zeroed/reduce-wgsl"}, names)
 	assert.Len(t, notes, 2)
 }
 
