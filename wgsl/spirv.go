@@ -130,73 +130,84 @@ type access struct{ reads, writes bool }
 // atomic read-modify-write, anything else) counts as both, so the answer
 // never says less than the code does.
 func storageAccess(m *module) map[uint32]*access {
-	dead := deadLoads(m)
-	vars := map[uint32]*access{}
+	tr := accessTracer{dead: deadLoads(m), vars: map[uint32]*access{}, root: map[uint32]uint32{}}
 	for _, in := range m.insts {
 		if in.op == opVariable && len(in.operands) >= 3 && in.operands[2] == storageClassStorageBuffer {
-			vars[in.operands[1]] = &access{}
+			tr.vars[in.operands[1]] = &access{}
+			tr.root[in.operands[1]] = in.operands[1]
 		}
-	}
-	root := map[uint32]uint32{} // pointer id -> the variable it points into
-	for id := range vars {
-		root[id] = id
 	}
 	inFunction := false
 	for _, in := range m.insts {
 		switch in.op {
 		case opFunction:
 			inFunction = true
-			continue
 		case opFunctionEnd:
 			inFunction = false
-			continue
-		}
-		if !inFunction {
-			continue
-		}
-		ops := in.operands
-		switch in.op {
-		case opAccessChain, opInBoundsAccessChain, opPtrAccessChain, opCopyObject:
-			if len(ops) >= 3 {
-				if v, ok := root[ops[2]]; ok {
-					root[ops[1]] = v
-					continue
-				}
-			}
-		case opArrayLength:
-			if len(ops) >= 3 {
-				if _, ok := root[ops[2]]; ok {
-					continue // the length is the binding's size, not its contents
-				}
-			}
-		case opLoad, opAtomicLoad:
-			if len(ops) >= 3 {
-				if v, ok := root[ops[2]]; ok {
-					vars[v].reads = vars[v].reads || !(in.op == opLoad && dead[ops[1]])
-					continue
-				}
-			}
-		case opStore, opAtomicStore:
-			if len(ops) >= 2 {
-				if v, ok := root[ops[0]]; ok {
-					vars[v].writes = true
-					continue
-				}
-			}
-		case opCopyMemory, opCopyMemorySized:
-			if len(ops) >= 2 {
-				if v, ok := root[ops[0]]; ok {
-					vars[v].writes = true
-				}
-				if v, ok := root[ops[1]]; ok {
-					vars[v].reads = true
-				}
-				continue
+		default:
+			if inFunction && !tr.follow(in) {
+				markUnknown(tr.vars, tr.root, in.operands)
 			}
 		}
-		markUnknown(vars, root, ops)
 	}
-	return vars
+	return tr.vars
+}
+
+// accessTracer follows pointers into storage buffers through a function
+// body, recording what the code does through them.
+type accessTracer struct {
+	dead map[uint32]bool    // loads whose value nothing uses
+	vars map[uint32]*access // storage-buffer variable -> what the code does
+	root map[uint32]uint32  // pointer id -> the variable it points into
+}
+
+// follow records what in does through a storage-buffer pointer and
+// reports whether it understood the instruction; one it does not
+// understand is left to markUnknown.
+func (tr *accessTracer) follow(in instruction) bool {
+	ops := in.operands
+	pointer := func(at int) (uint32, bool) {
+		if at >= len(ops) {
+			return 0, false
+		}
+		v, ok := tr.root[ops[at]]
+		return v, ok
+	}
+	switch in.op {
+	case opAccessChain, opInBoundsAccessChain, opPtrAccessChain, opCopyObject:
+		v, ok := pointer(2)
+		if ok {
+			tr.root[ops[1]] = v
+		}
+		return ok
+	case opArrayLength:
+		_, ok := pointer(2) // the length is the binding's size, not its contents
+		return ok
+	case opLoad, opAtomicLoad:
+		v, ok := pointer(2)
+		if ok && !(in.op == opLoad && tr.dead[ops[1]]) {
+			tr.vars[v].reads = true
+		}
+		return ok
+	case opStore, opAtomicStore:
+		v, ok := pointer(0)
+		if ok && len(ops) >= 2 {
+			tr.vars[v].writes = true
+		}
+		return ok && len(ops) >= 2
+	case opCopyMemory, opCopyMemorySized:
+		if len(ops) < 2 {
+			return false
+		}
+		if v, ok := pointer(0); ok {
+			tr.vars[v].writes = true
+		}
+		if v, ok := pointer(1); ok {
+			tr.vars[v].reads = true
+		}
+		return true
+	}
+	return false
 }
 
 // markUnknown counts every word of ops naming a pointer into a storage
@@ -291,25 +302,32 @@ func stripWorkgroupZeroing(m *module) int {
 		if in.op != opLabel {
 			continue
 		}
-		// A block of zeroing stores only: OpLabel, stores, OpBranch %merge,
-		// OpLabel %merge, OpControlBarrier.
-		j := i + 1
-		for j < len(m.insts) && zeroing(m.insts[j]) {
-			j++
-		}
-		if j == i+1 || j+2 >= len(m.insts) {
-			continue
-		}
-		br, label, barrier := m.insts[j], m.insts[j+1], m.insts[j+2]
-		if br.op == opBranch && len(br.operands) == 1 && label.op == opLabel && len(label.operands) == 1 &&
-			label.operands[0] == br.operands[0] && barrier.op == opControlBarrier {
-			dropped += j - (i + 1)
-			kept = append(kept, br, label)
-			i = j + 2 // the barrier is skipped
+		if end, ok := zeroingBlock(m.insts, i, zeroing); ok {
+			dropped += end - (i + 1)
+			kept = append(kept, m.insts[end], m.insts[end+1]) // the branch and the merge label
+			i = end + 2                                       // the barrier is skipped
 		}
 	}
 	m.insts = kept
 	return dropped
+}
+
+// zeroingBlock reports whether the block whose label is insts[label] is
+// the translator's zeroing block: zeroing stores only, then OpBranch to
+// the next block, which starts with OpControlBarrier. end is the index of
+// the branch.
+func zeroingBlock(insts []instruction, label int, zeroing func(instruction) bool) (end int, ok bool) {
+	end = label + 1
+	for end < len(insts) && zeroing(insts[end]) {
+		end++
+	}
+	if end == label+1 || end+2 >= len(insts) {
+		return 0, false
+	}
+	br, merge, barrier := insts[end], insts[end+1], insts[end+2]
+	ok = br.op == opBranch && len(br.operands) == 1 && merge.op == opLabel && len(merge.operands) == 1 &&
+		merge.operands[0] == br.operands[0] && barrier.op == opControlBarrier
+	return end, ok
 }
 
 // deadLoads are the result ids of the loads in function bodies whose value
