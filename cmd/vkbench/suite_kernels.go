@@ -157,9 +157,12 @@ func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) 
 		return k.Launch(s, [3]uint32{1, 1, 1}, nil, partials, total)
 	}
 
-	// Each timed run sums reps times under one Profile; the run's figure
-	// is the device time per sum. Many sums per run smooth out what other
-	// processes on the machine take from the driver's threads.
+	// Each timed run is one Profile of reps rounds, each round one sum by
+	// every module in turn (the order rotating from round to round), so
+	// the modules are compared launch by launch under the same load from
+	// whatever else runs on the machine; a module's figure for the run is
+	// the median of its sums' device times, which a sum slowed by another
+	// process does not move.
 	reps := 16
 	if cfg.quick {
 		reps = 2
@@ -173,21 +176,29 @@ func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) 
 			out.failures = append(out.failures, err.Error())
 		}
 	}
-	for round := range cfg.count {
-		for i, k := range kernels {
-			cfg.progress.Printf("kernels: %s, run %d of %d", specs[i].Name, round+1, cfg.count)
-			d, err := profiledTime(s, func() error {
-				for range reps {
-					if err := sum(k); err != nil {
+	for run := range cfg.count {
+		cfg.progress.Printf("kernels: the sums, run %d of %d", run+1, cfg.count)
+		p, err := s.Profile(func(*vkc.Stream) error {
+			for round := range reps {
+				for j := range kernels {
+					if err := sum(kernels[(round+j)%len(kernels)]); err != nil {
 						return err
 					}
 				}
-				return nil
-			})
-			if err != nil {
-				return out, err
 			}
-			runs[i] = append(runs[i], d.Seconds()/float64(reps))
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		// A sum is two launches in a row of one kernel.
+		sums := map[string][]float64{}
+		for j := 0; j+1 < len(p.Launches); j += 2 {
+			first, second := p.Launches[j], p.Launches[j+1]
+			sums[first.Kernel] = append(sums[first.Kernel], (first.Device + second.Device).Seconds())
+		}
+		for i, spec := range specs {
+			runs[i] = append(runs[i], median(sums[spec.Name]))
 		}
 	}
 	for i, spec := range specs {
