@@ -232,7 +232,7 @@ var ratioNotes = []struct {
 		"kernels: compile-cold is wgsl.Compile of a tiled matmul whose source the cache has not seen (the translator and the SPIR-V repairs), compile-cached the same call again; compile-x/T is the figure over its target T",
 	}},
 	{topicReduce, []string{
-		fmt.Sprintf("kernels: reduce-x is the device time of a two-pass sum (a Profile of its two launches) from reduce.wgsl compiled by package wgsl, from the same algorithm in GLSL compiled by glslc -O, and from the WGSL with the translator's zeroing of workgroup memory kept; reduce-wgsl/reduce-glsl <= %g", reduceWGSLOverGLSL),
+		fmt.Sprintf("kernels: reduce-x is the device time of a two-pass sum (per run, the median of 16 sums by each module, interleaved) from reduce.wgsl compiled by package wgsl, from the same algorithm in GLSL compiled by glslc -O, and from the WGSL with the translator's zeroing of workgroup memory kept; reduce-wgsl/reduce-glsl <= %g", reduceWGSLOverGLSL),
 	}},
 }
 
