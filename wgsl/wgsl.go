@@ -53,7 +53,7 @@ type Options struct {
 	// ZeroWorkgroupMemory keeps WGSL's guarantee that workgroup memory
 	// starts zeroed. The translator keeps it by having one invocation
 	// store zeros over every workgroup variable before a barrier, which
-	// made a two-pass sum 1.6 to 3 times slower on lavapipe, so by default
+	// made a two-pass sum 1.5 to 3 times slower on lavapipe, so by default
 	// the stores are dropped and workgroup memory starts undefined, as
 	// in GLSL: a kernel must write what it reads there first.
 	ZeroWorkgroupMemory bool
