@@ -123,6 +123,11 @@ var vkFormats = map[devinfo.TexelFormat]C.uint32_t{
 	devinfo.TexelRGBA32Float: C.VK_FORMAT_R32G32B32A32_SFLOAT,
 	devinfo.TexelRGBA32Sint:  C.VK_FORMAT_R32G32B32A32_SINT,
 	devinfo.TexelRGBA16Float: C.VK_FORMAT_R16G16B16A16_SFLOAT,
+	devinfo.TexelR16Float:    C.VK_FORMAT_R16_SFLOAT,
+	devinfo.TexelR16Uint:     C.VK_FORMAT_R16_UINT,
+	devinfo.TexelR16Sint:     C.VK_FORMAT_R16_SINT,
+	devinfo.TexelR8Uint:      C.VK_FORMAT_R8_UINT,
+	devinfo.TexelR8Sint:      C.VK_FORMAT_R8_SINT,
 }
 
 // checkSpecIDs refuses SpecIDs that do not name one distinct constant per
@@ -336,12 +341,11 @@ type DescriptorSet struct {
 // already have handed out again) is refused instead of making views
 // nothing would destroy. mu orders an update against Free and Destroy.
 type texelViews struct {
-	mu      sync.Mutex
-	mask    uint32                           // the texel bindings
-	types   [MaxBindings]C.uint32_t          // every binding's descriptor type
-	formats [MaxBindings]devinfo.TexelFormat // the texel bindings' formats
-	freed   bool
-	views   [MaxBindings]C.VkBufferView
+	mu    sync.Mutex
+	mask  uint32                  // the texel bindings
+	types [MaxBindings]C.uint32_t // every binding's descriptor type
+	freed bool
+	views [MaxBindings]C.VkBufferView
 	// fresh receives each new view's handle from the driver: the address
 	// of a local would escape through cgo and cost an allocation per view.
 	fresh C.VkBufferView
@@ -405,7 +409,7 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 	}
 	d.live[ObjDescriptorSet].Add(1)
 	if p.desc.Texels|p.desc.StorageTexels|p.desc.Uniforms != 0 {
-		s.views = &texelViews{mask: p.desc.Texels | p.desc.StorageTexels, types: p.desc.descriptorTypes(), formats: p.desc.Formats}
+		s.views = &texelViews{mask: p.desc.Texels | p.desc.StorageTexels, types: p.desc.descriptorTypes()}
 	}
 	dp.allocated[s.key()] = s.views
 	return s, nil
@@ -477,6 +481,9 @@ type BufferRange struct {
 	Block  *Block
 	Offset uint64
 	Range  uint64
+	// Format is the format a texel binding views the range as (ignored
+	// for other bindings); the zero value is R32G32B32A32_UINT.
+	Format devinfo.TexelFormat
 }
 
 // UpdateSet points the set's bindings 0..len(r)-1 at the ranges. A uniform
@@ -539,7 +546,10 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 	}
 	for i := range r {
 		if tv.mask>>uint(i)&1 != 0 {
-			if err := d.info.Limits.CheckTexelRangeOf(r[i].Offset, r[i].Range, tv.formats[i].Size()); err != nil {
+			if _, ok := vkFormats[r[i].Format]; !ok {
+				return fmt.Errorf("vk: texel binding %d: texel format %v", i, r[i].Format)
+			}
+			if err := d.info.Limits.CheckTexelRangeOf(r[i].Offset, r[i].Range, r[i].Format.Size()); err != nil {
 				return fmt.Errorf("vk: texel binding %d: %w", i, err)
 			}
 		}
@@ -549,7 +559,7 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 			continue
 		}
 		tv.fresh = nil
-		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], vkFormats[tv.formats[i]], &tv.fresh))
+		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], vkFormats[r[i].Format], &tv.fresh))
 		if err := d.check("vkCreateBufferView", res); err != nil {
 			for j := range i {
 				d.destroyView(cr.view[j])

@@ -255,7 +255,7 @@ func (v *vulkanDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRa
 	var ranges [recorder.MaxBindings]vk.BufferRange
 	n := min(len(r), recorder.MaxBindings)
 	for i := 0; i < n; i++ {
-		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size}
+		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size, Format: r[i].Format}
 	}
 	return fromVK(v.d.UpdateSet(v.sets.get(uint64(s)), ranges[:n]))
 }
