@@ -20,7 +20,7 @@ import (
 	"github.com/vkcompute/vkc/devinfo"
 )
 
-// MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
+// MaxBindings is the most buffers (of any kind) one kernel may bind.
 const MaxBindings = C.VKC_MAX_BINDINGS
 
 // PipelineDesc describes a compute kernel's interface: buffers at set 0
@@ -29,22 +29,20 @@ const MaxBindings = C.VKC_MAX_BINDINGS
 // ID SpecIDs[i], or ID i when SpecIDs is nil.
 type PipelineDesc struct {
 	Bindings int
-	// Texels has bit i set when binding i is a uniform texel buffer of
-	// R32G32B32A32_UINT texels (GLSL usamplerBuffer) instead of a storage
-	// buffer: on a CPU driver a texel fetch gathers a lane's 16 bytes in
-	// one vector load, where a storage-buffer load is a bounds-checked
-	// loop over the lanes. Its sets then own one buffer view per such
-	// binding (see UpdateSet).
+	// Texels has bit i set when binding i is a uniform texel buffer
+	// instead of a storage buffer (the catalogue's matmul_texel reads
+	// R32G32B32A32_UINT texels, GLSL usamplerBuffer: on a CPU driver a
+	// texel fetch gathers a lane's 16 bytes in one vector load, where a
+	// storage-buffer load is a bounds-checked loop over the lanes). Its
+	// sets then own one buffer view per texel binding, in the format of
+	// the range UpdateSet names.
 	Texels uint32
 	// StorageTexels has bit i set when binding i is a storage texel
 	// buffer, and Uniforms when it is a uniform buffer; no bit is set in
 	// two of Texels, StorageTexels and Uniforms.
 	StorageTexels, Uniforms uint32
-	// Formats are the texel formats of the texel bindings (Texels and
-	// StorageTexels), by binding; the zero value is R32G32B32A32_UINT.
-	Formats  [MaxBindings]devinfo.TexelFormat
-	PushSize uint32
-	Spec     []uint32
+	PushSize                uint32
+	Spec                    []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
 	// no two alike, so that a kernel sets only the constants it means to
 	// (a user module's workgroup-size constants, not an unrelated
@@ -182,11 +180,6 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
 		return nil, fmt.Errorf("vk: a binding of two kinds (uniform texel %#x, storage texel %#x, uniform %#x)", desc.Texels, desc.StorageTexels, desc.Uniforms)
 	}
-	for i, f := range desc.Formats {
-		if _, ok := vkFormats[f]; !ok {
-			return nil, fmt.Errorf("vk: binding %d: texel format %v", i, f)
-		}
-	}
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
 		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
@@ -215,7 +208,7 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	}
 	defer d.leave()
 	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
-		Formats: desc.Formats, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...), Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
+		PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...), Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
 	if desc.SpecIDs != nil {
 		p.desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}

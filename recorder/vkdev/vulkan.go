@@ -217,7 +217,7 @@ func (v *vulkanDevice) NewPipeline(code []byte, desc recorder.PipelineDesc) (rec
 		constants[i] = vk.SpecConstant{ID: c.ID, Size: c.Size, Bits: c.Bits}
 	}
 	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
-		Formats: desc.Formats, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs,
+		PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs,
 		Constants: constants, Entry: desc.Entry})
 	if err != nil {
 		return 0, fromVK(err)
