@@ -24,9 +24,10 @@ const (
 // declared format (GLSL layout(r32f) and the like: r32f, r32i, r32ui,
 // rgba32f, rgba32i, rgba32ui, rgba16f, the formats every device supports
 // for storage texel buffers); a uniform texel buffer's (which declares
-// none) one 32-bit element per texel of its sampled type: R32_SFLOAT for
-// a samplerBuffer, R32_SINT for isamplerBuffer, R32_UINT for
-// usamplerBuffer.
+// none) is one element per texel of its sampled type, 32 bits wide here
+// (R32_SFLOAT for a samplerBuffer, R32_SINT for isamplerBuffer, R32_UINT
+// for usamplerBuffer) and chosen per launch by the buffer's element type
+// (uniformTexelFormat).
 func texelFormat(kernel string, i int, b shaders.ModuleBinding) (recorder.TexelFormat, error) {
 	if b.Kind == shaders.UniformTexelBuffer {
 		switch b.TexelType {
@@ -60,6 +61,56 @@ func texelFormat(kernel string, i int, b shaders.ModuleBinding) (recorder.TexelF
 	return 0, fmt.Errorf("vkc: kernel %q: binding %d is a storage texel buffer of SPIR-V image format %d; vkc views buffers as r32f, r32i, r32ui, rgba32f, rgba32i, rgba32ui or rgba16f", kernel, i, b.TexelFormat)
 }
 
+// uniformTexelFormat is the format a uniform texel buffer of sampled type
+// t views a buffer of element type e as: one element per texel, the
+// element's width (float32 R32_SFLOAT, Float16 R16_SFLOAT; int32, int16,
+// int8 R32/R16/R8_SINT; uint32, uint16, uint8 R32/R16/R8_UINT, the formats
+// Vulkan requires of uniform texel buffers); false for an element type the
+// sampled type does not read.
+func uniformTexelFormat(t shaders.ScalarType, e elemKind) (recorder.TexelFormat, bool) {
+	switch {
+	case t == shaders.ScalarFloat && e == elemFloat:
+		return recorder.TexelR32Float, true
+	case t == shaders.ScalarFloat && e == elemFloat16:
+		return recorder.TexelR16Float, true
+	case t == shaders.ScalarInt && e == elemInt:
+		return recorder.TexelR32Sint, true
+	case t == shaders.ScalarInt && e == elemInt16:
+		return recorder.TexelR16Sint, true
+	case t == shaders.ScalarInt && e == elemInt8:
+		return recorder.TexelR8Sint, true
+	case t == shaders.ScalarUint && e == elemUint:
+		return recorder.TexelR32Uint, true
+	case t == shaders.ScalarUint && e == elemUint16:
+		return recorder.TexelR16Uint, true
+	case t == shaders.ScalarUint && e == elemUint8:
+		return recorder.TexelR8Uint, true
+	}
+	return 0, false
+}
+
+// uniformTexelTakes names the element types a uniform texel buffer of
+// sampled type t takes, for messages.
+func uniformTexelTakes(t shaders.ScalarType) string {
+	switch t {
+	case shaders.ScalarFloat:
+		return "float32 or Float16"
+	case shaders.ScalarInt:
+		return "int32, int16 or int8"
+	}
+	return "uint32, uint16 or uint8"
+}
+
+// formatFor is the format binding i, a texel binding, views a buffer of
+// element type e as in this launch; bindFormats has checked it exists.
+func (k *Kernel) formatFor(i int, e elemKind) recorder.TexelFormat {
+	if k.kinds[i] == shaders.UniformTexelBuffer {
+		f, _ := uniformTexelFormat(k.texelTypes[i], e)
+		return f
+	}
+	return k.formats[i]
+}
+
 // texelElem is the element type a buffer viewed as format must hold: a
 // format's component, one element per component.
 func texelElem(f recorder.TexelFormat) elemKind {
@@ -84,7 +135,15 @@ func (k *Kernel) checkDescriptor(i int, c *bufferCore) error {
 	lim := k.dev.info.Limits
 	size := uint64(c.n) * c.elem.size()
 	switch k.kinds[i] {
-	case shaders.UniformTexelBuffer, shaders.StorageTexelBuffer:
+	case shaders.UniformTexelBuffer:
+		f, ok := uniformTexelFormat(k.texelTypes[i], c.elem)
+		if !ok {
+			return fmt.Errorf("vkc: kernel %q: binding %d is a uniform texel buffer of %v texels, which takes %s elements; given %v", k.name, i, k.texelTypes[i], uniformTexelTakes(k.texelTypes[i]), c.elem)
+		}
+		if err := lim.checkTexelRange(c.claim.Offset, size-size%f.Size(), f.Size()); err != nil {
+			return fmt.Errorf("vkc: kernel %q: binding %d (%v of %v): buffer of %d bytes: %w", k.name, i, k.kinds[i], f, size, err)
+		}
+	case shaders.StorageTexelBuffer:
 		f := k.formats[i]
 		if want := texelElem(f); c.elem != want {
 			return fmt.Errorf("vkc: kernel %q: binding %d is a %v viewed as %v, which takes %v elements; given %v", k.name, i, k.kinds[i], f, want, c.elem)

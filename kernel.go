@@ -182,8 +182,10 @@ type Kernel struct {
 	pushLayout *shaders.Layout
 	// kinds is each binding's descriptor kind (user kernels), formats the
 	// texel bindings' formats.
-	kinds   []shaders.DescriptorKind
-	formats [recorder.MaxBindings]recorder.TexelFormat
+	kinds      []shaders.DescriptorKind
+	formats    [recorder.MaxBindings]recorder.TexelFormat
+	texelTypes [recorder.MaxBindings]shaders.ScalarType // uniform texel bindings' sampled types
+	texels     uint32                                   // bit i: binding i is a texel binding
 
 	// life is held by Launch from its check until the launch is recorded,
 	// so a launch racing Close on another goroutine is recorded before
@@ -296,6 +298,12 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		return nil, err
 	}
 	k.kinds, k.formats = kinds, formats
+	for i, b := range mod.Bindings {
+		if b.Kind == shaders.UniformTexelBuffer || b.Kind == shaders.StorageTexelBuffer {
+			k.texels |= 1 << uint(i)
+			k.texelTypes[i] = b.TexelType
+		}
+	}
 	k.local = local
 	k.user = true
 	k.entry, k.constants, k.pushLayout = mod.Entry, maps.Clone(spec.Constants), mod.Push
@@ -673,6 +681,11 @@ func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore
 		return err
 	}
 	rl := recorder.Launch{Args: args, Groups: l.groups, Push: l.push, Limits: l.limits}
+	for i := range cores {
+		if k.texels>>uint(i)&1 != 0 {
+			rl.Formats[i] = k.formatFor(i, cores[i].elem)
+		}
+	}
 	var err error
 	if indirect != nil {
 		if err = indirect.use(s); err == nil {

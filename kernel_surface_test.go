@@ -328,8 +328,8 @@ func TestStorageTexelBufferBinding(t *testing.T) {
 }
 
 // A uniform texel buffer (samplerBuffer) views float32 buffers as
-// R32_SFLOAT; a storage texel buffer declared rgba32f views four float32
-// elements per texel.
+// R32_SFLOAT and Float16 buffers as R16_SFLOAT; a storage texel buffer
+// declared rgba32f views four float32 elements per texel.
 func TestTexelBuffersOfTwoFormats(t *testing.T) {
 	dev := openTest(t)
 	k, err := dev.LoadKernel(KernelSpec{Name: "ktexel", SPIRV: testSPIRV(t, "ktexel")})
@@ -354,9 +354,20 @@ func TestTexelBuffersOfTwoFormats(t *testing.T) {
 	for i := 0; i < n; i++ {
 		require.Equal(t, []float32{float32(i), float32(2 * i), float32(3 * i), float32(4 * i)}, got[4*i:4*i+4], "texel %d", i)
 	}
+	// The same binding views a Float16 buffer as R16_SFLOAT: the element
+	// type picks the format, launch by launch.
+	halves := make([]Float16, n)
+	for i := range halves {
+		halves[i] = Float16From(float32(i) - 0.5)
+	}
+	h := upload(t, dev, halves)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{n / 16, 1, 1}, nil, h, out4, y))
+	for i, v := range readAll(t, y) {
+		require.Equal(t, 2*(float32(i)-0.5), v, "y[%d] from Float16", i)
+	}
 	ints := upload(t, dev, make([]int32, n))
 	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, ints, out4, y)
-	assert.ErrorContains(t, err, "binding 0 is a uniform texel buffer viewed as R32_SFLOAT, which takes float32 elements; given int32")
+	assert.ErrorContains(t, err, "binding 0 is a uniform texel buffer of float texels, which takes float32 or Float16 elements; given int32")
 }
 
 // Constants of 64 and 16 bits reach the kernel with every bit: the driver

@@ -122,6 +122,13 @@ const (
 	TexelRGBA32Float
 	TexelRGBA32Sint
 	TexelRGBA16Float
+	// The narrow formats below are for uniform texel buffers only (Vulkan
+	// requires them there, not for storage texel buffers).
+	TexelR16Float
+	TexelR16Uint
+	TexelR16Sint
+	TexelR8Uint
+	TexelR8Sint
 )
 
 // Size is the bytes of one texel.
@@ -131,6 +138,10 @@ func (f TexelFormat) Size() uint64 {
 		return 4
 	case TexelRGBA16Float:
 		return 8
+	case TexelR16Float, TexelR16Uint, TexelR16Sint:
+		return 2
+	case TexelR8Uint, TexelR8Sint:
+		return 1
 	}
 	return 16
 }
@@ -152,6 +163,16 @@ func (f TexelFormat) String() string {
 		return "R32G32B32A32_SINT"
 	case TexelRGBA16Float:
 		return "R16G16B16A16_SFLOAT"
+	case TexelR16Float:
+		return "R16_SFLOAT"
+	case TexelR16Uint:
+		return "R16_UINT"
+	case TexelR16Sint:
+		return "R16_SINT"
+	case TexelR8Uint:
+		return "R8_UINT"
+	case TexelR8Sint:
+		return "R8_SINT"
 	}
 	return fmt.Sprintf("TexelFormat(%d)", uint8(f))
 }

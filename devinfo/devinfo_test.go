@@ -37,7 +37,8 @@ func TestCheckTexelRangeOf(t *testing.T) {
 // catalogue's R32G32B32A32_UINT.
 func TestTexelFormatSizes(t *testing.T) {
 	want := map[TexelFormat]uint64{TexelRGBA32Uint: 16, TexelR32Float: 4, TexelR32Uint: 4, TexelR32Sint: 4,
-		TexelRGBA32Float: 16, TexelRGBA32Sint: 16, TexelRGBA16Float: 8}
+		TexelRGBA32Float: 16, TexelRGBA32Sint: 16, TexelRGBA16Float: 8,
+		TexelR16Float: 2, TexelR16Uint: 2, TexelR16Sint: 2, TexelR8Uint: 1, TexelR8Sint: 1}
 	for f, size := range want {
 		if f.Size() != size {
 			t.Errorf("%v.Size() = %d, want %d", f, f.Size(), size)

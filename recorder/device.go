@@ -153,6 +153,9 @@ type BufferRange struct {
 	Memory Memory
 	Offset uint64
 	Size   uint64
+	// Format is the format a texel binding views the range as (ignored
+	// for other bindings).
+	Format TexelFormat
 }
 
 // TexelSize is the bytes of one texel of a uniform texel binding.
@@ -170,6 +173,11 @@ const (
 	TexelRGBA32Float = devinfo.TexelRGBA32Float
 	TexelRGBA32Sint  = devinfo.TexelRGBA32Sint
 	TexelRGBA16Float = devinfo.TexelRGBA16Float
+	TexelR16Float    = devinfo.TexelR16Float
+	TexelR16Uint     = devinfo.TexelR16Uint
+	TexelR16Sint     = devinfo.TexelR16Sint
+	TexelR8Uint      = devinfo.TexelR8Uint
+	TexelR8Sint      = devinfo.TexelR8Sint
 )
 
 // MaxBindings is the most buffers (storage or texel) one launch binds.

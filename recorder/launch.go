@@ -182,6 +182,10 @@ type Launch struct {
 	// refused if a length is larger now, and a graph or window that
 	// recorded it makes SetLength refuse larger values.
 	Limits []Limit
+	// Formats are the formats this launch's texel bindings view their
+	// claims as, where not zero; a zero entry is the pipeline's
+	// (PipelineDesc.Formats).
+	Formats [MaxBindings]TexelFormat
 }
 
 // Limit bounds a device length: a graph that launches work sized by the
@@ -326,7 +330,7 @@ func (b *slot) enqueueLaunch(s StreamID, k *Kernel, l *Launch) error {
 	if err := b.subs.ensureOpen(); err != nil {
 		return err
 	}
-	e, err := b.cache.get(k, l.Args, b.subs.done, b.win.IsActive())
+	e, err := b.cache.get(k, l, b.subs.done, b.win.IsActive())
 	if err != nil {
 		return err
 	}
@@ -364,7 +368,7 @@ const feedEvery = 64
 // memory and the limits and pins the set, and the kernel is held for the
 // graph. A failure dooms the window.
 func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
-	e, err := b.cache.get(k, l.Args, b.subs.done, true)
+	e, err := b.cache.get(k, l, b.subs.done, true)
 	if err != nil {
 		b.win.Fail(err)
 		return err

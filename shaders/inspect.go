@@ -185,10 +185,10 @@ type Module struct {
 	PushSize uint32
 	// Push is the layout of the push-constant block, nil if none.
 	Push *Layout
-	// LocalSize is the default workgroup size of the entry point "main"
-	// (the WorkgroupSize built-in's default values, else main's LocalSize
-	// or LocalSizeId execution mode; other entry points' modes are not
-	// read).
+	// LocalSize is the default workgroup size of the chosen entry point
+	// (Entry): the WorkgroupSize built-in's default values, else the entry
+	// point's LocalSize or LocalSizeId execution mode (other entry points'
+	// modes are not read); zero when no entry point was chosen.
 	LocalSize [3]uint32
 	// LocalSizeSpecIDs are, per axis x, y, z, the ID of the
 	// specialization constant that sets the workgroup's size along it

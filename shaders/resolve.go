@@ -90,8 +90,8 @@ func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].wo
 
 // localSize is the default workgroup size and, per axis, the
 // specialization-constant ID that sets it (-1 if none). The LocalSize or
-// LocalSizeId execution mode is the one of the entry point "main" (a
-// pipeline runs main; another entry point's size says nothing about it).
+// LocalSizeId execution mode is the one of the chosen entry point (the one
+// a pipeline runs; another entry point's size says nothing about it).
 // The WorkgroupSize built-in, which applies to every entry point, wins over
 // the execution mode, as in Vulkan. Compilers
 // write one WorkgroupSize built-in and SPIR-V does not say which of two

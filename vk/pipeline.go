@@ -20,7 +20,7 @@ import (
 	"github.com/vkcompute/vkc/devinfo"
 )
 
-// MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
+// MaxBindings is the most buffers (of any kind) one kernel may bind.
 const MaxBindings = C.VKC_MAX_BINDINGS
 
 // PipelineDesc describes a compute kernel's interface: buffers at set 0
@@ -29,22 +29,20 @@ const MaxBindings = C.VKC_MAX_BINDINGS
 // ID SpecIDs[i], or ID i when SpecIDs is nil.
 type PipelineDesc struct {
 	Bindings int
-	// Texels has bit i set when binding i is a uniform texel buffer of
-	// R32G32B32A32_UINT texels (GLSL usamplerBuffer) instead of a storage
-	// buffer: on a CPU driver a texel fetch gathers a lane's 16 bytes in
-	// one vector load, where a storage-buffer load is a bounds-checked
-	// loop over the lanes. Its sets then own one buffer view per such
-	// binding (see UpdateSet).
+	// Texels has bit i set when binding i is a uniform texel buffer
+	// instead of a storage buffer (the catalogue's matmul_texel reads
+	// R32G32B32A32_UINT texels, GLSL usamplerBuffer: on a CPU driver a
+	// texel fetch gathers a lane's 16 bytes in one vector load, where a
+	// storage-buffer load is a bounds-checked loop over the lanes). Its
+	// sets then own one buffer view per texel binding, in the format of
+	// the range UpdateSet names.
 	Texels uint32
 	// StorageTexels has bit i set when binding i is a storage texel
 	// buffer, and Uniforms when it is a uniform buffer; no bit is set in
 	// two of Texels, StorageTexels and Uniforms.
 	StorageTexels, Uniforms uint32
-	// Formats are the texel formats of the texel bindings (Texels and
-	// StorageTexels), by binding; the zero value is R32G32B32A32_UINT.
-	Formats  [MaxBindings]devinfo.TexelFormat
-	PushSize uint32
-	Spec     []uint32
+	PushSize                uint32
+	Spec                    []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
 	// no two alike, so that a kernel sets only the constants it means to
 	// (a user module's workgroup-size constants, not an unrelated
@@ -123,6 +121,11 @@ var vkFormats = map[devinfo.TexelFormat]C.uint32_t{
 	devinfo.TexelRGBA32Float: C.VK_FORMAT_R32G32B32A32_SFLOAT,
 	devinfo.TexelRGBA32Sint:  C.VK_FORMAT_R32G32B32A32_SINT,
 	devinfo.TexelRGBA16Float: C.VK_FORMAT_R16G16B16A16_SFLOAT,
+	devinfo.TexelR16Float:    C.VK_FORMAT_R16_SFLOAT,
+	devinfo.TexelR16Uint:     C.VK_FORMAT_R16_UINT,
+	devinfo.TexelR16Sint:     C.VK_FORMAT_R16_SINT,
+	devinfo.TexelR8Uint:      C.VK_FORMAT_R8_UINT,
+	devinfo.TexelR8Sint:      C.VK_FORMAT_R8_SINT,
 }
 
 // checkSpecIDs refuses SpecIDs that do not name one distinct constant per
@@ -177,11 +180,6 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
 		return nil, fmt.Errorf("vk: a binding of two kinds (uniform texel %#x, storage texel %#x, uniform %#x)", desc.Texels, desc.StorageTexels, desc.Uniforms)
 	}
-	for i, f := range desc.Formats {
-		if _, ok := vkFormats[f]; !ok {
-			return nil, fmt.Errorf("vk: binding %d: texel format %v", i, f)
-		}
-	}
 	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
 		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
 	}
@@ -210,7 +208,7 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	}
 	defer d.leave()
 	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
-		Formats: desc.Formats, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...), Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
+		PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...), Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
 	if desc.SpecIDs != nil {
 		p.desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}
@@ -336,12 +334,11 @@ type DescriptorSet struct {
 // already have handed out again) is refused instead of making views
 // nothing would destroy. mu orders an update against Free and Destroy.
 type texelViews struct {
-	mu      sync.Mutex
-	mask    uint32                           // the texel bindings
-	types   [MaxBindings]C.uint32_t          // every binding's descriptor type
-	formats [MaxBindings]devinfo.TexelFormat // the texel bindings' formats
-	freed   bool
-	views   [MaxBindings]C.VkBufferView
+	mu    sync.Mutex
+	mask  uint32                  // the texel bindings
+	types [MaxBindings]C.uint32_t // every binding's descriptor type
+	freed bool
+	views [MaxBindings]C.VkBufferView
 	// fresh receives each new view's handle from the driver: the address
 	// of a local would escape through cgo and cost an allocation per view.
 	fresh C.VkBufferView
@@ -405,7 +402,7 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 	}
 	d.live[ObjDescriptorSet].Add(1)
 	if p.desc.Texels|p.desc.StorageTexels|p.desc.Uniforms != 0 {
-		s.views = &texelViews{mask: p.desc.Texels | p.desc.StorageTexels, types: p.desc.descriptorTypes(), formats: p.desc.Formats}
+		s.views = &texelViews{mask: p.desc.Texels | p.desc.StorageTexels, types: p.desc.descriptorTypes()}
 	}
 	dp.allocated[s.key()] = s.views
 	return s, nil
@@ -477,6 +474,9 @@ type BufferRange struct {
 	Block  *Block
 	Offset uint64
 	Range  uint64
+	// Format is the format a texel binding views the range as (ignored
+	// for other bindings); the zero value is R32G32B32A32_UINT.
+	Format devinfo.TexelFormat
 }
 
 // UpdateSet points the set's bindings 0..len(r)-1 at the ranges. A uniform
@@ -539,7 +539,10 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 	}
 	for i := range r {
 		if tv.mask>>uint(i)&1 != 0 {
-			if err := d.info.Limits.CheckTexelRangeOf(r[i].Offset, r[i].Range, tv.formats[i].Size()); err != nil {
+			if _, ok := vkFormats[r[i].Format]; !ok {
+				return fmt.Errorf("vk: texel binding %d: texel format %v", i, r[i].Format)
+			}
+			if err := d.info.Limits.CheckTexelRangeOf(r[i].Offset, r[i].Range, r[i].Format.Size()); err != nil {
 				return fmt.Errorf("vk: texel binding %d: %w", i, err)
 			}
 		}
@@ -549,7 +552,7 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 			continue
 		}
 		tv.fresh = nil
-		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], vkFormats[tv.formats[i]], &tv.fresh))
+		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], vkFormats[r[i].Format], &tv.fresh))
 		if err := d.check("vkCreateBufferView", res); err != nil {
 			for j := range i {
 				d.destroyView(cr.view[j])

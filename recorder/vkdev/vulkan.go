@@ -217,7 +217,7 @@ func (v *vulkanDevice) NewPipeline(code []byte, desc recorder.PipelineDesc) (rec
 		constants[i] = vk.SpecConstant{ID: c.ID, Size: c.Size, Bits: c.Bits}
 	}
 	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
-		Formats: desc.Formats, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs,
+		PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs,
 		Constants: constants, Entry: desc.Entry})
 	if err != nil {
 		return 0, fromVK(err)
@@ -255,7 +255,7 @@ func (v *vulkanDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRa
 	var ranges [recorder.MaxBindings]vk.BufferRange
 	n := min(len(r), recorder.MaxBindings)
 	for i := 0; i < n; i++ {
-		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size}
+		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size, Format: r[i].Format}
 	}
 	return fromVK(v.d.UpdateSet(v.sets.get(uint64(s)), ranges[:n]))
 }
