@@ -103,9 +103,8 @@ type reduceResults struct {
 	failures []string
 }
 
-// reduceFigures times the two-pass sum over n floats from each module,
-// interleaved round by round, as device time (a Profile of its launches),
-// and checks each module's total against Go.
+// reduceFigures times the two-pass sum over n floats from each module as
+// device time (timeSums) and checks each module's total against Go.
 func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) (reduceResults, error) {
 	var out reduceResults
 	wgslSpec, err := wgsl.Compile(reduceWGSL, wgsl.Options{Name: "reduce-wgsl"})
@@ -157,17 +156,6 @@ func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) 
 		return k.Launch(s, [3]uint32{1, 1, 1}, nil, partials, total)
 	}
 
-	// Each timed run is one Profile of reps rounds, each round one sum by
-	// every module in turn (the order rotating from round to round), so
-	// the modules are compared launch by launch under the same load from
-	// whatever else runs on the machine; a module's figure for the run is
-	// the median of its sums' device times, which a sum slowed by another
-	// process does not move.
-	reps := 16
-	if cfg.quick {
-		reps = 2
-	}
-	runs := make([][]float64, len(kernels))
 	for i, k := range kernels {
 		if err := sum(k); err != nil { // warm-up, outside the figures
 			return out, err
@@ -176,6 +164,30 @@ func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) 
 			out.failures = append(out.failures, err.Error())
 		}
 	}
+	runs, err := timeSums(cfg, s, kernels, specs, sum)
+	if err != nil {
+		return out, err
+	}
+	for i, spec := range specs {
+		out.figures = append(out.figures, timedFigure(Figure{Suite: "kernels", Name: spec.Name,
+			Params: map[string]int64{"n": int64(n)}, Unit: "ms", Env: env}, runs[i], func(s float64) float64 { return s * 1e3 }))
+	}
+	return out, nil
+}
+
+// timeSums times sum with each kernel: each timed run is one Profile of
+// reps rounds, each round one sum by every kernel in turn (the order
+// rotating from round to round), so the kernels are compared launch by
+// launch under the same load from whatever else runs on the machine. A
+// kernel's figure for the run is the median of its sums' device times,
+// which a sum slowed by another process does not move. runs[i] holds
+// kernel i's seconds per sum, one per run.
+func timeSums(cfg settings, s *vkc.Stream, kernels []*vkc.Kernel, specs []vkc.KernelSpec, sum func(*vkc.Kernel) error) (runs [][]float64, err error) {
+	reps := 16
+	if cfg.quick {
+		reps = 2
+	}
+	runs = make([][]float64, len(kernels))
 	for run := range cfg.count {
 		cfg.progress.Printf("kernels: the sums, run %d of %d", run+1, cfg.count)
 		p, err := s.Profile(func(*vkc.Stream) error {
@@ -189,7 +201,7 @@ func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) 
 			return nil
 		})
 		if err != nil {
-			return out, err
+			return nil, err
 		}
 		// A sum is two launches in a row of one kernel.
 		sums := map[string][]float64{}
@@ -201,11 +213,7 @@ func reduceFigures(cfg settings, dev *vkc.Device, n int, env map[string]string) 
 			runs[i] = append(runs[i], median(sums[spec.Name]))
 		}
 	}
-	for i, spec := range specs {
-		out.figures = append(out.figures, timedFigure(Figure{Suite: "kernels", Name: spec.Name,
-			Params: map[string]int64{"n": int64(n)}, Unit: "ms", Env: env}, runs[i], func(s float64) float64 { return s * 1e3 }))
-	}
-	return out, nil
+	return runs, nil
 }
 
 // checkTotal compares the sum's result with Go's float64 sum, within the
