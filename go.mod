@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/go-gl/glfw/v3.3/glfw v0.0.0-20250301202403-da16c1255728
+	github.com/gogpu/naga v0.19.0
 	github.com/mattn/go-isatty v0.0.24
 	github.com/stretchr/testify v1.12.1
 	github.com/vulkan-go/vulkan v0.0.0-20221209234627-c0a353ae26c8

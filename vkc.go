@@ -202,8 +202,12 @@ type Limits struct {
 	// texel views vkc's CPU-driver matmul reads its inputs through.
 	MinTexelBufferOffsetAlignment uint64
 	MaxTexelBufferElements        uint32
-	NonCoherentAtomSize           uint64
-	TimestampPeriod               float32 // nanoseconds per timestamp tick
+	// MaxUniformBufferRange and MinUniformBufferOffsetAlignment bound the
+	// buffers a kernel's uniform-buffer binding takes.
+	MaxUniformBufferRange           uint32
+	MinUniformBufferOffsetAlignment uint64
+	NonCoherentAtomSize             uint64
+	TimestampPeriod                 float32 // nanoseconds per timestamp tick
 }
 
 // MemoryHeap is one heap of the device.

@@ -102,19 +102,30 @@ func TestKernelInvalidAccessValue(t *testing.T) {
 	}
 }
 
-// Promise (LoadKernel: bindings other than storage buffers at set 0,
-// bindings 0..n-1, are errors at load, "never a crash at launch"): imgbuf
-// (a storage buffer and a storage texel buffer) and imgonly (a storage
-// texel buffer only) are refused.
-func TestKernelNonBufferBindingRefused(t *testing.T) {
+// Promise (LoadKernel binds storage texel buffers in the format they
+// declare; a buffer of another element type is an error at Launch, "never
+// a crash at launch"): imgonly (an r32f storage texel buffer only) writes
+// 1.0 to each texel of a float32 buffer; imgbuf (a storage buffer and an
+// r32f storage texel buffer) refuses an int32 buffer for its texels.
+func TestKernelStorageTexelBinding(t *testing.T) {
 	dev := openDevice(t)
-	for _, name := range []string{"imgbuf", "imgonly"} {
-		k, err := dev.LoadKernel(vkc.KernelSpec{Name: name, SPIRV: module(t, name)})
-		if assert.Error(t, err, "%s: LoadKernel accepted a storage texel buffer binding", name) {
-			continue
-		}
-		assert.NoError(t, k.Close())
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "imgonly", SPIRV: module(t, "imgonly")})
+	require.NoError(t, err)
+	defer k.Close()
+	img := newBuffer[float32](t, dev, 64)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, img))
+	got, err := img.Read(testCtx(t))
+	require.NoError(t, err)
+	for i, v := range got {
+		require.Equal(t, float32(1), v, "texel %d", i)
 	}
+	k2, err := dev.LoadKernel(vkc.KernelSpec{Name: "imgbuf", SPIRV: module(t, "imgbuf")})
+	require.NoError(t, err)
+	defer k2.Close()
+	x := upload(t, dev, ramp(64, 1, 1))
+	ints := newBuffer[int32](t, dev, 64)
+	err = k2.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push(64), x, ints)
+	assert.ErrorContains(t, err, "viewed as R32_SFLOAT, which takes float32 elements; given int32")
 }
 
 // Promise (LoadKernel: "a workgroup size above the device's limits [is an
@@ -140,16 +151,17 @@ func TestKernelLocalSizeIdAboveTheLimit(t *testing.T) {
 	require.Error(t, err, "LoadKernel accepted a 4096-wide workgroup (LocalSizeId; limit %v)", dev.Info().Limits.MaxComputeWorkGroupSize)
 }
 
-// Promise (KernelSpec.LocalSize: it "applies to each axis the module makes
-// specializable ... and is ignored on the others"): specc makes no axis specializable and has an
-// unrelated constant_id 0 (K = 3). A LocalSize request leaves K alone: the
-// kernel is refused, or y = 3x and the spec keeps the module's [64 1 1].
+// Promise (KernelSpec.LocalSize: a size asked along an axis the module
+// does not make specializable is refused; only the workgroup's constants
+// are set): specc makes no axis specializable and has an unrelated
+// constant_id 0 (K = 3). A request of 128 along x is refused; asking the
+// module's own [64 1 1] loads, and leaves K alone: y = 3x.
 func TestKernelLocalSizeRequestLeavesOtherSpecConstants(t *testing.T) {
 	dev := openDevice(t)
-	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{128, 1, 1}})
-	if err != nil {
-		return // refused at load: the promise holds
-	}
+	_, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{128, 1, 1}})
+	require.ErrorContains(t, err, "asks 128 along x, which the module fixes at 64")
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{64, 1, 1}})
+	require.NoError(t, err)
 	defer k.Close()
 	assert.Equal(t, [3]uint32{64, 1, 1}, k.Spec().LocalSize, "Spec().LocalSize: the module's")
 	const n = 64

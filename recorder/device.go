@@ -89,10 +89,11 @@ type Dispatch struct {
 // PipelineDesc is a compute kernel's interface: buffers at set 0,
 // bindings 0..Bindings-1, of which the ones with their bit set in Writes
 // are written and the ones with their bit set in Texels are read as
-// uniform texel buffers of TexelSize-byte texels (R32G32B32A32_UINT, GLSL
-// usamplerBuffer) instead of storage buffers, each viewing the whole
-// texels of the claim bound (a claim's tail short of a texel is not
-// seen); PushSize bytes of push constants; values for specialization
+// uniform texel buffers (by default of TexelSize-byte R32G32B32A32_UINT
+// texels, GLSL usamplerBuffer; Formats says otherwise) instead of storage
+// buffers, each viewing the whole texels of the claim bound (a claim's
+// tail short of a texel is not seen); StorageTexels and Uniforms mark
+// storage texel and uniform buffers; PushSize bytes of push constants; values for specialization
 // constants, Spec[i] for the constant with ID SpecIDs[i] (ID i when SpecIDs
 // is nil). Name identifies the kernel: a device that executes kernels in
 // Go (hostdev) looks its reference up by it, and errors name it.
@@ -101,6 +102,15 @@ type PipelineDesc struct {
 	Bindings int
 	Writes   uint32
 	Texels   uint32
+	// StorageTexels has bit i set when binding i is a storage texel
+	// buffer (read, written or both, as Writes says), and Uniforms when it
+	// is a uniform buffer (read only); no bit is set in two of Texels,
+	// StorageTexels and Uniforms.
+	StorageTexels, Uniforms uint32
+	// Formats are the formats the texel bindings view their claims as,
+	// each viewing the whole texels of the claim bound; the zero value
+	// is R32G32B32A32_UINT (TexelSize bytes).
+	Formats  [MaxBindings]TexelFormat
 	PushSize uint32
 	Spec     []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
@@ -108,6 +118,20 @@ type PipelineDesc struct {
 	// touching its other constants; nil means 0..len(Spec)-1 (the
 	// catalogue's convention).
 	SpecIDs []uint32
+	// Constants set further specialization constants of any width (a
+	// user kernel's constants, typed by its module); no ID is set twice
+	// across Spec and Constants.
+	Constants []SpecConstant
+	// Entry names the entry point the pipeline runs; "" is "main".
+	Entry string
+}
+
+// SpecConstant is the value of one specialization constant: Size bytes (1,
+// 2, 4 or 8: its type's width, 4 for a bool) of Bits, low bytes first.
+type SpecConstant struct {
+	ID   uint32
+	Size uint32
+	Bits uint64
 }
 
 // SpecValue is the value desc sets for the specialization constant with
@@ -127,10 +151,32 @@ type BufferRange struct {
 	Memory Memory
 	Offset uint64
 	Size   uint64
+	// Format is the format a texel binding views the range as (ignored
+	// for other bindings).
+	Format TexelFormat
 }
 
 // TexelSize is the bytes of one texel of a uniform texel binding.
 const TexelSize = devinfo.TexelSize
+
+// TexelFormat is the format a texel binding views a claim as.
+type TexelFormat = devinfo.TexelFormat
+
+// The texel formats (see devinfo).
+const (
+	TexelRGBA32Uint  = devinfo.TexelRGBA32Uint
+	TexelR32Float    = devinfo.TexelR32Float
+	TexelR32Uint     = devinfo.TexelR32Uint
+	TexelR32Sint     = devinfo.TexelR32Sint
+	TexelRGBA32Float = devinfo.TexelRGBA32Float
+	TexelRGBA32Sint  = devinfo.TexelRGBA32Sint
+	TexelRGBA16Float = devinfo.TexelRGBA16Float
+	TexelR16Float    = devinfo.TexelR16Float
+	TexelR16Uint     = devinfo.TexelR16Uint
+	TexelR16Sint     = devinfo.TexelR16Sint
+	TexelR8Uint      = devinfo.TexelR8Uint
+	TexelR8Sint      = devinfo.TexelR8Sint
+)
 
 // MaxBindings is the most buffers (storage or texel) one launch binds.
 const MaxBindings = 16

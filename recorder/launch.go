@@ -36,8 +36,11 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
 		return nil, fmt.Errorf("kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
 	}
-	if desc.Texels>>uint(desc.Bindings) != 0 || desc.Texels&desc.Writes != 0 {
-		return nil, fmt.Errorf("kernel %q: texel bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Bindings)
+	if (desc.Texels|desc.Uniforms)>>uint(desc.Bindings) != 0 || (desc.Texels|desc.Uniforms)&desc.Writes != 0 {
+		return nil, fmt.Errorf("kernel %q: texel bindings %#x and uniform bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Uniforms, desc.Bindings)
+	}
+	if desc.StorageTexels>>uint(desc.Bindings) != 0 || desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
+		return nil, fmt.Errorf("kernel %q: storage texel bindings %#x must be bindings of its %d, and no binding of two kinds", desc.Name, desc.StorageTexels, desc.Bindings)
 	}
 	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
 	if desc.PushSize%4 != 0 || desc.PushSize > limit {
@@ -61,6 +64,15 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}
 	desc.Spec = slices.Clone(desc.Spec)
+	for i, c := range desc.Constants {
+		if c.Size != 1 && c.Size != 2 && c.Size != 4 && c.Size != 8 {
+			return nil, fmt.Errorf("kernel %q: specialization constant %d of %d bytes (1, 2, 4 or 8)", desc.Name, c.ID, c.Size)
+		}
+		if _, set := desc.SpecValue(c.ID); set || slices.ContainsFunc(desc.Constants[:i], func(o SpecConstant) bool { return o.ID == c.ID }) {
+			return nil, fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, c.ID)
+		}
+	}
+	desc.Constants = slices.Clone(desc.Constants)
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {
@@ -171,6 +183,10 @@ type Launch struct {
 	// refused if a length is larger now, and a graph or window that
 	// recorded it makes SetLength refuse larger values.
 	Limits []Limit
+	// Formats are the formats this launch's texel bindings view their
+	// claims as, where not zero; a zero entry is the pipeline's
+	// (PipelineDesc.Formats).
+	Formats [MaxBindings]TexelFormat
 }
 
 // Limit bounds a device length: a graph that launches work sized by the
@@ -318,7 +334,7 @@ func (b *slot) enqueueLaunch(s StreamID, k *Kernel, l *Launch) error {
 	if err := b.subs.ensureOpen(); err != nil {
 		return err
 	}
-	e, err := b.cache.get(k, l.Args, b.subs.done, b.win.IsActive())
+	e, err := b.cache.get(k, l, b.subs.done, b.win.IsActive())
 	if err != nil {
 		return err
 	}
@@ -356,7 +372,7 @@ const feedEvery = 64
 // memory and the limits and pins the set, and the kernel is held for the
 // graph. A failure dooms the window.
 func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
-	e, err := b.cache.get(k, l.Args, b.subs.done, true)
+	e, err := b.cache.get(k, l, b.subs.done, true)
 	if err != nil {
 		b.win.Fail(err)
 		return err

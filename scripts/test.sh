@@ -4,8 +4,8 @@
 # the public API against the last release, builds and tests the pure-Go
 # packages with cgo off, runs every test with the race detector, the
 # lock-rank checker and the Khronos validation layer on, and gives each fuzz
-# target of alloc/, capture/, recorder/ and shaders/ (and ops/) a short run.
-# Aims to finish in under 10 minutes on 2 cores.
+# target of alloc/, capture/, recorder/ and shaders/ (and ops/ and wgsl/) a
+# short run. Aims to finish in under 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -84,10 +84,11 @@ fuzz_budget() {
     FuzzReplayMatchesEager) echo 15000x ;;
     FuzzHazards) echo 150000x ;;
     FuzzDecode | FuzzInspect) echo 60000x ;;
+    FuzzRepair) echo 100000x ;;
     *) echo 20000x ;;
     esac
 }
-for pkg in alloc capture recorder shaders ops; do
+for pkg in alloc capture recorder shaders ops wgsl; do
     [ -d "$pkg" ] || continue
     targets=$(grep -hoE '^func Fuzz[A-Za-z0-9_]*\(' "$pkg"/*_test.go 2>/dev/null |
         sed -e 's/^func //' -e 's/($//' | sort -u || true)

@@ -85,6 +85,26 @@ type Layout struct {
 	Elem *Layout
 	// Members are a struct's members in declaration order.
 	Members []MemberLayout
+	// Float and Signed say what number a scalar is (a float, a signed or
+	// an unsigned integer), so that a value laid out into it can be
+	// checked for its type, not only its width; false for other kinds.
+	Float, Signed bool
+}
+
+// TypeName names a scalar's type as Go would (float32, int16, uint64; a
+// pointer is a device address, uint64), for messages.
+func (l *Layout) TypeName() string {
+	switch {
+	case l.Kind == LayoutPointer:
+		return "uint64 (device address)"
+	case l.Kind != LayoutScalar:
+		return l.Kind.String()
+	case l.Float:
+		return fmt.Sprintf("float%d", 8*l.Width)
+	case l.Signed:
+		return fmt.Sprintf("int%d", 8*l.Width)
+	}
+	return fmt.Sprintf("uint%d", 8*l.Width)
 }
 
 // MemberLayout is one member of a struct: where it starts within the
@@ -173,7 +193,9 @@ func (r *layoutReader) layout(id uint32, m matrixDecoration, depth int) (*Layout
 	var err error
 	switch t.op {
 	case opTypeInt, opTypeFloat:
-		l, err = scalarLayout(id, t.words[0])
+		if l, err = scalarLayout(id, t.words[0]); err == nil {
+			l.Float, l.Signed = t.op == opTypeFloat, t.op == opTypeInt && t.words[1] == 1
+		}
 	case opTypeVector: // component type, count
 		l, err = r.vector(id, t, depth)
 	case opTypeMatrix: // column type, column count

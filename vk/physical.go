@@ -163,6 +163,8 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 			MinStorageBufferOffsetAlignment: uint64(l.minStorageBufferOffsetAlignment),
 			MinTexelBufferOffsetAlignment:   uint64(l.minTexelBufferOffsetAlignment),
 			MaxTexelBufferElements:          uint32(l.maxTexelBufferElements),
+			MaxUniformBufferRange:           uint32(l.maxUniformBufferRange),
+			MinUniformBufferOffsetAlignment: uint64(l.minUniformBufferOffsetAlignment),
 			NonCoherentAtomSize:             uint64(l.nonCoherentAtomSize),
 			TimestampPeriod:                 float32(l.timestampPeriod),
 		},

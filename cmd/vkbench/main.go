@@ -23,7 +23,7 @@
 //
 // Usage:
 //
-//	vkbench [-suite dispatch|transfer|matmul|alloc|startup|all] [-format table|json|bench]
+//	vkbench [-suite dispatch|transfer|matmul|alloc|startup|kernels|all] [-format table|json|bench]
 //	        [-plot FILE.svg|FILE.png] [-device INDEX|NAME] [-validate]
 //	        [-count N] [-time DURATION] [-quick] [-floor DIR]
 //	vkbench -devices
@@ -69,6 +69,7 @@ var suiteRunners = map[string]func(settings) (*suiteResult, error){
 	"matmul":   runMatmul,
 	"alloc":    runAlloc,
 	"startup":  runStartup,
+	"kernels":  runKernels,
 }
 
 // options is the parsed command line.
@@ -98,9 +99,12 @@ launches: eager, batched, captured and replayed; the C chains bind the
 pipeline and set before every launch, c-*-bound ones once per command
 buffer), transfer (upload, download, device copy, memcpy), matmul, alloc
 (vkc against the raw vk path; no C baseline), startup (Open plus a first
-Matmul in a fresh process, with cold and warm caches). Ratios compare vkc with the
-C baseline (replay-dynamic/replay: vkc with itself; x/floor-y: with -floor's
-reference); smaller is better, LIMIT is the most allowed, INFO marks a ratio
+Matmul in a fresh process, with cold and warm caches), kernels (WGSL compiled
+at run time: compile times, and a reduction's device time against the same
+GLSL compiled by glslc). Ratios compare vkc with the C baseline
+(replay-dynamic/replay: vkc with itself; x/floor-y: with -floor's
+reference; compile-x/T: a compile time over its target T; reduce-wgsl/y:
+WGSL's module over another); smaller is better, LIMIT is the most allowed, INFO marks a ratio
 shown without a limit. Neither OVER LIMIT nor INFO changes the exit status:
 only failed result checks and failed runs exit 1; a usage error exits 2
 before anything runs. SIGINT (Ctrl-C) or SIGTERM stops the running suite
@@ -118,7 +122,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, startup, or all; each runs once, in that order")
+	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, startup, kernels, or all; each runs once, in that order")
 	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat, one per timed run)")
 	fs.StringVar(plots, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png, checked before anything runs; several, comma-separated); with neither suite's figures there is nothing to draw, which is a note, not a failure")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
@@ -186,7 +190,7 @@ func parseSuites(list string) ([]string, error) {
 	want := map[string]bool{}
 	for _, s := range strings.Split(list, ",") {
 		if _, ok := suiteRunners[s]; !ok && s != "all" {
-			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc, startup or all)", ErrUsage, s)
+			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc, startup, kernels or all)", ErrUsage, s)
 		}
 		want[s] = true
 	}

@@ -23,6 +23,10 @@ type ratioDef struct {
 	Limit       ratioLimit
 	Min         paramMin   // the trigger's parameters must reach it; zero: always
 	Topic       ratioTopic // the note that explains the ratio in the report
+	// Target, when not zero, is the denominator in place of a figure: the
+	// ratio is the numerator over a number the project set (a compile time
+	// in the figure's unit), and Denominator only names it ("5ms").
+	Target float64
 }
 
 // Name is the ratio as the report shows it: numerator/denominator.
@@ -103,6 +107,8 @@ const (
 	topicCopyBuffer
 	topicMemcpy
 	topicSum
+	topicCompile
+	topicReduce
 )
 
 var (
@@ -160,6 +166,14 @@ var ratioDefs = []ratioDef{
 	{Suite: "transfer", Trigger: "c-memcpy", Numerator: "c-memcpy", Denominator: "download", Limit: atEveryK(1.25), Min: memcpyMin, Topic: topicMemcpy},
 	{Suite: "transfer", Trigger: "c-memcpy", Numerator: "c-memcpy", Denominator: "copy", Limit: atEveryK(1 / 0.85), Min: memcpyMin, Topic: topicMemcpy},
 	{Suite: "transfer", Trigger: "c-memcpy", Numerator: "c-memcpy", Denominator: "sum", Limit: atEveryK(1.25), Min: memcpyMin, Topic: topicSum},
+
+	// WGSL compiled at run time: compile times over their targets, and a
+	// reduction's device time over the same algorithm compiled by glslc
+	// (and the translator's zeroing of workgroup memory, kept, over it).
+	{Suite: "kernels", Trigger: "compile-cold", Numerator: "compile-cold", Denominator: fmt.Sprintf("%dms", compileColdTargetMs), Target: compileColdTargetMs, Limit: atEveryK(1), Topic: topicCompile},
+	{Suite: "kernels", Trigger: "compile-cached", Numerator: "compile-cached", Denominator: fmt.Sprintf("%dus", compileCachedTargetUs), Target: compileCachedTargetUs, Limit: atEveryK(1), Topic: topicCompile},
+	{Suite: "kernels", Trigger: "reduce-glsl", Numerator: "reduce-wgsl", Denominator: "reduce-glsl", Limit: atEveryK(reduceWGSLOverGLSL), Topic: topicReduce},
+	{Suite: "kernels", Trigger: "reduce-glsl", Numerator: "reduce-wgsl-zeroed", Denominator: "reduce-wgsl", Limit: informational, Topic: topicReduce},
 }
 
 // figureTopics are notes a figure calls for by itself, with no ratio.
@@ -213,6 +227,12 @@ var ratioNotes = []struct {
 	}},
 	{topicSum, []string{
 		"transfer: sum is vkc.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy",
+	}},
+	{topicCompile, []string{
+		"kernels: compile-cold is wgsl.Compile of a tiled matmul whose source the cache has not seen (the translator and the SPIR-V repairs), compile-cached the same call again; compile-x/T is the figure over its target T",
+	}},
+	{topicReduce, []string{
+		fmt.Sprintf("kernels: reduce-x is the device time of a two-pass sum (per run, the median of 16 sums by each module, interleaved) from reduce.wgsl compiled by package wgsl, from the same algorithm in GLSL compiled by glslc -O, and from the WGSL with the translator's zeroing of workgroup memory kept; reduce-wgsl/reduce-glsl <= %g", reduceWGSLOverGLSL),
 	}},
 }
 
@@ -273,6 +293,9 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 func (d ratioDef) ratio(idx figureIndex, params map[string]int64) (Ratio, bool) {
 	n, okN := idx[figureKey(d.Suite, d.Numerator, params)]
 	den, okD := idx[figureKey(d.Suite, d.Denominator, params)]
+	if d.Target != 0 {
+		den, okD = d.Target, true
+	}
 	if !okN || !okD {
 		return Ratio{}, false
 	}

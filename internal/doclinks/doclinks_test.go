@@ -18,7 +18,6 @@ var pendingChapters = map[string]bool{
 	"docs/guide/ops.md":     true,
 	"docs/guide/matmul.md":  true,
 	"docs/guide/kernels.md": true,
-	"docs/guide/wgsl.md":    true,
 	"docs/guide/memory.md":  true,
 }
 

@@ -258,6 +258,8 @@ func New(o Options) *Device {
 				MinStorageBufferOffsetAlignment: 16,
 				MinTexelBufferOffsetAlignment:   16,
 				MaxTexelBufferElements:          rng / recorder.TexelSize,
+				MaxUniformBufferRange:           65536,
+				MinUniformBufferOffsetAlignment: 16,
 				NonCoherentAtomSize:             64,
 				TimestampPeriod:                 1,
 			},
@@ -678,8 +680,8 @@ func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) e
 		if ok && br.Offset+br.Size > uint64(len(m.bytes)) {
 			d.misuse("UpdateSet: range [%d,%d) past its page of %d bytes", br.Offset, br.Offset+br.Size, len(m.bytes))
 		}
-		if s.pipe.desc.Texels>>uint(i)&1 != 0 {
-			if err := l.CheckTexelRange(br.Offset, br.Size); err != nil {
+		if (s.pipe.desc.Texels|s.pipe.desc.StorageTexels)>>uint(i)&1 != 0 {
+			if err := l.CheckTexelRangeOf(br.Offset, br.Size, br.Format.Size()); err != nil {
 				return fmt.Errorf("texel binding %d: %w", i, err)
 			}
 			continue

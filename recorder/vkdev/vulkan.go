@@ -214,7 +214,13 @@ func (v *vulkanDevice) InvalidateMemory(m recorder.Memory, off, size uint64) err
 func (v *vulkanDevice) FreeMemory(m recorder.Memory) { v.mems.remove(uint64(m)).Release() }
 
 func (v *vulkanDevice) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.Pipeline, error) {
-	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs})
+	constants := make([]vk.SpecConstant, len(desc.Constants))
+	for i, c := range desc.Constants {
+		constants[i] = vk.SpecConstant{ID: c.ID, Size: c.Size, Bits: c.Bits}
+	}
+	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
+		PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs,
+		Constants: constants, Entry: desc.Entry})
 	if err != nil {
 		return 0, fromVK(err)
 	}
@@ -251,7 +257,7 @@ func (v *vulkanDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRa
 	var ranges [recorder.MaxBindings]vk.BufferRange
 	n := min(len(r), recorder.MaxBindings)
 	for i := 0; i < n; i++ {
-		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size}
+		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size, Format: r[i].Format}
 	}
 	return fromVK(v.d.UpdateSet(v.sets.get(uint64(s)), ranges[:n]))
 }
