@@ -41,9 +41,9 @@ func typeOf[T vkc.Element]() elemType {
 // The element types each op family accepts (docs/guide/ops.md lists them;
 // a test keeps the table and these sets equal).
 var (
-	floatTypes    = []string{"float32", "Float16", "float64"}
-	numericTypes  = []string{"float32", "Float16", "float64", "int32", "uint32"}
-	float32And16  = []string{"float32", "Float16"}
+	floatTypes         = []string{"float32", "Float16", "float64"}
+	numericTypes       = []string{"float32", "Float16", "float64", "int32", "uint32"}
+	float32And16       = []string{"float32", "Float16"}
 	errUnsupportedType = errors.New("vkc: element type not supported")
 )
 
