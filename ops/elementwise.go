@@ -85,7 +85,11 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	}
 	la, _ := a.at.broadcastTo(shape) // cannot fail: shape is their broadcast
 	lb, _ := b.at.broadcastTo(shape)
-	pl, err := plan(op, true, out, out.at, []Tensor[T]{a, b}, []layout{la, lb}, rowsP != nil)
+	outRange, inRanges, err := ranges(op, out, a, b)
+	if err != nil {
+		return err
+	}
+	pl, err := plan(op, true, outRange, out.at, inRanges, []layout{la, lb}, rowsP != nil, c.maxGroupsX())
 	if err != nil {
 		return err
 	}
@@ -110,11 +114,12 @@ type elementPlan struct {
 	perGroup int
 }
 
-// plan merges the axes of an element-wise op over out's shape, checks the
-// output against the inputs' memory, and sizes the groups. Input k's
-// contiguity flag is bit 1+k, the output's bit 3 (binary.comp's and
-// unary.glsl's layout: 2 a or x, 4 b, 8 out).
-func plan[T vkc.Element](op string, inPlace bool, out Tensor[T], lo layout, ins []Tensor[T], lins []layout, dynamic bool) (elementPlan, error) {
+// plan merges the axes of an element-wise op over the output layout lo,
+// checks the output's memory against the inputs' (ranges of the whole
+// tensors), and sizes the groups for a device with the x group limit
+// maxX. Input k's contiguity flag is bit 1+k, the output's bit 3
+// (binary.comp's layout: 2 a, 4 b, 8 out; unary and convert: 2 x, 8 y).
+func plan(op string, inPlace bool, outRange byteRange, lo layout, inRanges []byteRange, lins []layout, dynamic bool, maxX uint32) (elementPlan, error) {
 	strides := [][]int{lo.strides}
 	for _, l := range lins {
 		strides = append(strides, l.strides)
@@ -130,17 +135,7 @@ func plan[T vkc.Element](op string, inPlace bool, out Tensor[T], lo layout, ins 
 	if len(ms) > maxRank {
 		return elementPlan{}, fmt.Errorf("vkc: %s: shape %v needs %d axes once merged, more than the %d the kernels take", op, lo.shape, len(ms), maxRank)
 	}
-	outRange, err := rangeOf(out)
-	if err != nil {
-		return elementPlan{}, fmt.Errorf("vkc: %s: %w", op, err)
-	}
-	ranges := make([]byteRange, len(ins))
-	for i, in := range ins {
-		if ranges[i], err = rangeOf(in); err != nil {
-			return elementPlan{}, fmt.Errorf("vkc: %s: %w", op, err)
-		}
-	}
-	if err := checkAliasing(op, inPlace, outRange, mst[0], ranges, mst[1:]); err != nil {
+	if err := checkAliasing(op, inPlace, outRange, mst[0], inRanges, mst[1:]); err != nil {
 		return elementPlan{}, err
 	}
 	var flags uint32
@@ -159,6 +154,25 @@ func plan[T vkc.Element](op string, inPlace bool, out Tensor[T], lo layout, ins 
 	for _, e := range ms[1:] {
 		inner *= e
 	}
-	lim := out.buf.Device().Info().Limits.MaxComputeWorkGroupCount
-	return elementPlan{shape: ms, strides: mst, flags: flags, perGroup: rowsPerGroup(ms[0], inner, lim[0])}, nil
+	return elementPlan{shape: ms, strides: mst, flags: flags, perGroup: rowsPerGroup(ms[0], inner, maxX)}, nil
+}
+
+// ranges is the byteRange of out and of each input, for plan.
+func ranges[T vkc.Element](op string, out Tensor[T], ins ...Tensor[T]) (byteRange, []byteRange, error) {
+	outRange, err := rangeOf(out)
+	if err != nil {
+		return byteRange{}, nil, fmt.Errorf("vkc: %s: %w", op, err)
+	}
+	inRanges := make([]byteRange, len(ins))
+	for i, in := range ins {
+		if inRanges[i], err = rangeOf(in); err != nil {
+			return byteRange{}, nil, fmt.Errorf("vkc: %s: %w", op, err)
+		}
+	}
+	return outRange, inRanges, nil
+}
+
+// maxGroupsX is the device's x limit on group counts.
+func (c *opContext) maxGroupsX() uint32 {
+	return c.dev.Info().Limits.MaxComputeWorkGroupCount[0]
 }

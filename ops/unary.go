@@ -123,7 +123,11 @@ func unaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []strin
 	if err != nil {
 		return err
 	}
-	pl, err := plan(op, true, y, y.at, []Tensor[T]{x}, []layout{lx}, rowsP != nil)
+	outRange, inRanges, err := ranges(op, y, x)
+	if err != nil {
+		return err
+	}
+	pl, err := plan(op, true, outRange, y.at, inRanges, []layout{lx}, rowsP != nil, c.maxGroupsX())
 	if err != nil {
 		return err
 	}
