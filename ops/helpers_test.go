@@ -173,6 +173,18 @@ func unit[T vkc.Element]() float64 {
 	return 0
 }
 
+// tiny is the most rounding to T moves a value below T's smallest normal
+// number: half the gap between subnormals.
+func tiny[T vkc.Element]() float64 {
+	switch typeOf[T]().suffix {
+	case "f32":
+		return 0x1p-150
+	case "f16":
+		return 0x1p-25
+	}
+	return 0
+}
+
 // computeUnit is the unit roundoff of the type T computes in: float32's
 // for Float16.
 func computeUnit[T vkc.Element]() float64 {
