@@ -27,8 +27,9 @@ const flagLanes = 1
 //
 // Summing all of a tensor is a Sum of it reshaped to one axis. On float32
 // rows that are contiguous (axis the last, its extent and x's offset
-// multiples of 4) Sum reads four elements a load, near the memory's
-// speed.
+// multiples of 4) Sum reads four elements a load, and eight where they
+// are multiples of 8 and the device has 64-bit integers
+// (FeatureInt64), which brings it near the memory's speed on lavapipe.
 func Sum[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
 	return reduce(s, "Sum", redSum, numericTypes, x, axis, out, false)
 }
@@ -239,7 +240,14 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 	first := k
 	switch {
 	case fast:
-		if first, err = c.kernel(op, "sum_rows_f32"); err != nil {
+		// The 64-bit-load build where the device has 64-bit integers and
+		// the rows start at multiples of 8 elements: lavapipe's loads
+		// cost per load, not per byte.
+		name := "sum_rows_f32"
+		if c.dev.Info().Features.Has(vkc.FeatureInt64) && x.at.offset%8 == 0 && r.R%8 == 0 {
+			name = "sum_rows_wide_f32"
+		}
+		if first, err = c.kernel(op, name); err != nil {
 			return err
 		}
 		g, err := groupsFor(r.outCount*splits, c.dev.Info().Limits.MaxComputeWorkGroupCount)
