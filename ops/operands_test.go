@@ -1,0 +1,67 @@
+package ops
+
+import (
+	"slices"
+	"testing"
+)
+
+// walk lists, for each operand, the element index each position of shape
+// addresses through its strides, row-major.
+func walk(shape []int, strides [][]int) [][]int {
+	out := make([][]int, len(strides))
+	for k, st := range strides {
+		out[k] = indices(layout{shape: shape, strides: st})
+	}
+	return out
+}
+
+// FuzzMergeAxes: merging axes visits the same elements of every operand
+// in the same order, never yields more axes, keeps a dynamic axis 0, and
+// flags as contiguous exactly the operands addressed as 0, 1, 2, ...
+func FuzzMergeAxes(f *testing.F) {
+	f.Add([]byte{2, 3, 4}, []byte{12, 4, 1, 0, 1, 0}, false)
+	f.Add([]byte{1, 5, 1, 2}, []byte{10, 2, 2, 1, 0, 0, 0, 1}, true)
+	f.Fuzz(func(t *testing.T, dims, rawStrides []byte, keepFirst bool) {
+		if len(dims) == 0 || len(dims) > 5 {
+			return
+		}
+		shape := make([]int, len(dims))
+		n := 1
+		for i, d := range dims {
+			shape[i] = int(d%4) + 1
+			n *= shape[i]
+		}
+		var strides [][]int
+		for k := 0; k+len(shape) <= len(rawStrides) && k < 3*len(shape); k += len(shape) {
+			st := make([]int, len(shape))
+			for i := range st {
+				st[i] = int(rawStrides[k+i] % 13)
+			}
+			strides = append(strides, st)
+		}
+		if len(strides) == 0 {
+			return
+		}
+		want := walk(shape, strides)
+		ms, mst := mergeAxes(shape, strides, keepFirst)
+		if len(ms) > len(shape) && !(len(shape) == 0 && len(ms) == 1) {
+			t.Fatalf("merging %v gave more axes: %v", shape, ms)
+		}
+		if keepFirst && ms[0] != shape[0] {
+			t.Fatalf("keepFirst: axis 0 of %v became %v", shape, ms)
+		}
+		got := walk(ms, mst)
+		for k := range want {
+			if !slices.Equal(got[k], want[k]) {
+				t.Fatalf("operand %d of shape %v strides %v: merged to %v %v visits %v, want %v", k, shape, strides[k], ms, mst[k], got[k], want[k])
+			}
+			seq := true
+			for i, at := range want[k] {
+				seq = seq && at == i
+			}
+			if rowMajor(ms, mst[k]) != seq {
+				t.Fatalf("operand %d (%v over %v): rowMajor %v, visits %v", k, mst[k], ms, !seq, want[k])
+			}
+		}
+	})
+}
