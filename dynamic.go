@@ -391,6 +391,8 @@ type Groups struct {
 	counts       *Buffer[uint32]
 	countsOffset int
 	max          [3]uint32
+	// prefixes: bindings used only up to a multiple of n (Prefix).
+	prefixes []prefix
 }
 
 // GroupsOf is ceil(n/perGroup) groups in x (one in y and z), recomputed
@@ -405,13 +407,17 @@ func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, pe
 // kernel reads the length itself if it needs it: bind the same param as
 // one of args, at a binding it only reads (a param bound where it writes is
 // ErrParamWritten, as in Launch). Every buffer the kernel writes counts as
-// written whole. With GroupsFrom the counts are those earlier device work
+// written whole, but those Groups.Prefix names, which count up to the
+// length. With GroupsFrom the counts are those earlier device work
 // wrote.
 func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) error {
 	if k == nil || k.rk == nil {
 		return errNilKernel
 	}
 	if g.fromDevice {
+		if len(g.prefixes) > 0 {
+			return fmt.Errorf("vkc: kernel %q: %w", k.name, errPrefixFromDevice)
+		}
 		return k.launchIndirectFrom(s, g, push, args...)
 	}
 	if g.per == 0 || g.n.valid() != nil {
@@ -457,5 +463,11 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	}
 	limit := uint64(g.per) * uint64(maxX)
 	spec := launchSpec{push: push, limits: []recorder.Limit{{Param: c.buf.claim, Max: uint32(min(limit, 1<<32-1))}}}
+	extents, limits, err := g.extents(cores, c, n)
+	if err != nil {
+		return fmt.Errorf("vkc: kernel %q: %w", k.name, err)
+	}
+	spec.extents = extents
+	spec.limits = append(spec.limits, limits...)
 	return k.launchWith(s, cores, view, &spec)
 }
