@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -119,4 +120,35 @@ func u32s(v []float64) []uint32 {
 		out[i] = uint32(x)
 	}
 	return out
+}
+
+// Dynamic ops mark written only the rows the param covers: a fresh
+// output reads back its first n rows and, past them, ErrUnwritten; a
+// second op reading those rows of it runs, rather than being skipped for
+// the rows no one wrote.
+func TestDynamicOpsMarkOnlyTheirRowsWritten(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	const capRows, C = 8, 3
+	rows, err := vkc.NewParam[uint32](dev, 3)
+	require.NoError(t, err)
+	defer rows.Close()
+	xv := make([]float64, capRows*C)
+	for i := range xv {
+		xv[i] = float64(i) - 10
+	}
+	x := Of(upload[float32](t, dev, xv), capRows, C).Dynamic(rows)
+	mid := fresh[float32](t, dev, capRows*C)
+	out := fresh[float32](t, dev, capRows*C)
+	require.NoError(t, Relu(s, x, Of(mid, capRows, C).Dynamic(rows)))
+	require.NoError(t, Scale(s, Const(2), Of(mid, capRows, C).Dynamic(rows), Of(out, capRows, C).Dynamic(rows)))
+	head, err := out.View(0, 3*C)
+	require.NoError(t, err)
+	defer head.Close()
+	got := download(t, head)
+	for i, v := range got {
+		require.Equal(t, 2*math.Max(xv[i], 0), v, "element %d", i)
+	}
+	_, err = out.Read(context.Background())
+	require.ErrorIs(t, err, vkc.ErrUnwritten, "rows past the param were never written")
 }

@@ -100,7 +100,8 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
 		u(uint32(la.offset), uint32(lb.offset), uint32(out.at.offset)).
 		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[2]).ints(maxRank, pl.strides[0])
-	return run(s, k, rowsP, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP))
+	pre := append(append(prefixOf(0, a.at, a.rows != nil), prefixOf(1, b.at, b.rows != nil)...), prefixOf(2, out.at, rowsP != nil)...)
+	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP))
 }
 
 // elementPlan is how an element-wise kernel walks its operands: the

@@ -128,15 +128,46 @@ func groupsFor(n int, lim [3]uint32) ([3]uint32, error) {
 // with rows param nil, ceil(rows/perGroup) groups now; otherwise groups
 // from the param when the launch runs (LaunchIndirect), the param bound
 // where the kernel reads its row count.
-func run(s *vkc.Stream, k *vkc.Kernel, rowsParam *vkc.Param[uint32], rows, perGroup int, p push, args ...vkc.Arg) error {
+//
+// prefixes name the bindings of dynamic tensors whose first rows lie in a
+// prefix of their buffer: the launch checks and marks only that prefix
+// (vkc.Groups.Prefix), so rows past the param's value are neither read
+// nor counted as written.
+func run(s *vkc.Stream, k *vkc.Kernel, rowsParam *vkc.Param[uint32], prefixes []rowPrefix, rows, perGroup int, p push, args ...vkc.Arg) error {
 	if rowsParam != nil {
-		return k.LaunchIndirect(s, vkc.GroupsOf(rowsParam, uint32(perGroup)), p, args...)
+		g := vkc.GroupsOf(rowsParam, uint32(perGroup))
+		for _, pr := range prefixes {
+			g = g.Prefix(pr.binding, pr.per)
+		}
+		return k.LaunchIndirect(s, g, p, args...)
 	}
 	g, err := groupsFor((rows+perGroup-1)/perGroup, s.Device().Info().Limits.MaxComputeWorkGroupCount)
 	if err != nil {
 		return err
 	}
 	return k.Launch(s, g, p, args...)
+}
+
+// rowPrefix is a binding a dynamic op uses only in its first rows, per
+// elements a row.
+type rowPrefix struct{ binding, per int }
+
+// prefixOf is, for a dynamic tensor laid out as l at binding, the prefix
+// of its buffer its first rows lie in: none unless it is dynamic, starts
+// at offset 0 and each row lies inside its axis-0 stride. A tensor with
+// none is used whole, as any launch's buffers are.
+func prefixOf(binding int, l layout, dynamic bool) []rowPrefix {
+	if !dynamic || l.offset != 0 || len(l.shape) == 0 || l.strides[0] == 0 {
+		return nil
+	}
+	rowSpan := 1
+	for i := 1; i < len(l.shape); i++ {
+		rowSpan += (l.shape[i] - 1) * l.strides[i]
+	}
+	if rowSpan > l.strides[0] {
+		return nil
+	}
+	return []rowPrefix{{binding: binding, per: l.strides[0]}}
 }
 
 // opContext is what every op starts from: the stream's device and its

@@ -169,5 +169,6 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	p := push{}.u(code, uint32(len(shape)), flags, uint32(perLead*inner)).
 		u(uint32(x.at.offset), uint32(y.at.offset), uint32(offW), uint32(offB), uint32(sW), uint32(sB)).
 		scalar(eps.value, et).ints(maxRank, shape).ints(maxRank, sx).ints(maxRank, sy)
-	return run(s, k, rowsP, outer[0], perLead, p, x.buf, y.buf, wArg, bArg, c.rowsArg(rowsP), epsArg)
+	pre := append(prefixOf(0, x.at, x.rows != nil), prefixOf(1, y.at, rowsP != nil)...)
+	return run(s, k, rowsP, pre, outer[0], perLead, p, x.buf, y.buf, wArg, bArg, c.rowsArg(rowsP), epsArg)
 }
