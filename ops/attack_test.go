@@ -213,3 +213,32 @@ func TestKernelCachePerDevice(t *testing.T) {
 	assert.Error(t, Relu(dev.Stream(), x, x), "a closed device")
 	assert.Equal(t, before, cachedDevices(), "a closed device is not cached again")
 }
+
+// Ops on one device from several goroutines, each on its own stream,
+// load each kernel once and compute the same as alone.
+func TestConcurrentFirstUse(t *testing.T) {
+	dev := openTest(t)
+	const workers = 4
+	errs := make(chan error, workers)
+	outs := make([]*vkc.Buffer[float32], workers)
+	x := Of(upload[float32](t, dev, []float64{-1, 2, -3, 4}), 4)
+	for w := range workers {
+		outs[w] = fresh[float32](t, dev, 4)
+		go func() {
+			s := dev.NewStream()
+			errs <- errors.Join(Relu(s, x, Of(outs[w])), syncStream(s))
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
+	}
+	for _, o := range outs {
+		assert.Equal(t, []float64{0, 2, 0, 4}, download(t, o))
+	}
+	dk, err := kernelsOf(dev)
+	require.NoError(t, err)
+	assert.Len(t, dk.kernels, 1)
+}
+
+// syncStream waits for s's work.
+func syncStream(s *vkc.Stream) error { return s.Sync(context.Background()) }
