@@ -175,21 +175,14 @@ func (r reducing) launch(c *opContext, k *vkc.Kernel, code uint32, splits, offIn
 	return k.Launch(c.s, g, p, in, out)
 }
 
-// partials makes the buffer of a first pass's partials: float32 for
-// Float16 (which accumulates in float32), T otherwise.
-func partials[T vkc.Element](d *vkc.Device, et elemType, n int) (vkc.Arg, func() error, error) {
+// partials is the scratch for a first pass's partials: float32 for
+// Float16 (which accumulates in float32), T otherwise; release unlocks
+// it once the passes are recorded.
+func partials[T vkc.Element](dk *deviceKernels, et elemType, n int) (part vkc.Arg, release func(), err error) {
 	if et.suffix == "f16" {
-		b, err := vkc.NewBuffer[float32](d, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		return b, b.Close, nil
+		return scratchOf[float32](dk, n)
 	}
-	b, err := vkc.NewBuffer[T](d, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b.Close, nil
+	return scratchOf[T](dk, n)
 }
 
 // reduce runs Sum, Mean and Max: one pass when each output element's
@@ -232,7 +225,7 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 	if r.outCount > maxElements/splits {
 		return fmt.Errorf("vkc: %s: %d outputs of %d partials each are too many", op, r.outCount, splits)
 	}
-	part, release, err := partials[T](c.dev, et, r.outCount*splits)
+	part, release, err := partials[T](c.dk, et, r.outCount*splits)
 	if err != nil {
 		return fmt.Errorf("vkc: %s: partials: %w", op, err)
 	}
