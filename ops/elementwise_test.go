@@ -100,3 +100,20 @@ func TestBinaryOpsMatchFloat64(t *testing.T) {
 	t.Run("int32", func(t *testing.T) { checkBinary[int32](t, dev) })
 	t.Run("uint32", func(t *testing.T) { checkBinary[uint32](t, dev) })
 }
+
+// A scalar (a tensor of no axes) broadcasts against any shape, and an
+// op over scalars writes one element.
+func TestScalarTensorsBroadcast(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	two := Of(upload[float32](t, dev, []float64{2}), 1).Reshape()
+	require.NoError(t, two.Err())
+	require.Equal(t, 0, two.Rank())
+	x := Of(upload[float32](t, dev, []float64{1, 2, 3, 4, 5, 6}), 2, 3)
+	ob := fresh[float32](t, dev, 6)
+	require.NoError(t, Mul(s, x, two, Of(ob, 2, 3)))
+	require.Equal(t, []float64{2, 4, 6, 8, 10, 12}, download(t, ob))
+	sb := fresh[float32](t, dev, 1)
+	require.NoError(t, Add(s, two, two, Of(sb, 1).Reshape()))
+	require.Equal(t, []float64{4}, download(t, sb))
+}

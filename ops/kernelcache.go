@@ -9,10 +9,10 @@ import (
 )
 
 // deviceKernels is what ops keeps per device: the kernels it loaded, by
-// variant name, and the stand-in params bound where a kernel's optional
+// variant name; the stand-in params bound where a kernel's optional
 // binding (a dynamic row count, a scalar param) is not used, since every
-// binding a kernel declares must be bound. All of it is released when the
-// device closes (Device.OnClose).
+// binding a kernel declares must be bound; and the reductions' scratch.
+// All of it is released when the device closes (Device.OnClose).
 type deviceKernels struct {
 	dev *vkc.Device
 

@@ -65,3 +65,39 @@ func FuzzMergeAxes(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPrefixOf: when a dynamic tensor's first rows are said to lie in a
+// prefix of per elements a row, every element of rows 0..n-1 is below
+// n*per, for every n (so marking that prefix written misses nothing the
+// kernel writes).
+func FuzzPrefixOf(f *testing.F) {
+	f.Add([]byte{3, 4}, []byte{4, 1})
+	f.Add([]byte{2, 3, 2}, []byte{9, 3, 1})
+	f.Fuzz(func(t *testing.T, dims, rawStrides []byte) {
+		if len(dims) == 0 || len(dims) > 4 || len(rawStrides) < len(dims) {
+			return
+		}
+		l := layout{shape: make([]int, len(dims)), strides: make([]int, len(dims))}
+		for i, d := range dims {
+			l.shape[i] = int(d%5) + 1
+			l.strides[i] = int(rawStrides[i] % 17)
+		}
+		pre := prefixOf(0, l, true)
+		if len(pre) == 0 {
+			return
+		}
+		per := pre[0].per
+		idx := indices(l)
+		rowLen := len(idx) / l.shape[0]
+		for n := 1; n <= l.shape[0]; n++ {
+			for _, at := range idx[:n*rowLen] {
+				if at >= n*per {
+					t.Fatalf("layout %v %v: element %d of the first %d rows is past the prefix %d", l.shape, l.strides, at, n, n*per)
+				}
+			}
+		}
+		if got := prefixOf(0, l, false); got != nil {
+			t.Fatalf("a static tensor has a prefix: %v", got)
+		}
+	})
+}
