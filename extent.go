@@ -70,7 +70,7 @@ func (g Groups) extents(cores []*bufferCore, c *paramCore, n uint32) ([]capture.
 		if uint64(n) > uint64(most) {
 			return nil, nil, fmt.Errorf("Prefix of binding %d: length %d needs %d elements of %d each, the buffer holds %d", p.binding, n, n, p.per, core.n)
 		}
-		ext[p.binding] = capture.Extent{Param: c.buf.claim, Scale: uint64(p.per) * core.elem.size()}
+		ext[p.binding] = capture.Extent{Param: c.buf.claim, Scale: uint64(p.per) * core.elem.size(), Elements: uint64(core.n) * core.elem.size()}
 		lims = append(lims, recorder.Limit{Param: c.buf.claim, Max: uint32(min(most, 1<<32-1))})
 	}
 	return ext, lims, nil

@@ -136,7 +136,6 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrOutOfDate, ErrOutOfDate},
 	{recorder.ErrNoPresentation, ErrNoPresentation},
 	{recorder.ErrBadAdoption, ErrBadAdoption},
-	{recorder.ErrNotShared, ErrNotShared},
 	{recorder.ErrNullHandle, ErrNullHandle},
 	{recorder.ErrEventUnrecorded, ErrEventUnrecorded},
 	{recorder.ErrEventForeign, ErrEventForeign},

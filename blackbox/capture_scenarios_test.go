@@ -11,7 +11,7 @@ import (
 	"github.com/vkcompute/vkc"
 )
 
-// The capture-window scenarios (README "Capture windows"), numbered as the
+// The capture-window scenarios (docs/guide/capture.md "The contract"), numbered as the
 // project has always numbered them, with the validation layer on
 // (openDevice fails a test on any message or leaked object). Values are
 // small integers so every float32 result is exact and the expected numbers
