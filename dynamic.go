@@ -392,8 +392,10 @@ type Groups struct {
 	counts       *Buffer[uint32]
 	countsOffset int
 	max          [3]uint32
-	// prefixes: bindings used only up to a multiple of n (Prefix).
-	prefixes []prefix
+	// prefixes[:nPrefixes]: bindings used only up to a multiple of n
+	// (Prefix); an array, so that Groups stays comparable.
+	prefixes  [recorder.MaxBindings]prefix
+	nPrefixes int
 }
 
 // GroupsOf is ceil(n/perGroup) groups in x (one in y and z), recomputed
@@ -419,7 +421,7 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 		return errNilKernel
 	}
 	if g.fromDevice {
-		if len(g.prefixes) > 0 {
+		if g.nPrefixes > 0 {
 			return fmt.Errorf("vkc: kernel %q: %w", k.name, errPrefixFromDevice)
 		}
 		return k.launchIndirectFrom(s, g, push, args...)

@@ -35,7 +35,10 @@ type prefix struct {
 // offset storage bindings take (see View). Prefix may be given for
 // several bindings, once each.
 func (g Groups) Prefix(binding, perUnit int) Groups {
-	g.prefixes = append(g.prefixes[:len(g.prefixes):len(g.prefixes)], prefix{binding: binding, per: perUnit})
+	if g.nPrefixes < len(g.prefixes) {
+		g.prefixes[g.nPrefixes] = prefix{binding: binding, per: perUnit}
+	}
+	g.nPrefixes++ // past the array: more prefixes than bindings, refused at launch
 	return g
 }
 
@@ -46,15 +49,18 @@ var errPrefixFromDevice = errors.New("Prefix needs GroupsOf: GroupsFrom's counts
 // prefixes give for the length param c, now n, and the limits they put on
 // the param: nil, nil when g has none.
 func (g Groups) extents(cores []*bufferCore, c *paramCore, n uint32) ([]capture.Extent, []recorder.Limit, error) {
-	if len(g.prefixes) == 0 {
+	if g.nPrefixes == 0 {
 		return nil, nil, nil
 	}
 	if g.fromDevice {
 		return nil, nil, errPrefixFromDevice
 	}
+	if g.nPrefixes > len(cores) {
+		return nil, nil, fmt.Errorf("%d prefixes for %d bindings", g.nPrefixes, len(cores))
+	}
 	ext := make([]capture.Extent, len(cores))
-	lims := make([]recorder.Limit, 0, len(g.prefixes))
-	for _, p := range g.prefixes {
+	lims := make([]recorder.Limit, 0, g.nPrefixes)
+	for _, p := range g.prefixes[:g.nPrefixes] {
 		switch {
 		case p.binding < 0 || p.binding >= len(cores):
 			return nil, nil, fmt.Errorf("Prefix of binding %d of %d", p.binding, len(cores))

@@ -86,6 +86,12 @@ func TestPrefixRefusals(t *testing.T) {
 	assert.ErrorContains(t, k.LaunchIndirect(s, GroupsOf(n, 64).Prefix(1, 0), push, x, y), "per unit")
 	assert.ErrorContains(t, k.LaunchIndirect(s, GroupsOf(n, 64).Prefix(1, 1).Prefix(1, 2), push, x, y), "twice")
 	assert.ErrorContains(t, k.LaunchIndirect(s, GroupsOf(n, 64).Prefix(1, 4), push, x, y), "holds 256")
+	many := GroupsOf(n, 64)
+	for range 20 {
+		many = many.Prefix(1, 1)
+	}
+	assert.ErrorContains(t, k.LaunchIndirect(s, many, push, x, y), "20 prefixes for 2 bindings")
+	assert.True(t, GroupsOf(n, 64).Prefix(1, 1) == GroupsOf(n, 64).Prefix(1, 1), "Groups stay comparable")
 	a, err := NewParam(dev, float32(1))
 	require.NoError(t, err)
 	defer a.Close()
