@@ -2,7 +2,6 @@ package ops
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -17,7 +16,6 @@ import (
 type elemType struct {
 	suffix string
 	name   string
-	size   int
 	float  bool
 }
 
@@ -25,33 +23,35 @@ type elemType struct {
 func typeOf[T vkc.Element]() elemType {
 	switch any(*new(T)).(type) {
 	case float32:
-		return elemType{"f32", "float32", 4, true}
+		return elemType{"f32", "float32", true}
 	case vkc.Float16:
-		return elemType{"f16", "Float16", 2, true}
+		return elemType{"f16", "Float16", true}
 	case float64:
-		return elemType{"f64", "float64", 8, true}
+		return elemType{"f64", "float64", true}
 	case int32:
-		return elemType{"i32", "int32", 4, false}
+		return elemType{"i32", "int32", false}
 	case uint32:
-		return elemType{"u32", "uint32", 4, false}
+		return elemType{"u32", "uint32", false}
 	}
-	return elemType{name: fmt.Sprintf("%T", *new(T)), size: 0}
+	name := fmt.Sprintf("%T", *new(T))
+	return elemType{name: strings.TrimPrefix(name, "vkc.")}
 }
 
 // The element types each op family accepts (docs/guide/ops.md lists them;
 // a test keeps the table and these sets equal).
 var (
-	floatTypes         = []string{"float32", "Float16", "float64"}
-	numericTypes       = []string{"float32", "Float16", "float64", "int32", "uint32"}
-	float32And16       = []string{"float32", "Float16"}
-	errUnsupportedType = errors.New("vkc: element type not supported")
+	floatTypes   = []string{"float32", "Float16", "float64"}
+	numericTypes = []string{"float32", "Float16", "float64", "int32", "uint32"}
+	float32And16 = []string{"float32", "Float16"}
 )
 
-// checkType refuses T for op unless its name is in allowed.
+// checkType refuses T for op unless its name is in allowed, with an error
+// wrapping vkc.ErrUnsupported that names the op, the type and the types
+// the op takes.
 func checkType[T vkc.Element](op string, allowed []string) (elemType, error) {
 	et := typeOf[T]()
 	if et.suffix == "" || !slices.Contains(allowed, et.name) {
-		return et, fmt.Errorf("%w: %s of %s (supported: %s)", errUnsupportedType, op, et.name, strings.Join(allowed, ", "))
+		return et, fmt.Errorf("vkc: %s of %s: the op takes %s: %w", op, et.name, strings.Join(allowed, ", "), vkc.ErrUnsupported)
 	}
 	return et, nil
 }
@@ -59,6 +59,7 @@ func checkType[T vkc.Element](op string, allowed []string) (elemType, error) {
 // push is a kernel's push-constant block being built, word by word.
 type push []byte
 
+// u appends words.
 func (p push) u(vs ...uint32) push {
 	for _, v := range vs {
 		p = binary.LittleEndian.AppendUint32(p, v)

@@ -178,7 +178,7 @@ func TestOpsTableMatchesTheCode(t *testing.T) {
 				continue
 			}
 			if assert.Error(t, err, "%s of %s: the table says no", op, typ) {
-				assert.True(t, errors.Is(err, errUnsupportedType), "%s of %s: %v", op, typ, err)
+				assert.True(t, errors.Is(err, vkc.ErrUnsupported), "%s of %s: %v", op, typ, err)
 				assert.Contains(t, err.Error(), op)
 				assert.Contains(t, err.Error(), typ)
 			}
