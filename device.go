@@ -200,6 +200,18 @@ func WithBatchSize(n int) Option { return func(c *config) { c.rec.BatchSize = n 
 // WithPageSize sets the suballocator's page size (default 64 MiB).
 func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize = bytes } }
 
+// WithMemoryLimit caps the memory the device reserves for buffers,
+// staging and readback (MemoryStats.Reserved, every page counted), so a
+// library sharing the GPU with others can keep to a budget; 0, the
+// default, sets no cap. A request past it first reclaims memory nothing
+// uses (empty pages the allocator keeps for reuse, temporaries of work
+// that has finished, waiting for it when it is still running) and only
+// then fails with ErrOutOfDeviceMemory, whose message gives the request,
+// the limit, what is reserved and used, and the largest free range.
+// Nothing live is touched: every buffer stays intact and every stream
+// usable. A page size above the limit is lowered to it.
+func WithMemoryLimit(bytes uint64) Option { return func(c *config) { c.rec.MemoryLimit = bytes } }
+
 // Devices lists the Vulkan devices of this machine.
 func Devices() ([]DeviceInfo, error) {
 	infos, err := vkdev.Devices()
@@ -333,6 +345,23 @@ func (d *Device) Slots() int {
 		return 0
 	}
 	return d.rec.Slots()
+}
+
+// Trim gives every empty page back to the driver now and returns the
+// bytes released: the allocator otherwise keeps a page's worth for
+// reuse, and a program about to hand memory to other code (or idle for a
+// while) can release it. Work that has finished is retired first, so its
+// temporaries count as free. Buffers, memory a live graph holds (closed
+// buffers it recorded), work still running and the pages of a capture
+// window in progress are never touched; during a window Trim releases
+// nothing.
+func (d *Device) Trim() (released uint64, err error) {
+	if err := d.enter(); err != nil {
+		return 0, err
+	}
+	defer d.leave()
+	released, err = d.rec.Trim()
+	return released, public(err)
 }
 
 // MemoryStats reports the suballocator's statistics.

@@ -46,6 +46,9 @@ func (a *Allocator[B]) validate() error {
 	if t.reserved != a.reserved || t.used != a.used || t.guarded != a.guarded || t.pages != a.livePageCount || t.live != a.liveClaims {
 		return errors.New("counters disagree with the pages")
 	}
+	if a.cfg.Limit != 0 && t.reserved > a.cfg.Limit {
+		return fmt.Errorf("%d bytes reserved past the limit of %d", t.reserved, a.cfg.Limit)
+	}
 	if t.emptyShared != a.emptyShared {
 		return fmt.Errorf("empty shared bytes %v, counted %v", t.emptyShared, a.emptyShared)
 	}
