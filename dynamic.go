@@ -392,6 +392,10 @@ type Groups struct {
 	counts       *Buffer[uint32]
 	countsOffset int
 	max          [3]uint32
+	// prefixes[:nPrefixes]: bindings used only up to a multiple of n
+	// (Prefix); an array, so that Groups stays comparable.
+	prefixes  [recorder.MaxBindings]prefix
+	nPrefixes int
 }
 
 // GroupsOf is ceil(n/perGroup) groups in x (one in y and z), recomputed
@@ -406,7 +410,8 @@ func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, pe
 // kernel reads the length itself if it needs it: bind the same param as
 // one of args, at a binding it only reads (a param bound where it writes is
 // ErrParamWritten, as in Launch). Every buffer the kernel writes counts as
-// written whole. With GroupsFrom the counts are those earlier device work
+// written whole, but those Groups.Prefix names, which count up to the
+// length. With GroupsFrom the counts are those earlier device work
 // wrote; counts that no executed work wrote (never written, or tainted by
 // a failure) are not an error of the call: LaunchIndirect returns nil, the
 // launch is skipped, and every buffer it writes reads as ErrUnwritten with
@@ -416,6 +421,9 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 		return errNilKernel
 	}
 	if g.fromDevice {
+		if g.nPrefixes > 0 {
+			return fmt.Errorf("vkc: kernel %q: %w", k.name, errPrefixFromDevice)
+		}
 		return k.launchIndirectFrom(s, g, push, args...)
 	}
 	if g.per == 0 || g.n.valid() != nil {
@@ -461,5 +469,11 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	}
 	limit := uint64(g.per) * uint64(maxX)
 	spec := launchSpec{push: push, limits: []recorder.Limit{{Param: c.buf.claim, Max: uint32(min(limit, 1<<32-1))}}}
+	extents, limits, err := g.extents(cores, c, n)
+	if err != nil {
+		return fmt.Errorf("vkc: kernel %q: %w", k.name, err)
+	}
+	spec.extents = extents
+	spec.limits = append(spec.limits, limits...)
 	return k.launchWith(s, cores, view, &spec)
 }

@@ -1,0 +1,156 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
+)
+
+// binaryRef is each binary op in float64, as the kernels define it for
+// T: integer division truncates and gives 0 for a zero divisor.
+func binaryRef[T vkc.Element](code uint32, x, y float64) float64 {
+	r := binaryExact[T](code, x, y)
+	if typeOf[T]().name == "uint32" { // wraps around, as uint32 does
+		r = math.Mod(r, 1<<32)
+		if r < 0 {
+			r += 1 << 32
+		}
+	}
+	return r
+}
+
+// binaryExact is the op's exact result.
+func binaryExact[T vkc.Element](code uint32, x, y float64) float64 {
+	switch code {
+	case binAdd:
+		return x + y
+	case binSub:
+		return x - y
+	case binMul:
+		return x * y
+	case binDiv:
+		if !typeOf[T]().float {
+			if y == 0 {
+				return 0
+			}
+			return math.Trunc(x / y)
+		}
+		return x / y
+	case binMax:
+		return math.Max(x, y)
+	}
+	return math.Min(x, y)
+}
+
+var binaryOps = []struct {
+	name string
+	code uint32
+	fn   func(*vkc.Stream, Tensor[float32], Tensor[float32], Tensor[float32]) error
+}{
+	{"Add", binAdd, Add[float32]}, {"Sub", binSub, Sub[float32]}, {"Mul", binMul, Mul[float32]},
+	{"Div", binDiv, Div[float32]}, {"Maximum", binMax, Maximum[float32]}, {"Minimum", binMin, Minimum[float32]},
+}
+
+// binaryOf is the op of code for T.
+func binaryOf[T vkc.Element](code uint32) func(*vkc.Stream, Tensor[T], Tensor[T], Tensor[T]) error {
+	return [...]func(*vkc.Stream, Tensor[T], Tensor[T], Tensor[T]) error{Add[T], Sub[T], Mul[T], Div[T], Maximum[T], Minimum[T]}[code]
+}
+
+// checkBinary runs every binary op on T over a broadcast, transposed
+// input pair into a never-written output, against float64.
+func checkBinary[T vkc.Element](t *testing.T, dev *vkc.Device) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lo := -8.0
+	if typeOf[T]().name == "uint32" {
+		lo = 1
+	}
+	av := randomValues[T](rng, 3*4, lo, 8) // a: [4, 3] seen transposed as [3, 4]
+	bv := randomValues[T](rng, 4, lo, 8)   // b: [4], broadcast over rows
+	for i := range bv {
+		if bv[i] == 0 {
+			bv[i] = 1
+		}
+	}
+	a := Of(upload[T](t, dev, av), 4, 3).T()
+	b := Of(upload[T](t, dev, bv), 4)
+	for code := binAdd; code <= binMin; code++ {
+		ob := fresh[T](t, dev, 12)
+		require.NoError(t, binaryOf[T](code)(dev.Stream(), a, b, Of(ob, 3, 4)))
+		got := download(t, ob)
+		want := make([]float64, 12)
+		for i := range 3 {
+			for j := range 4 {
+				want[i*4+j] = toFloat(fromFloat[T](binaryRef[T](code, av[j*3+i], bv[j])))
+			}
+		}
+		// One rounding of the exact result to T (float32 first for Float16).
+		u := unit[T]() + computeUnit[T]()
+		within(t, typeOf[T]().name, got, want, func(i int) float64 { return 2 * u * math.Abs(want[i]) })
+	}
+}
+
+func TestBinaryOpsMatchFloat64(t *testing.T) {
+	dev := openTest(t)
+	t.Run("float32", func(t *testing.T) { checkBinary[float32](t, dev) })
+	t.Run("Float16", func(t *testing.T) { checkBinary[vkc.Float16](t, dev) })
+	t.Run("float64", func(t *testing.T) { checkBinary[float64](t, dev) })
+	t.Run("int32", func(t *testing.T) { checkBinary[int32](t, dev) })
+	t.Run("uint32", func(t *testing.T) { checkBinary[uint32](t, dev) })
+}
+
+// A scalar (a tensor of no axes) broadcasts against any shape, and an
+// op over scalars writes one element.
+func TestScalarTensorsBroadcast(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	two := Of(upload[float32](t, dev, []float64{2}), 1).Reshape()
+	require.NoError(t, two.Err())
+	require.Equal(t, 0, two.Rank())
+	x := Of(upload[float32](t, dev, []float64{1, 2, 3, 4, 5, 6}), 2, 3)
+	ob := fresh[float32](t, dev, 6)
+	require.NoError(t, Mul(s, x, two, Of(ob, 2, 3)))
+	require.Equal(t, []float64{2, 4, 6, 8, 10, 12}, download(t, ob))
+	sb := fresh[float32](t, dev, 1)
+	require.NoError(t, Add(s, two, two, Of(sb, 1).Reshape()))
+	require.Equal(t, []float64{4}, download(t, sb))
+}
+
+// Contiguous float32 operands from offsets of whole eight-element blocks
+// take the 64-bit-load kernel (and the plain one for the elements past
+// the last block); other offsets the plain one; both match float64.
+func TestContiguousFloat32TakesTheWideKernel(t *testing.T) {
+	dev := openTest(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	const n = 1003
+	av := randomValues[float32](rng, n+16, -8, 8)
+	bv := randomValues[float32](rng, n+16, 0.5, 8)
+	ab, bb := upload[float32](t, dev, av), upload[float32](t, dev, bv)
+	for _, off := range []int{0, 8, 4} {
+		a := Strided(ab, off, []int{n}, []int{1})
+		b := Strided(bb, off, []int{n}, []int{1})
+		for code := binAdd; code <= binMin; code++ {
+			ob := fresh[float32](t, dev, n)
+			prof, err := dev.Stream().Profile(func(s *vkc.Stream) error {
+				return binaryOf[float32](code)(s, a, b, Of(ob))
+			})
+			require.NoError(t, err)
+			var names []string
+			for _, l := range prof.Launches {
+				names = append(names, l.Kernel)
+			}
+			if off%8 == 0 && dev.Info().Features.Has(vkc.FeatureInt64) {
+				require.Equal(t, []string{"ops/binary_wide_f32", "ops/binary_f32"}, names)
+			} else {
+				require.Equal(t, []string{"ops/binary_f32"}, names)
+			}
+			want := make([]float64, n)
+			for i := range want {
+				want[i] = toFloat(fromFloat[float32](binaryRef[float32](code, av[off+i], bv[off+i])))
+			}
+			within(t, "wide", download(t, ob), want, func(i int) float64 { return 0x1p-22 * math.Abs(want[i]) })
+		}
+	}
+}
