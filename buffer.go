@@ -102,6 +102,17 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 }
 
 // NewBuffer allocates n elements. The contents are unwritten until written.
+//
+// Inside a capture window's recorded run, a buffer the warmup run
+// allocated and closed is handed to the recorded run's NewBuffer of the
+// same type and length; any other buffer made while the window records
+// is served too (another goroutine's, say), but the window refuses to
+// record work on it: that work fails with ErrAllocInCapture and dooms the
+// window, whether or not a memory page had room, so the same program
+// captures or fails the same way whatever the allocator holds. Allocate
+// buffers before Capture, or inside its function and close them there.
+// Past WithMemoryLimit, or when the driver runs out, NewBuffer fails with
+// ErrOutOfDeviceMemory once memory nothing uses was reclaimed.
 func NewBuffer[T Element](d *Device, n int) (*Buffer[T], error) {
 	if err := d.enter(); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -83,8 +84,12 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux). A file that is
 // truncated, corrupt, above the size bound, written by another device or
 // driver, or that cannot be written is ignored with one warning on the
-// logger: the cache never makes Open or Close fail and never hands the
-// driver bytes it did not write.
+// logger per device (Open and Close together): the cache never makes Open
+// or Close fail and never hands the driver bytes it did not write. A
+// directory (or anything but a regular file) where the file should be is
+// that one warning, at Open, and Close leaves it as it is. How the file
+// is laid out, and why one is ignored, is in docs/ARCHITECTURE.md ("The
+// pipeline cache on disk").
 func WithPipelineCache(dir string) Option {
 	return func(c *config) { c.pipelineCache, c.pipelineCacheSet = dir, true }
 }
@@ -149,6 +154,12 @@ var ErrWaitPolicy = errors.New("vkc: unknown wait policy (auto, spin, yield or b
 // WithWaitPolicy chooses how the device's waits wait (default WaitAuto,
 // or VKC_WAIT_POLICY=auto|spin|yield|block); Open refuses a policy that
 // is none of the four.
+//
+// VKC_WAIT_POLICY is read with surrounding spaces trimmed and case
+// ignored (" Spin " is WaitSpin); empty or unset is WaitAuto, and any
+// other value makes Open fail with ErrWaitPolicy. WithWaitPolicy wins over
+// the variable: given the option, Open does not read VKC_WAIT_POLICY at
+// all, so an invalid value there does not fail it.
 func WithWaitPolicy(p WaitPolicy) Option {
 	return func(c *config) { c.wait, c.waitSet = p, true }
 }
@@ -161,16 +172,17 @@ func (c *config) waitPolicy() (WaitPolicy, error) {
 		}
 		return c.wait, nil
 	}
-	name, ok := os.LookupEnv("VKC_WAIT_POLICY")
-	if !ok || name == "" {
+	value := os.Getenv("VKC_WAIT_POLICY")
+	name := strings.TrimSpace(value)
+	if name == "" {
 		return WaitAuto, nil
 	}
 	for p, n := range waitPolicies {
-		if n == name {
+		if strings.EqualFold(n, name) {
 			return WaitPolicy(p), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: VKC_WAIT_POLICY=%q", ErrWaitPolicy, name)
+	return 0, fmt.Errorf("%w: VKC_WAIT_POLICY=%q", ErrWaitPolicy, value)
 }
 
 // WithStreams sets the number of slots (default 4, at most 64; Open
@@ -187,6 +199,18 @@ func WithBatchSize(n int) Option { return func(c *config) { c.rec.BatchSize = n 
 
 // WithPageSize sets the suballocator's page size (default 64 MiB).
 func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize = bytes } }
+
+// WithMemoryLimit caps the memory the device reserves for buffers,
+// staging and readback (MemoryStats.Reserved, every page counted), so a
+// library sharing the GPU with others can keep to a budget; 0, the
+// default, sets no cap. A request past it first reclaims memory nothing
+// uses (empty pages the allocator keeps for reuse, temporaries of work
+// that has finished, waiting for it when it is still running) and only
+// then fails with ErrOutOfDeviceMemory, whose message gives the request,
+// the limit, what is reserved and used, and the largest free range.
+// Nothing live is touched: every buffer stays intact and every stream
+// usable. A page size above the limit is lowered to it.
+func WithMemoryLimit(bytes uint64) Option { return func(c *config) { c.rec.MemoryLimit = bytes } }
 
 // Devices lists the Vulkan devices of this machine.
 func Devices() ([]DeviceInfo, error) {
@@ -320,6 +344,23 @@ func (d *Device) Slots() int {
 		return 0
 	}
 	return d.rec.Slots()
+}
+
+// Trim gives every empty page back to the driver now and returns the
+// bytes released: the allocator otherwise keeps a page's worth for
+// reuse, and a program about to hand memory to other code (or idle for a
+// while) can release it. Work that has finished is retired first, so its
+// temporaries count as free. Buffers, memory a live graph holds (closed
+// buffers it recorded), work still running and the pages of a capture
+// window in progress are never touched; during a window Trim releases
+// nothing.
+func (d *Device) Trim() (released uint64, err error) {
+	if err := d.enter(); err != nil {
+		return 0, err
+	}
+	defer d.leave()
+	released, err = d.rec.Trim()
+	return released, public(err)
 }
 
 // MemoryStats reports the suballocator's statistics.

@@ -18,13 +18,16 @@ import (
 type faultCall int
 
 const (
-	callAllocate  faultCall = iota // AllocateMemory: a new page (vkAllocateMemory)
-	callMap                        // MapMemory: mapping a host-visible page (vkMapMemory)
-	callSubmit                     // Submit: an eager batch or a replay (vkQueueSubmit)
-	callWaitFence                  // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
-	callEnd                        // End: vkEndCommandBuffer, eager or a graph's
-	callBegin                      // Begin: vkBeginCommandBuffer, eager or a graph's
-	callUpdateSet                  // UpdateSet: writing a new descriptor set (a texel binding's vkCreateBufferView)
+	callAllocate       faultCall = iota // AllocateMemory: a new page (vkAllocateMemory)
+	callMap                             // MapMemory: mapping a host-visible page (vkMapMemory)
+	callSubmit                          // Submit: an eager batch or a replay (vkQueueSubmit)
+	callWaitFence                       // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
+	callEnd                             // End: vkEndCommandBuffer, eager or a graph's
+	callBegin                           // Begin: vkBeginCommandBuffer, eager or a graph's
+	callUpdateSet                       // UpdateSet: writing a new descriptor set (a texel binding's vkCreateBufferView)
+	callDescriptorPool                  // NewDescriptorPool: a slot's descriptor sets (vkCreateDescriptorPool)
+	callCommandBuffer                   // AllocateCommandBuffer: an eager batch or a graph's (vkAllocateCommandBuffers)
+	callFence                           // NewFence: a batch's fence (vkCreateFence)
 	numFaultCalls
 )
 
@@ -133,6 +136,27 @@ func (f *faultyDevice) Begin(cb recorder.CommandBuffer, r recorder.Recording) er
 	return f.Device.Begin(cb, r)
 }
 
+func (f *faultyDevice) NewDescriptorPool(maxSets uint32) (recorder.DescriptorPool, error) {
+	if err := f.fault(callDescriptorPool); err != nil {
+		return 0, err
+	}
+	return f.Device.NewDescriptorPool(maxSets)
+}
+
+func (f *faultyDevice) AllocateCommandBuffer(p recorder.CommandPool) (recorder.CommandBuffer, error) {
+	if err := f.fault(callCommandBuffer); err != nil {
+		return 0, err
+	}
+	return f.Device.AllocateCommandBuffer(p)
+}
+
+func (f *faultyDevice) NewFence() (recorder.Fence, error) {
+	if err := f.fault(callFence); err != nil {
+		return 0, err
+	}
+	return f.Device.NewFence()
+}
+
 func (f *faultyDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRange) error {
 	if err := f.fault(callUpdateSet); err != nil {
 		return err
@@ -212,8 +236,9 @@ const (
 )
 
 // testAllocationFault is the shape shared by the allocation and map faults:
-// the failing request returns the injected error and leaves no object
-// behind, other buffers stay intact, and allocation works once it clears.
+// the failing request (the first try and its retry) returns the injected
+// error and leaves no object behind, other buffers stay intact, and
+// allocation works once it clears.
 func testAllocationFault(t *testing.T, call faultCall, cause error) {
 	dev, fd := openFaulty(t, WithPageSize(pageSize))
 	keepData := ramp(pageElems, 1)
@@ -222,14 +247,15 @@ func testAllocationFault(t *testing.T, call faultCall, cause error) {
 	live := dev.LiveObjects()
 	stats := dev.MemoryStats()
 
-	fd.failNext(call, 2, cause)
+	// Each request reclaims and retries once: two failures each.
+	fd.failNext(call, 4, cause)
 	b, err := NewBuffer[float32](dev, pageElems)
 	require.ErrorIs(t, err, cause)
 	require.Nil(t, b)
 	fromSlice, err := FromSlice(dev, ramp(pageElems, 7))
 	require.ErrorIs(t, err, cause)
 	require.Nil(t, fromSlice)
-	require.Equal(t, 2, fd.injectedCount(call))
+	require.Equal(t, 4, fd.injectedCount(call))
 	assert.Equal(t, live, dev.LiveObjects(), "a failed page leaves no Vulkan object behind")
 	assert.Equal(t, stats.Pages, dev.MemoryStats().Pages)
 	assert.Equal(t, keepData, readAll(t, keep))

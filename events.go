@@ -21,6 +21,11 @@ import (
 // recording a window may Wait on an eager event of another slot: the
 // order holds for every replay.
 //
+// An event belongs to the Device whose stream recorded it. Two Opens of
+// one GPU are two devices (as for Copy): Wait and Since refuse an event of
+// the other with ErrEventForeign, and nothing orders the two devices' work
+// but the host (a Sync, a read).
+//
 // An Event is safe for concurrent use. Close releases a timed event's
 // timestamp query (Device.Close releases those left open).
 type Event struct {
@@ -51,7 +56,8 @@ func (s *Stream) record(timed bool) (*Event, error) {
 // Wait makes the work queued on s from now on run after ev's point, on the
 // device: the host does not wait. ev may belong to any stream of s's
 // device; a nil or zero Event is ErrEventUnrecorded, one of another device
-// ErrEventForeign, a closed one ErrClosed.
+// (another Open of the same GPU included) ErrEventForeign, a closed one
+// ErrClosed.
 func (s *Stream) Wait(ev *Event) error {
 	if err := s.enter(); err != nil {
 		return err
@@ -112,7 +118,8 @@ func (ev *Event) Done() (bool, error) {
 // Since is the device time from start's point to ev's, both timed events
 // of one device, read from the device's clock (its timestamp period
 // scales the ticks). It waits until both points have run. An untimed
-// event is ErrEventUntimed. Where two streams' work overlaps on the
+// event is ErrEventUntimed; events of two devices (two Opens of one GPU
+// too, whose clocks are one) are ErrEventForeign. Where two streams' work overlaps on the
 // device, the time between their points may be negative.
 func (ev *Event) Since(start *Event) (time.Duration, error) {
 	if err := ev.enter(); err != nil {

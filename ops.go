@@ -266,7 +266,9 @@ func copyCores(s *Stream, op string, src, dst *bufferCore) error {
 }
 
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
-// read and written by the same invocation.
+// read and written by the same invocation. y is an input too: where y
+// reads as ErrUnwritten (never written, or tainted), the launch is
+// skipped, Axpy returns nil and y stays unwritten with the same cause.
 func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
 	return vector2(s, "Axpy", "axpy", []scalar{known(math.Float32bits(a))}, x, y, nil)
 }
@@ -277,7 +279,9 @@ func AxpyDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint32
 	return vector2(s, "AxpyDyn", "axpy", []scalar{scalarOf(a)}, x, y, n)
 }
 
-// Scale computes y = a*x; x may be y (in place).
+// Scale computes y = a*x; x may be y (in place). y is only written: what
+// it held before, unwritten or not, does not matter. Every op whose output
+// is not also an input (all but Axpy's y) writes it the same way.
 func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
 	return vector2(s, "Scale", "scale", []scalar{known(math.Float32bits(a))}, x, y, nil)
 }
@@ -289,7 +293,7 @@ func ScaleDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint3
 }
 
 // vector2 is an op over x and y (same length) with scalars before its
-// length (Axpy's and Scale's a; the typed kernel's a and which op).
+// length (Axpy's and Scale's a; the typed kernels' a in its type's words).
 func vector2[T Element](s *Stream, op, name string, scalars []scalar, x, y *Buffer[T], n *Param[uint32]) error {
 	if err := present(op, x, y); err != nil {
 		return err
@@ -574,7 +578,7 @@ func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[u
 	}
 	words := []scalar{l.word(), known(uint32(n)), known(uint32(k))} // push order: m, n, k
 	size := a.core.elem.size()
-	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*size), {}, l.prefix(l.p.buf, uint64(n)*size)}
+	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*size, a.core), {}, l.prefix(l.p.buf, uint64(n)*size, c.core)}
 	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{gx, gy, 1}, &p)
 }
 
@@ -729,6 +733,7 @@ func softmax[T Element](s *Stream, op, sfx string, src, dst *Buffer[T], rows *Pa
 		return err
 	}
 	words := []scalar{l.word(), known(uint32(cols))} // push order: rows, cols
-	row := l.prefix(l.p.buf, uint64(cols)*src.core.elem.size())
-	return launchDyn(s, kern, cores[:], words, []capture.Extent{row, row}, l, indirect, [3]uint32{}, &p)
+	row := uint64(cols) * src.core.elem.size()
+	extents := []capture.Extent{l.prefix(l.p.buf, row, src.core), l.prefix(l.p.buf, row, dst.core)}
+	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{}, &p)
 }

@@ -46,9 +46,6 @@ var (
 	// declared feature the physical device does not offer. The message
 	// names which.
 	ErrBadAdoption = errors.New("vkc: cannot adopt the device")
-	// ErrNotShared: the device has no Vulkan handles to share with outside
-	// code (it was not opened on Vulkan).
-	ErrNotShared = errors.New("vkc: the device shares nothing with outside Vulkan code")
 	// ErrNullHandle: a null semaphore handed to vkc to wait on or import,
 	// or neither a semaphore nor a fence handed to it to signal.
 	ErrNullHandle = errors.New("vkc: null Vulkan handle")

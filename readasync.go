@@ -53,6 +53,11 @@ func (b *Buffer[T]) ReadAsync(s *Stream) (*PendingRead[T], error) {
 // makes it ErrUnwritten. If ctx ends first the read stays pending and may
 // be waited for again; after any other outcome a second Wait fails with
 // ErrReadTaken. A nil ctx is an error.
+//
+// After Device.Close, Wait fails with ErrClosed, whether or not the copy
+// had completed and whether or not the read was already waited for or
+// closed: Close reclaimed the copy's memory, so the data is not kept for
+// a read nobody waited for in time.
 func (p *PendingRead[T]) Wait(ctx context.Context) ([]T, error) {
 	if p == nil || p.pr == nil {
 		return nil, errNilPendingRead

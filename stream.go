@@ -83,8 +83,13 @@ func (s *Stream) Flush() error {
 // feed new inputs by writing the same buffers on this stream between
 // replays; read outputs after a replay. Shapes, scalars and group counts are
 // baked in. Inside the recorded run fn must not read or sync (that fails
-// with ErrSyncInCapture and the capture with it) and may not need new memory
-// pages (ErrAllocInCapture).
+// with ErrSyncInCapture and the capture with it), and its work may use
+// only buffers that existed before the window and those its warmup run
+// prepared: a NewBuffer the warmup made and closed is served again to the
+// same NewBuffer in the recorded run; work on any other buffer made in the
+// window fails with ErrAllocInCapture and dooms the capture, whatever the
+// memory pages hold (see NewBuffer). An op's temporaries are served from
+// what the same op freed in the warmup run.
 //
 // A nil fn is an error. If fn panics (in the warmup or the recorded run),
 // Capture aborts the window first — the slot is idle again, what was

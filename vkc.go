@@ -59,10 +59,17 @@ var (
 	// from the wrong stream invalidates it. Another stream's EndCapture of
 	// a prepared window is refused and changes nothing.
 	ErrCaptureState = errors.New("vkc: capture call in the wrong state")
-	// ErrAllocInCapture: an allocation inside a capture window needed a new
-	// page; warm up first so the pools already hold the working set.
+	// ErrAllocInCapture: work recorded in a capture window on a buffer
+	// made while it records that its warmup did not prepare (allocate and
+	// close), or an op's temporary needing a new page inside the window;
+	// allocate before the window, or let the warmup allocate and free the
+	// same.
 	ErrAllocInCapture = errors.New("vkc: allocation needs a new page inside a capture window")
-	// ErrOutOfDeviceMemory: the device (or host) ran out of memory.
+	// ErrOutOfDeviceMemory: the device or host ran out of memory, or a
+	// request would take reserved memory past WithMemoryLimit, after
+	// memory nothing uses was reclaimed and the request retried once.
+	// The error keeps the driver's result (or the limit's numbers) in its
+	// chain; nothing live was touched.
 	ErrOutOfDeviceMemory = errors.New("vkc: out of device memory")
 	// ErrDeviceLost: the device was lost; every later call fails with it.
 	ErrDeviceLost = errors.New("vkc: device lost")
@@ -136,7 +143,6 @@ var lowerSentinels = [...]struct{ lower, public error }{
 	{recorder.ErrOutOfDate, ErrOutOfDate},
 	{recorder.ErrNoPresentation, ErrNoPresentation},
 	{recorder.ErrBadAdoption, ErrBadAdoption},
-	{recorder.ErrNotShared, ErrNotShared},
 	{recorder.ErrNullHandle, ErrNullHandle},
 	{recorder.ErrEventUnrecorded, ErrEventUnrecorded},
 	{recorder.ErrEventForeign, ErrEventForeign},
@@ -300,4 +306,5 @@ type MemoryStats struct {
 	Guarded     uint64 // bytes of buffers closed while a graph still uses them
 	Pages       int    // live pages
 	LiveClaims  int    // claims allocated and not yet freed
+	Limit       uint64 // the cap on Reserved (WithMemoryLimit); 0: none
 }

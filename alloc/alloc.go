@@ -29,6 +29,10 @@ var (
 	ErrInvalidKind = errors.New("alloc: invalid memory kind")
 	// ErrInvalidConfig rejects a Config that New cannot honour.
 	ErrInvalidConfig = errors.New("alloc: invalid allocator configuration")
+	// ErrOverLimit reports a request that needs a new page the memory
+	// limit (Config.Limit) has no room for, even with every empty page
+	// released: what is reserved is live, guarded or parked for a window.
+	ErrOverLimit = errors.New("alloc: request past the memory limit")
 )
 
 // Block is the memory behind one page; the recorder wraps a VkDeviceMemory
@@ -88,6 +92,13 @@ type Config struct {
 	// one Alignment, which moves a claim off both the 4 KiB page grid and
 	// every larger power of two (none for pages under 16 times that).
 	Stagger uint64
+	// Limit caps the bytes of all live pages together, every kind
+	// counted; 0 means no cap. A request that needs a page past it first
+	// releases empty pages (the cache KeepEmpty keeps), and fails with
+	// ErrOverLimit when even that leaves no room, so a library sharing
+	// the device with others can budget its memory. A PageSize above the
+	// limit is lowered to it, so the first page fits.
+	Limit uint64
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -96,6 +107,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Alignment == 0 {
 		c.Alignment = DefaultAlignment
+	}
+	if c.Limit != 0 && c.PageSize > c.Limit && c.Alignment&(c.Alignment-1) == 0 {
+		c.PageSize = max(c.Limit&^(c.Alignment-1), c.Alignment)
+		c.DedicatedThreshold = min(c.DedicatedThreshold, c.PageSize)
+		c.KeepEmpty = min(c.KeepEmpty, c.PageSize)
 	}
 	if c.DedicatedThreshold == 0 {
 		c.DedicatedThreshold = max(c.PageSize/2, 1)
@@ -189,7 +205,10 @@ func (a *Allocator[B]) Config() Config { return a.cfg }
 // an existing page of that kind when one has room, else into a new page (a
 // dedicated one, exactly the rounded size, from DedicatedThreshold up).
 // While growth is locked a request that needs a new page fails with
-// ErrAllocInCapture. A failure leaves the allocator untouched.
+// ErrAllocInCapture. Past Config.Limit, empty pages are released to make
+// room for the new one, and only when releasing all of them would not
+// make room does the request fail, with ErrOverLimit. A failure leaves
+// the allocator untouched.
 func (a *Allocator[B]) Alloc(kind Kind, size uint64) (Claim, error) {
 	return a.alloc(kind, size, false)
 }
@@ -242,6 +261,9 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, err
 	if dedicated {
 		size = reserve
 	}
+	if !a.makeRoom(size) {
+		return nilNode, a.overLimit(kind, reserve, size)
+	}
 	block, err := a.src.NewBlock(kind, size)
 	if err != nil {
 		return nilNode, fmt.Errorf("alloc: new %s page of %d bytes: %w", kind, size, err)
@@ -260,6 +282,91 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, err
 		a.emptyShared[kind] += size
 	}
 	return n, nil
+}
+
+// makeRoom reports whether a new page of size bytes fits under the limit,
+// releasing empty pages first when that makes it fit: dedicated ones, then
+// shared ones from the highest page ID, until it does. When even releasing
+// all of them would leave no room, or a window holds the empty pages
+// (growth or keep locked), nothing is released.
+func (a *Allocator[B]) makeRoom(size uint64) bool {
+	limit := a.cfg.Limit
+	if limit == 0 || size <= limit && a.reserved <= limit-size {
+		return true
+	}
+	if size > limit || a.growthLocks > 0 || a.keepLocks > 0 {
+		return false
+	}
+	empty := a.emptyPages()
+	var releasable uint64
+	for _, id := range empty {
+		releasable += a.pages[id].size
+	}
+	if a.reserved-releasable > limit-size {
+		return false
+	}
+	for _, id := range empty {
+		if a.reserved <= limit-size {
+			break
+		}
+		a.releasePage(id)
+	}
+	return true
+}
+
+// emptyPages lists the pages holding no claim, in the order reclaim
+// releases them: dedicated pages first (nothing reuses them), then shared
+// pages from the highest ID, so the lowest stay cached as trimEmpty keeps
+// them.
+func (a *Allocator[B]) emptyPages() []PageID {
+	var dedicated, shared []PageID
+	for kind := range a.livePages {
+		for _, id := range a.livePages[kind] {
+			switch pg := &a.pages[id]; {
+			case pg.used != 0:
+			case pg.dedicated:
+				dedicated = append(dedicated, id)
+			default:
+				shared = append(shared, id)
+			}
+		}
+	}
+	slices.Sort(dedicated)
+	slices.Sort(shared)
+	slices.Reverse(shared)
+	return append(dedicated, shared...)
+}
+
+// overLimit is the refusal of a request whose page the limit has no room
+// for: it names the request, the limit and where the reserved bytes are,
+// so the caller can tell a budget too small from memory freed in pieces
+// too small to use.
+func (a *Allocator[B]) overLimit(kind Kind, reserve, pageSize uint64) error {
+	var largest uint64
+	for k := range a.free {
+		largest = max(largest, a.free[k].largest(a.nodes))
+	}
+	return fmt.Errorf("%w: %d bytes of %s need a page of %d bytes; limit %d, reserved %d, used %d, guarded %d, largest free range %d",
+		ErrOverLimit, reserve, kind, pageSize, a.cfg.Limit, a.reserved, a.used, a.guarded, largest)
+}
+
+// Trim releases every empty page now, cached ones included, and returns
+// the bytes released: for a caller that knows it will not allocate soon,
+// or that hands the memory to someone else. Live, guarded and parked
+// claims keep their pages. While growth or pages are locked (a capture
+// window), the empty pages belong to the window and nothing is released.
+func (a *Allocator[B]) Trim() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || a.growthLocks > 0 || a.keepLocks > 0 {
+		return 0
+	}
+	var released uint64
+	for _, id := range a.emptyPages() {
+		released += a.pages[id].size
+		a.releasePage(id)
+	}
+	return released
 }
 
 // take turns the front of free node n into a claim of reserve bytes, or,
@@ -600,6 +707,7 @@ type Stats struct {
 	Guarded     uint64 // bytes of claims freed while guarded, awaiting their last Unguard
 	Pages       int    // live pages
 	LiveClaims  int    // claims allocated and not yet freed
+	Limit       uint64 // the cap on Reserved (Config.Limit); 0: none
 }
 
 // Stats returns a snapshot of the allocator's usage.
@@ -607,7 +715,7 @@ func (a *Allocator[B]) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := Stats{Reserved: a.reserved, Used: a.used, Peak: a.peak, Guarded: a.guarded,
-		Pages: a.livePageCount, LiveClaims: a.liveClaims}
+		Pages: a.livePageCount, LiveClaims: a.liveClaims, Limit: a.cfg.Limit}
 	for k := range a.free {
 		s.LargestFree = max(s.LargestFree, a.free[k].largest(a.nodes))
 	}

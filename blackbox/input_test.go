@@ -39,7 +39,7 @@ func closeTo(got float32, want float64, tol float64) bool {
 // ---- user kernels -----------------------------------------------------------
 
 // Promise (KernelSpec: "Describing more access than the module uses
-// (read-write for a read-only buffer) is allowed"; README "Your own
+// (read-write for a read-only buffer) is allowed"; docs/GUIDE.md "Writing
 // kernels": "a description that does not match ... [is an error] at load
 // or launch"): copyro's read-only input described WriteOnly drops the read.
 // LoadKernel or Launch must refuse it; if neither does, the launch must
@@ -173,7 +173,7 @@ func TestKernelLocalSizeRequestLeavesOtherSpecConstants(t *testing.T) {
 	assert.Equal(t, ramp(n, 3, 3), got, "a LocalSize request changed constant_id 0 (K)")
 }
 
-// Promise (README "Your own kernels": what Launch cannot satisfy is an
+// Promise (docs/GUIDE.md "Writing kernels": what Launch cannot satisfy is an
 // error at load, never a driver crash): arrblk has an array of two storage
 // buffers at one binding (Launch binds one buffer per binding); bigshared
 // uses 256 KiB of shared memory, above maxComputeSharedMemorySize.
@@ -190,9 +190,9 @@ func TestKernelUnsatisfiableModules(t *testing.T) {
 	}
 }
 
-// Promise (README "Errors": "No exported function panics on bad input ...
-// negative or overflowing sizes ... mismatched lengths are errors"; README
-// "Your own kernels": a buffer of the wrong element type is an error at
+// Promise (docs/guide/errors.md: "No exported function panics on bad input ...
+// negative or overflowing sizes ... mismatched lengths are errors"; docs/GUIDE.md
+// "Writing kernels": a buffer of the wrong element type is an error at
 // launch): Launch and LaunchIndirect with bad group counts, push sizes,
 // argument counts, element types, params and receivers are refused and
 // run nothing.
@@ -253,7 +253,7 @@ func TestLaunchBadArguments(t *testing.T) {
 
 // ---- built-in ops: sizes, shapes, aliasing, non-finite values ------------------
 
-// Promise (README "Operations": the built-in ops and their …Dyn forms, any
+// Promise (docs/GUIDE.md "The ops": the built-in ops and their …Dyn forms, any
 // size): every element-wise op, Sum, Dot and their dynamic forms against a
 // float64 reference on sizes around the group and pass boundaries.
 func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
@@ -328,7 +328,7 @@ func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
 	}
 }
 
-// Promise (README "Operations": "Matmul (any M, N, K), Transpose"):
+// Promise (docs/GUIDE.md "The ops": "Matmul (any M, N, K), Transpose"):
 // against a float64 reference on shapes with 1s and odd sizes around the
 // tile boundaries.
 func TestMatmulTransposeOnAwkwardShapes(t *testing.T) {
@@ -366,7 +366,7 @@ func TestMatmulTransposeOnAwkwardShapes(t *testing.T) {
 	}
 }
 
-// Promise (README "Operations": "Softmax (row-wise)"): against a float64
+// Promise (docs/GUIDE.md "The ops": "Softmax (row-wise)"): against a float64
 // reference on one-column, one-row and odd shapes, and more rows than one
 // dimension of groups holds.
 func TestSoftmaxOnAwkwardShapes(t *testing.T) {
@@ -398,7 +398,7 @@ func TestSoftmaxOnAwkwardShapes(t *testing.T) {
 	}
 }
 
-// Promise (README "Operations": any size): Fill, Sum, FillDyn and SumDyn
+// Promise (docs/GUIDE.md "The ops": any size): Fill, Sum, FillDyn and SumDyn
 // over 65535*256+1 elements, more groups than one dimension holds.
 func TestFillSumPastTheGroupLimit(t *testing.T) {
 	dev := openDevice(t)
@@ -421,7 +421,7 @@ func TestFillSumPastTheGroupLimit(t *testing.T) {
 	assert.Equal(t, []float32{float32(2 * n)}, read(t, s, out), "SumDyn of %d twos", n)
 }
 
-// Promise (README "Operations" and "Errors": mismatched or aliased buffers
+// Promise (docs/GUIDE.md "The ops" and "Errors": mismatched or aliased buffers
 // an op cannot take are errors): aliasing an element-wise op allows works
 // in place; aliasing Copy, Transpose and Matmul forbid is refused and
 // leaves the buffers as they were.
@@ -506,7 +506,7 @@ func TestDivByZeroAndNonFiniteValues(t *testing.T) {
 	assert.InDelta(t, 1, float64(g[3]+g[4]+g[5]), 1e-6, "Softmax of 88, 89, 90: %v", g[3:])
 }
 
-// Promise (README "Errors": negative or overflowing sizes, buffers of
+// Promise (docs/guide/errors.md: negative or overflowing sizes, buffers of
 // another device, mismatched lengths are errors; Param.Set refuses 0; a
 // length above the buffers is refused): the dynamic ops with bad lengths,
 // values and params; FillDyn on integer buffers works.
@@ -569,7 +569,7 @@ func TestDynOpsBadInputs(t *testing.T) {
 	assert.Equal(t, []int32{-7, -7, -7, 0, 0, 0, 0, 0, 0, 0}, read(t, s, xi), "FillDyn of int32")
 }
 
-// Promise (README "Errors": buffers of another device are errors; Device.
+// Promise (docs/guide/errors.md: buffers of another device are errors; Device.
 // Close closes only that device): every op, launch and transfer mixing
 // objects of two devices is refused, and closing one device leaves the
 // other working. Copy is the exception: it copies between devices
@@ -632,7 +632,7 @@ func one3() [3]uint32 { return [3]uint32{1, 1, 1} }
 
 // ---- Open options -------------------------------------------------------------
 
-// Promise (README "Errors": no exported function panics on bad input;
+// Promise (docs/guide/errors.md: no exported function panics on bad input;
 // WithStreams: "at most 64; Open refuses more"; a page larger than its
 // memory heap is refused, ErrOutOfDeviceMemory): Open with zero, negative
 // and huge option values returns an error or a device that works with no
@@ -833,11 +833,11 @@ func panickingLoggerChild(t *testing.T) {
 	assert.Equal(t, ramp(64, 2, 0), read(t, dev.Stream(), x), "a device opened after the logger panicked")
 }
 
-// ---- the README's examples ------------------------------------------------------
+// ---- the documented examples ------------------------------------------------------
 
-// Promise (README "Quick start" and "Changing a graph without re-capturing
-// it"): the examples as written. y[:n] = a*x[:n], total = sum of y[:n];
-// a.Set(10); n.Set(2); g.Replay() gives the same graph other values, "the
+// Promise (README "Quick start" and docs/guide/capture.md "Changing a graph
+// without re-capturing it"): the examples as written. y[:n] = a*x[:n],
+// total = sum of y[:n]; a.Set(10); n.Set(2); g.Replay() gives the same graph other values, "the
 // tail past n is left as it was", and Set refuses 0 and lengths beyond the
 // buffers.
 func TestReadmeExamples(t *testing.T) {

@@ -88,6 +88,12 @@ type Binding struct {
 type Extent struct {
 	Param alloc.Claim
 	Scale uint64
+	// Elements, when set, is the bytes the claim's elements take from its
+	// start. A claim of 8- or 16-bit elements is rounded up to whole
+	// words, and no kernel writes that padding on its own: a prefix
+	// covering every element covers the whole claim, so a length equal to
+	// the buffer's leaves none of it looking unwritten.
+	Elements uint64
 }
 
 // Dynamic reports whether the extent depends on a device value.
@@ -98,7 +104,8 @@ func (e Extent) Prefix(c alloc.Claim, n uint32) alloc.Claim {
 	if !e.Dynamic() {
 		return c
 	}
-	if size := e.Scale * uint64(n); size < c.Size {
+	size := e.Scale * uint64(n)
+	if size < c.Size && (e.Elements == 0 || size < e.Elements) {
 		c.Size = size
 	}
 	return c

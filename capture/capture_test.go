@@ -422,3 +422,20 @@ func TestRecordAllocatesNothingInSteadyState(t *testing.T) {
 	window()
 	assert.Zero(t, testing.AllocsPerRun(100, window))
 }
+
+// A prefix is Scale bytes per unit, at most the claim; one that covers
+// every element of a claim padded to whole words covers the padding too.
+func TestExtentPrefixCoversThePaddingWithTheLastElement(t *testing.T) {
+	claim := alloc.Claim{Page: 3, Offset: 256, Size: 76} // 37 two-byte elements, padded to 19 words
+	halves := Extent{Param: alloc.Claim{Page: 1, Size: 4}, Scale: 2, Elements: 74}
+	plain := Extent{Param: alloc.Claim{Page: 1, Size: 4}, Scale: 2}
+	for n := uint32(0); n <= 40; n++ {
+		want := min(uint64(n)*2, claim.Size)
+		require.Equal(t, alloc.Claim{Page: 3, Offset: 256, Size: want}, plain.Prefix(claim, n), "n=%d without Elements", n)
+		if n >= 37 {
+			want = claim.Size
+		}
+		require.Equal(t, alloc.Claim{Page: 3, Offset: 256, Size: want}, halves.Prefix(claim, n), "n=%d", n)
+	}
+	require.Equal(t, claim, Extent{}.Prefix(claim, 0), "the zero Extent is the whole claim")
+}

@@ -34,6 +34,7 @@ type setEntry struct {
 // never evicts (a graph's sets must survive), growing pools instead.
 type setCache struct {
 	r          *Recorder
+	self       *slot // the slot whose cache it is, for reclaiming (memory.go)
 	capacity   int
 	m          map[setKey]*setEntry
 	head, tail *setEntry // most and least recently used
@@ -109,7 +110,10 @@ func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 		c.outstand[pool]++
 		return set, pool, nil
 	}
-	pool, err := d.NewDescriptorPool(setsPerPool)
+	pool, err := retryOutOfMemory(c.r, c.self, func() (DescriptorPool, error) {
+		pool, err := d.NewDescriptorPool(setsPerPool)
+		return pool, c.r.observe(err)
+	})
 	if err != nil {
 		return 0, 0, c.r.observe(err)
 	}

@@ -404,7 +404,7 @@ func TestCaptureRefusals(t *testing.T) {
 		g.close()
 	})
 
-	t.Run("buffer allocation needing a page", func(t *testing.T) {
+	t.Run("buffer allocation the warmup did not prepare", func(t *testing.T) {
 		both(t, func(t *testing.T, unified bool) {
 			g := newRig(t, unified, recorder.Options{Slots: 4, PageSize: 64 << 10})
 			x, y := g.buf(), g.buf()
@@ -412,18 +412,37 @@ func TestCaptureRefusals(t *testing.T) {
 			require.NoError(t, g.r.PrepareCapture(owner))
 			require.NoError(t, g.r.BeginCapture(owner))
 			require.NoError(t, g.copyK(owner, x, y))
+			// Allocating is not refused, room in a page or not (another
+			// goroutine's buffer is as welcome as ever)...
 			small, err := g.r.Alloc(alloc.DeviceLocal, 4*n)
-			require.NoError(t, err, "room in a page: allowed")
-			_, err = g.r.Alloc(alloc.DeviceLocal, 64<<10)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "a new page while a window records")
-			// Another slot's stream allocations may grow.
+			require.NoError(t, err, "room in a page")
+			big, err := g.r.Alloc(alloc.DeviceLocal, 64<<10)
+			require.NoError(t, err, "a new page")
+			// ...but the window refuses to record work on either.
+			for _, c := range []alloc.Claim{small, big} {
+				err = g.launch(owner, "copy", words(n), rd(x), wr(c))
+				require.ErrorIs(t, err, alloc.ErrAllocInCapture)
+			}
+			// Another slot's stream works on them, and allocations may grow.
+			require.NoError(t, g.copyK(other, x, small))
 			tmp, err := g.r.AllocOn(other, alloc.DeviceLocal, 64<<10)
 			require.NoError(t, err)
 			require.NoError(t, g.r.Drop(other, tmp))
 			_, err = g.r.EndCapture(owner)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "the failed allocation doomed the window")
+			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "the refused work doomed the window")
 			g.requireUnwritten(owner, y, alloc.ErrAllocInCapture)
+			g.mustRead(other, small, ramp(1))
+			// The window over, the buffers are like any other.
+			require.NoError(t, g.r.PrepareCapture(owner))
+			require.NoError(t, g.copyK(owner, x, big))
+			require.NoError(t, g.r.BeginCapture(owner))
+			require.NoError(t, g.copyK(owner, x, big))
+			graph, err := g.r.EndCapture(owner)
+			require.NoError(t, err)
+			require.NoError(t, graph.Close())
+			require.NoError(t, g.r.Quiesce(^uint64(0)))
 			require.NoError(t, g.r.Free(small))
+			require.NoError(t, g.r.Free(big))
 
 			// The owner's own temporary needing a page dooms it too.
 			require.NoError(t, g.r.PrepareCapture(owner))

@@ -44,6 +44,29 @@ type fz struct {
 	}
 	pending [fzSlots]map[*mbuf]struct{} // written by work not known complete
 	reading [fzSlots]map[*mbuf]struct{} // read by work not known complete
+	// gens numbers each slot's recordings; born says, per buffer made
+	// while windows recorded, which recording of each slot saw it born
+	// (0: none). The recorder serves such a buffer a claim the warmup
+	// freed, or a new one its window refuses to record work on; the model
+	// cannot tell which, so it accepts either.
+	gens [fzSlots]int
+	born map[*mbuf][fzSlots]int
+}
+
+// maybeBorn reports whether one of bufs was allocated during the slot's
+// current recording, which may refuse work on it.
+func (f *fz) maybeBorn(slot int, bufs ...[]*mbuf) bool {
+	if f.win[slot].state != capture.Recording {
+		return false
+	}
+	for _, list := range bufs {
+		for _, b := range list {
+			if f.born[b][slot] == f.gens[slot] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type fzWindow struct {
@@ -209,6 +232,9 @@ func (f *fz) work(what string, s recorder.StreamID, ins, outs []*mbuf, compute f
 		w.ins = append(w.ins, ins...)
 	case rec:
 		f.doom(slot, err)
+		if errors.Is(err, alloc.ErrAllocInCapture) && f.maybeBorn(slot, ins, outs) {
+			want = alloc.ErrAllocInCapture // a buffer born in the window
+		}
 	default:
 		run()
 	}
@@ -273,7 +299,7 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 	case rec:
 		f.doom(slot, err)
 		if errors.Is(err, alloc.ErrAllocInCapture) {
-			want = alloc.ErrAllocInCapture // no room for the staging: the model cannot tell
+			want = alloc.ErrAllocInCapture // no room for the staging, or a buffer born in the window: the model cannot tell
 		}
 	default:
 		b.setClean(vals)
@@ -377,6 +403,7 @@ func (f *fz) begin(s recorder.StreamID) {
 	if want == nil {
 		if err == nil {
 			w.state = capture.Recording
+			f.gens[slot]++
 		} else {
 			*w = fzWindow{} // a driver refusal returns the slot to idle
 		}
@@ -500,10 +527,16 @@ func (f *fz) renew(i int) {
 	c, err := f.r.Alloc(alloc.DeviceLocal, 4*n)
 	var want error
 	if errors.Is(err, alloc.ErrAllocInCapture) {
-		want = err // a window records and the pools have no room: every recording window is doomed
+		f.fatalf("alloc %s refused for a capture window: %v", b.name, err) // buffers are served in windows too
+	}
+	if err == nil {
+		var gens [fzSlots]int
 		for slot := range f.win {
-			f.doom(slot, err)
+			if f.win[slot].state == capture.Recording {
+				gens[slot] = f.gens[slot]
+			}
 		}
+		f.born[b] = gens
 	}
 	f.result("alloc "+b.name, err, want)
 	if err == nil {
@@ -652,7 +685,7 @@ func (f *fz) finish() {
 }
 
 func runFuzz(t *testing.T, data []byte) {
-	f := &fz{t: t, data: data}
+	f := &fz{t: t, data: data, born: map[*mbuf][fzSlots]int{}}
 	unified := f.next()&1 == 1
 	f.dev = hostdev.New(hostdev.Options{Unified: unified})
 	r, err := recorder.New(f.dev, recorder.Options{Slots: fzSlots, BatchSize: 3, CacheSize: 3, PageSize: 16 << 10})

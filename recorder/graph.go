@@ -88,6 +88,7 @@ func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 	}
 	r.dev.CmdBarrier(cb, BarrierBetween)
 	r.mem.LockGrowth()
+	r.recordingBegins(b.index)
 	return nil
 }
 
@@ -100,9 +101,12 @@ func (b *slot) openRecording() (CommandBuffer, error) {
 		return 0, err
 	}
 	b.win.reserveParked()
-	cb, err := r.dev.AllocateCommandBuffer(b.pool)
+	cb, err := retryOutOfMemory(r, b, func() (CommandBuffer, error) {
+		cb, err := r.dev.AllocateCommandBuffer(b.pool)
+		return cb, r.observe(err)
+	})
 	if err != nil {
-		return 0, r.observe(err)
+		return 0, err
 	}
 	if err := r.observe(r.dev.Begin(cb, Replayable)); err != nil {
 		r.dev.FreeCommandBuffer(b.pool, cb)
@@ -148,6 +152,7 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 
 // endRecording undoes what BeginCapture locked.
 func (b *slot) endRecording() {
+	b.r.recordingEnds(b.index)
 	b.r.mem.UnlockGrowth()
 	b.windowClosed()
 }

@@ -256,6 +256,9 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 		return err
 	}
 	if b.win.IsRecording() {
+		if err := b.refuseBornArgs(b.args); err != nil {
+			return err
+		}
 		return b.recordLaunch(k, l)
 	}
 	return b.enqueueLaunch(s, k, l)

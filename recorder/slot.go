@@ -45,6 +45,7 @@ func newSlot(r *Recorder, index int) (*slot, error) {
 		subs: submissions{r: r, pool: pool, index: index}}
 	b.mu.SetRank(lockrank.Slot, index)
 	b.cache = newSetCache(r, r.opts.CacheSize)
+	b.cache.self = b
 	return b, nil
 }
 
@@ -137,7 +138,7 @@ func (b *slot) alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 		b.win.Fail(err)
 		return c, b.r.observe(err)
 	}
-	c, err := b.r.mem.AllocOutsideWindow(kind, size)
+	c, err := retryOutOfMemory(b.r, b, func() (alloc.Claim, error) { return b.r.mem.AllocOutsideWindow(kind, size) })
 	return c, b.r.observe(err)
 }
 

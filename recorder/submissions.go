@@ -87,8 +87,18 @@ func (q *submissions) take(owned bool) (*batch, error) {
 }
 
 // newBatch takes a recycled batch or makes one: an eager batch owns a
-// command buffer, a replay batch only a fence (it borrows the graph's buffer).
+// command buffer, a replay batch only a fence (it borrows the graph's
+// buffer). Out of memory, it reclaims (retiring the slot's finished work,
+// which recycles batches) and tries once more.
 func (q *submissions) newBatch(owned bool) (*batch, error) {
+	if q.index >= len(q.r.slots) {
+		return q.makeBatch(owned) // the slot is still being made: nothing to reclaim
+	}
+	return retryOutOfMemory(q.r, q.r.slots[q.index], func() (*batch, error) { return q.makeBatch(owned) })
+}
+
+// makeBatch is one try of newBatch.
+func (q *submissions) makeBatch(owned bool) (*batch, error) {
 	spare := &q.spareReplay
 	if owned {
 		spare = &q.spareEager

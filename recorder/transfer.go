@@ -115,6 +115,11 @@ func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st 
 
 // write is Write past its checks, under the slot's lock.
 func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
+	if b.win.IsRecording() {
+		if err := b.refuseBorn(dst); err != nil {
+			return err
+		}
+	}
 	if err := b.stageForWindow(dst, st); err != nil {
 		return err
 	}
@@ -426,6 +431,9 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err erro
 		return err
 	}
 	if b.win.IsRecording() {
+		if err := b.refuseBorn(src, dst); err != nil {
+			return err
+		}
 		b.captureCopy(src, dst, size)
 		return nil
 	}

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The project's test command (what CI runs): installs what is missing, then
-# checks formatting, vets, checks the public API against the last release,
-# builds and tests the pure-Go packages with cgo off, runs every test with
-# the race detector, the lock-rank checker and the Khronos validation layer
-# on, and gives each fuzz target of alloc/, capture/, recorder/ and shaders/
-# (and ops/) a short run. Aims to finish in under 10 minutes on 2 cores.
+# checks formatting, vets, checks each function's cyclomatic complexity and
+# the public API against the last release, builds and tests the pure-Go
+# packages with cgo off, runs every test with the race detector, the
+# lock-rank checker and the Khronos validation layer on, and gives each fuzz
+# target of alloc/, capture/, recorder/ and shaders/ (and ops/) a short run.
+# Aims to finish in under 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -24,6 +25,13 @@ fi
 
 step "go vet ./..."
 go vet ./...
+
+# No function outside the tests may exceed cyclomatic complexity 20: past
+# that a function is hard to read and to cover, and it is split instead
+# (a table of cases, a named step per concern). Tests and test data are
+# left out: a table-driven test is long by nature.
+step "cyclomatic complexity at most 20 (go tool gocyclo)"
+go tool gocyclo -over 20 -ignore '_test\.go$|(^|/)testdata/' .
 
 # The root package's API against the last release recorded under api/; an
 # incompatible change must be recorded in CHANGELOG.md (scripts/apidiff.sh).

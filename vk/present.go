@@ -274,29 +274,14 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if p == nil {
 		return nil, ErrNoPresentation
 	}
-	in := d.inst
-	if err := in.enter(); err != nil {
-		return nil, err
-	}
 	var info C.vkc_surface_info
-	r := Result(C.vkc_surface_info_of(in.gipa, in.handle, p.pd, p.surface, &info))
-	in.leave()
-	if err := d.check("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", r); err != nil {
-		if r == ErrorSurfaceLost {
-			return nil, fmt.Errorf("%w: %w", ErrOutOfDate, err)
-		}
+	if err := d.surfaceInfo(&info); err != nil {
 		return nil, err
 	}
 	caps := &info.caps
-	w, h := o.Width, o.Height
-	if uint32(caps.currentExtent.width) != undefinedExtent {
-		w, h = uint32(caps.currentExtent.width), uint32(caps.currentExtent.height)
-	} else {
-		w = max(uint32(caps.minImageExtent.width), min(w, uint32(caps.maxImageExtent.width)))
-		h = max(uint32(caps.minImageExtent.height), min(h, uint32(caps.maxImageExtent.height)))
-	}
-	if w == 0 || h == 0 {
-		return nil, fmt.Errorf("%w: the surface has no area (a minimized window): %dx%d", ErrOutOfDate, w, h)
+	w, h, err := surfaceExtent(caps, o)
+	if err != nil {
+		return nil, err
 	}
 	usage := uint32(caps.supportedUsageFlags)
 	if usage&usageTransferDst == 0 {
@@ -310,31 +295,14 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The swapchain's images are images of format and usage: they must be
-	// no larger than such an image can be
-	// (VUID-VkSwapchainCreateInfoKHR-imageFormat-01778), and the extent
-	// no smaller than the surface's minimum (imageExtent-01274).
-	maxW, maxH, err := d.imageMaxExtent(C.VkFormat(format), C.VkImageUsageFlags(want))
-	if err != nil {
+	if w, h, err = d.fitImageExtent(caps, format, want, w, h); err != nil {
 		return nil, err
-	}
-	w, h = min(w, maxW), min(h, maxH)
-	if minW, minH := uint32(caps.minImageExtent.width), uint32(caps.minImageExtent.height); w < minW || h < minH {
-		return nil, fmt.Errorf("%w: the window takes a swapchain of at least %dx%d pixels, and this device's images are at most %dx%d (shrink the window)",
-			ErrOutOfDate, minW, minH, maxW, maxH)
 	}
 	srcW, srcH, err := d.imageMaxExtent(C.VKC_SOURCE_FORMAT, C.VKC_SOURCE_USAGE)
 	if err != nil {
 		return nil, err
 	}
-	images := uint32(caps.minImageCount) + defaultExtraImages
-	if caps.maxImageCount != 0 {
-		images = min(images, uint32(caps.maxImageCount))
-	}
-	alpha := uint32(alphaOpaque)
-	if uint32(caps.supportedCompositeAlpha)&alphaOpaque == 0 {
-		alpha = uint32(caps.supportedCompositeAlpha) & -uint32(caps.supportedCompositeAlpha) // lowest bit offered
-	}
+	images, alpha := imageCountAndAlpha(caps)
 	mode := pickMode(&info, o.VSync)
 	var old C.VkSwapchainKHR
 	if o.Old != nil {
@@ -347,35 +315,118 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 		return nil, err
 	}
 	d.live[ObjSwapchain].Add(1)
-	var all [maxSwapchainImageCount]C.VkImage
-	n := C.uint32_t(len(all))
-	if err := d.check("vkGetSwapchainImagesKHR", Result(C.vkc_swapchain_images(d.fns, p.fns, sc.handle, &n, &all[0]))); err != nil {
+	if err := sc.getImagesAndSemaphores(p); err != nil {
 		sc.destroyLocked()
 		return nil, err
 	}
+	return sc, nil
+}
+
+// surfaceInfo reads what the surface offers: its capabilities, formats and
+// present modes. A surface lost (its window gone) is ErrOutOfDate, as the
+// caller's next try at a new window would be.
+func (d *Device) surfaceInfo(info *C.vkc_surface_info) error {
+	in, p := d.inst, d.pres
+	if err := in.enter(); err != nil {
+		return err
+	}
+	r := Result(C.vkc_surface_info_of(in.gipa, in.handle, p.pd, p.surface, info))
+	in.leave()
+	if err := d.check("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", r); err != nil {
+		if r == ErrorSurfaceLost {
+			return fmt.Errorf("%w: %w", ErrOutOfDate, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// surfaceExtent is the surface's extent, or the window's size within the
+// surface's bounds where the surface leaves it to the swapchain; a surface
+// with no area (a minimized window) is ErrOutOfDate.
+func surfaceExtent(caps *C.VkSurfaceCapabilitiesKHR, o SwapchainOptions) (w, h uint32, err error) {
+	w, h = o.Width, o.Height
+	if uint32(caps.currentExtent.width) != undefinedExtent {
+		w, h = uint32(caps.currentExtent.width), uint32(caps.currentExtent.height)
+	} else {
+		w = max(uint32(caps.minImageExtent.width), min(w, uint32(caps.maxImageExtent.width)))
+		h = max(uint32(caps.minImageExtent.height), min(h, uint32(caps.maxImageExtent.height)))
+	}
+	if w == 0 || h == 0 {
+		return 0, 0, fmt.Errorf("%w: the surface has no area (a minimized window): %dx%d", ErrOutOfDate, w, h)
+	}
+	return w, h, nil
+}
+
+// fitImageExtent makes w x h no larger than an image of format and usage
+// can be on the device. The swapchain's images are such images: they must
+// be no larger than that (VUID-VkSwapchainCreateInfoKHR-imageFormat-01778),
+// and the extent no smaller than the surface's minimum (imageExtent-01274);
+// where both cannot hold, the window is too large: ErrOutOfDate.
+func (d *Device) fitImageExtent(caps *C.VkSurfaceCapabilitiesKHR, format, usage, w, h uint32) (uint32, uint32, error) {
+	maxW, maxH, err := d.imageMaxExtent(C.VkFormat(format), C.VkImageUsageFlags(usage))
+	if err != nil {
+		return 0, 0, err
+	}
+	w, h = min(w, maxW), min(h, maxH)
+	if minW, minH := uint32(caps.minImageExtent.width), uint32(caps.minImageExtent.height); w < minW || h < minH {
+		return 0, 0, fmt.Errorf("%w: the window takes a swapchain of at least %dx%d pixels, and this device's images are at most %dx%d (shrink the window)",
+			ErrOutOfDate, minW, minH, maxW, maxH)
+	}
+	return w, h, nil
+}
+
+// imageCountAndAlpha asks for defaultExtraImages more than the surface's
+// minimum, within its maximum, and for opaque composition, or the first
+// mode the surface offers where it has no opaque one.
+func imageCountAndAlpha(caps *C.VkSurfaceCapabilitiesKHR) (images, alpha uint32) {
+	images = uint32(caps.minImageCount) + defaultExtraImages
+	if caps.maxImageCount != 0 {
+		images = min(images, uint32(caps.maxImageCount))
+	}
+	alpha = uint32(alphaOpaque)
+	if uint32(caps.supportedCompositeAlpha)&alphaOpaque == 0 {
+		alpha = uint32(caps.supportedCompositeAlpha) & -uint32(caps.supportedCompositeAlpha) // lowest bit offered
+	}
+	return images, alpha
+}
+
+// getImagesAndSemaphores fetches the new swapchain's images and creates
+// its semaphores; on an error the caller destroys sc. Each semaphore is
+// created into a local and kept only once its create succeeded (a failed
+// create leaves its output undefined), so that destroyLocked destroys, and
+// uncounts, only what exists.
+func (sc *Swapchain) getImagesAndSemaphores(p *presentation) error {
+	d := sc.dev
+	var all [maxSwapchainImageCount]C.VkImage
+	n := C.uint32_t(len(all))
+	if err := d.check("vkGetSwapchainImagesKHR", Result(C.vkc_swapchain_images(d.fns, p.fns, sc.handle, &n, &all[0]))); err != nil {
+		return err
+	}
 	sc.images = append([]C.VkImage(nil), all[:n]...)
-	// Each semaphore is created into a local and kept only once its create
-	// succeeded (a failed create leaves its output undefined), so that
-	// destroyLocked destroys, and uncounts, only what exists.
-	for i := range sc.acquired {
+	newSemaphore := func() (C.VkSemaphore, error) {
 		var s C.VkSemaphore
 		if err := d.check("vkCreateSemaphore", Result(C.vkc_create_semaphore(d.fns, p.fns, &s))); err != nil {
-			sc.destroyLocked()
-			return nil, err
+			return s, err
+		}
+		d.live[ObjSemaphore].Add(1)
+		return s, nil
+	}
+	for i := range sc.acquired {
+		s, err := newSemaphore()
+		if err != nil {
+			return err
 		}
 		sc.acquired[i] = s
-		d.live[ObjSemaphore].Add(1)
 	}
 	for range sc.images {
-		var s C.VkSemaphore
-		if err := d.check("vkCreateSemaphore", Result(C.vkc_create_semaphore(d.fns, p.fns, &s))); err != nil {
-			sc.destroyLocked()
-			return nil, err
+		s, err := newSemaphore()
+		if err != nil {
+			return err
 		}
-		d.live[ObjSemaphore].Add(1)
 		sc.rendered = append(sc.rendered, s)
 	}
-	return sc, nil
+	return nil
 }
 
 // imageMaxExtent is the largest 2-D optimal-tiling image of format and

@@ -89,7 +89,7 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("alloc", func(t *testing.T) {
 		res, err := runAlloc(cfg)
 		require.NoError(t, err)
-		requireFigures(t, res, "alloc", "ops/s", "suballoc", "vkallocate")
+		requireFigures(t, res, "alloc", "ops/s", "suballoc", "vkallocate", "reclaim")
 	})
 }
 

@@ -49,6 +49,9 @@ const (
 	// Event is an Event's mutex: its closed flag and timestamp query,
 	// held only while reading them (a leaf).
 	Event
+	// Born is Recorder.bornMu: the buffers allocated while windows record
+	// and the slots recording then (a leaf).
+	Born
 	numRanks
 )
 
@@ -65,6 +68,7 @@ var names = [numRanks]string{
 	Presentations: "Recorder.presMu",
 	Events:        "Recorder.eventsMu",
 	Event:         "Event.mu",
+	Born:          "Recorder.bornMu",
 }
 
 // String names the lock a rank stands for.
