@@ -136,3 +136,18 @@ func FuzzConstantBits(f *testing.F) {
 		}
 	})
 }
+
+// A module of more bindings than a launch takes is refused before any
+// per-binding table is filled.
+func TestMatchModuleRefusesTooManyBindings(t *testing.T) {
+	mod := shaders.Module{LocalSize: [3]uint32{1, 1, 1}}
+	for i := range recorder.MaxBindings + 1 {
+		mod.Bindings = append(mod.Bindings, shaders.ModuleBinding{Binding: uint32(i), Kind: shaders.StorageTexelBuffer, Access: shaders.ReadOnly})
+	}
+	spec := KernelSpec{Name: "wide", Bindings: make([]Access, len(mod.Bindings))}
+	for i := range spec.Bindings {
+		spec.Bindings[i] = ReadOnly
+	}
+	err := matchModule(spec, mod, mod.LocalSize, Limits{MaxComputeWorkGroupSize: [3]uint32{1, 1, 1}, MaxComputeWorkGroupInvocations: 1})
+	assert.ErrorContains(t, err, `kernel "wide": module has 17 bindings (at most 16)`)
+}
