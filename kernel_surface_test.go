@@ -327,6 +327,13 @@ func TestStorageTexelBufferBinding(t *testing.T) {
 	require.NoError(t, err)
 	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, x, words)
 	assert.ErrorContains(t, err, `kernel "texelbuf": binding 1 is a storage texel buffer viewed as R32_SFLOAT, which takes float32 elements; given uint32`)
+	if align := dev.Info().Limits.MinTexelBufferOffsetAlignment; align > 4 {
+		view, err := img.View(1, n-1)
+		require.NoError(t, err)
+		err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, x, view)
+		assert.ErrorContains(t, err, `kernel "texelbuf": binding 1 (storage texel buffer of R32_SFLOAT)`)
+		assert.ErrorContains(t, err, "minTexelBufferOffsetAlignment")
+	}
 }
 
 // A uniform texel buffer (samplerBuffer) views float32 buffers as
