@@ -326,6 +326,9 @@ func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limit
 			return fmt.Errorf("vkc: kernel %q: binding %d is described as %v; want ReadOnly, WriteOnly or ReadWrite", spec.Name, i, a)
 		}
 	}
+	if len(mod.Bindings) > recorder.MaxBindings {
+		return fmt.Errorf("vkc: kernel %q: module has %d bindings (at most %d)", spec.Name, len(mod.Bindings), recorder.MaxBindings)
+	}
 	if len(mod.Bindings) != len(spec.Bindings) {
 		hint := ""
 		if spec.Bindings == nil {

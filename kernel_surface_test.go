@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc/recorder"
+	"github.com/vkcompute/vkc/shaders"
 )
 
 // The modules of these tests are what testdata/gen.sh builds from their
@@ -325,6 +327,13 @@ func TestStorageTexelBufferBinding(t *testing.T) {
 	require.NoError(t, err)
 	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, x, words)
 	assert.ErrorContains(t, err, `kernel "texelbuf": binding 1 is a storage texel buffer viewed as R32_SFLOAT, which takes float32 elements; given uint32`)
+	if align := dev.Info().Limits.MinTexelBufferOffsetAlignment; align > 4 {
+		view, err := img.View(1, n-1)
+		require.NoError(t, err)
+		err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, x, view)
+		assert.ErrorContains(t, err, `kernel "texelbuf": binding 1 (storage texel buffer of R32_SFLOAT)`)
+		assert.ErrorContains(t, err, "minTexelBufferOffsetAlignment")
+	}
 }
 
 // A uniform texel buffer (samplerBuffer) views float32 buffers as
@@ -412,4 +421,61 @@ func TestUniformBufferDescribedReadWriteStaysReadOnly(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnwritten, "the uniform buffer was not written")
 	_, err = y.Read(context.Background())
 	assert.ErrorIs(t, err, ErrUnwritten, "y inherits the unwritten uniform input")
+}
+
+// Push places matrices as the module decorates them: a row-major mat3x2
+// (rows 16 bytes apart) and a column-major mat3 (columns 16 bytes apart,
+// padding after each vec3), read back element by element by the kernel.
+func TestPushPlacesMatricesByTheirDecorations(t *testing.T) {
+	dev := openTest(t)
+	for _, c := range []struct {
+		module string
+		value  any
+		want   []float32
+	}{
+		{"rowmajorpush", struct {
+			S float32
+			M [3][2]float32
+		}{S: 9, M: [3][2]float32{{1, 2}, {3, 4}, {5, 6}}}, []float32{1, 2, 3, 4, 5, 6, 9}},
+		{"mat3push", struct{ M [3][3]float32 }{M: [3][3]float32{{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}}, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}},
+	} {
+		k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: testSPIRV(t, c.module)})
+		require.NoError(t, err, c.module)
+		push, err := k.Push(c.value)
+		require.NoError(t, err, c.module)
+		y, err := NewBuffer[float32](dev, len(c.want))
+		require.NoError(t, err)
+		require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push, y), c.module)
+		assert.Equal(t, c.want, readAll(t, y), c.module)
+		require.NoError(t, y.Close())
+		require.NoError(t, k.Close())
+	}
+}
+
+// FuzzPush: whatever the values, Push of kpush.comp's block puts each
+// member's bits at its std430 offset and nothing elsewhere.
+func FuzzPush(f *testing.F) {
+	code, err := os.ReadFile("testdata/kpush.spv")
+	if err != nil {
+		f.Fatal(err)
+	}
+	mod, err := shaders.Inspect(code)
+	if err != nil {
+		f.Fatal(err)
+	}
+	k := &Kernel{name: "kpush", rk: &recorder.Kernel{}, user: true, push: mod.PushSize, pushLayout: mod.Push}
+	f.Add(float32(1), int32(-2), uint32(3), float32(4), float32(5), float32(6), float32(7), float32(8), float32(9))
+	f.Fuzz(func(t *testing.T, scale float32, offset int32, n uint32, s0, s1, m0, m1, m2, m3 float32) {
+		p := pushParams{Scale: scale, Offset: offset, N: n, Shift: [2]float32{s0, s1}, M: [2][2]float32{{m0, m1}, {m2, m3}}}
+		got, err := k.Push(&p)
+		require.NoError(t, err)
+		want := make([]byte, 40)
+		binary.LittleEndian.PutUint32(want[0:], math.Float32bits(scale))
+		binary.LittleEndian.PutUint32(want[4:], uint32(offset))
+		binary.LittleEndian.PutUint32(want[8:], n)
+		for i, v := range []float32{s0, s1, m0, m1, m2, m3} {
+			binary.LittleEndian.PutUint32(want[16+4*i:], math.Float32bits(v))
+		}
+		require.Equal(t, want, got)
+	})
 }

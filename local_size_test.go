@@ -136,3 +136,30 @@ func FuzzConstantBits(f *testing.F) {
 		}
 	})
 }
+
+// A module of more bindings than a launch takes is refused before any
+// per-binding table is filled.
+func TestMatchModuleRefusesTooManyBindings(t *testing.T) {
+	mod := shaders.Module{LocalSize: [3]uint32{1, 1, 1}}
+	for i := range recorder.MaxBindings + 1 {
+		mod.Bindings = append(mod.Bindings, shaders.ModuleBinding{Binding: uint32(i), Kind: shaders.StorageTexelBuffer, Access: shaders.ReadOnly})
+	}
+	spec := KernelSpec{Name: "wide", Bindings: make([]Access, len(mod.Bindings))}
+	for i := range spec.Bindings {
+		spec.Bindings[i] = ReadOnly
+	}
+	err := matchModule(spec, mod, mod.LocalSize, Limits{MaxComputeWorkGroupSize: [3]uint32{1, 1, 1}, MaxComputeWorkGroupInvocations: 1})
+	assert.ErrorContains(t, err, `kernel "wide": module has 17 bindings (at most 16)`)
+}
+
+// A requested size must fit the constant that sizes the axis: 70000 does
+// not fit a uint16 constant.
+func TestLocalSizeRequestMustFitItsConstant(t *testing.T) {
+	mod := shaders.Module{LocalSize: [3]uint32{8, 1, 1}, LocalSizeSpecIDs: [3]int64{3, -1, -1},
+		SpecConstants: []shaders.SpecConstant{{ID: 3, Kind: shaders.SpecUint, Bits: 16, Default: 8}}}
+	_, err := specialize(KernelSpec{Name: "narrow", LocalSize: [3]uint32{70000, 1, 1}}, mod)
+	assert.ErrorContains(t, err, "specialization constant 3 (uint16): 70000 is outside uint16's range")
+	sp, err := specialize(KernelSpec{Name: "narrow", LocalSize: [3]uint32{64, 1, 1}}, mod)
+	require.NoError(t, err)
+	assert.Equal(t, []recorder.SpecConstant{{ID: 3, Size: 2, Bits: 64}}, sp.constants)
+}

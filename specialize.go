@@ -74,6 +74,9 @@ func specialize(spec KernelSpec, mod shaders.Module) (specialization, error) {
 		if prev, ok := sized[uint32(id)]; ok && prev != size {
 			return sp, fmt.Errorf("vkc: kernel %q: local size %v asks two sizes (%d, %d) of specialization constant %d, which sizes axes %s", spec.Name, spec.LocalSize, prev, size, id, sharingAxes(mod.LocalSizeSpecIDs, id))
 		}
+		if _, err := constantBits(c, float64(size)); err != nil {
+			return sp, fmt.Errorf("vkc: kernel %q: local size %v along %c: specialization constant %d (%s): %w", spec.Name, spec.LocalSize, "xyz"[axis], id, c.TypeName(), err)
+		}
 		sized[uint32(id)] = size
 		sp.local[axis] = size
 	}
