@@ -111,7 +111,7 @@ func TestEntryPointChoosesTheKernel(t *testing.T) {
 	_, err := dev.LoadKernel(KernelSpec{Name: "two", SPIRV: code})
 	assert.ErrorContains(t, err, `kernel "two": no compute entry point "main" and several others`)
 	_, err = dev.LoadKernel(KernelSpec{Name: "two", SPIRV: code, Entry: "absent"})
-	assert.ErrorContains(t, err, `kernel "two": shaders: no such compute entry point: "absent"`)
+	assert.ErrorContains(t, err, `kernel "two": no such compute entry point: "absent"`)
 }
 
 // Constants set specialization constants of several types, the workgroup
