@@ -244,23 +244,9 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		return nil, err
 	}
 	defer d.leave()
-	mod, err := shaders.InspectEntry(spec.SPIRV, spec.Entry)
-	if errors.Is(err, shaders.ErrNoEntryPoint) {
-		return nil, fmt.Errorf("vkc: kernel %q: %w", spec.Name, err)
-	}
+	mod, err := d.inspectKernel(spec)
 	if err != nil {
-		return nil, publicOp("Device.LoadKernel "+strconv.Quote(spec.Name), err)
-	}
-	if mod.Entry == "" {
-		return nil, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" and several others (%q): name one in KernelSpec.Entry", spec.Name, mod.EntryPoints)
-	}
-	if err := d.checkCapabilities(spec.Name, spec.SPIRV); err != nil {
 		return nil, err
-	}
-	for _, b := range mod.Bindings {
-		if c := b.Contradiction(); c != "" {
-			return nil, fmt.Errorf("vkc: kernel %q: binding %d (set %d) %s", spec.Name, b.Binding, b.Set, c)
-		}
 	}
 	derived := spec.derivesDescription()
 	if derived {
@@ -284,38 +270,84 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := checkShared(spec, sp.ints, d.info.Limits); err != nil {
 		return nil, err
 	}
-	kinds := make([]shaders.DescriptorKind, len(mod.Bindings))
-	var formats [recorder.MaxBindings]recorder.TexelFormat
-	for i, b := range mod.Bindings {
-		kinds[i] = b.Kind
-		if b.Kind == shaders.UniformTexelBuffer || b.Kind == shaders.StorageTexelBuffer {
-			if formats[i], err = texelFormat(spec.Name, i, b); err != nil {
-				return nil, err
-			}
-		}
+	kinds, formats, err := bindingKinds(spec.Name, mod.Bindings)
+	if err != nil {
+		return nil, err
 	}
 	k, err := d.buildUser(spec, mod.Entry, sp.constants, kinds, formats)
 	if err != nil {
 		return nil, err
 	}
 	k.kinds, k.formats = kinds, formats
-	for i, b := range mod.Bindings {
+	k.local = local
+	k.user = true
+	k.entry, k.constants, k.pushLayout = mod.Entry, maps.Clone(spec.Constants), mod.Push
+	k.keepBindings(mod.Bindings)
+	d.mu.Lock()
+	d.user[k] = struct{}{}
+	d.mu.Unlock()
+	return k, nil
+}
+
+// inspectKernel reads spec's module for LoadKernel at the entry point
+// spec names, refusing one without a compute entry point to run, one
+// needing a device feature the device lacks, and one whose code
+// contradicts a binding's decorations, before anything is built from it.
+func (d *Device) inspectKernel(spec KernelSpec) (shaders.Module, error) {
+	mod, err := shaders.InspectEntry(spec.SPIRV, spec.Entry)
+	if errors.Is(err, shaders.ErrNoEntryPoint) {
+		return mod, fmt.Errorf("vkc: kernel %q: %w", spec.Name, err)
+	}
+	if err != nil {
+		return mod, publicOp("Device.LoadKernel "+strconv.Quote(spec.Name), err)
+	}
+	if mod.Entry == "" {
+		return mod, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" and several others (%q): name one in KernelSpec.Entry", spec.Name, mod.EntryPoints)
+	}
+	if err := d.checkCapabilities(spec.Name, spec.SPIRV); err != nil {
+		return mod, err
+	}
+	for _, b := range mod.Bindings {
+		if c := b.Contradiction(); c != "" {
+			return mod, fmt.Errorf("vkc: kernel %q: binding %d (set %d) %s", spec.Name, b.Binding, b.Set, c)
+		}
+	}
+	return mod, nil
+}
+
+// bindingKinds is each of the module's bindings' descriptor kind and, for
+// the texel bindings, the format vkc views them in: the pipeline's
+// descriptor layout and the texel views are built from these. A texel
+// binding in a format vkc does not view is refused.
+func bindingKinds(name string, bindings []shaders.ModuleBinding) ([]shaders.DescriptorKind, [recorder.MaxBindings]recorder.TexelFormat, error) {
+	kinds := make([]shaders.DescriptorKind, len(bindings))
+	var formats [recorder.MaxBindings]recorder.TexelFormat
+	for i, b := range bindings {
+		kinds[i] = b.Kind
+		if b.Kind == shaders.UniformTexelBuffer || b.Kind == shaders.StorageTexelBuffer {
+			var err error
+			if formats[i], err = texelFormat(name, i, b); err != nil {
+				return nil, formats, err
+			}
+		}
+	}
+	return kinds, formats, nil
+}
+
+// keepBindings keeps what Launch checks of each of the module's bindings:
+// which are texel bindings and their sampled types, each binding's
+// element type and the least size its buffer may have.
+func (k *Kernel) keepBindings(bindings []shaders.ModuleBinding) {
+	for i, b := range bindings {
 		if b.Kind == shaders.UniformTexelBuffer || b.Kind == shaders.StorageTexelBuffer {
 			k.texels |= 1 << uint(i)
 			k.texelTypes[i] = b.TexelType
 		}
 	}
-	k.local = local
-	k.user = true
-	k.entry, k.constants, k.pushLayout = mod.Entry, maps.Clone(spec.Constants), mod.Push
-	for _, b := range mod.Bindings {
+	for _, b := range bindings {
 		k.elems = append(k.elems, b.Elem)
 		k.minSize = append(k.minSize, b.MinSize)
 	}
-	d.mu.Lock()
-	d.user[k] = struct{}{}
-	d.mu.Unlock()
-	return k, nil
 }
 
 // matchModule checks a description against the module it describes and

@@ -71,55 +71,68 @@ func placeValue(out []byte, offset uint64, l *shaders.Layout, v reflect.Value, p
 	case shaders.LayoutArray:
 		return placeArray(out, offset, l.Elem, uint64(l.Stride), l.Count, v, path, "array")
 	case shaders.LayoutMatrix:
-		if v.Kind() != reflect.Array || v.Len() != int(l.Count) {
-			return mismatch(path, v.Type(), fmt.Sprintf("a matrix of %d columns ([%d][%d]%s)", l.Count, l.Count, l.Elem.Count, l.Elem.Elem.TypeName()))
-		}
-		for c := 0; c < v.Len(); c++ {
-			col := v.Index(c)
-			colPath := fmt.Sprintf("%s[%d]", path, c)
-			if col.Kind() != reflect.Array || col.Len() != int(l.Elem.Count) {
-				return mismatch(colPath, col.Type(), fmt.Sprintf("a column of %d %s", l.Elem.Count, l.Elem.Elem.TypeName()))
-			}
-			for r := 0; r < col.Len(); r++ {
-				at := offset + uint64(c)*uint64(l.Stride) + uint64(r)*uint64(l.Width)
-				if l.RowMajor {
-					at = offset + uint64(r)*uint64(l.Stride) + uint64(c)*uint64(l.Width)
-				}
-				if err := placeScalar(out, at, l.Elem.Elem, col.Index(r), fmt.Sprintf("%s[%d]", colPath, r)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return placeMatrix(out, offset, l, v, path)
 	case shaders.LayoutStruct:
-		if v.Kind() != reflect.Struct {
-			return mismatch(path, v.Type(), fmt.Sprintf("a struct of %d members", len(l.Members)))
-		}
-		member := 0
-		for i := 0; i < v.NumField(); i++ {
-			f := v.Type().Field(i)
-			if f.Name == "_" {
-				continue
-			}
-			fieldPath := f.Name
-			if path != "" {
-				fieldPath = path + "." + f.Name
-			}
-			if member >= len(l.Members) {
-				return fmt.Errorf("%s: %s has more fields than the module's %d members", fieldPath, v.Type(), len(l.Members))
-			}
-			m := l.Members[member]
-			if err := placeValue(out, offset+uint64(m.Offset), m.Layout, v.Field(i), fieldPath); err != nil {
-				return err
-			}
-			member++
-		}
-		if member != len(l.Members) {
-			return fmt.Errorf("%s has %d fields (besides _), the module's block %d members", v.Type(), member, len(l.Members))
-		}
-		return nil
+		return placeStruct(out, offset, l, v, path)
 	}
 	return fmt.Errorf("%s: the module's %v cannot be pushed", path, l.Kind)
+}
+
+// placeMatrix places a matrix from a Go [C][R]T, column c, row r at
+// Stride bytes per column and Width per row, or the other way round for a
+// row-major matrix, so the Go array always reads column by column.
+func placeMatrix(out []byte, offset uint64, l *shaders.Layout, v reflect.Value, path string) error {
+	if v.Kind() != reflect.Array || v.Len() != int(l.Count) {
+		return mismatch(path, v.Type(), fmt.Sprintf("a matrix of %d columns ([%d][%d]%s)", l.Count, l.Count, l.Elem.Count, l.Elem.Elem.TypeName()))
+	}
+	for c := 0; c < v.Len(); c++ {
+		col := v.Index(c)
+		colPath := fmt.Sprintf("%s[%d]", path, c)
+		if col.Kind() != reflect.Array || col.Len() != int(l.Elem.Count) {
+			return mismatch(colPath, col.Type(), fmt.Sprintf("a column of %d %s", l.Elem.Count, l.Elem.Elem.TypeName()))
+		}
+		for r := 0; r < col.Len(); r++ {
+			at := offset + uint64(c)*uint64(l.Stride) + uint64(r)*uint64(l.Width)
+			if l.RowMajor {
+				at = offset + uint64(r)*uint64(l.Stride) + uint64(c)*uint64(l.Width)
+			}
+			if err := placeScalar(out, at, l.Elem.Elem, col.Index(r), fmt.Sprintf("%s[%d]", colPath, r)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// placeStruct places a struct member by member from a Go struct's fields
+// in order, skipping fields named _ (padding); the counts must match.
+func placeStruct(out []byte, offset uint64, l *shaders.Layout, v reflect.Value, path string) error {
+	if v.Kind() != reflect.Struct {
+		return mismatch(path, v.Type(), fmt.Sprintf("a struct of %d members", len(l.Members)))
+	}
+	member := 0
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if f.Name == "_" {
+			continue
+		}
+		fieldPath := f.Name
+		if path != "" {
+			fieldPath = path + "." + f.Name
+		}
+		if member >= len(l.Members) {
+			return fmt.Errorf("%s: %s has more fields than the module's %d members", fieldPath, v.Type(), len(l.Members))
+		}
+		m := l.Members[member]
+		if err := placeValue(out, offset+uint64(m.Offset), m.Layout, v.Field(i), fieldPath); err != nil {
+			return err
+		}
+		member++
+	}
+	if member != len(l.Members) {
+		return fmt.Errorf("%s has %d fields (besides _), the module's block %d members", v.Type(), member, len(l.Members))
+	}
+	return nil
 }
 
 // placeArray places a vector's or an array's count elements, stride bytes
@@ -138,8 +151,34 @@ func placeArray(out []byte, offset uint64, elem *shaders.Layout, stride uint64, 
 
 // placeScalar places one number, whose Go type must be the module's.
 func placeScalar(out []byte, offset uint64, l *shaders.Layout, v reflect.Value, path string) error {
-	var bits uint64
-	var ok bool
+	bits, ok := scalarBits(l, v)
+	if !ok {
+		return mismatch(path, v.Type(), l.TypeName())
+	}
+	if offset+uint64(l.Width) > uint64(len(out)) {
+		return fmt.Errorf("%s: at byte %d, past the block's %d bytes", path, offset, len(out))
+	}
+	switch l.Width {
+	case 1:
+		out[offset] = byte(bits)
+	case 2:
+		binary.LittleEndian.PutUint16(out[offset:], uint16(bits))
+	case 4:
+		binary.LittleEndian.PutUint32(out[offset:], uint32(bits))
+	case 8:
+		binary.LittleEndian.PutUint64(out[offset:], bits)
+	default:
+		return fmt.Errorf("%s: a %d-byte number cannot be pushed", path, l.Width)
+	}
+	return nil
+}
+
+// scalarBits is v's bits as the module's scalar l holds them; ok is false
+// where v's Go type is not the one that stands for l's: a uint64 for a
+// device address, Float16 for a 16-bit float, float32 or float64 for
+// the others, a signed integer of l's width for a signed one, an unsigned
+// integer of l's width (not Float16 or BFloat16) otherwise.
+func scalarBits(l *shaders.Layout, v reflect.Value) (bits uint64, ok bool) {
 	t := v.Type()
 	switch {
 	case l.Kind == shaders.LayoutPointer:
@@ -164,25 +203,7 @@ func placeScalar(out []byte, offset uint64, l *shaders.Layout, v reflect.Value, 
 		ok = t != float16Type && t != bfloat16Type && isUint(t.Kind()) && uint32(t.Size()) == l.Width
 		bits = uint64Of(v, ok)
 	}
-	if !ok {
-		return mismatch(path, t, l.TypeName())
-	}
-	if offset+uint64(l.Width) > uint64(len(out)) {
-		return fmt.Errorf("%s: at byte %d, past the block's %d bytes", path, offset, len(out))
-	}
-	switch l.Width {
-	case 1:
-		out[offset] = byte(bits)
-	case 2:
-		binary.LittleEndian.PutUint16(out[offset:], uint16(bits))
-	case 4:
-		binary.LittleEndian.PutUint32(out[offset:], uint32(bits))
-	case 8:
-		binary.LittleEndian.PutUint64(out[offset:], bits)
-	default:
-		return fmt.Errorf("%s: a %d-byte number cannot be pushed", path, l.Width)
-	}
-	return nil
+	return bits, ok
 }
 
 func uint64Of(v reflect.Value, ok bool) uint64 {

@@ -33,14 +33,8 @@ func (k *Kernel) Desc() PipelineDesc { return k.desc }
 // validates before its driver sees it. A kernel built while Close runs either completes
 // first (and Close destroys it) or fails with errs.Closed.
 func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
-	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
-	}
-	if (desc.Texels|desc.Uniforms)>>uint(desc.Bindings) != 0 || (desc.Texels|desc.Uniforms)&desc.Writes != 0 {
-		return nil, fmt.Errorf("kernel %q: texel bindings %#x and uniform bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Uniforms, desc.Bindings)
-	}
-	if desc.StorageTexels>>uint(desc.Bindings) != 0 || desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
-		return nil, fmt.Errorf("kernel %q: storage texel bindings %#x must be bindings of its %d, and no binding of two kinds", desc.Name, desc.StorageTexels, desc.Bindings)
+	if err := checkBindingKinds(desc); err != nil {
+		return nil, err
 	}
 	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
 	if desc.PushSize%4 != 0 || desc.PushSize > limit {
@@ -52,27 +46,9 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 		}
 		return nil, fmt.Errorf("kernel %q: %w: %w", desc.Name, errs.BadSPIRV, err)
 	}
-	if desc.SpecIDs != nil {
-		if len(desc.SpecIDs) != len(desc.Spec) {
-			return nil, fmt.Errorf("kernel %q: %d specialization-constant IDs for %d values", desc.Name, len(desc.SpecIDs), len(desc.Spec))
-		}
-		for i, id := range desc.SpecIDs {
-			if slices.Contains(desc.SpecIDs[:i], id) {
-				return nil, fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, id)
-			}
-		}
-		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
+	if err := ownSpecialization(&desc); err != nil {
+		return nil, err
 	}
-	desc.Spec = slices.Clone(desc.Spec)
-	for i, c := range desc.Constants {
-		if c.Size != 1 && c.Size != 2 && c.Size != 4 && c.Size != 8 {
-			return nil, fmt.Errorf("kernel %q: specialization constant %d of %d bytes (1, 2, 4 or 8)", desc.Name, c.ID, c.Size)
-		}
-		if _, set := desc.SpecValue(c.ID); set || slices.ContainsFunc(desc.Constants[:i], func(o SpecConstant) bool { return o.ID == c.ID }) {
-			return nil, fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, c.ID)
-		}
-	}
-	desc.Constants = slices.Clone(desc.Constants)
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {
@@ -87,6 +63,52 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	r.kernels[k] = struct{}{}
 	r.kernelsMu.Unlock()
 	return k, nil
+}
+
+// checkBindingKinds refuses a desc whose binding count is out of range or
+// whose texel, storage texel and uniform masks name bindings it does not
+// have, a written binding as texel or uniform, or one binding as two
+// kinds: the device builds its descriptor layout from these masks.
+func checkBindingKinds(desc PipelineDesc) error {
+	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
+		return fmt.Errorf("kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
+	}
+	if (desc.Texels|desc.Uniforms)>>uint(desc.Bindings) != 0 || (desc.Texels|desc.Uniforms)&desc.Writes != 0 {
+		return fmt.Errorf("kernel %q: texel bindings %#x and uniform bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Uniforms, desc.Bindings)
+	}
+	if desc.StorageTexels>>uint(desc.Bindings) != 0 || desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
+		return fmt.Errorf("kernel %q: storage texel bindings %#x must be bindings of its %d, and no binding of two kinds", desc.Name, desc.StorageTexels, desc.Bindings)
+	}
+	return nil
+}
+
+// ownSpecialization checks desc's specialization values (IDs matching
+// values, no constant set twice, sizes of 1, 2, 4 or 8 bytes) and gives
+// desc its own copies of them, so the kernel keeps what it was built with
+// whatever the caller later does to its slices.
+func ownSpecialization(desc *PipelineDesc) error {
+	if desc.SpecIDs != nil {
+		if len(desc.SpecIDs) != len(desc.Spec) {
+			return fmt.Errorf("kernel %q: %d specialization-constant IDs for %d values", desc.Name, len(desc.SpecIDs), len(desc.Spec))
+		}
+		for i, id := range desc.SpecIDs {
+			if slices.Contains(desc.SpecIDs[:i], id) {
+				return fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, id)
+			}
+		}
+		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
+	}
+	desc.Spec = slices.Clone(desc.Spec)
+	for i, c := range desc.Constants {
+		if c.Size != 1 && c.Size != 2 && c.Size != 4 && c.Size != 8 {
+			return fmt.Errorf("kernel %q: specialization constant %d of %d bytes (1, 2, 4 or 8)", desc.Name, c.ID, c.Size)
+		}
+		if _, set := desc.SpecValue(c.ID); set || slices.ContainsFunc(desc.Constants[:i], func(o SpecConstant) bool { return o.ID == c.ID }) {
+			return fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, c.ID)
+		}
+	}
+	desc.Constants = slices.Clone(desc.Constants)
+	return nil
 }
 
 // Release gives up the owner's hold on the kernel: no launch may name it

@@ -84,6 +84,32 @@ func traceAccess(insts []instruction, d *declarations, entry uint32, bindings []
 	if _, ok := functions[entry]; !ok {
 		return
 	}
+	t := newTracer(d, bindings)
+	reach := reachable(functions, entry)
+	converged := false
+	for round := 0; round < maxTraceRounds && !converged; round++ {
+		t.changed = false
+		for _, fn := range reach {
+			for _, in := range functions[fn].body {
+				t.step(in, functions)
+			}
+		}
+		converged = !t.changed
+	}
+	for i := range bindings {
+		b := &bindings[i]
+		b.Loads, b.Stores = t.loads[i], t.stores[i]
+		b.Traced = converged && !t.escaped[i]
+		if b.Traced {
+			b.Access = tracedAccess(*b)
+		}
+	}
+}
+
+// newTracer starts a tracer with one slot per binding, each descriptor
+// variable of d pointing into its binding's slot, so tracing begins from
+// the variables the bindings were read from.
+func newTracer(d *declarations, bindings []ModuleBinding) *tracer {
 	t := &tracer{roots: map[uint32][]int{}, handles: make([]bool, len(bindings)),
 		loads: make([]bool, len(bindings)), stores: make([]bool, len(bindings)), escaped: make([]bool, len(bindings))}
 	slot := map[[2]uint32]int{}
@@ -104,36 +130,25 @@ func traceAccess(insts []instruction, d *declarations, entry uint32, bindings []
 			t.add(v.id, []int{i})
 		}
 	}
-	reach := reachable(functions, entry)
-	converged := false
-	for round := 0; round < maxTraceRounds && !converged; round++ {
-		t.changed = false
-		for _, fn := range reach {
-			for _, in := range functions[fn].body {
-				t.step(in, functions)
-			}
-		}
-		converged = !t.changed
-	}
-	for i := range bindings {
-		b := &bindings[i]
-		b.Loads, b.Stores = t.loads[i], t.stores[i]
-		b.Traced = converged && !t.escaped[i]
-		if !b.Traced {
-			continue
-		}
-		switch b.Kind {
-		case StorageBuffer, StorageTexelBuffer, StorageImage:
-			switch {
-			case b.Stores && b.Loads:
-				b.Access = ReadWrite
-			case b.Stores:
-				b.Access = WriteOnly
-			default:
-				b.Access = ReadOnly
-			}
+	return t
+}
+
+// tracedAccess is the access of a traced binding from what its code does:
+// for the kinds a shader writes, loads only ReadOnly, stores only
+// WriteOnly, both ReadWrite, neither ReadOnly; other kinds keep theirs.
+func tracedAccess(b ModuleBinding) Access {
+	switch b.Kind {
+	case StorageBuffer, StorageTexelBuffer, StorageImage:
+		switch {
+		case b.Stores && b.Loads:
+			return ReadWrite
+		case b.Stores:
+			return WriteOnly
+		default:
+			return ReadOnly
 		}
 	}
+	return b.Access
 }
 
 // splitFunctions indexes a module's functions by result id; decode has
@@ -207,83 +222,159 @@ func operand(in instruction, i int) uint32 {
 	return 0
 }
 
+// pointerUse groups the opcodes the tracer treats alike by what they do
+// with the pointers and handles among their operands, so step reads as one
+// case per kind of use rather than one long condition per opcode.
+type pointerUse int
+
+const (
+	useOther        pointerUse = iota // a use the tracer does not follow: the pointer escapes
+	useDerive                         // the result points where operand 2 does
+	useSelect                         // the result points where either choice does
+	usePhi                            // the result points where any incoming value does
+	useLoad                           // loads data, or a handle from a handle variable
+	useStore                          // stores through operand 0; a pointer stored escapes
+	useCopyMemory                     // stores through operand 0, loads through operand 1
+	useImageWrite                     // stores through the image in operand 0
+	useImageRead                      // reads, samples, gathers through operand 2
+	useAtomicStore                    // stores through operand 0
+	useAtomicLoad                     // loads through operand 2
+	useAtomicUpdate                   // loads and stores through the pointer operand
+	useCall                           // passes pointers on to the callee's parameters
+	useNone                           // sizes, control flow, debug lines: no pointer's use
+)
+
+// pointerUseOf classifies op for step; opcodes named one by one here,
+// numbered ranges in rangedPointerUse.
+func pointerUseOf(op uint32) pointerUse {
+	switch op {
+	case opAccessChain, opInBoundsAccessChain, opPtrAccessChain, opInBoundsPtrAccessChain,
+		opCopyObject, opImageTexelPointer, opSampledImage, opImage:
+		return useDerive
+	case opSelect:
+		return useSelect
+	case opPhi:
+		return usePhi
+	case opLoad:
+		return useLoad
+	case opStore:
+		return useStore
+	case opCopyMemory, opCopyMemorySized:
+		return useCopyMemory
+	case opImageWrite:
+		return useImageWrite
+	case opImageRead, opImageFetch, opImageSparseRead:
+		return useImageRead
+	case opAtomicStore, opAtomicFlagClear:
+		return useAtomicStore
+	case opAtomicLoad:
+		return useAtomicLoad
+	case opAtomicFlagTestAndSet, opAtomicFMinEXT, opAtomicFMaxEXT, opAtomicFAddEXT:
+		return useAtomicUpdate
+	case opFunctionCall:
+		return useCall
+	case opArrayLength, opNop, opLine, opNoLine, opLoopMerge, opSelectionMerge,
+		opBranch, opBranchConditional, opSwitch, opKill, opReturn, opUnreachable, opLabel:
+		return useNone // sizes, not contents; control flow and debug lines: literals
+	}
+	return rangedPointerUse(op)
+}
+
+// rangedPointerUse classifies the opcodes SPIR-V numbers in runs: the
+// image samples and gathers, the image queries and the atomic
+// read-modify-writes; any other opcode is useOther.
+func rangedPointerUse(op uint32) pointerUse {
+	switch {
+	case op >= opImageSampleImplicitLod && op < opImageFetch || op > opImageFetch && op < opImageRead:
+		return useImageRead // samples, gathers
+	case op >= opImageQuerySizeLod && op <= opImageQuerySamples:
+		return useNone // sizes, not contents
+	case op >= opAtomicExchange && op <= opAtomicXor:
+		return useAtomicUpdate
+	}
+	return useOther
+}
+
 // step applies one instruction of a function body.
 func (t *tracer) step(in instruction, functions map[uint32]*function) {
-	ops := in.operands
 	src := func(i int) []int { return t.roots[operand(in, i)] }
-	switch op := in.op; {
-	case op == opAccessChain || op == opInBoundsAccessChain || op == opPtrAccessChain || op == opInBoundsPtrAccessChain ||
-		op == opCopyObject || op == opImageTexelPointer || op == opSampledImage || op == opImage:
+	switch pointerUseOf(in.op) {
+	case useDerive:
 		if r := src(2); len(r) > 0 {
 			t.add(operand(in, 1), r)
 		}
-	case op == opSelect:
+	case useSelect:
 		t.add(operand(in, 1), src(3))
 		t.add(operand(in, 1), src(4))
 		t.dropEmpty(operand(in, 1))
-	case op == opPhi:
-		for i := 2; i < len(ops); i += 2 {
+	case usePhi:
+		for i := 2; i < len(in.operands); i += 2 {
 			t.add(operand(in, 1), src(i))
 		}
 		t.dropEmpty(operand(in, 1))
-	case op == opLoad:
-		r := src(2)
-		for _, s := range r {
-			if t.handles[s] {
-				t.add(operand(in, 1), []int{s}) // an image or sampler handle
-			} else {
-				t.loads[s] = true
-			}
-		}
-	case op == opStore:
+	case useLoad:
+		t.load(operand(in, 1), src(2))
+	case useStore:
 		t.mark(src(0), t.stores)
 		t.mark(src(1), t.escaped) // a pointer stored somewhere
-	case op == opCopyMemory || op == opCopyMemorySized:
+	case useCopyMemory:
 		t.mark(src(0), t.stores)
 		t.mark(src(1), t.loads)
-	case op == opImageWrite:
+	case useImageWrite, useAtomicStore:
 		t.mark(src(0), t.stores)
-	case op == opImageRead || op == opImageFetch || op == opImageSparseRead ||
-		op >= opImageSampleImplicitLod && op < opImageFetch || op > opImageFetch && op < opImageRead:
-		t.mark(src(2), t.loads) // reads, samples, gathers
-	case op >= opImageQuerySizeLod && op <= opImageQuerySamples || op == opArrayLength:
-		// sizes, not contents
-	case op == opAtomicStore || op == opAtomicFlagClear:
-		t.mark(src(0), t.stores)
-	case op == opAtomicLoad:
+	case useImageRead, useAtomicLoad:
 		t.mark(src(2), t.loads)
-	case op >= opAtomicExchange && op <= opAtomicXor || op == opAtomicFlagTestAndSet ||
-		op == opAtomicFMinEXT || op == opAtomicFMaxEXT || op == opAtomicFAddEXT:
+	case useAtomicUpdate:
 		t.mark(src(atomicPointer), t.loads)
 		t.mark(src(atomicPointer), t.stores)
-	case op == opFunctionCall:
-		callee := functions[operand(in, 2)]
-		for i := 3; i < len(ops); i++ {
-			r := src(i)
-			if len(r) == 0 {
-				continue
-			}
-			if callee == nil || i-3 >= len(callee.params) {
-				t.mark(r, t.escaped)
-				continue
-			}
-			t.add(callee.params[i-3], r)
-		}
-	case op == opNop || op == opLine || op == opNoLine || op == opLoopMerge || op == opSelectionMerge ||
-		op == opBranch || op == opBranchConditional || op == opSwitch || op == opKill || op == opReturn ||
-		op == opUnreachable || op == opLabel:
-		// control flow and debug lines: literals, never a pointer's use
+	case useCall:
+		t.call(in, functions[operand(in, 2)])
+	case useNone:
 	default:
-		// Any other use of a pointer or handle (a bitcast, a conversion to
-		// an integer, an extended instruction taking it) is one the tracer
-		// does not follow: the binding's access falls back on its
-		// decorations.
-		for i, w := range ops {
-			if isLiteral(in.op, i) {
-				continue // a number, not an id, whatever id it happens to equal
-			}
-			t.mark(t.roots[w], t.escaped)
+		t.escape(in)
+	}
+}
+
+// load applies an OpLoad with result id through a pointer into slots:
+// loading a handle variable yields the handle (id then points into the
+// slot), loading anything else reads the binding's data.
+func (t *tracer) load(id uint32, slots []int) {
+	for _, s := range slots {
+		if t.handles[s] {
+			t.add(id, []int{s}) // an image or sampler handle
+		} else {
+			t.loads[s] = true
 		}
+	}
+}
+
+// call passes the pointers among an OpFunctionCall's arguments on to the
+// callee's parameters; where there is no such parameter (or no callee in
+// the module) the pointer escapes.
+func (t *tracer) call(in instruction, callee *function) {
+	for i := 3; i < len(in.operands); i++ {
+		r := t.roots[in.operands[i]]
+		if len(r) == 0 {
+			continue
+		}
+		if callee == nil || i-3 >= len(callee.params) {
+			t.mark(r, t.escaped)
+			continue
+		}
+		t.add(callee.params[i-3], r)
+	}
+}
+
+// escape marks every slot that an id operand of in points into as
+// escaped. Any other use of a pointer or handle (a bitcast, a conversion
+// to an integer, an extended instruction taking it) is one the tracer
+// does not follow: the binding's access falls back on its decorations.
+func (t *tracer) escape(in instruction) {
+	for i, w := range in.operands {
+		if isLiteral(in.op, i) {
+			continue // a number, not an id, whatever id it happens to equal
+		}
+		t.mark(t.roots[w], t.escaped)
 	}
 }
 

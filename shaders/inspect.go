@@ -446,44 +446,13 @@ func (d *declarations) add(in instruction) error {
 			d.entryPoints = append(d.entryPoints, literalString(ops[2:]))
 			d.entryFunctions = append(d.entryFunctions, ops[1])
 		}
-	case opExecutionMode:
-		if ops[1] == execModeLocalSize {
-			if err := in.need(5); err != nil {
-				return err
-			}
-			if d.modeLocalSize == nil {
-				d.modeLocalSize = map[uint32][3]uint32{}
-			}
-			d.modeLocalSize[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
-		}
-	case opExecutionModeID:
-		if ops[1] == execModeLocalSizeID {
-			if err := in.need(5); err != nil {
-				return err
-			}
-			if d.modeLocalSizeID == nil {
-				d.modeLocalSizeID = map[uint32][3]uint32{}
-			}
-			d.modeLocalSizeID[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
-		}
+	case opExecutionMode, opExecutionModeID:
+		return d.executionMode(in)
 	case opTypeBool, opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer,
 		opTypeImage, opTypeSampler, opTypeSampledImage:
 		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}
-	case opConstant, opSpecConstant:
-		d.constants[ops[1]] = ops[2]
-		if in.op == opSpecConstant {
-			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: ops[2:]})
-		}
-	case opConstantTrue, opSpecConstantTrue:
-		d.constants[ops[1]] = 1
-		if in.op == opSpecConstantTrue {
-			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: []uint32{1}, boolean: true})
-		}
-	case opConstantFalse, opSpecConstantFalse:
-		d.constants[ops[1]] = 0
-		if in.op == opSpecConstantFalse {
-			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: []uint32{0}, boolean: true})
-		}
+	case opConstant, opSpecConstant, opConstantTrue, opSpecConstantTrue, opConstantFalse, opSpecConstantFalse:
+		d.scalarConstant(in)
 	case opConstantComposite, opSpecConstantComposite:
 		d.composites[ops[1]] = ops[2:]
 	case opSpecConstantOp:
@@ -499,6 +468,54 @@ func (d *declarations) add(in instruction) error {
 		return d.decorateMember(in)
 	}
 	return nil
+}
+
+// executionMode records the workgroup size an OpExecutionMode LocalSize
+// or an OpExecutionModeId LocalSizeId gives a function; the reader uses
+// no other execution mode.
+func (d *declarations) executionMode(in instruction) error {
+	ops := in.operands
+	var modes *map[uint32][3]uint32
+	switch {
+	case in.op == opExecutionMode && ops[1] == execModeLocalSize:
+		modes = &d.modeLocalSize
+	case in.op == opExecutionModeID && ops[1] == execModeLocalSizeID:
+		modes = &d.modeLocalSizeID
+	default:
+		return nil
+	}
+	if err := in.need(5); err != nil {
+		return err
+	}
+	if *modes == nil {
+		*modes = map[uint32][3]uint32{}
+	}
+	(*modes)[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
+	return nil
+}
+
+// scalarConstant records the value of an OpConstant, OpConstantTrue or
+// OpConstantFalse or of their specialization forms, and notes each
+// specialization constant's declaration for specConstants.
+func (d *declarations) scalarConstant(in instruction) {
+	ops := in.operands
+	switch in.op {
+	case opConstant, opSpecConstant:
+		d.constants[ops[1]] = ops[2]
+		if in.op == opSpecConstant {
+			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: ops[2:]})
+		}
+	case opConstantTrue, opSpecConstantTrue:
+		d.constants[ops[1]] = 1
+		if in.op == opSpecConstantTrue {
+			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: []uint32{1}, boolean: true})
+		}
+	case opConstantFalse, opSpecConstantFalse:
+		d.constants[ops[1]] = 0
+		if in.op == opSpecConstantFalse {
+			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: []uint32{0}, boolean: true})
+		}
+	}
 }
 
 // of returns the decorations of id, creating them on first use. The member

@@ -47,32 +47,9 @@ func (d *declarations) specConstants() ([]SpecConstant, error) {
 		if deco == nil || deco.specID == nil {
 			continue
 		}
-		c := SpecConstant{ID: *deco.specID}
-		t, ok := d.types[s.typ]
-		switch {
-		case ok && t.op == opTypeBool && s.boolean:
-			c.Kind, c.Bits = SpecBool, 32
-		case ok && t.op == opTypeInt && !s.boolean:
-			c.Kind, c.Bits = SpecUint, t.words[0]
-			if t.words[1] == 1 {
-				c.Kind = SpecInt
-			}
-		case ok && t.op == opTypeFloat && !s.boolean:
-			c.Kind, c.Bits = SpecFloat, t.words[0]
-		default:
-			return nil, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is not a bool, an integer or a float", errs.BadSPIRV, s.id, c.ID)
-		}
-		if c.Bits != 8 && c.Bits != 16 && c.Bits != 32 && c.Bits != 64 {
-			return nil, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is %d bits wide", errs.BadSPIRV, s.id, c.ID, c.Bits)
-		}
-		if words := (c.Bits + 31) / 32; uint32(len(s.value)) < words {
-			return nil, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) has %d value words, want %d", errs.BadSPIRV, s.id, c.ID, len(s.value), words)
-		}
-		c.Default = uint64(s.value[0])
-		if c.Bits == 64 {
-			c.Default |= uint64(s.value[1]) << 32
-		} else if c.Bits < 32 {
-			c.Default &= 1<<c.Bits - 1
+		c, err := d.specConstant(s, *deco.specID)
+		if err != nil {
+			return nil, err
 		}
 		if i := slices.IndexFunc(out, func(o SpecConstant) bool { return o.ID == c.ID }); i >= 0 {
 			if out[i].Kind != c.Kind || out[i].Bits != c.Bits {
@@ -84,6 +61,51 @@ func (d *declarations) specConstants() ([]SpecConstant, error) {
 	}
 	slices.SortFunc(out, func(a, b SpecConstant) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// specConstant describes one specialization constant s with SpecId id:
+// its kind and width from its type, its default from its value words.
+// A type other than a bool, an integer or a float, a width other than 8,
+// 16, 32 or 64 bits, or too few value words for the width is refused.
+func (d *declarations) specConstant(s specDecl, id uint32) (SpecConstant, error) {
+	c := SpecConstant{ID: id}
+	var ok bool
+	if c.Kind, c.Bits, ok = d.specKind(s); !ok {
+		return c, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is not a bool, an integer or a float", errs.BadSPIRV, s.id, c.ID)
+	}
+	if c.Bits != 8 && c.Bits != 16 && c.Bits != 32 && c.Bits != 64 {
+		return c, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is %d bits wide", errs.BadSPIRV, s.id, c.ID, c.Bits)
+	}
+	if words := (c.Bits + 31) / 32; uint32(len(s.value)) < words {
+		return c, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) has %d value words, want %d", errs.BadSPIRV, s.id, c.ID, len(s.value), words)
+	}
+	c.Default = uint64(s.value[0])
+	if c.Bits == 64 {
+		c.Default |= uint64(s.value[1]) << 32
+	} else if c.Bits < 32 {
+		c.Default &= 1<<c.Bits - 1
+	}
+	return c, nil
+}
+
+// specKind is the kind and width a specialization constant's type gives
+// it (a bool is 32 bits, as Vulkan passes it); ok is false where the type
+// is not a bool, an integer or a float, or does not match how the
+// constant was declared (OpSpecConstantTrue/False against OpSpecConstant).
+func (d *declarations) specKind(s specDecl) (kind SpecKind, bits uint32, ok bool) {
+	t, found := d.types[s.typ]
+	switch {
+	case found && t.op == opTypeBool && s.boolean:
+		return SpecBool, 32, true
+	case found && t.op == opTypeInt && !s.boolean:
+		if t.words[1] == 1 {
+			return SpecInt, t.words[0], true
+		}
+		return SpecUint, t.words[0], true
+	case found && t.op == opTypeFloat && !s.boolean:
+		return SpecFloat, t.words[0], true
+	}
+	return 0, 0, false
 }
 
 // pointee is the type a variable points to; resolve has checked that the

@@ -200,6 +200,14 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	if !ok || len(ops) < 2 {
 		return 0, fmt.Errorf("shared array length %%%d is not a constant this reader evaluates", id)
 	}
+	return s.operation(id, ops, depth)
+}
+
+// operation works out OpSpecConstantOp id, whose opcode and operands are
+// ops, by how many operands its opcode takes: a composite extract, the
+// one-operand conversions and negations, a selection of two, and the
+// two-operand comparisons and arithmetic.
+func (s *sharedSizer) operation(id uint32, ops []uint32, depth int) (uint64, error) {
 	if ops[0] == opCompositeExtract {
 		return s.extract(ops[1], ops[2:], depth)
 	}
@@ -207,15 +215,8 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch ops[0] {
-	case opUConvert, opSConvert:
-		return a, nil
-	case opSNegate:
-		return uint64(uint32(-int32(a))), nil
-	case opNot:
-		return uint64(^uint32(a)), nil
-	case opLogicalNot:
-		return boolValue(a == 0), nil
+	if r, ok := unary(ops[0], a); ok {
+		return r, nil
 	}
 	if len(ops) < 3 {
 		return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", errs.BadSPIRV, id)
@@ -225,24 +226,53 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 		return 0, err
 	}
 	if ops[0] == opSelect {
-		if len(ops) < 4 {
-			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", errs.BadSPIRV, id)
-		}
-		c, err := s.value(ops[3], depth+1)
-		if err != nil {
-			return 0, err
-		}
-		if a != 0 {
-			return b, nil
-		}
-		return c, nil
+		return s.selection(id, ops, a, b, depth)
 	}
 	x, y := uint32(a), uint32(b)
 	if r, ok := compare(ops[0], x, y); ok {
 		return r, nil
 	}
+	return arithmetic(id, ops[0], x, y)
+}
+
+// unary evaluates the one-operand opcodes on a; ok is false for any other
+// opcode.
+func unary(op uint32, a uint64) (uint64, bool) {
+	switch op {
+	case opUConvert, opSConvert:
+		return a, true
+	case opSNegate:
+		return uint64(uint32(-int32(a))), true
+	case opNot:
+		return uint64(^uint32(a)), true
+	case opLogicalNot:
+		return boolValue(a == 0), true
+	}
+	return 0, false
+}
+
+// selection evaluates OpSpecConstantOp id, an OpSelect on condition a:
+// b where a is true, else its third operand, evaluated only then.
+func (s *sharedSizer) selection(id uint32, ops []uint32, a, b uint64, depth int) (uint64, error) {
+	if len(ops) < 4 {
+		return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", errs.BadSPIRV, id)
+	}
+	c, err := s.value(ops[3], depth+1)
+	if err != nil {
+		return 0, err
+	}
+	if a != 0 {
+		return b, nil
+	}
+	return c, nil
+}
+
+// arithmetic evaluates the two-operand integer and bitwise opcodes of
+// OpSpecConstantOp id on the words x and y; any other opcode is one this
+// reader does not evaluate.
+func arithmetic(id, op, x, y uint32) (uint64, error) {
 	var r uint32
-	switch ops[0] {
+	switch op {
 	case opIAdd:
 		r = x + y
 	case opISub:
@@ -253,7 +283,7 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 		if y == 0 {
 			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d divides by zero", errs.BadSPIRV, id)
 		}
-		r = divide(ops[0], x, y)
+		r = divide(op, x, y)
 	case opShiftRightLogical:
 		r = x >> (y % 32)
 	case opShiftRightArithmetic:
@@ -267,7 +297,7 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	case opBitwiseAnd:
 		r = x & y
 	default:
-		return 0, fmt.Errorf("shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, ops[0])
+		return 0, fmt.Errorf("shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, op)
 	}
 	return uint64(r), nil
 }

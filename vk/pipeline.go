@@ -171,22 +171,7 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if d.closed.Load() {
 		return nil, ErrClosed // before the validator's work; enterUsable below decides
 	}
-	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("%d bindings (at most %d)", desc.Bindings, MaxBindings)
-	}
-	if (desc.Texels|desc.StorageTexels|desc.Uniforms)>>uint(desc.Bindings) != 0 {
-		return nil, fmt.Errorf("texel bindings %#x or uniform bindings %#x beyond the %d bindings", desc.Texels|desc.StorageTexels, desc.Uniforms, desc.Bindings)
-	}
-	if desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
-		return nil, fmt.Errorf("a binding of two kinds (uniform texel %#x, storage texel %#x, uniform %#x)", desc.Texels, desc.StorageTexels, desc.Uniforms)
-	}
-	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
-		return nil, fmt.Errorf("push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
-	}
-	if len(desc.Spec)+len(desc.Constants) > MaxSpecConstants {
-		return nil, fmt.Errorf("%d specialization constants (at most %d)", len(desc.Spec)+len(desc.Constants), MaxSpecConstants)
-	}
-	if err := checkSpecIDs(desc.Spec, desc.SpecIDs); err != nil {
+	if err := d.checkPipelineDesc(desc); err != nil {
 		return nil, err
 	}
 	entries, data, err := specialization(desc)
@@ -259,6 +244,30 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	p.pipeline = pipeline
 	d.live[ObjPipeline].Add(1)
 	return p, nil
+}
+
+// checkPipelineDesc refuses a desc the device cannot build a pipeline
+// from: bindings out of range or of two kinds, push constants the device
+// does not allow, too many specialization constants or IDs that do not
+// match their values. NewPipeline checks these before the validator's
+// work and any Vulkan call.
+func (d *Device) checkPipelineDesc(desc PipelineDesc) error {
+	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
+		return fmt.Errorf("%d bindings (at most %d)", desc.Bindings, MaxBindings)
+	}
+	if (desc.Texels|desc.StorageTexels|desc.Uniforms)>>uint(desc.Bindings) != 0 {
+		return fmt.Errorf("texel bindings %#x or uniform bindings %#x beyond the %d bindings", desc.Texels|desc.StorageTexels, desc.Uniforms, desc.Bindings)
+	}
+	if desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
+		return fmt.Errorf("a binding of two kinds (uniform texel %#x, storage texel %#x, uniform %#x)", desc.Texels, desc.StorageTexels, desc.Uniforms)
+	}
+	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
+		return fmt.Errorf("push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
+	}
+	if len(desc.Spec)+len(desc.Constants) > MaxSpecConstants {
+		return fmt.Errorf("%d specialization constants (at most %d)", len(desc.Spec)+len(desc.Constants), MaxSpecConstants)
+	}
+	return checkSpecIDs(desc.Spec, desc.SpecIDs)
 }
 
 // Destroy releases the pipeline and its layouts; idempotent, and a no-op
