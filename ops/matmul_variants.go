@@ -97,6 +97,16 @@ func aligned8(xs ...int) bool {
 	return true
 }
 
+// aligned4 reports whether every value is a multiple of 4.
+func aligned4(xs ...int) bool {
+	for _, x := range xs {
+		if x%4 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // reach is the largest offset the batch axes add to a matrix.
 func (p *problem) reach(strides []int) int {
 	r := 0
@@ -317,6 +327,9 @@ func (p *plan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
 		return err
 	}
 	bias, flags := p.biasArg()
+	if p.c.col == 1 && p.c.off%4 == 0 && p.c.row%4 == 0 && aligned4(p.c.batch...) {
+		flags |= 2
+	}
 	words := push(p.m, p.n, p.k, 0,
 		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
 		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),

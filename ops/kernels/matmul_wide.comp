@@ -29,6 +29,7 @@ layout(local_size_x = 8, local_size_y = 8, local_size_x_id = 0, local_size_y_id 
 layout(std430, set = 0, binding = 0) readonly buffer A_ { u64vec4 a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B_ { u64vec4 b[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C_ { float c[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer C4_ { vec4 c4[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Bias_ { float bias[]; };
 #ifdef DYNAMIC
 layout(std430, set = 0, binding = 4) readonly buffer Rows_ { uint rows; };
@@ -39,7 +40,7 @@ layout(push_constant) uniform Push {
     uint bOff, bK, bN, bB; // (bN is 1)
     uint cOff, cM, cN, cB;
     uint biasOff, biasN, act, splits;
-    uint flags; // bit 0: add the bias
+    uint flags; // bit 0: add the bias; bit 1: C's rows are unit-stride and start on multiples of 4
 } pc;
 
 const uint ROWS = 16u;
@@ -95,6 +96,18 @@ void main() {
         uint cRow = pc.cOff + batch * pc.cB + r * pc.cM;
         [[unroll]] for (uint j = 0u; j < OCTS; ++j) {
             uint col = (first + lanes * j) * 8u;
+            if ((pc.flags & 2u) != 0u && col + 8u <= pc.N) {
+                // A whole octet of an aligned row: two vec4 stores.
+                [[unroll]] for (uint h = 0u; h < 2u; ++h) {
+                    vec4 v = acc[i][2u * j + h];
+                    if ((pc.flags & 1u) != 0u)
+                        v += vec4(bias[pc.biasOff + (col + 4u * h) * pc.biasN], bias[pc.biasOff + (col + 4u * h + 1u) * pc.biasN],
+                                  bias[pc.biasOff + (col + 4u * h + 2u) * pc.biasN], bias[pc.biasOff + (col + 4u * h + 3u) * pc.biasN]);
+                    v = vec4(activate(v.x, pc.act), activate(v.y, pc.act), activate(v.z, pc.act), activate(v.w, pc.act));
+                    c4[(cRow + col) / 4u + h] = v;
+                }
+                continue;
+            }
             [[unroll]] for (uint h = 0u; h < 2u; ++h)
                 [[unroll]] for (uint e = 0u; e < 4u; ++e) {
                     uint cc = col + 4u * h + e;
