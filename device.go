@@ -225,6 +225,7 @@ type Device struct {
 	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
 	user    map[*Kernel]struct{}     // user kernels, released at Close
+	onClose []func()                 // what OnClose registered, run first by Close
 }
 
 // Open opens a device: WithDevice or VKC_DEVICE chooses it, else the best.
@@ -387,6 +388,7 @@ func (d *Device) Close() error {
 		return nil
 	}
 	defer d.life.finish()
+	d.runOnClose()
 	d.mu.Lock()
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}

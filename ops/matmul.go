@@ -9,32 +9,35 @@ import (
 
 // Activation is the function a fused epilogue applies to each element of
 // a product after the bias is added, in the accumulation type, before the
-// one rounding to the output type: fusing it saves a pass over C.
+// one rounding to the output type: fusing it saves a pass over C. Each is
+// the function of the element-wise op of the same name (ActGelu is Gelu's
+// tanh form).
 type Activation uint8
 
 const (
-	// NoActivation leaves the product (plus bias) as it is.
-	NoActivation Activation = iota
-	// ReLU is max(x, 0).
-	ReLU
-	// GELU is the tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))),
-	// the form GPT-2 and most inference code use.
-	GELU
-	// SiLU is x·sigmoid(x) (swish).
-	SiLU
+	// ActNone leaves the product (plus bias) as it is.
+	ActNone Activation = iota
+	// ActRelu is Relu's max(x, 0).
+	ActRelu
+	// ActGelu is Gelu's tanh approximation
+	// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the form GPT-2 and most
+	// inference code use.
+	ActGelu
+	// ActSilu is Silu's x·sigmoid(x) (swish).
+	ActSilu
 )
 
 // String names the activation as its constant does.
 func (a Activation) String() string {
 	switch a {
-	case NoActivation:
-		return "NoActivation"
-	case ReLU:
-		return "ReLU"
-	case GELU:
-		return "GELU"
-	case SiLU:
-		return "SiLU"
+	case ActNone:
+		return "ActNone"
+	case ActRelu:
+		return "ActRelu"
+	case ActGelu:
+		return "ActGelu"
+	case ActSilu:
+		return "ActSilu"
 	}
 	return fmt.Sprintf("Activation(%d)", uint8(a))
 }

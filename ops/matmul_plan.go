@@ -7,23 +7,23 @@ import (
 	"github.com/vkcompute/vkc"
 )
 
-// elemType is the element type a matmul computes with, which picks the
+// mmElem is the element type a matmul computes with, which picks the
 // kernels' build (matmul_common.glsl's ELEM and ACC).
-type elemType uint8
+type mmElem uint8
 
 const (
-	elemF32 elemType = iota
+	elemF32 mmElem = iota
 	elemF16
 	elemF64
 )
 
-func (e elemType) String() string { return [...]string{"f32", "f16", "f64"}[e] }
+func (e mmElem) String() string { return [...]string{"f32", "f16", "f64"}[e] }
 
 // suffix is the kernel-name suffix of e's builds ("" for float32).
-func (e elemType) suffix() string { return [...]string{"", "_f16", "_f64"}[e] }
+func (e mmElem) suffix() string { return [...]string{"", "_f16", "_f64"}[e] }
 
-// elemTypeOf is T's elemType.
-func elemTypeOf[T vkc.Float]() elemType {
+// mmElemOf is T's mmElem.
+func mmElemOf[T vkc.Float]() mmElem {
 	switch any(*new(T)).(type) {
 	case vkc.Float16:
 		return elemF16
@@ -48,7 +48,7 @@ type matrix struct {
 // param sizing M, if any. It holds no buffer, so that the variant rules
 // and the tuner's classes are tested with no device.
 type problem struct {
-	elem    elemType
+	elem    mmElem
 	m, n, k int
 	batch   []int // extents of the batch axes, outermost first, none of 1
 	a, b, c matrix
@@ -74,7 +74,7 @@ func (p *problem) batches() int {
 }
 
 // plan is a checked Matmul call: the problem and the buffers.
-type plan[T vkc.Float] struct {
+type matmulPlan[T vkc.Float] struct {
 	problem
 	dev                       *vkc.Device
 	aBuf, bBuf, cBuf, biasBuf *vkc.Buffer[T]
@@ -84,7 +84,7 @@ type plan[T vkc.Float] struct {
 }
 
 // planMatmul checks a Matmul call and reduces it to a plan.
-func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T]) (*plan[T], error) {
+func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T]) (*matmulPlan[T], error) {
 	if s == nil {
 		return nil, errMatmulNilStream
 	}
@@ -124,11 +124,11 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	if c.at.overlapsItself() {
 		return nil, fail("C's layout (strides %v) writes some elements twice", c.at.strides)
 	}
-	p := &plan[T]{dev: dev, aBuf: a.buf, bBuf: b.buf, cBuf: c.buf, heuristic: o.Heuristic, describe: describe}
-	p.elem = elemTypeOf[T]()
+	p := &matmulPlan[T]{dev: dev, aBuf: a.buf, bBuf: b.buf, cBuf: c.buf, heuristic: o.Heuristic, describe: describe}
+	p.elem = mmElemOf[T]()
 	p.m, p.n, p.k = m, n, k
 	p.act = o.Activation
-	if p.act > SiLU {
+	if p.act > ActSilu {
 		return nil, fail("unknown activation %v", p.act)
 	}
 	p.int64 = dev.Info().Features.Has(vkc.FeatureInt64)
@@ -217,7 +217,7 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 		}
 	}
 
-	p.rootShaped = len(p.batch) == 0 && !p.hasBias && p.act == NoActivation &&
+	p.rootShaped = len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
 		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
 	return p, nil
 }

@@ -29,7 +29,7 @@ func openMatmulDevice(t testing.TB) *vkc.Device {
 
 // elemEps is the unit roundoff of T's stored values and of its sums.
 func elemEps[T vkc.Float]() (stored, acc float64) {
-	switch elemTypeOf[T]() {
+	switch mmElemOf[T]() {
 	case elemF16:
 		return 0x1p-11, 0x1p-24
 	case elemF64:
@@ -86,11 +86,11 @@ func (h hostTensor) at2(batch []int, i, j int) float64 {
 // activate64 is the activation in float64, the reference's.
 func activate64(act Activation, x float64) float64 {
 	switch act {
-	case ReLU:
+	case ActRelu:
 		return math.Max(x, 0)
-	case GELU:
+	case ActGelu:
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-	case SiLU:
+	case ActSilu:
 		return x / (1 + math.Exp(-x))
 	}
 	return x
@@ -251,14 +251,14 @@ var matmulCases = []matmulCase{
 	{name: "1x1x1", a: []int{1, 1}, b: []int{1, 1}, c: []int{1, 1}},
 	{name: "irregular", a: []int{37, 23}, b: []int{23, 45}, c: []int{37, 45}},
 	{name: "irregular transposed", a: []int{19, 29}, b: []int{29, 13}, c: []int{19, 13}, aT: true, bT: true},
-	{name: "wide", a: []int{40, 64}, b: []int{64, 72}, c: []int{40, 72}, bias: 72, act: GELU, wantVariants: []variant{variantWide}},
-	{name: "wide ragged n", a: []int{33, 16}, b: []int{16, 21}, c: []int{33, 21}, act: ReLU},
-	{name: "gemv m=1", a: []int{1, 200}, b: []int{200, 96}, c: []int{1, 96}, bias: 96, act: SiLU, wantVariants: []variant{variantGEMV}},
+	{name: "wide", a: []int{40, 64}, b: []int{64, 72}, c: []int{40, 72}, bias: 72, act: ActGelu, wantVariants: []variant{variantWide}},
+	{name: "wide ragged n", a: []int{33, 16}, b: []int{16, 21}, c: []int{33, 21}, act: ActRelu},
+	{name: "gemv m=1", a: []int{1, 200}, b: []int{200, 96}, c: []int{1, 96}, bias: 96, act: ActSilu, wantVariants: []variant{variantGEMV}},
 	{name: "gemv m=1 transposed", a: []int{1, 77}, b: []int{77, 35}, c: []int{1, 35}, bT: true, wantVariants: []variant{variantGEMV}},
-	{name: "gemv n=1", a: []int{90, 130}, b: []int{130, 1}, c: []int{90, 1}, bias: 1, act: ReLU, wantVariants: []variant{variantGEMV}},
+	{name: "gemv n=1", a: []int{90, 130}, b: []int{130, 1}, c: []int{90, 1}, bias: 1, act: ActRelu, wantVariants: []variant{variantGEMV}},
 	{name: "gemv n=1 transposed", a: []int{50, 64}, b: []int{64, 1}, c: []int{50, 1}, aT: true, wantVariants: []variant{variantGEMV}},
-	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: GELU, wantVariants: []variant{variantSplitK}},
-	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: SiLU, wantVariants: []variant{variantWide}},
+	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitK}},
+	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: ActSilu, wantVariants: []variant{variantWide}},
 	{name: "batched broadcast B", a: []int{2, 3, 9, 8}, b: []int{8, 11}, c: []int{2, 3, 9, 11}, bias: 11},
 	{name: "batched broadcast A", a: []int{1, 7, 10}, b: []int{3, 10, 5}, c: []int{3, 7, 5}, aT: true},
 	{name: "batched gemv", a: []int{5, 1, 40}, b: []int{5, 40, 24}, c: []int{5, 1, 24}, wantVariants: []variant{variantGEMV}},
@@ -350,7 +350,7 @@ func TestMatmulDynamicRowsFollowTheParamOnReplay(t *testing.T) {
 			g, err := s.Capture(func(s *vkc.Stream) error { return Matmul(s, a, b, c) })
 			require.NoError(t, err)
 			defer g.Close()
-			ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, NoActivation, []int{shape.m, shape.n})
+			ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{shape.m, shape.n})
 			for _, m := range []int{shape.m, 1, shape.m / 2} {
 				require.NoError(t, fill(cBuf, float32(-7)))
 				require.NoError(t, rows.Set(uint32(m)))

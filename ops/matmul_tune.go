@@ -153,7 +153,7 @@ func (t *tunings) keep(class string, v variant, label string) {
 // variant that applies is run and timed on the device, the fastest kept
 // for the class, and the product computed once more with it, so that
 // what C holds is that variant's result whatever happened while timing.
-func (p *plan[T]) run(s *vkc.Stream) error {
+func (p *matmulPlan[T]) run(s *vkc.Stream) error {
 	cands := p.candidates()
 	if p.heuristic || len(cands) == 1 {
 		return p.runVariant(s, p.problem.heuristic())
@@ -178,7 +178,7 @@ func (p *plan[T]) run(s *vkc.Stream) error {
 // profiled) and returns the fastest. It reports false when no time could
 // be taken (the stream is profiled already, or the device takes no
 // timestamps); a variant that fails is left out.
-func (p *plan[T]) measure(s *vkc.Stream, cands []variant) (variant, bool) {
+func (p *matmulPlan[T]) measure(s *vkc.Stream, cands []variant) (variant, bool) {
 	best, bestTime, timed := variant(0), time.Duration(0), false
 	for _, v := range cands {
 		if err := p.runVariant(s, v); err != nil {

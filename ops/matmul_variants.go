@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/vkcompute/vkc"
-	"github.com/vkcompute/vkc/ops/kernels"
 )
 
 // variant is one way of computing a matmul. Every variant computes the
@@ -58,6 +57,7 @@ const (
 	genericTile    = 4  // matmul_generic: a 4 x 4 block of C per invocation
 	genericLocalX  = 16 // its default workgroup, 16 x 8
 	genericLocalY  = 8
+	splitLocal     = 8  // matmul_generic_partial: 8 x 1
 	wideRows       = 16 // matmul_wide: 16 rows x 4 octets per invocation
 	wideOcts       = 4
 	wideLocal      = 8 // 8 x 8
@@ -167,41 +167,18 @@ func (p *problem) candidates() []variant {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// kernelKey names a loaded kernel: device, module and workgroup size.
-type kernelKey struct {
-	dev   *vkc.Device
-	name  string
-	local [3]uint32
-}
-
-// kernelCache holds the kernels loaded per device; the device releases
-// them when it closes.
-var kernelCache sync.Map // kernelKey → *vkc.Kernel
-
-// kernel is the matmul kernel name on dev with the workgroup size local
-// (zero: the module's), loaded on first use.
-func kernel(dev *vkc.Device, name string, local [3]uint32) (*vkc.Kernel, error) {
-	key := kernelKey{dev, name, local}
-	if k, ok := kernelCache.Load(key); ok {
-		return k.(*vkc.Kernel), nil
-	}
-	code, err := kernels.Matmul(name)
+// kernel is the matmul kernel variant name on dev, loaded on first use
+// and kept with the other ops kernels until the device closes.
+func kernel(dev *vkc.Device, name string) (*vkc.Kernel, error) {
+	dk, err := kernelsOf(dev)
 	if err != nil {
 		return nil, err
 	}
-	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "ops." + name, SPIRV: code, LocalSize: local})
-	if err != nil {
-		return nil, err
-	}
-	if prev, loaded := kernelCache.LoadOrStore(key, k); loaded {
-		_ = k.Close()
-		return prev.(*vkc.Kernel), nil
-	}
-	return k, nil
+	return dk.kernel(name)
 }
 
-// push encodes push-constant words.
-func push(words ...int) []byte {
+// pushWords encodes push-constant words.
+func pushWords(words ...int) []byte {
 	out := make([]byte, 4*len(words))
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(out[4*i:], uint32(w))
@@ -211,7 +188,7 @@ func push(words ...int) []byte {
 
 // runVariant computes p with v, one launch (or two, for split-K) per
 // combination of the batch axes the kernels do not take.
-func (p *plan[T]) runVariant(s *vkc.Stream, v variant) error {
+func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 	if v == variantRoot {
 		return p.runRoot(s)
 	}
@@ -275,7 +252,7 @@ func groups(x, y, z int) ([3]uint32, error) {
 
 // biasArg is the buffer bound as the bias, and the flag word's bit: A's
 // buffer stands in when there is none (the kernel does not read it).
-func (p *plan[T]) biasArg() (*vkc.Buffer[T], int) {
+func (p *matmulPlan[T]) biasArg() (*vkc.Buffer[T], int) {
 	if p.hasBias {
 		return p.biasBuf, 1
 	}
@@ -284,7 +261,7 @@ func (p *plan[T]) biasArg() (*vkc.Buffer[T], int) {
 
 // dynSuffix is the kernel-name suffix of the build reading M from the
 // rows param, when M is dynamic.
-func (p *plan[T]) dynSuffix() string {
+func (p *matmulPlan[T]) dynSuffix() string {
 	if p.dynamic {
 		return "_dyn"
 	}
@@ -292,15 +269,15 @@ func (p *plan[T]) dynSuffix() string {
 }
 
 // args are the kernel's buffers, with the rows param last when dynamic.
-func (p *plan[T]) args(bufs ...vkc.Arg) []vkc.Arg {
+func (p *matmulPlan[T]) args(bufs ...vkc.Arg) []vkc.Arg {
 	if p.dynamic {
 		bufs = append(bufs, p.rows)
 	}
 	return bufs
 }
 
-func (p *plan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
-	k, err := kernel(p.dev, "matmul_generic"+p.elem.suffix()+p.dynSuffix(), [3]uint32{})
+func (p *matmulPlan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
+	k, err := kernel(p.dev, "matmul_generic"+p.elem.suffix()+p.dynSuffix())
 	if err != nil {
 		return err
 	}
@@ -309,7 +286,7 @@ func (p *plan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
 		return err
 	}
 	bias, flags := p.biasArg()
-	words := push(p.m, p.n, p.k, p.k,
+	words := pushWords(p.m, p.n, p.k, p.k,
 		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
 		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
 		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
@@ -317,8 +294,8 @@ func (p *plan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
 	return k.Launch(s, g, words, p.args(p.aBuf, p.bBuf, p.cBuf, bias)...)
 }
 
-func (p *plan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
-	k, err := kernel(p.dev, "matmul_wide"+p.dynSuffix(), [3]uint32{})
+func (p *matmulPlan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
+	k, err := kernel(p.dev, "matmul_wide"+p.dynSuffix())
 	if err != nil {
 		return err
 	}
@@ -330,7 +307,7 @@ func (p *plan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
 	if p.c.col == 1 && p.c.off%4 == 0 && p.c.row%4 == 0 && aligned4(p.c.batch...) {
 		flags |= 2
 	}
-	words := push(p.m, p.n, p.k, 0,
+	words := pushWords(p.m, p.n, p.k, 0,
 		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
 		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
 		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
@@ -340,7 +317,7 @@ func (p *plan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
 
 // runGEMV runs matmul_gemv as y[j] = Σ v[k]·W[j][k]: for m = 1, W is B
 // seen as n x k and v A's row; for n = 1, W is A and v B's column.
-func (p *plan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
+func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 	type vec struct{ off, step, batch int }
 	var (
 		j, wOff, wJ, wK, wB int
@@ -372,7 +349,7 @@ func (p *plan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 	if dyn {
 		name += "_dyn"
 	}
-	k, err := kernel(p.dev, name, [3]uint32{})
+	k, err := kernel(p.dev, name)
 	if err != nil {
 		return err
 	}
@@ -388,7 +365,7 @@ func (p *plan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 	if wide {
 		flags |= 2
 	}
-	words := push(j, p.k, mode, flags,
+	words := pushWords(j, p.k, mode, flags,
 		wOff, wJ, wK, wB,
 		vv.off, vv.step, vv.batch, 0,
 		y.off, y.step, y.batch, int(p.act),
@@ -400,16 +377,15 @@ func (p *plan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 	return k.Launch(s, g, words, args...)
 }
 
-// splitShape is split-K's geometry for p: the K of each slice, the number
-// of slices, and the partial kernel's workgroup (fitted to the few
-// outputs, so that its lanes are not idle).
-func (p *problem) splitShape(inner int) (kSlice, splits int, local [3]uint32) {
-	lx, ly := min(genericLocalX, ceilDiv(p.n, genericTile)), min(genericLocalY, ceilDiv(p.m, genericTile))
+// splitShape is split-K's geometry for p: the K of each slice and the
+// number of slices, enough slices to give about splitLanes invocations
+// (the partial kernel's small groups of splitLocal x 1 leave few idle).
+func (p *problem) splitShape(inner int) (kSlice, splits int) {
 	blocks := ceilDiv(p.n, genericTile) * ceilDiv(p.m, genericTile) * inner
 	splits = max(1, min(splitLanes/max(blocks, 1), p.k/splitMinSlice))
 	kSlice = ceilDiv(p.k, splits)
 	splits = ceilDiv(p.k, kSlice)
-	return kSlice, splits, [3]uint32{uint32(lx), uint32(ly), 1}
+	return kSlice, splits
 }
 
 // scratch is a stream's temporary for split-K's partial sums, kept and
@@ -430,18 +406,18 @@ type scratchKey struct {
 
 var scratches sync.Map // scratchKey → *scratch
 
-func (p *plan[T]) runSplitK(s *vkc.Stream, inner, da, db, dc int) error {
-	kSlice, splits, local := p.splitShape(inner)
+func (p *matmulPlan[T]) runSplitK(s *vkc.Stream, inner, da, db, dc int) error {
+	kSlice, splits := p.splitShape(inner)
 	n := inner * splits * p.m * p.n
-	partial, err := kernel(p.dev, "matmul_generic"+p.elem.suffix()+"_partial", local)
+	partial, err := kernel(p.dev, "matmul_generic"+p.elem.suffix()+"_partial")
 	if err != nil {
 		return err
 	}
-	reduce, err := kernel(p.dev, "matmul_reduce"+p.elem.suffix(), [3]uint32{})
+	reduce, err := kernel(p.dev, "matmul_reduce"+p.elem.suffix())
 	if err != nil {
 		return err
 	}
-	g, err := groups(ceilDiv(p.n, genericTile*int(local[0])), ceilDiv(p.m, genericTile*int(local[1])), inner*splits)
+	g, err := groups(ceilDiv(p.n, genericTile*splitLocal), ceilDiv(p.m, genericTile), inner*splits)
 	if err != nil {
 		return err
 	}
@@ -451,11 +427,11 @@ func (p *plan[T]) runSplitK(s *vkc.Stream, inner, da, db, dc int) error {
 		return err
 	}
 	bias, flags := p.biasArg()
-	partialWords := push(p.m, p.n, p.k, kSlice,
+	partialWords := pushWords(p.m, p.n, p.k, kSlice,
 		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
 		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
 		0, 0, 0, 0, 0, 0, 0, splits, 0)
-	reduceWords := push(p.m, p.n, splits, total,
+	reduceWords := pushWords(p.m, p.n, splits, total,
 		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
 		p.bias.off, p.bias.col, int(p.act), flags)
 	run := func(tmp vkc.Arg) error {
@@ -518,7 +494,7 @@ func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn 
 
 // runRoot is the interim path through the root's public matmul (see
 // variantRoot).
-func (p *plan[T]) runRoot(s *vkc.Stream) error {
+func (p *matmulPlan[T]) runRoot(s *vkc.Stream) error {
 	var err error
 	if p.dynamic {
 		err = vkc.MatmulDynOf(s, p.aBuf, p.bBuf, p.cBuf, p.rows, p.n, p.k)

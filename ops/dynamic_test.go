@@ -1,0 +1,122 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
+)
+
+// A captured graph of element-wise and row-wise ops over dynamic tensors
+// follows the rows param on every replay: the first n rows hold the ops'
+// results on the inputs of that replay, the rows past n keep what they
+// held, for n going up and down.
+func TestDynamicRowsFollowTheParamOnReplay(t *testing.T) {
+	dev := openTest(t)
+	const capRows, C, V = 6, 5, 4
+	rng := rand.New(rand.NewPCG(19, 20))
+	rows, err := vkc.NewParam[uint32](dev, capRows)
+	require.NoError(t, err)
+	defer rows.Close()
+	alpha, err := vkc.NewParam[float32](dev, 2)
+	require.NoError(t, err)
+	defer alpha.Close()
+
+	xb := upload[float32](t, dev, randomValues[float32](rng, capRows*C, -3, 3))
+	bias := randomValues[float32](rng, C, -1, 1)
+	tv := randomValues[float32](rng, V*C, -5, 5)
+	x := Of(xb, capRows, C).Dynamic(rows)
+	b := Of(upload[float32](t, dev, bias), C)
+	idxb := upload[uint32](t, dev, make([]float64, capRows))
+	idx := Of(idxb, capRows).Dynamic(rows)
+	table := Of(upload[float32](t, dev, tv), V, C)
+
+	type result struct {
+		name string
+		buf  *vkc.Buffer[float32]
+		ref  func(x []float64, idx []float64, r, c int) float64
+		tol  float64
+	}
+	var outs []result
+	out := func(name string, tol float64, ref func(x, idx []float64, r, c int) float64) Tensor[float32] {
+		ob := upload[float32](t, dev, make([]float64, capRows*C)) // written: rows past n read back
+		outs = append(outs, result{name, ob, ref, tol})
+		return Of(ob, capRows, C).Dynamic(rows)
+	}
+	u := 0x1p-24
+	yAdd := out("Add", 2*u*8, func(x, _ []float64, r, c int) float64 { return x[r*C+c] + bias[c] })
+	yGelu := out("Gelu", (64+16*3)*u*4, func(x, _ []float64, r, c int) float64 { return geluTanh(x[r*C+c]) })
+	yScale := out("Scale", 2*u*8, func(x, _ []float64, r, c int) float64 { return 2 * x[r*C+c] })
+	ySoft := out("Softmax", 200*u, func(x, _ []float64, r, c int) float64 {
+		ref, _ := softmaxRef(x[r*C : r*C+C])
+		return ref[c]
+	})
+	yNorm := out("RMSNorm", 64*u*4, func(x, _ []float64, r, c int) float64 { return normRef(x[r*C:r*C+C], false, 1e-5)[c] })
+	yGather := out("Gather", 0, func(_, idx []float64, r, c int) float64 { return tv[int(idx[r])*C+c] })
+
+	g, err := dev.Stream().Capture(func(s *vkc.Stream) error {
+		for _, err := range []error{
+			Add(s, x, b, yAdd),
+			Gelu(s, x, yGelu),
+			Scale(s, ParamOf(alpha), x, yScale),
+			Softmax(s, x, -1, ySoft),
+			RMSNorm(s, x, Tensor[float32]{}, Tensor[float32]{}, Const(1e-5), yNorm),
+			Gather(s, table, idx, yGather),
+		} {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	defer g.Close()
+
+	for _, n := range []int{2, 6, 1, 4, 3} {
+		before := make([][]float64, len(outs))
+		for i, o := range outs {
+			before[i] = download(t, o.buf)
+		}
+		require.NoError(t, rows.Set(uint32(n)))
+		xv := randomValues[float32](rng, capRows*C, -3, 3)
+		iv := make([]float64, capRows)
+		for i := range iv {
+			iv[i] = float64(rng.IntN(V))
+		}
+		require.NoError(t, xb.Write(f32s(xv)))
+		require.NoError(t, idxb.Write(u32s(iv)))
+		require.NoError(t, g.Replay())
+		for i, o := range outs {
+			got := download(t, o.buf)
+			for r := range capRows {
+				for c := range C {
+					at := r*C + c
+					if r >= n {
+						require.Equal(t, before[i][at], got[at], "%s: row %d past n=%d was written", o.name, r, n)
+						continue
+					}
+					want := o.ref(xv, iv, r, c)
+					require.LessOrEqual(t, math.Abs(got[at]-want), o.tol, "%s: row %d col %d with n=%d: got %v, want %v", o.name, r, c, n, got[at], want)
+				}
+			}
+		}
+	}
+}
+
+func f32s(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+func u32s(v []float64) []uint32 {
+	out := make([]uint32, len(v))
+	for i, x := range v {
+		out[i] = uint32(x)
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
+)
+
+// binaryRef is each binary op in float64, as the kernels define it for
+// T: integer division truncates and gives 0 for a zero divisor.
+func binaryRef[T vkc.Element](code uint32, x, y float64) float64 {
+	r := binaryExact[T](code, x, y)
+	if typeOf[T]().name == "uint32" { // wraps around, as uint32 does
+		r = math.Mod(r, 1<<32)
+		if r < 0 {
+			r += 1 << 32
+		}
+	}
+	return r
+}
+
+// binaryExact is the op's exact result.
+func binaryExact[T vkc.Element](code uint32, x, y float64) float64 {
+	switch code {
+	case binAdd:
+		return x + y
+	case binSub:
+		return x - y
+	case binMul:
+		return x * y
+	case binDiv:
+		if !typeOf[T]().float {
+			if y == 0 {
+				return 0
+			}
+			return math.Trunc(x / y)
+		}
+		return x / y
+	case binMax:
+		return math.Max(x, y)
+	}
+	return math.Min(x, y)
+}
+
+var binaryOps = []struct {
+	name string
+	code uint32
+	fn   func(*vkc.Stream, Tensor[float32], Tensor[float32], Tensor[float32]) error
+}{
+	{"Add", binAdd, Add[float32]}, {"Sub", binSub, Sub[float32]}, {"Mul", binMul, Mul[float32]},
+	{"Div", binDiv, Div[float32]}, {"Maximum", binMax, Maximum[float32]}, {"Minimum", binMin, Minimum[float32]},
+}
+
+// binaryOf is the op of code for T.
+func binaryOf[T vkc.Element](code uint32) func(*vkc.Stream, Tensor[T], Tensor[T], Tensor[T]) error {
+	return [...]func(*vkc.Stream, Tensor[T], Tensor[T], Tensor[T]) error{Add[T], Sub[T], Mul[T], Div[T], Maximum[T], Minimum[T]}[code]
+}
+
+// checkBinary runs every binary op on T over a broadcast, transposed
+// input pair into a never-written output, against float64.
+func checkBinary[T vkc.Element](t *testing.T, dev *vkc.Device) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lo := -8.0
+	if typeOf[T]().name == "uint32" {
+		lo = 1
+	}
+	av := randomValues[T](rng, 3*4, lo, 8) // a: [4, 3] seen transposed as [3, 4]
+	bv := randomValues[T](rng, 4, lo, 8)   // b: [4], broadcast over rows
+	for i := range bv {
+		if bv[i] == 0 {
+			bv[i] = 1
+		}
+	}
+	a := Of(upload[T](t, dev, av), 4, 3).T()
+	b := Of(upload[T](t, dev, bv), 4)
+	for code := binAdd; code <= binMin; code++ {
+		ob := fresh[T](t, dev, 12)
+		require.NoError(t, binaryOf[T](code)(dev.Stream(), a, b, Of(ob, 3, 4)))
+		got := download(t, ob)
+		want := make([]float64, 12)
+		for i := range 3 {
+			for j := range 4 {
+				want[i*4+j] = toFloat(fromFloat[T](binaryRef[T](code, av[j*3+i], bv[j])))
+			}
+		}
+		// One rounding of the exact result to T (float32 first for Float16).
+		u := unit[T]() + computeUnit[T]()
+		within(t, typeOf[T]().name, got, want, func(i int) float64 { return 2 * u * math.Abs(want[i]) })
+	}
+}
+
+func TestBinaryOpsMatchFloat64(t *testing.T) {
+	dev := openTest(t)
+	t.Run("float32", func(t *testing.T) { checkBinary[float32](t, dev) })
+	t.Run("Float16", func(t *testing.T) { checkBinary[vkc.Float16](t, dev) })
+	t.Run("float64", func(t *testing.T) { checkBinary[float64](t, dev) })
+	t.Run("int32", func(t *testing.T) { checkBinary[int32](t, dev) })
+	t.Run("uint32", func(t *testing.T) { checkBinary[uint32](t, dev) })
+}

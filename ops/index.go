@@ -1,0 +1,123 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/vkcompute/vkc"
+)
+
+// Gather writes row idx[i] of table into row i of out, for every i: an
+// embedding lookup. table is [V, D], idx [N] (uint32 or int32), out [N,
+// D]; each may have any layout, out distinct elements sharing no memory
+// with table or idx. A row whose index is outside 0..V-1 (a negative
+// int32 is) is written as zeros: the device cannot fail an op, and zeros
+// are what a padding index should look up. Every element type ops has
+// kernels for, copied exactly.
+//
+// With a dynamic out (and idx, if dynamic, on the same param), the rows
+// gathered follow the param when the work runs.
+func Gather[T vkc.Element, I int32 | uint32](s *vkc.Stream, table Tensor[T], idx Tensor[I], out Tensor[T]) error {
+	const op = "Gather"
+	et, err := checkType[T](op, numericTypes)
+	if err != nil {
+		return err
+	}
+	c, err := begin(op, s, table, idx, out)
+	if err != nil {
+		return err
+	}
+	if table.Rank() != 2 || idx.Rank() != 1 {
+		return fmt.Errorf("vkc: %s: table %v and idx %v: want a [V, D] table and [N] indices", op, table.at.shape, idx.at.shape)
+	}
+	N, D := idx.at.shape[0], table.at.shape[1]
+	if err := sameShape(op, "out", out, []int{N, D}); err != nil {
+		return fmt.Errorf("%w (N from idx %v, D from table %v)", err, idx.at.shape, table.at.shape)
+	}
+	if err := writable(op, "out", out); err != nil {
+		return err
+	}
+	if table.rows != nil {
+		return fmt.Errorf("vkc: %s: table %v is dynamic; only idx and out may be", op, table)
+	}
+	rowsP := out.rows
+	switch {
+	case idx.rows != nil && idx.rows != rowsP:
+		return fmt.Errorf("vkc: %s: idx is dynamic and out is not, or with another param: make both Dynamic with one param", op)
+	case rowsP != nil:
+		if n := rowsP.Value(); n < 1 || int(n) > N {
+			return fmt.Errorf("vkc: %s: the rows param holds %d, outside 1..%d, out's capacity %v", op, n, N, out.at.shape)
+		}
+	}
+	if err := noOverlap(op, table, out); err != nil {
+		return err
+	}
+	if err := noOverlap(op, idx, out); err != nil {
+		return err
+	}
+	k, err := c.kernel(op, "gather_"+et.suffix)
+	if err != nil {
+		return err
+	}
+	var flags uint32
+	if rowsP != nil {
+		flags |= flagDynamic
+	}
+	per := rowsPerGroup(N, D, c.maxGroupsX())
+	p := push{}.u(flags, uint32(per), uint32(N), uint32(table.at.shape[0]), uint32(D)).
+		u(uint32(table.at.offset), uint32(table.at.strides[0]), uint32(table.at.strides[1])).
+		u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
+		u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
+	return run(s, k, rowsP, N, per, p, table.buf, idx.buf, out.buf, c.rowsArg(rowsP))
+}
+
+// ScatterAdd adds row i of src into row idx[i] of out, for every i:
+// out[idx[i], :] += src[i, :], the segment sums of an embedding's
+// gradient. src is [N, D], idx [N] (uint32 or int32), out [V, D], read
+// and written (so written before); indices outside 0..V-1 add nowhere.
+// Deterministic: the rows landing on one output row are added in the
+// order of i (in float32 for Float16), then added to it once, with no
+// atomics, so equal inputs give equal bits on every device. It reads idx
+// once per output row (V*N reads): meant for the sizes of a batch's
+// lookups, not for millions of rows at once. out may not share memory
+// with src or idx. Every element type ops has kernels for; a dynamic
+// operand is refused.
+func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], idx Tensor[I], out Tensor[T]) error {
+	const op = "ScatterAdd"
+	et, err := checkType[T](op, numericTypes)
+	if err != nil {
+		return err
+	}
+	c, err := begin(op, s, src, idx, out)
+	if err != nil {
+		return err
+	}
+	if src.Rank() != 2 || idx.Rank() != 1 || out.Rank() != 2 || src.at.shape[0] != idx.at.shape[0] || src.at.shape[1] != out.at.shape[1] {
+		return fmt.Errorf("vkc: %s: src %v, idx %v, out %v: want src [N, D], idx [N], out [V, D]", op, src.at.shape, idx.at.shape, out.at.shape)
+	}
+	if src.rows != nil || idx.rows != nil || out.rows != nil {
+		return fmt.Errorf("vkc: %s: a dynamic operand; ScatterAdd takes static tensors", op)
+	}
+	if err := writable(op, "out", out); err != nil {
+		return err
+	}
+	if err := noOverlap(op, src, out); err != nil {
+		return err
+	}
+	if err := noOverlap(op, idx, out); err != nil {
+		return err
+	}
+	k, err := c.kernel(op, "scatter_add_"+et.suffix)
+	if err != nil {
+		return err
+	}
+	V := out.at.shape[0]
+	g, err := groupsFor(V, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+	if err != nil {
+		return fmt.Errorf("vkc: %s: %w", op, err)
+	}
+	p := push{}.u(uint32(src.at.shape[0]), uint32(V), uint32(src.at.shape[1])).
+		u(uint32(src.at.offset), uint32(src.at.strides[0]), uint32(src.at.strides[1])).
+		u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
+		u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
+	return k.Launch(s, g, p, src.buf, idx.buf, out.buf)
+}

@@ -1,0 +1,105 @@
+#version 450
+// rownorm: Softmax, LayerNorm and RMSNorm over the last axis of up to MAXR
+// axes. Row q (the row-major index over every axis but the last) is
+// reduced by one workgroup, its lanes striding over its C elements, with
+// trees in shared memory between the passes; each lane writes only
+// elements it read itself, after the row's reductions, so y may be x.
+// Group g covers rows [g*perGroup, (g+1)*perGroup); with flag 1 axis 0's
+// extent is min(rows, shape[0]) read when the launch runs.
+// op 0 softmax: y = exp(x - max) / sum(exp(x - max));
+// op 1 layernorm: y = (x - mean) / sqrt(var + eps) * w + b (var: the mean
+//      of the squared deviations, the biased estimate);
+// op 2 rmsnorm: y = x / sqrt(mean(x^2) + eps) * w + b.
+// w and b are vectors of C elements (offset and stride each), used when
+// flags 2 and 4 say so; eps is the push words or (flag 8) the Eps binding.
+// flags: 1 dynamic rows, 2 has w, 4 has b, 8 eps param.
+#include "types.glsl"
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) readonly buffer X { ST x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { ST y[]; };
+layout(std430, set = 0, binding = 2) readonly buffer W { ST w[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Bias { ST bias[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Rows { uint rowsDyn; };
+layout(std430, set = 0, binding = 5) readonly buffer Eps { PT epsDyn; };
+layout(push_constant) uniform Push {
+    uint op, rank, flags, perGroup;
+    uint offX, offY, offW, offB;
+    uint sW, sB, epsLo, epsHi;
+    uint shape[MAXR];
+    uint sX[MAXR];
+    uint sY[MAXR];
+} pc;
+
+shared CT part[64];
+
+// total is the sum (or, with takeMax, the largest) of every lane's v.
+CT total(CT v, bool takeMax) {
+    uint lid = gl_LocalInvocationID.x;
+    barrier(); // the previous total's readers are done with part
+    part[lid] = v;
+    barrier();
+    for (uint half_ = WG / 2u; half_ > 0u; half_ /= 2u) {
+        if (lid < half_) part[lid] = takeMax ? max(part[lid], part[lid + half_]) : part[lid] + part[lid + half_];
+        barrier();
+    }
+    return part[0];
+}
+
+void main() {
+    uint lid = gl_LocalInvocationID.x;
+    uint last = pc.rank - 1u, C = pc.shape[last];
+    uint outer = 1u; // rows per index of axis 0
+    for (uint ax = 1u; ax < last; ++ax) outer *= pc.shape[ax];
+    uint lead = pc.rank > 1u ? pc.shape[0] : 1u;
+    if (pc.rank > 1u && (pc.flags & 1u) != 0u) lead = min(rowsDyn, pc.shape[0]);
+    uint rows = lead * outer;
+    CT eps = CT((pc.flags & 8u) != 0u ? epsDyn : scalarOf(pc.epsLo, pc.epsHi));
+    bool hasW = (pc.flags & 2u) != 0u, hasB = (pc.flags & 4u) != 0u;
+    uint q0 = gl_WorkGroupID.x * pc.perGroup, q1 = min(rows, q0 + pc.perGroup);
+    for (uint q = q0; q < q1; ++q) {
+        uvec2 at = uvec2(pc.offX, pc.offY);
+        uint rem = q;
+        for (uint ax = last; ax > 0u; --ax) {
+            uint c = rem % pc.shape[ax - 1u];
+            rem /= pc.shape[ax - 1u];
+            at += c * uvec2(pc.sX[ax - 1u], pc.sY[ax - 1u]);
+        }
+        uint sx = pc.sX[last], sy = pc.sY[last];
+        CT center = CT(0), inv = CT(1);
+        if (pc.op == 0u) {
+#if !defined(T_F64)
+            CT m = CT(x[at.x]);
+            for (uint i = lid; i < C; i += WG) m = max(m, CT(x[at.x + i * sx]));
+            m = total(m, true);
+            CT s = CT(0);
+            for (uint i = lid; i < C; i += WG) s += exp(CT(x[at.x + i * sx]) - m);
+            s = total(s, false);
+            center = m;
+            inv = CT(1) / s;
+#endif
+        } else {
+            if (pc.op == 1u) {
+                CT s = CT(0);
+                for (uint i = lid; i < C; i += WG) s += CT(x[at.x + i * sx]);
+                center = total(s, false) / CT(C);
+            }
+            CT s2 = CT(0);
+            for (uint i = lid; i < C; i += WG) {
+                CT d = CT(x[at.x + i * sx]) - center;
+                s2 += d * d;
+            }
+            inv = inversesqrt(total(s2, false) / CT(C) + eps);
+        }
+        barrier(); // every lane's reads of x come before any lane's writes of y
+        for (uint i = lid; i < C; i += WG) {
+            CT v = CT(x[at.x + i * sx]) - center;
+#if !defined(T_F64)
+            if (pc.op == 0u) v = exp(v);
+#endif
+            v *= inv;
+            if (hasW) v *= CT(w[pc.offW + i * pc.sW]);
+            if (hasB) v += CT(bias[pc.offB + i * pc.sB]);
+            y[at.y + i * sy] = ST(v);
+        }
+    }
+}

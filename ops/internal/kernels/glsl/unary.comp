@@ -1,0 +1,4 @@
+#version 450
+// unary: see unary.glsl.
+#include "types.glsl"
+#include "unary.glsl"

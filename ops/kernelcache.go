@@ -1,0 +1,133 @@
+package ops
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops/internal/kernels"
+)
+
+// deviceKernels is what ops keeps per device: the kernels it loaded, by
+// variant name, and the stand-in params bound where a kernel's optional
+// binding (a dynamic row count, a scalar param) is not used, since every
+// binding a kernel declares must be bound. All of it is released when the
+// device closes (Device.OnClose).
+type deviceKernels struct {
+	dev *vkc.Device
+
+	mu      sync.Mutex
+	closed  bool
+	kernels map[string]*vkc.Kernel
+	rows    *vkc.Param[uint32]
+	f32     *vkc.Param[float32]
+	f64     *vkc.Param[float64]
+}
+
+// cache holds the deviceKernels of every open device ops has used.
+var cache = struct {
+	mu   sync.Mutex
+	devs map[*vkc.Device]*deviceKernels
+}{devs: map[*vkc.Device]*deviceKernels{}}
+
+// kernelsOf is d's entry, made (and its release at d's close registered)
+// on first use.
+func kernelsOf(d *vkc.Device) (*deviceKernels, error) {
+	if d == nil {
+		return nil, fmt.Errorf("vkc: ops: nil device")
+	}
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if dk := cache.devs[d]; dk != nil {
+		return dk, nil
+	}
+	dk := &deviceKernels{dev: d, kernels: map[string]*vkc.Kernel{}}
+	// Registered under cache.mu: a Close racing this either waits for the
+	// registration (and then runs forget) or refuses it (and nothing is
+	// kept).
+	if err := d.OnClose(func() { forget(d) }); err != nil {
+		return nil, err
+	}
+	cache.devs[d] = dk
+	return dk, nil
+}
+
+// forget drops d's entry and releases what it held; d is closing.
+func forget(d *vkc.Device) {
+	cache.mu.Lock()
+	dk := cache.devs[d]
+	delete(cache.devs, d)
+	cache.mu.Unlock()
+	if dk == nil {
+		return
+	}
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	dk.closed = true
+	for _, k := range dk.kernels {
+		_ = k.Close() // the closing device destroys it anyway
+	}
+	dk.kernels = nil
+	for _, p := range []interface{ Close() error }{dk.rows, dk.f32, dk.f64} {
+		if p != nil {
+			_ = p.Close()
+		}
+	}
+	dk.rows, dk.f32, dk.f64 = nil, nil, nil
+}
+
+// cachedDevices is how many devices the cache holds (for tests: a closed
+// device must not stay).
+func cachedDevices() int {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	return len(cache.devs)
+}
+
+// kernel is the variant named (variants.txt), loaded on first use.
+func (dk *deviceKernels) kernel(name string) (*vkc.Kernel, error) {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	if dk.closed {
+		return nil, vkc.ErrClosed
+	}
+	if k := dk.kernels[name]; k != nil {
+		return k, nil
+	}
+	code, err := kernels.SPIRV(name)
+	if err != nil {
+		return nil, err
+	}
+	k, err := dk.dev.LoadKernel(vkc.KernelSpec{Name: "ops/" + name, SPIRV: code})
+	if err != nil {
+		return nil, err
+	}
+	dk.kernels[name] = k
+	return k, nil
+}
+
+// standIns are the params bound where a kernel's row-count binding or
+// scalar binding is not used: a uint32, and a float32 and a float64.
+func (dk *deviceKernels) standIns() (rows *vkc.Param[uint32], f32 *vkc.Param[float32], f64 *vkc.Param[float64], err error) {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	if dk.closed {
+		return nil, nil, nil, vkc.ErrClosed
+	}
+	if dk.rows == nil {
+		if dk.rows, err = vkc.NewParam[uint32](dk.dev, 1); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if dk.f32 == nil {
+		if dk.f32, err = vkc.NewParam[float32](dk.dev, 0); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if dk.f64 == nil && dk.dev.Info().Features.Has(vkc.FeatureFloat64) {
+		if dk.f64, err = vkc.NewParam[float64](dk.dev, 0); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return dk.rows, dk.f32, dk.f64, nil
+}

@@ -1,0 +1,173 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vkcompute/vkc"
+)
+
+// The row kernel's op codes and flags (rownorm.comp).
+const (
+	rowSoftmax uint32 = iota
+	rowLayerNorm
+	rowRMSNorm
+
+	flagHasWeight = 2
+	flagHasBias   = 4
+	flagEpsParam  = 8
+)
+
+// Softmax writes into y the softmax of x along axis: exp(x - max) / sum
+// of exp(x - max), the maximum subtracted first so that no exponential
+// overflows. y has x's shape and distinct elements and may be x itself
+// (same layout); x may have any layout. axis may count from the end (-1:
+// the last). float32 and Float16 (computed in float32); float64 is
+// refused, as GLSL has no double-precision exponential.
+//
+// With a dynamic x and y (one param), the rows covered follow the param
+// when the work runs (axis must then not be 0).
+func Softmax[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, y Tensor[T]) error {
+	return rowOp(s, "Softmax", rowSoftmax, float32And16, x, axis, Tensor[T]{}, Tensor[T]{}, Scalar{}, y)
+}
+
+// LayerNorm normalises each row of x (its last axis) into y: (x - mean)
+// / sqrt(var + eps) * weight + bias, var the mean squared deviation (the
+// biased estimate, as PyTorch's layer_norm). weight and bias are vectors
+// of the last axis's extent, any layout; either may be the zero Tensor
+// (Tensor[T]{}) for none. eps is a constant or a param. y has x's shape
+// and distinct elements and may be x itself; weight and bias may not
+// share memory with y. float32, Float16 (computed in float32) and
+// float64. Dynamic rows as in Softmax.
+func LayerNorm[T vkc.Element](s *vkc.Stream, x, weight, bias Tensor[T], eps Scalar, y Tensor[T]) error {
+	return rowOp(s, "LayerNorm", rowLayerNorm, floatTypes, x, -1, weight, bias, eps, y)
+}
+
+// RMSNorm normalises each row of x (its last axis) into y by its root
+// mean square: x / sqrt(mean(x^2) + eps) * weight + bias, weight and bias
+// as in LayerNorm (either may be the zero Tensor). See LayerNorm for
+// shapes, types and dynamic rows.
+func RMSNorm[T vkc.Element](s *vkc.Stream, x, weight, bias Tensor[T], eps Scalar, y Tensor[T]) error {
+	return rowOp(s, "RMSNorm", rowRMSNorm, floatTypes, x, -1, weight, bias, eps, y)
+}
+
+// isNone reports whether t is the zero Tensor, an absent optional operand.
+func isNone[T vkc.Element](t Tensor[T]) bool { return t.buf == nil && t.err == nil }
+
+// rowOp runs the row kernel over every row of x along axis.
+func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string, x Tensor[T], axis int, w, b Tensor[T], eps Scalar, y Tensor[T]) error {
+	et, err := checkType[T](op, types)
+	if err != nil {
+		return err
+	}
+	operands := []interface {
+		Err() error
+		device() *vkc.Device
+	}{x, y}
+	for _, v := range []Tensor[T]{w, b} {
+		if !isNone(v) {
+			operands = append(operands, v)
+		}
+	}
+	c, err := begin(op, s, operands...)
+	if err != nil {
+		return err
+	}
+	if err := sameShape(op, "y", y, x.at.shape); err != nil {
+		return fmt.Errorf("%w (x's)", err)
+	}
+	if err := writable(op, "y", y); err != nil {
+		return err
+	}
+	rank := x.Rank()
+	if rank == 0 {
+		return fmt.Errorf("vkc: %s: x %v has no axis", op, x)
+	}
+	if axis < -rank || axis >= rank {
+		return fmt.Errorf("vkc: %s: axis %d of shape %v", op, axis, x.at.shape)
+	}
+	if axis < 0 {
+		axis += rank
+	}
+	rowsP, err := dynamicRows(op, y, x)
+	if err != nil {
+		return err
+	}
+	if rowsP != nil && (axis == 0 || rank < 2) {
+		return fmt.Errorf("vkc: %s: along axis %d of %v: the dynamic axis 0 cannot be the one normalised", op, axis, x.at.shape)
+	}
+	// The normalised axis last; the others, merged, before it.
+	perm := make([]int, 0, rank)
+	for i := range rank {
+		if i != axis {
+			perm = append(perm, i)
+		}
+	}
+	perm = append(perm, axis)
+	lx, _ := x.at.permute(perm)
+	ly, _ := y.at.permute(perm)
+	C := lx.shape[rank-1]
+	outer, ost := mergeAxes(lx.shape[:rank-1], [][]int{lx.strides[:rank-1], ly.strides[:rank-1]}, rowsP != nil)
+	if len(outer)+1 > maxRank {
+		return fmt.Errorf("vkc: %s: shape %v needs %d axes once merged, more than the %d the kernels take", op, x.at.shape, len(outer)+1, maxRank)
+	}
+	shape := append(slices.Clone(outer), C)
+	sx := append(slices.Clone(ost[0]), lx.strides[rank-1])
+	sy := append(slices.Clone(ost[1]), ly.strides[rank-1])
+	var flags uint32
+	if rowsP != nil {
+		flags |= flagDynamic
+	}
+	ins := []Tensor[T]{x}
+	wArg, bArg := vkc.Arg(x.buf), vkc.Arg(x.buf) // bound, unread, where there is no weight or bias
+	var offW, offB, sW, sB int
+	for i, v := range []Tensor[T]{w, b} {
+		if isNone(v) {
+			continue
+		}
+		what := [...]string{"weight", "bias"}[i]
+		if v.rows != nil {
+			return fmt.Errorf("vkc: %s: %s %v is dynamic", op, what, v)
+		}
+		if err := sameShape(op, what, v, []int{C}); err != nil {
+			return err
+		}
+		ins = append(ins, v)
+		if i == 0 {
+			flags |= flagHasWeight
+			wArg, offW, sW = v.buf, v.at.offset, v.at.strides[0]
+		} else {
+			flags |= flagHasBias
+			bArg, offB, sB = v.buf, v.at.offset, v.at.strides[0]
+		}
+	}
+	outRange, inRanges, err := ranges(op, y, ins...)
+	if err != nil {
+		return err
+	}
+	inStrides := make([][]int, len(ins))
+	inStrides[0] = sx
+	if err := checkAliasing(op, true, outRange, sy, inRanges, inStrides); err != nil {
+		return err
+	}
+	epsArg, err := c.scalarArg(op, "eps", eps, et)
+	if err != nil {
+		return err
+	}
+	if eps.IsParam() {
+		flags |= flagEpsParam
+	}
+	inner := 1 // rows per index of axis 0
+	for _, e := range outer[1:] {
+		inner *= e
+	}
+	perLead := rowsPerGroup(outer[0], inner*C, c.maxGroupsX())
+	k, err := c.kernel(op, "rownorm_"+et.suffix)
+	if err != nil {
+		return err
+	}
+	p := push{}.u(code, uint32(len(shape)), flags, uint32(perLead*inner)).
+		u(uint32(x.at.offset), uint32(y.at.offset), uint32(offW), uint32(offB), uint32(sW), uint32(sB)).
+		scalar(eps.value, et).ints(maxRank, shape).ints(maxRank, sx).ints(maxRank, sy)
+	return run(s, k, rowsP, outer[0], perLead, p, x.buf, y.buf, wArg, bArg, c.rowsArg(rowsP), epsArg)
+}

@@ -1,0 +1,145 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
+)
+
+// rowsOf lists x's rows along its last axis (x row-major).
+func rowsOf(x []float64, C int) [][]float64 {
+	var out [][]float64
+	for i := 0; i < len(x); i += C {
+		out = append(out, x[i:i+C])
+	}
+	return out
+}
+
+// softmaxRef is the softmax of a row in float64, and the largest |x - max|.
+func softmaxRef(row []float64) ([]float64, float64) {
+	m := math.Inf(-1)
+	for _, v := range row {
+		m = math.Max(m, v)
+	}
+	s, spread := 0.0, 0.0
+	for _, v := range row {
+		s += math.Exp(v - m)
+		spread = math.Max(spread, m-v)
+	}
+	out := make([]float64, len(row))
+	for i, v := range row {
+		out[i] = math.Exp(v-m) / s
+	}
+	return out, spread
+}
+
+// normRef is LayerNorm (center) or RMSNorm of a row in float64, before
+// weight and bias.
+func normRef(row []float64, center bool, eps float64) []float64 {
+	m := 0.0
+	if center {
+		for _, v := range row {
+			m += v
+		}
+		m /= float64(len(row))
+	}
+	ss := 0.0
+	for _, v := range row {
+		ss += (v - m) * (v - m)
+	}
+	inv := 1 / math.Sqrt(ss/float64(len(row))+eps)
+	out := make([]float64, len(row))
+	for i, v := range row {
+		out[i] = (v - m) * inv
+	}
+	return out
+}
+
+// checkSoftmax runs Softmax on T along axis 1 of a [3, 70, 2] tensor
+// (strided rows) into a never-written output.
+func checkSoftmax[T vkc.Element](t *testing.T, dev *vkc.Device) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	v := randomValues[T](rng, 3*70*2, -6, 6)
+	x := Of(upload[T](t, dev, v), 3, 70, 2)
+	yb := fresh[T](t, dev, len(v))
+	require.NoError(t, Softmax(dev.Stream(), x, 1, Of(yb, 3, 70, 2)))
+	got := download(t, yb)
+	want := make([]float64, len(v))
+	tol := make([]float64, len(v))
+	uc, ut := computeUnit[T](), unit[T]()
+	for a := range 3 {
+		for c := range 2 {
+			row := make([]float64, 70)
+			for k := range row {
+				row[k] = v[a*140+k*2+c]
+			}
+			ref, spread := softmaxRef(row)
+			for k, r := range ref {
+				i := a*140 + k*2 + c
+				want[i] = r
+				// Each exponential within 3 + 2|x - max| ULP (2u each), the
+				// sum of 70 within 70u, the division 2.5 ULP: relative.
+				tol[i] = ((6+4*spread)*2+70+5)*uc*r + ut*r + tiny[T]()
+			}
+		}
+	}
+	within(t, "Softmax", got, want, func(i int) float64 { return tol[i] })
+}
+
+func TestSoftmaxMatchesFloat64(t *testing.T) {
+	dev := openTest(t)
+	t.Run("float32", func(t *testing.T) { checkSoftmax[float32](t, dev) })
+	t.Run("Float16", func(t *testing.T) { checkSoftmax[vkc.Float16](t, dev) })
+}
+
+// checkNorms runs LayerNorm and RMSNorm on T over rows of 100 with a
+// strided weight and, for LayerNorm, a bias, in place and not.
+func checkNorms[T vkc.Element](t *testing.T, dev *vkc.Device) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const rows, C = 4, 100
+	v := randomValues[T](rng, rows*C, -2, 3)
+	wv := randomValues[T](rng, 2*C, 0.5, 2)
+	bv := randomValues[T](rng, C, -1, 1)
+	w := Strided(upload[T](t, dev, wv), 1, []int{C}, []int{2}) // every other element
+	b := Of(upload[T](t, dev, bv))
+	uc, ut := computeUnit[T](), unit[T]()
+	for _, center := range []bool{true, false} {
+		name, fn, bias := "LayerNorm", LayerNorm[T], b
+		if !center {
+			name, fn, bias = "RMSNorm", RMSNorm[T], Tensor[T]{}
+		}
+		xb := upload[T](t, dev, v)
+		yb := xb // in place
+		if center {
+			yb = fresh[T](t, dev, rows*C)
+		}
+		require.NoError(t, fn(dev.Stream(), Of(xb, rows, C), w, bias, Const(1e-5), Of(yb, rows, C)))
+		got := download(t, yb)
+		var want, tol []float64
+		for _, row := range rowsOf(v, C) {
+			z := normRef(row, center, 1e-5)
+			for k, zk := range z {
+				wk, bk := wv[1+2*k], 0.0
+				if center {
+					bk = bv[k]
+				}
+				r := zk*wk + bk
+				want = append(want, r)
+				// Sums of C terms (relative C*u each), inversesqrt (2 ULP),
+				// the products and the sum with the bias.
+				tol = append(tol, (4*C+16)*uc*(1+math.Abs(zk))*wk+uc*math.Abs(bk)+ut*math.Abs(r)+tiny[T]())
+			}
+		}
+		within(t, name, got, want, func(i int) float64 { return tol[i] })
+	}
+}
+
+func TestNormsMatchFloat64(t *testing.T) {
+	dev := openTest(t)
+	t.Run("float32", func(t *testing.T) { checkNorms[float32](t, dev) })
+	t.Run("Float16", func(t *testing.T) { checkNorms[vkc.Float16](t, dev) })
+	t.Run("float64", func(t *testing.T) { checkNorms[float64](t, dev) })
+}

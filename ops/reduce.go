@@ -1,0 +1,298 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vkcompute/vkc"
+)
+
+// The reduce kernel's op codes (reduce.glsl).
+const (
+	redSum uint32 = iota
+	redMax
+)
+
+// flagLanes: one invocation per output element (reduce.glsl).
+const flagLanes = 1
+
+// Sum writes the sum of x along axis into out. out has x's shape without
+// that axis, or with it of extent 1 (NumPy's keepdims): both address the
+// same elements, so either may be given. axis may count from the end
+// (-1: the last). x may have any layout; out needs distinct elements and
+// may not share memory with x. Floats add in their compute type (float32
+// for Float16, whose result rounds to Float16 once) in an order that
+// depends on the shape, never on timing: the same inputs give the same
+// bits. int32 and uint32 wrap on overflow. A dynamic x is refused.
+//
+// Summing all of a tensor is a Sum of it reshaped to one axis. On float32
+// rows that are contiguous (axis the last, its extent and x's offset
+// multiples of 4) Sum reads four elements a load, near the memory's
+// speed.
+func Sum[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
+	return reduce(s, "Sum", redSum, numericTypes, x, axis, out, false)
+}
+
+// Mean writes the mean of x along axis into out: Sum times 1/extent, in
+// the compute type. See Sum; floats only (float32, Float16, float64).
+func Mean[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
+	return reduce(s, "Mean", redSum, floatTypes, x, axis, out, true)
+}
+
+// Max writes the largest element of x along axis into out; see Sum for
+// shapes. Exact for every type. With a NaN among the elements the result
+// is unspecified (the device's comparison decides).
+func Max[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
+	return reduce(s, "Max", redMax, numericTypes, x, axis, out, false)
+}
+
+// Argmax writes into out the index along axis of the largest element of
+// x, the first such index on ties, as uint32 or int32. Shapes as in Sum.
+// With a NaN among the elements the result is unspecified.
+func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis int, out Tensor[I]) error {
+	const op = "Argmax"
+	et, err := checkType[T](op, numericTypes)
+	if err != nil {
+		return err
+	}
+	c, err := begin(op, s, x, out)
+	if err != nil {
+		return err
+	}
+	r, err := reducePlan(op, x, axis, out.at, writable(op, "out", out))
+	if err != nil {
+		return err
+	}
+	if err := noOverlap(op, x, out); err != nil {
+		return err
+	}
+	if x.at.shape[r.axis] > 1<<31 {
+		return fmt.Errorf("vkc: %s: axis of %d elements", op, x.at.shape[r.axis])
+	}
+	k, err := c.kernel(op, "argmax_"+et.suffix)
+	if err != nil {
+		return err
+	}
+	return r.launch(c, k, redMax, r.mode(), x.at.offset, out.at.offset, 1, et, x.buf, out.buf)
+}
+
+// reducing is a reduction's plan: the axis, and the output elements'
+// merged shape with x's strides and out's over it.
+type reducing struct {
+	axis          int
+	R, sR         int
+	shape         []int
+	sIn, sOut     []int
+	outCount      int
+	contiguousRow bool // x's reduced rows are contiguous, one after another
+}
+
+// reducePlan checks axis and out's layout lo against x and lays the
+// output elements out; werr is out's writability.
+func reducePlan[T vkc.Element](op string, x Tensor[T], axis int, lo layout, werr error) (reducing, error) {
+	if werr != nil {
+		return reducing{}, werr
+	}
+	if x.rows != nil {
+		return reducing{}, fmt.Errorf("vkc: %s: x %v is dynamic; reductions take a static tensor", op, x)
+	}
+	rank := len(x.at.shape)
+	if axis < -rank || axis >= rank {
+		return reducing{}, fmt.Errorf("vkc: %s: axis %d of shape %v", op, axis, x.at.shape)
+	}
+	if axis < 0 {
+		axis += rank
+	}
+	dropped := slices.Delete(slices.Clone(x.at.shape), axis, axis+1)
+	kept := slices.Clone(x.at.shape)
+	kept[axis] = 1
+	var outStrides []int
+	switch {
+	case slices.Equal(lo.shape, kept):
+		outStrides = slices.Delete(slices.Clone(lo.strides), axis, axis+1)
+	case slices.Equal(lo.shape, dropped):
+		outStrides = slices.Clone(lo.strides)
+	default:
+		return reducing{}, fmt.Errorf("vkc: %s: out has shape %v; along axis %d of %v it must be %v (or %v, keepdims)", op, lo.shape, axis, x.at.shape, dropped, kept)
+	}
+	inStrides := slices.Delete(slices.Clone(x.at.strides), axis, axis+1)
+	shape, st := mergeAxes(dropped, [][]int{inStrides, outStrides}, false)
+	if len(shape) > maxRank-1 {
+		return reducing{}, fmt.Errorf("vkc: %s: the output's shape %v needs %d axes once merged, more than the %d the kernels take", op, dropped, len(shape), maxRank-1)
+	}
+	n, _ := count(shape)
+	r := reducing{axis: axis, R: x.at.shape[axis], sR: x.at.strides[axis], shape: shape, sIn: st[0], sOut: st[1], outCount: n}
+	r.contiguousRow = (r.sR == 1 || r.R == 1) && rowMajor(shape, scaled(st[0], r.R)) && (r.R == 1 || r.sR == 1)
+	return r, nil
+}
+
+// scaled is strides divided by n where they divide (rows of n elements
+// one after another have row strides n).
+func scaled(strides []int, n int) []int {
+	out := make([]int, len(strides))
+	for i, s := range strides {
+		if s%n != 0 {
+			return append(out[:0:0], -1)
+		}
+		out[i] = s / n
+	}
+	return out
+}
+
+// noOverlap refuses an out sharing memory with x.
+func noOverlap[T, U vkc.Element](op string, x Tensor[T], out Tensor[U]) error {
+	xr, err := rangeOf(x)
+	if err != nil {
+		return fmt.Errorf("vkc: %s: %w", op, err)
+	}
+	or, err := rangeOf(out)
+	if err != nil {
+		return fmt.Errorf("vkc: %s: %w", op, err)
+	}
+	return checkAliasing(op, false, or, nil, []byteRange{xr}, [][]int{nil})
+}
+
+// launch runs a reduce or argmax kernel pass: splits groups per output
+// element (or, with splits 0, lanes), writing partials (contiguous, per
+// output element) when splits > 1, else out through the plan's strides.
+func (r reducing) launch(c *opContext, k *vkc.Kernel, code uint32, splits, offIn, offOut int, scale float64, et elemType, in, out vkc.Arg) error {
+	flags, chunk := uint32(0), r.R
+	groups := r.outCount * splits
+	if splits == 0 {
+		flags, splits, groups = flagLanes, 1, (r.outCount+wg-1)/wg
+	} else {
+		chunk = (r.R + splits - 1) / splits
+	}
+	p := push{}.u(code, uint32(len(r.shape)), flags, uint32(r.outCount)).
+		u(uint32(r.R), uint32(r.sR), uint32(splits), uint32(chunk)).
+		u(uint32(offIn), uint32(offOut)).scalar(scale, et).
+		ints(maxRank-1, r.shape).ints(maxRank-1, r.sIn).ints(maxRank-1, r.sOut)
+	g, err := groupsFor(groups, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+	if err != nil {
+		return err
+	}
+	return k.Launch(c.s, g, p, in, out)
+}
+
+// partials makes the buffer of a first pass's partials: float32 for
+// Float16 (which accumulates in float32), T otherwise.
+func partials[T vkc.Element](d *vkc.Device, et elemType, n int) (vkc.Arg, func() error, error) {
+	if et.suffix == "f16" {
+		b, err := vkc.NewBuffer[float32](d, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, b.Close, nil
+	}
+	b, err := vkc.NewBuffer[T](d, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b.Close, nil
+}
+
+// reduce runs Sum, Mean and Max: one pass when each output element's
+// reduction fits one workgroup's share, else a first pass into partials
+// (the vec4 kernel for contiguous float32 rows) and a second over them.
+func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string, x Tensor[T], axis int, out Tensor[T], mean bool) error {
+	et, err := checkType[T](op, types)
+	if err != nil {
+		return err
+	}
+	c, err := begin(op, s, x, out)
+	if err != nil {
+		return err
+	}
+	r, err := reducePlan(op, x, axis, out.at, writable(op, "out", out))
+	if err != nil {
+		return err
+	}
+	if err := noOverlap(op, x, out); err != nil {
+		return err
+	}
+	scale := 1.0
+	if mean {
+		scale = 1 / float64(r.R)
+	}
+	k, err := c.kernel(op, "reduce_"+et.suffix)
+	if err != nil {
+		return err
+	}
+	if r.R <= perGroup {
+		return r.launch(c, k, code, r.mode(), x.at.offset, out.at.offset, scale, et, x.buf, out.buf)
+	}
+	// Two passes: partials[e*splits + j], then a reduction of each
+	// output element's splits.
+	splits := (r.R + perGroup - 1) / perGroup
+	fast := et.suffix == "f32" && code == redSum && r.contiguousRow && x.at.offset%4 == 0 && r.R%4 == 0
+	if fast {
+		splits = (r.R + sumSpan - 1) / sumSpan
+	}
+	if r.outCount > maxElements/splits {
+		return fmt.Errorf("vkc: %s: %d outputs of %d partials each are too many", op, r.outCount, splits)
+	}
+	part, release, err := partials[T](c.dev, et, r.outCount*splits)
+	if err != nil {
+		return fmt.Errorf("vkc: %s: partials: %w", op, err)
+	}
+	defer release()
+	first := k
+	switch {
+	case fast:
+		if first, err = c.kernel(op, "sum_rows_f32"); err != nil {
+			return err
+		}
+		g, err := groupsFor(r.outCount*splits, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+		if err != nil {
+			return err
+		}
+		p := push{}.u(uint32(r.outCount), uint32(r.R), uint32(splits), uint32(x.at.offset))
+		if err := first.Launch(s, g, p, x.buf, part); err != nil {
+			return err
+		}
+	default:
+		if et.suffix == "f16" {
+			if first, err = c.kernel(op, "reduce_f16_f32"); err != nil {
+				return err
+			}
+		}
+		if err := r.launch(c, first, code, splits, x.at.offset, 0, 1, et, x.buf, part); err != nil {
+			return err
+		}
+	}
+	second := k
+	if et.suffix == "f16" {
+		if second, err = c.kernel(op, "reduce_f32_f16"); err != nil {
+			return err
+		}
+	}
+	// The partials as the second pass's input: output element e's splits
+	// at e*splits, one apart.
+	r2 := reducing{R: splits, sR: 1, outCount: r.outCount, shape: r.shape, sOut: r.sOut, sIn: make([]int, len(r.shape))}
+	step := splits
+	for i := len(r.shape) - 1; i >= 0; i-- {
+		r2.sIn[i] = step
+		step *= r.shape[i]
+	}
+	et2 := et
+	if et.suffix == "f16" {
+		et2 = typeOf[float32]()
+	}
+	return r2.launch(c, second, code, r2.mode(), 0, out.at.offset, scale, et2, part, out.buf)
+}
+
+// perGroup is how many elements a workgroup of the reduce kernel reduces
+// at most before a reduction is split into two passes.
+const perGroup = 4096
+
+// mode is how one pass lays the work out: 0 (lanes) for short reductions
+// or many outputs, else 1 (one group per output element).
+func (r reducing) mode() int {
+	if r.R <= 32 || (r.outCount >= 1024 && r.R <= 1024) {
+		return 0
+	}
+	return 1
+}
+
+// sumSpan is how many elements a group of sum_rows_f32 sums (its SPAN).
+const sumSpan = 16384

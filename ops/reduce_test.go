@@ -1,0 +1,130 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
+)
+
+// reduceRef reduces v (laid out by l) along axis in float64: the sums,
+// the sums of magnitudes (for the error bound), the maxima and the first
+// indices of the maxima, over the output elements row-major.
+func reduceRef(v []float64, l layout, axis int) (sum, abs, maxv, arg []float64) {
+	shape := slices.Delete(slices.Clone(l.shape), axis, axis+1)
+	n, _ := count(shape)
+	pos := make([]int, len(shape))
+	for range n {
+		at := l.offset
+		for i, p := range pos {
+			ax := i
+			if i >= axis {
+				ax = i + 1
+			}
+			at += p * l.strides[ax]
+		}
+		s, a, m, idx := 0.0, 0.0, math.Inf(-1), 0.0
+		for k := range l.shape[axis] {
+			x := v[at+k*l.strides[axis]]
+			s += x
+			a += math.Abs(x)
+			if x > m {
+				m, idx = x, float64(k)
+			}
+		}
+		sum, abs, maxv, arg = append(sum, s), append(abs, a), append(maxv, m), append(arg, idx)
+		for i := len(pos) - 1; i >= 0; i-- {
+			if pos[i]++; pos[i] < shape[i] {
+				break
+			}
+			pos[i] = 0
+		}
+	}
+	return
+}
+
+// checkReductions runs Sum, Mean, Max and Argmax on T along every axis of
+// a permuted tensor (out with and without keepdims), and along a long
+// axis that takes two passes.
+func checkReductions[T vkc.Element](t *testing.T, dev *vkc.Device) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	lo := -4.0
+	if typeOf[T]().name == "uint32" {
+		lo = 0
+	}
+	cases := []struct {
+		shape []int
+		perm  []int
+	}{
+		{[]int{3, 5, 7}, []int{2, 0, 1}},
+		{[]int{2, 9000}, []int{0, 1}}, // two passes; contiguous rows (the vec4 path for float32)
+		{[]int{9001, 2}, []int{1, 0}}, // two passes, strided
+		{[]int{2000, 3}, []int{0, 1}}, // many short rows (lanes)
+		{[]int{40, 3, 50}, []int{1, 2, 0}},
+	}
+	for _, cs := range cases {
+		n, _ := count(cs.shape)
+		v := randomValues[T](rng, n, lo, 4)
+		x := Of(upload[T](t, dev, v), cs.shape...).Permute(cs.perm...)
+		for axis := range x.Rank() {
+			sum, abs, maxv, arg := reduceRef(v, x.at, axis)
+			keep := x.Shape()
+			keep[axis] = 1
+			drop := slices.Delete(x.Shape(), axis, axis+1)
+			R := float64(x.at.shape[axis])
+			uc, ut := computeUnit[T](), unit[T]()
+			check := func(name string, fn func(*vkc.Stream, Tensor[T], int, Tensor[T]) error, want []float64, tol func(i int) float64, shape []int) {
+				ob := fresh[T](t, dev, len(want))
+				require.NoError(t, fn(dev.Stream(), x, axis, Of(ob, shape...)), "%s along %d of %v", name, axis, x)
+				within(t, name, download(t, ob), want, tol)
+			}
+			wantSum := make([]float64, len(sum))
+			for i := range sum {
+				wantSum[i] = toFloat(fromFloat[T](sum[i]))
+				if typeOf[T]().name == "uint32" || typeOf[T]().name == "int32" {
+					wantSum[i] = sum[i]
+				}
+			}
+			// Any order of R additions errs by at most R*u*sum|x|; the
+			// result then rounds once to T.
+			sumTol := func(i int) float64 { return R*uc*abs[i] + ut*math.Abs(sum[i]) }
+			check("Sum", Sum[T], wantSum, sumTol, keep)
+			check("Max", Max[T], maxv, func(int) float64 { return 0 }, drop)
+			if typeOf[T]().float {
+				mean := make([]float64, len(sum))
+				for i := range sum {
+					mean[i] = sum[i] / R
+				}
+				check("Mean", Mean[T], mean, func(i int) float64 { return (R+1)*uc*abs[i]/R + ut*math.Abs(mean[i]) }, drop)
+			}
+			ib := fresh[uint32](t, dev, len(arg))
+			require.NoError(t, Argmax(dev.Stream(), x, axis, Of(ib, drop...)))
+			require.Equal(t, arg, download(t, ib), "Argmax along %d of %v", axis, x)
+		}
+	}
+}
+
+func TestReductionsMatchFloat64(t *testing.T) {
+	dev := openTest(t)
+	t.Run("float32", func(t *testing.T) { checkReductions[float32](t, dev) })
+	t.Run("Float16", func(t *testing.T) { checkReductions[vkc.Float16](t, dev) })
+	t.Run("float64", func(t *testing.T) { checkReductions[float64](t, dev) })
+	t.Run("int32", func(t *testing.T) { checkReductions[int32](t, dev) })
+	t.Run("uint32", func(t *testing.T) { checkReductions[uint32](t, dev) })
+}
+
+// Argmax keeps the first of equal maxima, whichever lanes and groups
+// found them.
+func TestArgmaxTiesGoToTheFirst(t *testing.T) {
+	dev := openTest(t)
+	v := make([]float64, 5000)
+	for _, i := range []int{4999, 1234, 64, 65, 3000} {
+		v[i] = 7
+	}
+	ib := fresh[int32](t, dev, 1)
+	require.NoError(t, Argmax(dev.Stream(), Of(upload[float32](t, dev, v)), 0, Of(ib)))
+	require.Equal(t, []float64{64}, download(t, ib))
+}
