@@ -35,8 +35,6 @@ type tunings struct {
 	choices map[string]string
 }
 
-var tuned sync.Map // *vkc.Device → *tunings
-
 // tuningFileVersion is written into the file; a file of another version
 // is ignored (and replaced at the next save).
 const tuningFileVersion = 1
@@ -47,19 +45,15 @@ type tuningFile struct {
 	Choices map[string]string `json:"choices"`
 }
 
-// tuningsOf is dev's tunings, read from its file on first use. A file that
-// cannot be read or parsed is ignored with one warning.
-func tuningsOf(dev *vkc.Device) *tunings {
-	if t, ok := tuned.Load(dev); ok {
-		return t.(*tunings)
-	}
+// newTunings is dev's tunings, read from its file. A file that cannot be
+// read or parsed is ignored with one warning.
+func newTunings(dev *vkc.Device) *tunings {
 	t := &tunings{choices: map[string]string{}}
 	if dir := dev.PipelineCacheDir(); dir != "" {
 		t.path = filepath.Join(dir, tuningFileName(dev.Info()))
 		t.load(deviceLabel(dev.Info()))
 	}
-	actual, _ := tuned.LoadOrStore(dev, t)
-	return actual.(*tunings)
+	return t
 }
 
 // deviceLabel names a device and driver exactly enough that a choice
@@ -158,7 +152,11 @@ func (p *matmulPlan[T]) run(s *vkc.Stream) error {
 	if p.heuristic || len(cands) == 1 {
 		return p.runVariant(s, p.problem.heuristic())
 	}
-	t := tuningsOf(p.dev)
+	md, err := matmulDeviceOf(p.dev)
+	if err != nil {
+		return fmt.Errorf("vkc: Matmul: %w", err)
+	}
+	t := md.tunings
 	class := p.shapeClass()
 	if v, ok := t.choice(class); ok && p.applies(v) {
 		return p.runVariant(s, v)

@@ -131,24 +131,26 @@ func (p *problem) wideFits() bool {
 	return lastB <= p.bLen
 }
 
-// heuristic is the variant chosen with no measurement: the matrix-vector
-// kernel for m = 1 or n = 1; the root's kernel for whole row-major
-// matrices where it takes its fast path (N and K multiples of 8) or the
-// element type is not float32; the wide kernel where A and B allow; split-K
-// for long K and few outputs; else the generic kernel.
+// heuristic is the variant chosen with no measurement, from what lavapipe
+// measured: the matrix-vector kernel for m = 1 or n = 1; the root's kernel
+// for large whole row-major matrices (its texel path needs N and K
+// multiples of 8 for float32); the wide kernel where A and B allow and the
+// output is large; split-K for long K into few outputs; the wide kernel;
+// else the generic kernel.
 func (p *problem) heuristic() variant {
+	large := p.m >= 64 && p.n >= 64
 	switch {
 	case p.applies(variantGEMV):
 		return variantGEMV
-	case p.applies(variantRoot) && (p.elem != elemF32 || (p.n%8 == 0 && p.k%8 == 0)):
+	case p.applies(variantRoot) && large && (p.elem != elemF32 || (p.n%8 == 0 && p.k%8 == 0)):
 		return variantRoot
-	case p.applies(variantSplitK) && p.m*p.n*p.batches() <= 1024:
-		return variantSplitK
-	case p.applies(variantWide):
+	case p.applies(variantWide) && large:
 		return variantWide
 	case p.applies(variantSplitK):
 		return variantSplitK
-	case p.applies(variantRoot):
+	case p.applies(variantWide):
+		return variantWide
+	case p.applies(variantRoot) && large:
 		return variantRoot
 	}
 	return variantGeneric
@@ -398,13 +400,58 @@ type scratch struct {
 	f64 *vkc.Buffer[float64]
 }
 
+// scratchKey names a stream's split-K temporary of one accumulation type.
 type scratchKey struct {
-	dev    *vkc.Device
 	stream uint64
 	f64    bool
 }
 
-var scratches sync.Map // scratchKey → *scratch
+// matmulDevice is what Matmul keeps per device besides its kernels: the
+// tuner's choices and the streams' split-K temporaries. It is dropped
+// when the device closes (the device frees the buffers).
+type matmulDevice struct {
+	tunings *tunings
+	mu      sync.Mutex
+	scratch map[scratchKey]*scratch
+}
+
+var matmulDevices = struct {
+	mu   sync.Mutex
+	devs map[*vkc.Device]*matmulDevice
+}{devs: map[*vkc.Device]*matmulDevice{}}
+
+// matmulDeviceOf is dev's entry, made on first use (reading the tuner's
+// file) and forgotten when dev closes.
+func matmulDeviceOf(dev *vkc.Device) (*matmulDevice, error) {
+	matmulDevices.mu.Lock()
+	defer matmulDevices.mu.Unlock()
+	if md := matmulDevices.devs[dev]; md != nil {
+		return md, nil
+	}
+	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*scratch{}}
+	err := dev.OnClose(func() {
+		matmulDevices.mu.Lock()
+		delete(matmulDevices.devs, dev)
+		matmulDevices.mu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	matmulDevices.devs[dev] = md
+	return md, nil
+}
+
+// scratchOf is the stream's temporary of the accumulation type.
+func (md *matmulDevice) scratchOf(key scratchKey) *scratch {
+	md.mu.Lock()
+	defer md.mu.Unlock()
+	sc := md.scratch[key]
+	if sc == nil {
+		sc = &scratch{}
+		md.scratch[key] = sc
+	}
+	return sc
+}
 
 func (p *matmulPlan[T]) runSplitK(s *vkc.Stream, inner, da, db, dc int) error {
 	kSlice, splits := p.splitShape(inner)
@@ -463,8 +510,11 @@ func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn 
 	}
 	var zero A
 	_, wide := any(zero).(float64)
-	v, _ := scratches.LoadOrStore(scratchKey{dev, s.ID(), wide}, &scratch{})
-	sc := v.(*scratch)
+	md, err := matmulDeviceOf(dev)
+	if err != nil {
+		return err
+	}
+	sc := md.scratchOf(scratchKey{s.ID(), wide})
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	held := any(sc.f32)
@@ -478,7 +528,6 @@ func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn 
 				return err
 			}
 		}
-		var err error
 		if buf, err = vkc.NewBuffer[A](dev, n); err != nil {
 			return err
 		}
