@@ -61,7 +61,10 @@ type problem struct {
 	// root: every operand is a whole buffer, row-major, one matrix: what
 	// vkc.MatmulOf takes.
 	rootShaped bool
-	int64      bool // the device has shaderInt64 (wide loads)
+	// batchRowMajor: a batch whose every matrix is row-major with adjacent
+	// rows (as a whole buffer would be), with no epilogue.
+	batchRowMajor bool
+	int64         bool // the device has shaderInt64 (wide loads)
 }
 
 // batches is the number of matrices in the product.
@@ -217,6 +220,8 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 		}
 	}
 
+	p.batchRowMajor = len(p.batch) > 0 && !p.hasBias && p.act == ActNone &&
+		p.a.col == 1 && p.a.row == k && p.b.col == 1 && p.b.row == n && p.c.col == 1 && p.c.row == n
 	p.rootShaped = len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
 		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
 	return p, nil

@@ -259,6 +259,7 @@ var matmulCases = []matmulCase{
 	{name: "gemv n=1 transposed", a: []int{50, 64}, b: []int{64, 1}, c: []int{50, 1}, aT: true, wantVariants: []variant{variantGEMV}},
 	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitK}},
 	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: ActSilu, wantVariants: []variant{variantWide}},
+	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantRootBatched}},
 	{name: "batched broadcast B", a: []int{2, 3, 9, 8}, b: []int{8, 11}, c: []int{2, 3, 9, 11}, bias: 11},
 	{name: "batched broadcast A", a: []int{1, 7, 10}, b: []int{3, 10, 5}, c: []int{3, 7, 5}, aT: true},
 	{name: "batched gemv", a: []int{5, 1, 40}, b: []int{5, 40, 24}, c: []int{5, 1, 24}, wantVariants: []variant{variantGEMV}},

@@ -168,6 +168,8 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 	batched.a.batch, batched.b.batch, batched.c.batch = []int{128 * 64}, []int{64 * 128}, []int{128 * 128}
 	batched.aLen, batched.bLen = 32*128*64, 32*64*128
 	assert.Equal(t, variantWide, batched.heuristic())
+	batched.batchRowMajor = true
+	assert.Equal(t, variantRootBatched, batched.heuristic())
 	f16 := row(37, 45, 23)
 	f16.elem, f16.rootShaped = elemF16, false
 	assert.Equal(t, variantGeneric, f16.heuristic())

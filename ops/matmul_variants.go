@@ -30,10 +30,16 @@ const (
 	// through texel bindings (see the root's matmul_texel), which user
 	// kernels cannot bind yet. It goes when they can.
 	variantRoot
+	// rootBatched: variantRoot once per product of a batch, through views
+	// of each product's matrices (the root's matmul takes whole buffers):
+	// for batches of row-major matrices with no epilogue, whose products
+	// are too small for the kernels above to fill a CPU driver's lanes.
+	// Interim, like variantRoot.
+	variantRootBatched
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -68,6 +74,7 @@ const (
 	splitLanes     = 512  // split-K aims at about this many invocations
 	splitMinSlice  = 256  // and at least this much of K per invocation
 	maxGroupsLimit = 65535
+	rootBatchMax   = 256 // root-batched: at most this many launches
 )
 
 // applies reports whether variant v can compute p.
@@ -83,6 +90,8 @@ func (p *problem) applies(v variant) bool {
 		return !p.dynamic && p.k >= splitMinK && p.m*p.n*p.batches() <= splitMaxOut
 	case variantRoot:
 		return p.rootShaped
+	case variantRootBatched:
+		return p.batchRowMajor && p.batches() <= rootBatchMax
 	}
 	return false
 }
@@ -133,6 +142,7 @@ func (p *problem) wideFits() bool {
 
 // heuristic is the variant chosen with no measurement, from what lavapipe
 // measured: the matrix-vector kernel for m = 1 or n = 1; the root's kernel
+// per product for batches of row-major matrices; the root's kernel
 // for large whole row-major matrices (its texel path needs N and K
 // multiples of 8 for float32); the wide kernel where A and B allow and the
 // output is large; split-K for long K into few outputs; the wide kernel;
@@ -142,6 +152,8 @@ func (p *problem) heuristic() variant {
 	switch {
 	case p.applies(variantGEMV):
 		return variantGEMV
+	case p.applies(variantRootBatched):
+		return variantRootBatched
 	case p.applies(variantRoot) && large && (p.elem != elemF32 || (p.n%8 == 0 && p.k%8 == 0)):
 		return variantRoot
 	case p.applies(variantWide) && large:
@@ -191,8 +203,11 @@ func pushWords(words ...int) []byte {
 // runVariant computes p with v, one launch (or two, for split-K) per
 // combination of the batch axes the kernels do not take.
 func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
-	if v == variantRoot {
+	switch v {
+	case variantRoot:
 		return p.runRoot(s)
+	case variantRootBatched:
+		return p.runRootBatched(s)
 	}
 	outer, inner := p.batch, 1
 	if len(outer) > 0 {
@@ -554,4 +569,55 @@ func (p *matmulPlan[T]) runRoot(s *vkc.Stream) error {
 		return fmt.Errorf("vkc: Matmul: %s (root kernel): %w", p.describe, err)
 	}
 	return nil
+}
+
+// runRootBatched is vkc.MatmulOf once per product of the batch, each on
+// views of its three matrices (see variantRootBatched). Each product's
+// views are closed once it is queued: a view's Close leaves the memory to
+// its buffer, and the queued work keeps what it binds.
+func (p *matmulPlan[T]) runRootBatched(s *vkc.Stream) error {
+	idx := make([]int, len(p.batch))
+	for range p.batches() {
+		offA, offB, offC := p.a.off, p.b.off, p.c.off
+		for i, x := range idx {
+			offA += x * p.a.batch[i]
+			offB += x * p.b.batch[i]
+			offC += x * p.c.batch[i]
+		}
+		if err := p.rootProduct(s, offA, offB, offC); err != nil {
+			return fmt.Errorf("vkc: Matmul: %s (root kernel per product): %w", p.describe, err)
+		}
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < p.batch[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return nil
+}
+
+// rootProduct is vkc.MatmulOf on views of one product's matrices, at
+// element offsets offA, offB and offC.
+func (p *matmulPlan[T]) rootProduct(s *vkc.Stream, offA, offB, offC int) (err error) {
+	var views []*vkc.Buffer[T]
+	defer func() {
+		for _, v := range views {
+			if cerr := v.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}()
+	for _, v := range []struct {
+		buf    *vkc.Buffer[T]
+		off, n int
+	}{{p.aBuf, offA, p.m * p.k}, {p.bBuf, offB, p.k * p.n}, {p.cBuf, offC, p.m * p.n}} {
+		view, err := v.buf.View(v.off, v.n)
+		if err != nil {
+			return err
+		}
+		views = append(views, view)
+	}
+	return vkc.MatmulOf(s, views[0], views[1], views[2], p.m, p.n, p.k)
 }
