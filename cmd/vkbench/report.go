@@ -196,6 +196,8 @@ func paramKeys(params map[string]int64) []string {
 	}
 	rank := func(k string) int {
 		switch k {
+		case "b": // a batch count comes first: b=32/m=128/n=128/k=64
+			return -1
 		case "m":
 			return 0
 		case "n":
