@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc"
@@ -282,6 +281,3 @@ func overlap(x, y layout) bool {
 func wholeRowMajor(l layout, n int) bool {
 	return l.offset == 0 && l.isContiguous() && l.span() == n
 }
-
-// errNoVariant is the tuner's error when every variant failed to run.
-var errNoVariant = errors.New("no kernel variant ran")

@@ -263,6 +263,8 @@ var matmulCases = []matmulCase{
 	{name: "batched broadcast B", a: []int{2, 3, 9, 8}, b: []int{8, 11}, c: []int{2, 3, 9, 11}, bias: 11},
 	{name: "batched broadcast A", a: []int{1, 7, 10}, b: []int{3, 10, 5}, c: []int{3, 7, 5}, aT: true},
 	{name: "batched gemv", a: []int{5, 1, 40}, b: []int{5, 40, 24}, c: []int{5, 1, 24}, wantVariants: []variant{variantGEMV}},
+	{name: "packed", a: []int{70, 90}, b: []int{90, 66}, c: []int{70, 66}, aT: true, wantVariants: []variant{variantRootPacked}},
+	{name: "packed whole", a: []int{64, 20}, b: []int{20, 72}, c: []int{64, 72}, wantVariants: []variant{variantRootPacked, variantRoot}},
 	{name: "root square", a: []int{64, 64}, b: []int{64, 64}, c: []int{64, 64}, wantVariants: []variant{variantRoot}},
 }
 

@@ -158,7 +158,7 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 		{row(3, 16, 100000), variantSplitK},
 		{row(1024, 1024, 1024), variantRoot},
 		{row(37, 45, 23), variantGeneric},
-		{row(1000, 3000, 500), variantRoot},
+		{row(1000, 3000, 500), variantRootPacked},
 	} {
 		assert.Equal(t, tc.want, tc.p.heuristic(), "%dx%dx%d", tc.p.m, tc.p.n, tc.p.k)
 	}

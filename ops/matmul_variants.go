@@ -3,6 +3,7 @@ package ops
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/vkcompute/vkc"
@@ -36,10 +37,17 @@ const (
 	// are too small for the kernels above to fill a CPU driver's lanes.
 	// Interim, like variantRoot.
 	variantRootBatched
+	// rootPacked: A and B copied (Transpose) into temporaries whose K and N
+	// are padded with zeros to multiples of 8, multiplied by the root's
+	// matmul on its texel path, and C copied out where N was padded or C
+	// is not a whole row-major buffer: for large float32 products of any
+	// layout whose sizes keep them off that path. Interim, like
+	// variantRoot.
+	variantRootPacked
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -75,6 +83,7 @@ const (
 	splitMinSlice  = 256  // and at least this much of K per invocation
 	maxGroupsLimit = 65535
 	rootBatchMax   = 256 // root-batched: at most this many launches
+	packMin        = 64  // root-packed: M and N at least this
 )
 
 // applies reports whether variant v can compute p.
@@ -92,6 +101,9 @@ func (p *problem) applies(v variant) bool {
 		return p.rootShaped
 	case variantRootBatched:
 		return p.batchRowMajor && p.batches() <= rootBatchMax
+	case variantRootPacked:
+		return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone && !p.dynamic &&
+			p.m >= packMin && p.n >= packMin
 	}
 	return false
 }
@@ -145,7 +157,8 @@ func (p *problem) wideFits() bool {
 // per product for batches of row-major matrices; the root's kernel
 // for large whole row-major matrices (its texel path needs N and K
 // multiples of 8 for float32); the wide kernel where A and B allow and the
-// output is large; split-K for long K into few outputs; the wide kernel;
+// output is large; the root's kernel on padded copies for other large
+// float32 products; split-K for long K into few outputs; the wide kernel;
 // else the generic kernel.
 func (p *problem) heuristic() variant {
 	large := p.m >= 64 && p.n >= 64
@@ -158,6 +171,8 @@ func (p *problem) heuristic() variant {
 		return variantRoot
 	case p.applies(variantWide) && large:
 		return variantWide
+	case p.applies(variantRootPacked):
+		return variantRootPacked
 	case p.applies(variantSplitK):
 		return variantSplitK
 	case p.applies(variantWide):
@@ -208,6 +223,8 @@ func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 		return p.runRoot(s)
 	case variantRootBatched:
 		return p.runRootBatched(s)
+	case variantRootPacked:
+		return p.runRootPacked(s)
 	}
 	outer, inner := p.batch, 1
 	if len(outer) > 0 {
@@ -422,12 +439,14 @@ type scratchKey struct {
 }
 
 // matmulDevice is what Matmul keeps per device besides its kernels: the
-// tuner's choices and the streams' split-K temporaries. It is dropped
-// when the device closes (the device frees the buffers).
+// tuner's choices and the streams' temporaries (split-K's partial sums,
+// root-packed's padded copies). It is dropped when the device closes
+// (the device frees the buffers).
 type matmulDevice struct {
 	tunings *tunings
 	mu      sync.Mutex
 	scratch map[scratchKey]*splitKScratch
+	packed  map[uint64]*packed
 }
 
 var matmulDevices = struct {
@@ -443,7 +462,7 @@ func matmulDeviceOf(dev *vkc.Device) (*matmulDevice, error) {
 	if md := matmulDevices.devs[dev]; md != nil {
 		return md, nil
 	}
-	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*splitKScratch{}}
+	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*splitKScratch{}, packed: map[uint64]*packed{}}
 	err := dev.OnClose(func() {
 		matmulDevices.mu.Lock()
 		delete(matmulDevices.devs, dev)
@@ -454,6 +473,18 @@ func matmulDeviceOf(dev *vkc.Device) (*matmulDevice, error) {
 	}
 	matmulDevices.devs[dev] = md
 	return md, nil
+}
+
+// packedOf is the stream's set of root-packed temporaries.
+func (md *matmulDevice) packedOf(stream uint64) *packed {
+	md.mu.Lock()
+	defer md.mu.Unlock()
+	pk := md.packed[stream]
+	if pk == nil {
+		pk = &packed{}
+		md.packed[stream] = pk
+	}
+	return pk
 }
 
 // scratchOf is the stream's temporary of the accumulation type.
@@ -620,4 +651,108 @@ func (p *matmulPlan[T]) rootProduct(s *vkc.Stream, offA, offB, offC int) (err er
 		views = append(views, view)
 	}
 	return vkc.MatmulOf(s, views[0], views[1], views[2], p.m, p.n, p.k)
+}
+
+// runRootPacked is variantRootPacked: A into an M x K8 temporary and B
+// into a K8 x N8 one (K8, N8: K and N rounded up to multiples of 8, the
+// padding zero), vkc.MatmulOf on them, and C out of an M x N8 temporary
+// unless C is the whole row-major M x N buffer and N is N8.
+func (p *matmulPlan[T]) runRootPacked(s *vkc.Stream) error {
+	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
+	direct := p.rootShaped && n8 == p.n
+	sizes := []int{p.m * k8, k8 * n8}
+	if !direct {
+		sizes = append(sizes, p.m*n8)
+	}
+	err := withPacked(s, p.dev, sizes, func(tmp []*vkc.Buffer[float32]) error {
+		a, b, c := any(p.aBuf).(*vkc.Buffer[float32]), any(p.bBuf).(*vkc.Buffer[float32]), any(p.cBuf).(*vkc.Buffer[float32])
+		at := Strided(a, p.a.off, []int{p.m, p.k}, []int{p.a.row, p.a.col})
+		bt := Strided(b, p.b.off, []int{p.k, p.n}, []int{p.b.row, p.b.col})
+		if err := Transpose(s, at, Strided(tmp[0], 0, []int{p.m, p.k}, []int{k8, 1})); err != nil {
+			return err
+		}
+		if err := Transpose(s, bt, Strided(tmp[1], 0, []int{p.k, p.n}, []int{n8, 1})); err != nil {
+			return err
+		}
+		if direct {
+			return vkc.MatmulOf(s, tmp[0], tmp[1], c, p.m, n8, k8)
+		}
+		if err := vkc.MatmulOf(s, tmp[0], tmp[1], tmp[2], p.m, n8, k8); err != nil {
+			return err
+		}
+		return Transpose(s, Strided(tmp[2], 0, []int{p.m, p.n}, []int{n8, 1}), Strided(c, p.c.off, []int{p.m, p.n}, []int{p.c.row, p.c.col}))
+	})
+	if err != nil {
+		return fmt.Errorf("vkc: Matmul: %s (root kernel on padded copies): %w", p.describe, err)
+	}
+	return nil
+}
+
+// packed is a stream's temporaries for root-packed, zero where no copy
+// writes, kept while the shape stays the same.
+type packed struct {
+	mu    sync.Mutex
+	sizes []int
+	bufs  []*vkc.Buffer[float32]
+}
+
+// withPacked runs fn with zero-filled temporaries of the sizes given. The
+// copies into them write the same elements on every call of one shape,
+// so the padding stays zero: the stream's set is kept and zeroed again
+// only when the shape changes. Inside a capture window the set is fresh
+// and closed after (the graph keeps it).
+func withPacked(s *vkc.Stream, dev *vkc.Device, sizes []int, fn func([]*vkc.Buffer[float32]) error) error {
+	fresh := func() ([]*vkc.Buffer[float32], error) {
+		var bufs []*vkc.Buffer[float32]
+		for _, n := range sizes {
+			b, err := vkc.FromSlice(dev, make([]float32, n))
+			if err != nil {
+				closeAll(bufs)
+				return nil, err
+			}
+			bufs = append(bufs, b)
+		}
+		return bufs, nil
+	}
+	if s.Capturing() {
+		bufs, err := fresh()
+		if err != nil {
+			return err
+		}
+		err = fn(bufs)
+		if cerr := closeAll(bufs); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	md, err := matmulDeviceOf(dev)
+	if err != nil {
+		return err
+	}
+	pk := md.packedOf(s.ID())
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	if !slices.Equal(pk.sizes, sizes) {
+		if err := closeAll(pk.bufs); err != nil {
+			return err
+		}
+		pk.bufs, pk.sizes = nil, nil
+		bufs, err := fresh()
+		if err != nil {
+			return err
+		}
+		pk.bufs, pk.sizes = bufs, slices.Clone(sizes)
+	}
+	return fn(pk.bufs)
+}
+
+// closeAll closes every buffer, returning the first error.
+func closeAll(bufs []*vkc.Buffer[float32]) error {
+	var first error
+	for _, b := range bufs {
+		if err := b.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
