@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -28,7 +29,7 @@ type bufferCore struct {
 	// life is held by every call using the buffer; Close waits for them.
 	life    lifetime
 	slots   atomic.Uint64     // slots that used the buffer (bit mask): Close waits for them
-	mu      sync.Mutex        // guards staging
+	mu      lockrank.Mutex    // guards staging
 	staging *recorder.Staging // persistent host staging, once captured
 
 	// owner is the buffer whose memory a view aliases (View, ViewAs); nil
@@ -39,6 +40,15 @@ type bufferCore struct {
 	// its Close and every open view of it: the last to close frees the
 	// memory.
 	holds atomic.Int64
+}
+
+// newBufferCore is a bufferCore with its lock ranked: every buffer, view,
+// temporary and cached constant is made here. owner is the buffer a view
+// aliases, nil for one owning its claim.
+func newBufferCore(d *Device, c alloc.Claim, n int, elem elemKind, owner *bufferCore) *bufferCore {
+	b := &bufferCore{dev: d, claim: c, n: n, elem: elem, owner: owner}
+	b.mu.SetRank(lockrank.Buffer, 0)
+	return b
 }
 
 // memory is the buffer that owns c's memory: c, or a view's owner.
@@ -90,10 +100,10 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 		c, err = d.rec.AllocOn(s.id, kind, bytes)
 	}
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("NewBuffer", err)
 	}
-	d.rec.Taint([]alloc.Claim{c}, errNeverWritten)
-	b := &bufferCore{dev: d, claim: c, n: n, elem: elem}
+	d.rec.Taint([]alloc.Claim{c}, ErrNeverWritten)
+	b := newBufferCore(d, c, n, elem, nil)
 	b.holds.Store(1)
 	d.mu.Lock()
 	d.buffers[b] = struct{}{}
@@ -102,6 +112,17 @@ func newCoreOn(d *Device, s *Stream, n int, elem elemKind, kind alloc.Kind) (*bu
 }
 
 // NewBuffer allocates n elements. The contents are unwritten until written.
+//
+// Inside a capture window's recorded run, a buffer the warmup run
+// allocated and closed is handed to the recorded run's NewBuffer of the
+// same type and length; any other buffer made while the window records
+// is served too (another goroutine's, say), but the window refuses to
+// record work on it: that work fails with ErrAllocInCapture and dooms the
+// window, whether or not a memory page had room, so the same program
+// captures or fails the same way whatever the allocator holds. Allocate
+// buffers before Capture, or inside its function and close them there.
+// Past WithMemoryLimit, or when the driver runs out, NewBuffer fails with
+// ErrOutOfMemory once memory nothing uses was reclaimed.
 func NewBuffer[T Element](d *Device, n int) (*Buffer[T], error) {
 	if err := d.enter(); err != nil {
 		return nil, err
@@ -138,14 +159,14 @@ func (c *bufferCore) fill(data []byte) error {
 	}
 	defer c.dev.leave()
 	if !c.life.enter() {
-		return ErrClosed
+		return closedError("buffer")
 	}
 	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	slot, err := c.dev.rec.WriteFresh(c.dev.def.id, c.claim, &c.staging, data)
 	c.slots.Or(uint64(1) << uint(slot%64))
-	return public(err)
+	return publicOp("Buffer.Write", err)
 }
 
 // words is the 32-bit words the buffer's elements take, rounded up to a
@@ -199,7 +220,7 @@ func (c *bufferCore) use(s *Stream) error {
 		return fmt.Errorf("vkc: buffer of device %q used on a stream of another device", c.dev.info.Name)
 	}
 	if !c.life.enter() {
-		return ErrClosed
+		return closedError("buffer")
 	}
 	// The slots are the memory's: its owner's Close waits for the work
 	// of every view.
@@ -247,7 +268,7 @@ func (c *bufferCore) write(s *Stream, data []byte) error {
 	defer c.done()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return public(c.dev.rec.Write(s.id, c.claim, &c.staging, data))
+	return publicOp("Buffer.Write", c.dev.rec.Write(s.id, c.claim, &c.staging, data))
 }
 
 // Read returns the buffer's contents after the default stream's work.
@@ -300,7 +321,7 @@ func (c *bufferCore) read(ctx context.Context, s *Stream, out []byte) error {
 		return err
 	}
 	defer c.done()
-	return public(c.dev.rec.Read(ctx, s.id, c.claim, out))
+	return publicOp("Buffer.Read", c.dev.rec.Read(ctx, s.id, c.claim, out))
 }
 
 // Close waits for calls using the buffer on other goroutines and for the
@@ -348,7 +369,7 @@ func (c *bufferCore) free() error {
 	if rerr := m.release(); err == nil {
 		err = rerr
 	}
-	return public(err)
+	return publicOp("Buffer.Close", err)
 }
 
 // release drops one hold on the memory of m, a buffer owning its claim.
@@ -359,7 +380,7 @@ func (m *bufferCore) release() error {
 		return nil
 	}
 	err := m.dev.rec.Quiesce(m.slots.Load())
-	if ferr := m.dev.rec.Free(m.claim); ferr != nil && err == nil && !errors.Is(ferr, alloc.ErrClosed) {
+	if ferr := m.dev.rec.Free(m.claim); ferr != nil && err == nil && !errors.Is(ferr, errs.Closed) {
 		err = ferr // a closed allocator went with the device, and the claim with it
 	}
 	return err
@@ -373,7 +394,7 @@ func (c *bufferCore) taint(cause error) error {
 	}
 	defer c.dev.leave()
 	if !c.life.enter() {
-		return ErrClosed
+		return closedError("buffer")
 	}
 	defer c.done()
 	c.dev.rec.Taint([]alloc.Claim{c.claim}, cause)

@@ -122,10 +122,16 @@ func TestAttackAllocationOnOtherSlotDuringWindow(t *testing.T) {
 	require.NoError(t, step(owner))
 	require.NoError(t, owner.Sync(context.Background()))
 	require.NoError(t, owner.BeginCapture())
-	_, err = NewBuffer[float32](dev, page/elemSize)
-	require.ErrorIs(t, err, ErrAllocInCapture)
+	born, err := NewBuffer[float32](dev, page/elemSize)
+	require.NoError(t, err, "a buffer made while a window records is served")
+	err = Fill(owner, born, 1)
+	require.ErrorIs(t, err, ErrAllocInCapture, "the window refuses work on it")
 	require.ErrorContains(t, err, "allocate buffers before Capture", "the error states the rule")
+	require.NoError(t, Fill(other, born, 2), "another slot works on it")
 	require.NoError(t, owner.AbortCapture())
+	got, err = born.ReadOn(context.Background(), other)
+	require.NoError(t, err)
+	require.Equal(t, float32(2), got[0])
 	require.NoError(t, g.Close())
 }
 

@@ -2,9 +2,9 @@ package vkc
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // constantsPerSlot bounds how many device copies of constant scalars each
@@ -28,7 +28,7 @@ const constantsPerSlot = 64
 // (the graph guards the claims it reads). A copy pinned by a launch being
 // recorded never leaves: the launch still binds it.
 type constantCache struct {
-	mu      sync.Mutex
+	mu      lockrank.Mutex
 	entries map[uint32]*constantEntry
 	clock   uint64 // counts lookups: an entry's last use orders evictions
 }
@@ -112,7 +112,7 @@ func (d *Device) newConstant(s *Stream, bits uint32) (*bufferCore, error) {
 		_ = d.rec.Drop(s.id, c)
 		return nil, public(err)
 	}
-	return &bufferCore{dev: d, claim: c, n: 1, elem: elemUint}, nil
+	return newBufferCore(d, c, 1, elemUint, nil), nil
 }
 
 // evict releases the least recently used unpinned copy and reports

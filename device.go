@@ -6,16 +6,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 	"sync/atomic"
 
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/vkdev"
 )
 
 var (
-	errNeverWritten = errors.New("vkc: buffer allocated and never written")
-	errNilDevice    = errors.New("vkc: nil device (use Open)")
+	errNilDevice = errors.New("vkc: nil device (use Open)")
 )
 
 // Option configures Open.
@@ -83,8 +84,12 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux). A file that is
 // truncated, corrupt, above the size bound, written by another device or
 // driver, or that cannot be written is ignored with one warning on the
-// logger: the cache never makes Open or Close fail and never hands the
-// driver bytes it did not write.
+// logger per device (Open and Close together): the cache never makes Open
+// or Close fail and never hands the driver bytes it did not write. A
+// directory (or anything but a regular file) where the file should be is
+// that one warning, at Open, and Close leaves it as it is. How the file
+// is laid out, and why one is ignored, is in docs/ARCHITECTURE.md ("The
+// pipeline cache on disk").
 func WithPipelineCache(dir string) Option {
 	return func(c *config) { c.pipelineCache, c.pipelineCacheSet = dir, true }
 }
@@ -144,11 +149,17 @@ func (p WaitPolicy) String() string {
 
 // ErrWaitPolicy: Open was given a wait policy (WithWaitPolicy or
 // VKC_WAIT_POLICY) that is none of the four.
-var ErrWaitPolicy = errors.New("vkc: unknown wait policy (auto, spin, yield or block)")
+var ErrWaitPolicy = errs.WaitPolicy
 
 // WithWaitPolicy chooses how the device's waits wait (default WaitAuto,
 // or VKC_WAIT_POLICY=auto|spin|yield|block); Open refuses a policy that
 // is none of the four.
+//
+// VKC_WAIT_POLICY is read with surrounding spaces trimmed and case
+// ignored (" Spin " is WaitSpin); empty or unset is WaitAuto, and any
+// other value makes Open fail with ErrWaitPolicy. WithWaitPolicy wins over
+// the variable: given the option, Open does not read VKC_WAIT_POLICY at
+// all, so an invalid value there does not fail it.
 func WithWaitPolicy(p WaitPolicy) Option {
 	return func(c *config) { c.wait, c.waitSet = p, true }
 }
@@ -161,16 +172,17 @@ func (c *config) waitPolicy() (WaitPolicy, error) {
 		}
 		return c.wait, nil
 	}
-	name, ok := os.LookupEnv("VKC_WAIT_POLICY")
-	if !ok || name == "" {
+	value := os.Getenv("VKC_WAIT_POLICY")
+	name := strings.TrimSpace(value)
+	if name == "" {
 		return WaitAuto, nil
 	}
 	for p, n := range waitPolicies {
-		if n == name {
+		if strings.EqualFold(n, name) {
 			return WaitPolicy(p), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: VKC_WAIT_POLICY=%q", ErrWaitPolicy, name)
+	return 0, fmt.Errorf("%w: VKC_WAIT_POLICY=%q", ErrWaitPolicy, value)
 }
 
 // WithStreams sets the number of slots (default 4, at most 64; Open
@@ -188,11 +200,23 @@ func WithBatchSize(n int) Option { return func(c *config) { c.rec.BatchSize = n 
 // WithPageSize sets the suballocator's page size (default 64 MiB).
 func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize = bytes } }
 
+// WithMemoryLimit caps the memory the device reserves for buffers,
+// staging and readback (MemoryStats.Reserved, every page counted), so a
+// library sharing the GPU with others can keep to a budget; 0, the
+// default, sets no cap. A request past it first reclaims memory nothing
+// uses (empty pages the allocator keeps for reuse, temporaries of work
+// that has finished, waiting for it when it is still running) and only
+// then fails with ErrOutOfMemory, whose message gives the request,
+// the limit, what is reserved and used, and the largest free range.
+// Nothing live is touched: every buffer stays intact and every stream
+// usable. A page size above the limit is lowered to it.
+func WithMemoryLimit(bytes uint64) Option { return func(c *config) { c.rec.MemoryLimit = bytes } }
+
 // Devices lists the Vulkan devices of this machine.
 func Devices() ([]DeviceInfo, error) {
 	infos, err := vkdev.Devices()
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Devices", err)
 	}
 	out := make([]DeviceInfo, len(infos))
 	for i, info := range infos {
@@ -220,7 +244,7 @@ type Device struct {
 
 	consts []constantCache // per slot: device copies of constant scalars (dynamic ops)
 
-	mu      sync.Mutex
+	mu      lockrank.Mutex
 	kernels map[string]*Kernel       // catalogue pipelines, built on first use
 	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close
 	graphs  map[*Graph]struct{}      // live graphs, closed at Close
@@ -256,20 +280,24 @@ func Open(opts ...Option) (*Device, error) {
 	}
 	rdev, err := open()
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Open", err)
 	}
 	if c.wrap != nil {
 		rdev = c.wrap(rdev)
 	}
 	rec, err := recorder.New(rdev, c.rec)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Open", err)
 	}
 	info := deviceInfoOf(rec.Info())
 	info.Features &^= c.without // a device vkc did not open through Vulkan leaves them out here
 	d := &Device{rec: rec, info: info, cacheDir: c.pipelineCacheDir(),
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
 		user: map[*Kernel]struct{}{}, consts: make([]constantCache, rec.Slots())}
+	d.mu.SetRank(lockrank.Handles, 0)
+	for i := range d.consts {
+		d.consts[i].mu.SetRank(lockrank.Constants, i)
+	}
 	d.def = &Stream{dev: d, id: 0}
 	d.nextStream.Store(1)
 	return d, nil
@@ -325,6 +353,23 @@ func (d *Device) Slots() int {
 	return d.rec.Slots()
 }
 
+// Trim gives every empty page back to the driver now and returns the
+// bytes released: the allocator otherwise keeps a page's worth for
+// reuse, and a program about to hand memory to other code (or idle for a
+// while) can release it. Work that has finished is retired first, so its
+// temporaries count as free. Buffers, memory a live graph holds (closed
+// buffers it recorded), work still running and the pages of a capture
+// window in progress are never touched; during a window Trim releases
+// nothing.
+func (d *Device) Trim() (released uint64, err error) {
+	if err := d.enter(); err != nil {
+		return 0, err
+	}
+	defer d.leave()
+	released, err = d.rec.Trim()
+	return released, public(err)
+}
+
 // MemoryStats reports the suballocator's statistics.
 func (d *Device) MemoryStats() MemoryStats {
 	if !d.opened() {
@@ -370,7 +415,7 @@ func (d *Device) enter() error {
 		return errNilDevice
 	}
 	if !d.life.enter() {
-		return ErrClosed
+		return closedError("device")
 	}
 	return nil
 }
@@ -393,11 +438,11 @@ func (d *Device) Close() error {
 	graphs, bufs, user := d.graphs, d.buffers, d.user
 	d.graphs, d.buffers, d.user = map[*Graph]struct{}{}, map[*bufferCore]struct{}{}, map[*Kernel]struct{}{}
 	d.mu.Unlock()
-	var errs []error
+	var failures []error
 	for g := range graphs {
 		first := g.life.close()
 		if err := g.g.Close(); err != nil && !errors.Is(err, ErrDeviceLost) {
-			errs = append(errs, err)
+			failures = append(failures, err)
 		}
 		if first {
 			g.life.finish()
@@ -413,13 +458,13 @@ func (d *Device) Close() error {
 		}
 	}
 	if err := d.rec.Close(); err != nil {
-		errs = append(errs, err)
+		failures = append(failures, err)
 	}
 	for _, k := range kernels {
 		k.life.finish()
 	}
-	if len(errs) > 0 {
-		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(errs...)))
+	if len(failures) > 0 {
+		return public(fmt.Errorf("vkc: closing device: %w", errors.Join(failures...)))
 	}
 	return nil
 }

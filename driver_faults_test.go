@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -18,13 +19,16 @@ import (
 type faultCall int
 
 const (
-	callAllocate  faultCall = iota // AllocateMemory: a new page (vkAllocateMemory)
-	callMap                        // MapMemory: mapping a host-visible page (vkMapMemory)
-	callSubmit                     // Submit: an eager batch or a replay (vkQueueSubmit)
-	callWaitFence                  // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
-	callEnd                        // End: vkEndCommandBuffer, eager or a graph's
-	callBegin                      // Begin: vkBeginCommandBuffer, eager or a graph's
-	callUpdateSet                  // UpdateSet: writing a new descriptor set (a texel binding's vkCreateBufferView)
+	callAllocate       faultCall = iota // AllocateMemory: a new page (vkAllocateMemory)
+	callMap                             // MapMemory: mapping a host-visible page (vkMapMemory)
+	callSubmit                          // Submit: an eager batch or a replay (vkQueueSubmit)
+	callWaitFence                       // WaitFence: Sync, Read, retiring a batch (vkWaitForFences)
+	callEnd                             // End: vkEndCommandBuffer, eager or a graph's
+	callBegin                           // Begin: vkBeginCommandBuffer, eager or a graph's
+	callUpdateSet                       // UpdateSet: writing a new descriptor set (a texel binding's vkCreateBufferView)
+	callDescriptorPool                  // NewDescriptorPool: a slot's descriptor sets (vkCreateDescriptorPool)
+	callCommandBuffer                   // AllocateCommandBuffer: an eager batch or a graph's (vkAllocateCommandBuffers)
+	callFence                           // NewFence: a batch's fence (vkCreateFence)
 	numFaultCalls
 )
 
@@ -133,6 +137,27 @@ func (f *faultyDevice) Begin(cb recorder.CommandBuffer, r recorder.Recording) er
 	return f.Device.Begin(cb, r)
 }
 
+func (f *faultyDevice) NewDescriptorPool(maxSets uint32) (recorder.DescriptorPool, error) {
+	if err := f.fault(callDescriptorPool); err != nil {
+		return 0, err
+	}
+	return f.Device.NewDescriptorPool(maxSets)
+}
+
+func (f *faultyDevice) AllocateCommandBuffer(p recorder.CommandPool) (recorder.CommandBuffer, error) {
+	if err := f.fault(callCommandBuffer); err != nil {
+		return 0, err
+	}
+	return f.Device.AllocateCommandBuffer(p)
+}
+
+func (f *faultyDevice) NewFence() (recorder.Fence, error) {
+	if err := f.fault(callFence); err != nil {
+		return 0, err
+	}
+	return f.Device.NewFence()
+}
+
 func (f *faultyDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRange) error {
 	if err := f.fault(callUpdateSet); err != nil {
 		return err
@@ -154,19 +179,19 @@ func openFaulty(t *testing.T, opts ...Option) (*Device, *faultyDevice) {
 
 // Injected driver failures, each a distinct value so a test can check that
 // exactly this failure is the cause an error unwraps to.
-func outOfDeviceMemory() error { return injected("vkAllocateMemory", recorder.ErrOutOfDeviceMemory) }
+func outOfDeviceMemory() error { return injected("vkAllocateMemory", errs.OutOfMemory) }
 
-func mapFailure() error { return injected("vkMapMemory", recorder.ErrOutOfDeviceMemory) }
+func mapFailure() error { return injected("vkMapMemory", errs.OutOfMemory) }
 
-func submitFailure() error { return injected("vkQueueSubmit", recorder.ErrOutOfDeviceMemory) }
+func submitFailure() error { return injected("vkQueueSubmit", errs.OutOfMemory) }
 
-func fenceFailure() error { return injected("vkWaitForFences", recorder.ErrOutOfDeviceMemory) }
+func fenceFailure() error { return injected("vkWaitForFences", errs.OutOfMemory) }
 
-func endFailure() error { return injected("vkEndCommandBuffer", recorder.ErrOutOfDeviceMemory) }
+func endFailure() error { return injected("vkEndCommandBuffer", errs.OutOfMemory) }
 
-func beginFailure() error { return injected("vkBeginCommandBuffer", recorder.ErrOutOfDeviceMemory) }
+func beginFailure() error { return injected("vkBeginCommandBuffer", errs.OutOfMemory) }
 
-func deviceLoss() error { return injected("vkWaitForFences", recorder.ErrDeviceLost) }
+func deviceLoss() error { return injected("vkWaitForFences", errs.DeviceLost) }
 
 // injectedError is a driver failure a test injects: a distinct value per
 // call, so a test can check that exactly it is the cause an error unwraps
@@ -212,8 +237,9 @@ const (
 )
 
 // testAllocationFault is the shape shared by the allocation and map faults:
-// the failing request returns the injected error and leaves no object
-// behind, other buffers stay intact, and allocation works once it clears.
+// the failing request (the first try and its retry) returns the injected
+// error and leaves no object behind, other buffers stay intact, and
+// allocation works once it clears.
 func testAllocationFault(t *testing.T, call faultCall, cause error) {
 	dev, fd := openFaulty(t, WithPageSize(pageSize))
 	keepData := ramp(pageElems, 1)
@@ -222,14 +248,15 @@ func testAllocationFault(t *testing.T, call faultCall, cause error) {
 	live := dev.LiveObjects()
 	stats := dev.MemoryStats()
 
-	fd.failNext(call, 2, cause)
+	// Each request reclaims and retries once: two failures each.
+	fd.failNext(call, 4, cause)
 	b, err := NewBuffer[float32](dev, pageElems)
 	require.ErrorIs(t, err, cause)
 	require.Nil(t, b)
 	fromSlice, err := FromSlice(dev, ramp(pageElems, 7))
 	require.ErrorIs(t, err, cause)
 	require.Nil(t, fromSlice)
-	require.Equal(t, 2, fd.injectedCount(call))
+	require.Equal(t, 4, fd.injectedCount(call))
 	assert.Equal(t, live, dev.LiveObjects(), "a failed page leaves no Vulkan object behind")
 	assert.Equal(t, stats.Pages, dev.MemoryStats().Pages)
 	assert.Equal(t, keepData, readAll(t, keep))
@@ -244,7 +271,7 @@ func testAllocationFault(t *testing.T, call faultCall, cause error) {
 func TestFaultPageAllocation(t *testing.T) {
 	cause := outOfDeviceMemory()
 	testAllocationFault(t, callAllocate, cause)
-	assert.ErrorIs(t, public(cause), ErrOutOfDeviceMemory, "a driver's out-of-memory is the public ErrOutOfDeviceMemory")
+	assert.ErrorIs(t, public(cause), ErrOutOfMemory, "a driver's out-of-memory is the public ErrOutOfMemory")
 }
 
 func TestFaultMap(t *testing.T) {

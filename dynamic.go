@@ -134,14 +134,15 @@ func (l length) limits() []recorder.Limit {
 	return []recorder.Limit{{Param: l.p.buf.claim, Max: uint32(min(l.capacity, 1<<32-1))}}
 }
 
-// prefix is the extent of a buffer the op reads or writes scale bytes of
+// prefix is the extent of buffer b the op reads or writes scale bytes of
 // per unit of value (the length, or a value derived from it): the ledger
-// checks and marks only that much.
-func (l length) prefix(value *bufferCore, scale uint64) capture.Extent {
+// checks and marks only that much, and all of b's claim (its padding to
+// whole words too) once the prefix covers every element.
+func (l length) prefix(value *bufferCore, scale uint64, b *bufferCore) capture.Extent {
 	if l.p == nil {
 		return capture.Extent{}
 	}
-	return capture.Extent{Param: value.claim, Scale: scale}
+	return capture.Extent{Param: value.claim, Scale: scale, Elements: uint64(b.n) * b.elem.size()}
 }
 
 // kernelFor is catalogue kernel name (static) or its dynamic variant.
@@ -208,7 +209,7 @@ func launch1D(s *Stream, op, name string, bufs []*bufferCore, scalars []scalar, 
 		}
 		extents = make([]capture.Extent, len(bufs))
 		for i, b := range bufs {
-			extents[i] = l.prefix(l.p.buf, b.elem.size())
+			extents[i] = l.prefix(l.p.buf, b.elem.size(), b)
 		}
 	}
 	var p pins
@@ -364,7 +365,7 @@ func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n l
 	}
 	extents := make([]capture.Extent, len(cores))
 	for i, src := range srcs {
-		extents[i] = n.prefix(value, src.elem.size())
+		extents[i] = n.prefix(value, src.elem.size(), src)
 	}
 	var indirect *bufferCore
 	if partial {
@@ -372,7 +373,7 @@ func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n l
 		if err != nil {
 			return err
 		}
-		extents[len(srcs)] = n.prefix(next, dst.elem.size())
+		extents[len(srcs)] = n.prefix(next, dst.elem.size(), dst)
 		if indirect, err = n.p.view(s, lengthView{div: div, groups: true, local: k.local[0], spread: true}); err != nil {
 			return err
 		}
@@ -391,6 +392,10 @@ type Groups struct {
 	counts       *Buffer[uint32]
 	countsOffset int
 	max          [3]uint32
+	// prefixes[:nPrefixes]: bindings used only up to a multiple of n
+	// (Prefix); an array, so that Groups stays comparable.
+	prefixes  [recorder.MaxBindings]prefix
+	nPrefixes int
 }
 
 // GroupsOf is ceil(n/perGroup) groups in x (one in y and z), recomputed
@@ -405,13 +410,20 @@ func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, pe
 // kernel reads the length itself if it needs it: bind the same param as
 // one of args, at a binding it only reads (a param bound where it writes is
 // ErrParamWritten, as in Launch). Every buffer the kernel writes counts as
-// written whole. With GroupsFrom the counts are those earlier device work
-// wrote.
+// written whole, but those Groups.Prefix names, which count up to the
+// length. With GroupsFrom the counts are those earlier device work
+// wrote; counts that no executed work wrote (never written, or tainted by
+// a failure) are not an error of the call: LaunchIndirect returns nil, the
+// launch is skipped, and every buffer it writes reads as ErrUnwritten with
+// the counts' cause.
 func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) error {
 	if k == nil || k.rk == nil {
 		return errNilKernel
 	}
 	if g.fromDevice {
+		if g.nPrefixes > 0 {
+			return fmt.Errorf("vkc: kernel %q: %w", k.name, errPrefixFromDevice)
+		}
 		return k.launchIndirectFrom(s, g, push, args...)
 	}
 	if g.per == 0 || g.n.valid() != nil {
@@ -435,7 +447,7 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	// The param is held for the launch: it records a limit on the param's
 	// claim, which must not be freed and claimed again meanwhile.
 	if !c.buf.life.enter() {
-		return ErrClosed
+		return closedError("length param")
 	}
 	defer c.buf.life.leave()
 	c.mu.Lock()
@@ -457,5 +469,11 @@ func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) e
 	}
 	limit := uint64(g.per) * uint64(maxX)
 	spec := launchSpec{push: push, limits: []recorder.Limit{{Param: c.buf.claim, Max: uint32(min(limit, 1<<32-1))}}}
+	extents, limits, err := g.extents(cores, c, n)
+	if err != nil {
+		return fmt.Errorf("vkc: kernel %q: %w", k.name, err)
+	}
+	spec.extents = extents
+	spec.limits = append(spec.limits, limits...)
 	return k.launchWith(s, cores, view, &spec)
 }

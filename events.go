@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -20,6 +21,11 @@ import (
 // work there; any other use is refused with ErrEventInCapture. A stream
 // recording a window may Wait on an eager event of another slot: the
 // order holds for every replay.
+//
+// An event belongs to the Device whose stream recorded it. Two Opens of
+// one GPU are two devices (as for Copy): Wait and Since refuse an event of
+// the other with ErrEventForeign, and nothing orders the two devices' work
+// but the host (a Sync, a read).
 //
 // An Event is safe for concurrent use. Close releases a timed event's
 // timestamp query (Device.Close releases those left open).
@@ -43,7 +49,7 @@ func (s *Stream) record(timed bool) (*Event, error) {
 	defer s.leave()
 	ev, err := s.dev.rec.Record(s.id, timed)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Stream.Record", err)
 	}
 	return &Event{dev: s.dev, ev: ev}, nil
 }
@@ -51,7 +57,8 @@ func (s *Stream) record(timed bool) (*Event, error) {
 // Wait makes the work queued on s from now on run after ev's point, on the
 // device: the host does not wait. ev may belong to any stream of s's
 // device; a nil or zero Event is ErrEventUnrecorded, one of another device
-// ErrEventForeign, a closed one ErrClosed.
+// (another Open of the same GPU included) ErrEventForeign, a closed one
+// ErrClosed.
 func (s *Stream) Wait(ev *Event) error {
 	if err := s.enter(); err != nil {
 		return err
@@ -61,7 +68,7 @@ func (s *Stream) Wait(ev *Event) error {
 	if err != nil {
 		return err
 	}
-	return public(s.dev.rec.Wait(s.id, rev))
+	return publicOp("Stream.Wait", s.dev.rec.Wait(s.id, rev))
 }
 
 // eventOf is ev's recorder event, refusing a nil or zero Event and one of
@@ -71,7 +78,7 @@ func (d *Device) eventOf(ev *Event) (*recorder.Event, error) {
 	case ev == nil || ev.ev == nil:
 		return nil, ErrEventUnrecorded
 	case ev.dev != d:
-		return nil, public(recorder.ErrEventForeign)
+		return nil, errs.EventForeign
 	}
 	return ev.ev, nil
 }
@@ -95,7 +102,7 @@ func (ev *Event) Sync(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	return public(ev.dev.rec.SyncEvent(ctx, ev.ev))
+	return publicOp("Event.Sync", ev.dev.rec.SyncEvent(ctx, ev.ev))
 }
 
 // Done reports, without waiting, whether the work before ev's point has
@@ -106,13 +113,14 @@ func (ev *Event) Done() (bool, error) {
 	}
 	defer ev.dev.leave()
 	ok, err := ev.dev.rec.EventDone(ev.ev)
-	return ok, public(err)
+	return ok, publicOp("Event.Done", err)
 }
 
 // Since is the device time from start's point to ev's, both timed events
 // of one device, read from the device's clock (its timestamp period
 // scales the ticks). It waits until both points have run. An untimed
-// event is ErrEventUntimed. Where two streams' work overlaps on the
+// event is ErrEventUntimed; events of two devices (two Opens of one GPU
+// too, whose clocks are one) are ErrEventForeign. Where two streams' work overlaps on the
 // device, the time between their points may be negative.
 func (ev *Event) Since(start *Event) (time.Duration, error) {
 	if err := ev.enter(); err != nil {
@@ -124,7 +132,7 @@ func (ev *Event) Since(start *Event) (time.Duration, error) {
 		return 0, err
 	}
 	d, err := ev.dev.rec.Since(context.Background(), ev.ev, sev)
-	return d, public(err)
+	return d, publicOp("Event.Since", err)
 }
 
 // Close releases the event; a timed event's query goes once the work
@@ -138,5 +146,5 @@ func (ev *Event) Close() error {
 		return nil // the device's Close released it
 	}
 	defer ev.dev.leave()
-	return public(ev.ev.Close())
+	return publicOp("Event.Close", ev.ev.Close())
 }

@@ -3,6 +3,7 @@ package vkc
 import (
 	"fmt"
 	"math/bits"
+	"strconv"
 	"strings"
 
 	"github.com/vkcompute/vkc/recorder"
@@ -101,7 +102,7 @@ var capabilityFeatures = map[shaders.Capability]Features{
 func (d *Device) checkCapabilities(name string, code []byte) error {
 	caps, err := shaders.Capabilities(code)
 	if err != nil {
-		return public(err)
+		return publicOp("kernel "+strconv.Quote(name), err)
 	}
 	for _, c := range caps {
 		need, known := capabilityFeatures[c]

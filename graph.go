@@ -35,10 +35,10 @@ func (g *Graph) Replay() error {
 	}
 	defer g.dev.leave()
 	if !g.life.enter() {
-		return ErrClosed
+		return closedError("graph")
 	}
 	defer g.life.leave()
-	return public(g.g.Replay())
+	return publicOp("Graph.Replay", g.g.Replay())
 }
 
 // Close waits for replays in flight on other goroutines and for the last
@@ -59,7 +59,7 @@ func (g *Graph) Close() error {
 	d.mu.Lock()
 	delete(d.graphs, g)
 	d.mu.Unlock()
-	return public(g.g.Close())
+	return publicOp("Graph.Close", g.g.Close())
 }
 
 // LastProfile waits for the graph's latest replay queued before the call
@@ -86,12 +86,12 @@ func (g *Graph) LastProfile(ctx context.Context) (*Profile, error) {
 	}
 	defer g.dev.leave()
 	if !g.life.enter() {
-		return nil, ErrClosed
+		return nil, closedError("graph")
 	}
 	defer g.life.leave()
 	launches, total, err := g.g.LastProfile(ctx)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Graph.LastProfile", err)
 	}
 	p := &Profile{Total: total, Launches: make([]LaunchTime, len(launches))}
 	for i, l := range launches {

@@ -7,14 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
-	"github.com/vkcompute/vkc/shaders"
 )
 
 // sentinel is a buffer written before any bad call: after each bad call it
@@ -93,7 +94,7 @@ type oomDevice struct {
 
 func (d oomDevice) AllocateMemory(kind alloc.Kind, size uint64) (recorder.Memory, error) {
 	if size > d.limit {
-		return 0, injected("vkAllocateMemory", recorder.ErrOutOfDeviceMemory)
+		return 0, injected("vkAllocateMemory", errs.OutOfMemory)
 	}
 	return d.Device.AllocateMemory(kind, size)
 }
@@ -106,7 +107,7 @@ func TestLengthBeyondDeviceMemory(t *testing.T) {
 	require.Greater(t, n*elemSize, limit, "the case needs a buffer within maxStorageBufferRange but beyond the memory")
 	before := dev.MemoryStats()
 	for range 3 {
-		refuse(t, s, "NewBuffer beyond memory", func() error { _, err := NewBuffer[float32](dev, n); return err }, ErrOutOfDeviceMemory)
+		refuse(t, s, "NewBuffer beyond memory", func() error { _, err := NewBuffer[float32](dev, n); return err }, ErrOutOfMemory)
 	}
 	after := dev.MemoryStats()
 	assert.Equal(t, before.LiveClaims, after.LiveClaims)
@@ -314,52 +315,51 @@ func TestNilBufferMethodsReturnErrors(t *testing.T) {
 	}
 }
 
-// Every sentinel of the layers below surfaces as the public one, keeping
-// its own message (prefixed by the package it came from) and chain.
-func TestLowerSentinelsMapOntoPublicOnes(t *testing.T) {
-	// Written out here, not taken from lowerSentinels, so that a lower
-	// sentinel left out of that table fails this test.
-	want := map[error][]error{
-		ErrUnwritten:         {alloc.ErrUnwritten},
-		ErrSyncInCapture:     {recorder.ErrSyncInCapture},
-		ErrStreamCapturing:   {recorder.ErrStreamCapturing},
-		ErrCaptureState:      {capture.ErrCaptureState},
-		ErrAllocInCapture:    {alloc.ErrAllocInCapture},
-		ErrOutOfDeviceMemory: {recorder.ErrOutOfDeviceMemory},
-		ErrDeviceLost:        {recorder.ErrDeviceLost},
-		ErrClosed:            {recorder.ErrClosed},
-		ErrNoLoader:          {recorder.ErrNoLoader},
-		ErrNoDevice:          {recorder.ErrNoDevice},
-		ErrBadSPIRV:          {recorder.ErrBadSPIRV, shaders.ErrInvalidSPIRV},
-		ErrUnsupported:       {recorder.ErrUnsupported},
-		ErrOutOfDate:         {recorder.ErrOutOfDate},
-		ErrNoPresentation:    {recorder.ErrNoPresentation},
+// Every public sentinel is the leaf package's value itself, so errors.Is
+// matches it at whichever layer an error was wrapped, and every failure the
+// leaf declares is public. An error from below reads as vkc's, with its
+// chain kept.
+func TestSentinelsAreTheLeafsValues(t *testing.T) {
+	leafOf := map[error]error{
+		ErrUnwritten: errs.Unwritten, ErrNeverWritten: errs.NeverWritten,
+		ErrSyncInCapture: errs.SyncInCapture, ErrStreamCapturing: errs.StreamCapturing,
+		ErrCaptureState: errs.CaptureState, ErrAllocInCapture: errs.AllocInCapture,
+		ErrOutOfMemory: errs.OutOfMemory, ErrDeviceLost: errs.DeviceLost,
+		ErrClosed: errs.Closed, ErrNoLoader: errs.NoLoader, ErrNoDevice: errs.NoDevice,
+		ErrBadSPIRV: errs.BadSPIRV, ErrUnsupported: errs.Unsupported,
+		ErrOutOfDate: errs.OutOfDate, ErrNoPresentation: errs.NoPresentation,
+		ErrBadAdoption: errs.BadAdoption,
+		ErrNullHandle:  errs.NullHandle, ErrEventUnrecorded: errs.EventUnrecorded,
+		ErrEventForeign: errs.EventForeign, ErrEventInCapture: errs.EventInCapture,
+		ErrEventUntimed: errs.EventUntimed, ErrProfileState: errs.ProfileState,
+		ErrGraphUnprofiled: errs.GraphUnprofiled, ErrReadTaken: errs.ReadTaken,
+		ErrOutOfRange: errs.OutOfRange, ErrOverlap: errs.Overlap,
+		ErrParamWritten: errs.ParamWritten, ErrWaitPolicy: errs.WaitPolicy,
 	}
-	for pub, lowers := range want {
-		for _, lower := range lowers {
-			assert.ErrorIs(t, public(fmt.Errorf("somewhere: %w", lower)), pub, "%v", lower)
+	for pub, leaf := range leafOf {
+		assert.True(t, pub == leaf, "%v is not the leaf's value", pub)
+	}
+	// NotShared is only the host device's, a device of tests: no public
+	// call can return it, so it has no public name.
+	internal := 1
+	for _, leaf := range errs.All {
+		if leaf == errs.NotShared {
+			continue
 		}
+		_, ok := leafOf[leaf]
+		assert.True(t, ok, "%v has no public name", leaf)
+		assert.True(t, strings.HasPrefix(leaf.Error(), "vkc: "), "%q", leaf)
 	}
-	for _, m := range lowerSentinels {
-		err := public(fmt.Errorf("somewhere: %w", m.lower))
-		assert.ErrorIs(t, err, m.public, "%v", m.lower)
-		assert.ErrorIs(t, err, m.lower, "the lower sentinel still matches")
-		assert.Equal(t, "somewhere: "+m.lower.Error(), err.Error())
-		assert.NotErrorIs(t, public(errors.New("unrelated")), m.public)
-	}
+	assert.Len(t, leafOf, len(errs.All)-internal)
+
+	lower := fmt.Errorf("kernel %q: %w", "k", errs.Closed)
+	err := publicOp("Kernel.Launch", lower)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.Equal(t, `vkc: Kernel.Launch: kernel "k": `+errs.Closed.Error(), err.Error())
+	assert.Equal(t, "vkc: Stream.Sync: device lost (close the device and open it again)",
+		publicOp("Stream.Sync", errs.DeviceLost).Error(), "the sentinel's own vkc: is not said twice")
+	assert.Same(t, err, public(err), "an error already public passes as it is")
 	assert.Nil(t, public(nil))
-	lowers := map[error]int{}
-	publics := map[error]int{}
-	for _, m := range lowerSentinels {
-		lowers[m.lower]++
-		publics[m.public]++
-	}
-	for err, n := range lowers {
-		assert.Equal(t, 1, n, "%v is lowered in %d rows", err, n)
-	}
-	for err, n := range publics {
-		assert.Equal(t, 1, n, "%v is the public form of %d lower sentinels: one failure declared twice below", err, n)
-	}
 }
 
 // Options outside what the device or the library can take: more slots than
@@ -381,5 +381,5 @@ func TestOptionsBeyondTheLimits(t *testing.T) {
 	}
 	big := openTest(t, WithPageSize(largest+64<<20))
 	_, err = NewBuffer[float32](big, 16)
-	require.ErrorIs(t, err, ErrOutOfDeviceMemory)
+	require.ErrorIs(t, err, ErrOutOfMemory)
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vkcompute/vkc/capture"
@@ -66,37 +66,44 @@ func accessOf(a shaders.Access) Access {
 	return Access(0)
 }
 
-// KernelSpec describes a user kernel. SPIRV is the module: entry point
-// "main", storage buffers at set 0 bindings 0..n-1 (the order Launch takes
-// them in), push constants in one block.
+// KernelSpec describes a user kernel. SPIRV is the module: an entry point
+// (Entry), buffers at set 0 bindings 0..n-1 (the order Launch takes them
+// in: storage buffers, uniform buffers, uniform and storage texel
+// buffers), push constants in one block. docs/guide/kernels.md is
+// the guide.
 //
 // The description (Bindings and PushSize) is optional. Leave Bindings nil
 // and PushSize 0 and LoadKernel derives both from the module: one binding
-// per storage buffer, read-only if the module declares it NonWritable (GLSL
-// readonly), write-only if NonReadable (GLSL writeonly) — on the variable or
-// on every member of its block — and read-write otherwise; PushSize is the
-// size of the push-constant block: the bytes from its start to the end of
-// its last member, every member placed by the module's Offset,
-// ArrayStride, MatrixStride and RowMajor decorations (a block { mat3 m; }
-// spans 44 bytes: three columns 16 bytes apart, padding after the last
-// not counted). Set either and the description is taken
-// as written and checked against the module: a different number of
-// bindings, a binding the module writes described as read-only, a
-// binding the module reads described as write-only (so a binding described
-// WriteOnly must be declared writeonly, NonReadable, in the module), an
-// Access other than ReadOnly, WriteOnly and ReadWrite, or a different push
-// size is refused at load. Describing more access than the module uses
-// (read-write for a read-only or a write-only buffer) is allowed.
+// per buffer, its access from what the entry point's code (and
+// every function it calls) does through it: write-only if it only
+// stores, read-only if it only loads (or never touches it), read-write if
+// both; where a pointer into it goes somewhere the reader does not follow,
+// from its decorations (NonWritable, GLSL readonly: read-only;
+// NonReadable, writeonly: write-only; else read-write). A decoration the
+// code contradicts (NonWritable on a binding it stores to, NonReadable on
+// one it loads) is refused, derived or not. PushSize is the size of the
+// push-constant block: the bytes from its start to the end of its last
+// member, every member placed by the module's Offset, ArrayStride,
+// MatrixStride and RowMajor decorations (a block { mat3 m; } spans 44
+// bytes: three columns 16 bytes apart, padding after the last not
+// counted). Set either and the description is taken as written and
+// checked against the module: a different number of bindings, a binding
+// the code writes described as read-only, a binding the code reads
+// described as write-only, an Access other than ReadOnly, WriteOnly and
+// ReadWrite, or a different push size is refused at load. Describing more
+// access than the module uses (read-write for a read-only or a
+// write-only buffer) is allowed.
 //
 // LocalSize is a request, not part of the description, given per axis
 // (x, y, z) as Kernel.Spec reports it: zero keeps the module's own
 // workgroup size; a non-zero size applies to each axis the module makes
 // specializable, through the specialization constant that sizes that axis
-// (GLSL local_size_x_id = 2 makes LocalSize[0] set constant 2), and is
-// ignored on the others (a 0 on a specializable axis asks for 1). Only
-// those constants are set: a module's other specialization constants keep
-// their defaults whatever size is requested. Where one constant sizes two
-// axes, a request must give both the same size.
+// (GLSL local_size_x_id = 2 makes LocalSize[0] set constant 2), and a 0
+// on a specializable axis then asks for 1. A size along an axis the
+// module fixes is refused, unless it is the size fixed there. Where one
+// constant sizes two axes, a request must give both the same size.
+// Constants may set a workgroup constant too; a request disagreeing with
+// it is refused.
 //
 // To write the kernel in GLSL, compile it with glslc from go generate and
 // embed the module, so that building the program needs no compiler
@@ -119,6 +126,16 @@ type KernelSpec struct {
 	PushSize uint32
 	// LocalSize requests a workgroup size; see KernelSpec.
 	LocalSize [3]uint32
+	// Entry names the entry point to run, so one module can hold several
+	// kernels. "" means "main", or the module's only GLCompute entry
+	// point when it has no "main".
+	Entry string
+	// Constants sets specialization constants by SpecId, so a kernel's
+	// sizes and switches can be fixed at load rather than compiled in.
+	// Each value must be representable in the constant's declared type
+	// (bool takes 0 or 1); an id the module does not declare is refused.
+	// Constants the map leaves out keep the module's defaults.
+	Constants map[uint32]float64
 }
 
 // derivesDescription reports whether spec leaves its description to the
@@ -134,7 +151,14 @@ func (spec KernelSpec) String() string {
 	if name == "" {
 		name = "unnamed kernel"
 	}
-	return fmt.Sprintf("%s: bindings %v, %d bytes of push constants, local size %v", name, spec.Bindings, spec.PushSize, spec.LocalSize)
+	s := fmt.Sprintf("%s: bindings %v, %d bytes of push constants, local size %v", name, spec.Bindings, spec.PushSize, spec.LocalSize)
+	if spec.Entry != "" && spec.Entry != "main" {
+		s += fmt.Sprintf(", entry point %q", spec.Entry)
+	}
+	if len(spec.Constants) > 0 {
+		s += fmt.Sprintf(", constants %v", spec.Constants) // fmt prints a map sorted by key
+	}
+	return s
 }
 
 // Kernel is a compute pipeline ready to launch.
@@ -148,6 +172,21 @@ type Kernel struct {
 	tile   [2]uint32            // output elements per workgroup of 2-D catalogue kernels
 	elems  []shaders.ScalarType // what each binding's module block holds (user kernels)
 	user   bool
+
+	// What a user kernel was specialized with and derived from its
+	// module: the entry point run, the constants set (as given), each
+	// binding's minimum size in bytes, and the push-constant block's
+	// layout (nil if none), which Push lays values out by.
+	entry      string
+	constants  map[uint32]float64
+	minSize    []uint64
+	pushLayout *shaders.Layout
+	// kinds is each binding's descriptor kind (user kernels), formats the
+	// texel bindings' formats.
+	kinds      []shaders.DescriptorKind
+	formats    [recorder.MaxBindings]recorder.TexelFormat
+	texelTypes [recorder.MaxBindings]shaders.ScalarType // uniform texel bindings' sampled types
+	texels     uint32                                   // bit i: binding i is a texel binding
 
 	// life is held by Launch from its check until the launch is recorded,
 	// so a launch racing Close on another goroutine is recorded before
@@ -165,27 +204,33 @@ func (k *Kernel) Name() string {
 
 // Spec is the description the kernel runs with, whether LoadKernel derived
 // it from the module or checked the one given, so that a caller can print
-// it or copy it into code: Name, Bindings (a copy), PushSize, and as
+// it or copy it into code: Name, Bindings (a copy), PushSize, as
 // LocalSize the workgroup size the pipeline has (the module's own, or the
 // size requested through specialization) — one group covers that many
-// invocations. SPIRV is nil: the kernel does not keep the module's bytes.
+// invocations —, Entry the entry point run (resolved: "main" when none was
+// named) and Constants a copy of those set. SPIRV is nil: the kernel does not keep the module's bytes.
 // Passing the result with the module's bytes back to LoadKernel builds the
 // same kernel.
 func (k *Kernel) Spec() KernelSpec {
 	if k == nil {
 		return KernelSpec{}
 	}
-	return KernelSpec{Name: k.name, Bindings: append([]Access(nil), k.access...), PushSize: k.push, LocalSize: k.local}
+	return KernelSpec{Name: k.name, Bindings: append([]Access(nil), k.access...), PushSize: k.push, LocalSize: k.local,
+		Entry: k.entry, Constants: maps.Clone(k.constants)}
 }
 
 // LoadKernel builds a user kernel from its SPIR-V, deriving its description
 // from the module or checking the one given (see KernelSpec). Bytes that
 // are not a whole SPIR-V module (ErrBadSPIRV), a module whose SPIR-V
 // version needs a newer Vulkan than the device runs (ErrUnsupported; modules
-// are validated for the device's Vulkan version), a description that does not
-// match the module, bindings other than single storage buffers at set 0
-// bindings 0..n-1 (a uniform buffer, a texel buffer, an image, a sampler,
-// an array of buffers), or push constants, a workgroup size or shared
+// are validated for the device's Vulkan version), an entry point the module
+// lacks (or none named in a module of several without "main"), a
+// description that does not match the module, a decoration the code
+// contradicts, a constant the module does not declare or a value its type
+// cannot hold, bindings other than single storage, uniform or texel
+// buffers at set 0 bindings 0..n-1 (an image, a sampler, an array of
+// buffers), a texel buffer in a format vkc does not view (see
+// docs/guide/kernels.md), or push constants, a workgroup size or shared
 // memory above the device's limits are errors here, never a crash at
 // launch. A module declaring a capability (OpCapability Float64,
 // StorageBuffer16BitAccess, ...) whose device feature the device does not
@@ -199,11 +244,8 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		return nil, err
 	}
 	defer d.leave()
-	mod, err := shaders.Inspect(spec.SPIRV)
+	mod, err := d.inspectKernel(spec)
 	if err != nil {
-		return nil, public(err)
-	}
-	if err := d.checkCapabilities(spec.Name, spec.SPIRV); err != nil {
 		return nil, err
 	}
 	derived := spec.derivesDescription()
@@ -214,48 +256,110 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 		}
 		spec.PushSize = mod.PushSize
 	}
-	local, values, ids, err := workgroupSpec(spec, mod)
+	sp, err := specialize(spec, mod)
 	if err != nil {
 		return nil, err
 	}
+	local := sp.local
 	if err := matchModule(spec, mod, local, d.info.Limits); err != nil {
 		if derived {
 			return nil, fmt.Errorf("%w (description derived from the module)", err)
 		}
 		return nil, err
 	}
-	if err := checkShared(spec, values, ids, d.info.Limits); err != nil {
+	if err := checkShared(spec, sp.ints, d.info.Limits); err != nil {
 		return nil, err
 	}
-	k, err := d.build(spec.Name, spec.SPIRV, spec.Bindings, 0, spec.PushSize, values, ids)
+	kinds, formats, err := bindingKinds(spec.Name, mod.Bindings)
 	if err != nil {
 		return nil, err
 	}
+	k, err := d.buildUser(spec, mod.Entry, sp.constants, kinds, formats)
+	if err != nil {
+		return nil, err
+	}
+	k.kinds, k.formats = kinds, formats
 	k.local = local
 	k.user = true
-	for _, b := range mod.Bindings {
-		k.elems = append(k.elems, b.Elem)
-	}
+	k.entry, k.constants, k.pushLayout = mod.Entry, maps.Clone(spec.Constants), mod.Push
+	k.keepBindings(mod.Bindings)
 	d.mu.Lock()
 	d.user[k] = struct{}{}
 	d.mu.Unlock()
 	return k, nil
 }
 
+// inspectKernel reads spec's module for LoadKernel at the entry point
+// spec names, refusing one without a compute entry point to run, one
+// needing a device feature the device lacks, and one whose code
+// contradicts a binding's decorations, before anything is built from it.
+func (d *Device) inspectKernel(spec KernelSpec) (shaders.Module, error) {
+	mod, err := shaders.InspectEntry(spec.SPIRV, spec.Entry)
+	if errors.Is(err, shaders.ErrNoEntryPoint) {
+		return mod, fmt.Errorf("vkc: kernel %q: %w", spec.Name, err)
+	}
+	if err != nil {
+		return mod, publicOp("Device.LoadKernel "+strconv.Quote(spec.Name), err)
+	}
+	if mod.Entry == "" {
+		return mod, fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" and several others (%q): name one in KernelSpec.Entry", spec.Name, mod.EntryPoints)
+	}
+	if err := d.checkCapabilities(spec.Name, spec.SPIRV); err != nil {
+		return mod, err
+	}
+	for _, b := range mod.Bindings {
+		if c := b.Contradiction(); c != "" {
+			return mod, fmt.Errorf("vkc: kernel %q: binding %d (set %d) %s", spec.Name, b.Binding, b.Set, c)
+		}
+	}
+	return mod, nil
+}
+
+// bindingKinds is each of the module's bindings' descriptor kind and, for
+// the texel bindings, the format vkc views them in: the pipeline's
+// descriptor layout and the texel views are built from these. A texel
+// binding in a format vkc does not view is refused.
+func bindingKinds(name string, bindings []shaders.ModuleBinding) ([]shaders.DescriptorKind, [recorder.MaxBindings]recorder.TexelFormat, error) {
+	kinds := make([]shaders.DescriptorKind, len(bindings))
+	var formats [recorder.MaxBindings]recorder.TexelFormat
+	for i, b := range bindings {
+		kinds[i] = b.Kind
+		if b.Kind == shaders.UniformTexelBuffer || b.Kind == shaders.StorageTexelBuffer {
+			var err error
+			if formats[i], err = texelFormat(name, i, b); err != nil {
+				return nil, formats, err
+			}
+		}
+	}
+	return kinds, formats, nil
+}
+
+// keepBindings keeps what Launch checks of each of the module's bindings:
+// which are texel bindings and their sampled types, each binding's
+// element type and the least size its buffer may have.
+func (k *Kernel) keepBindings(bindings []shaders.ModuleBinding) {
+	for i, b := range bindings {
+		if b.Kind == shaders.UniformTexelBuffer || b.Kind == shaders.StorageTexelBuffer {
+			k.texels |= 1 << uint(i)
+			k.texelTypes[i] = b.TexelType
+		}
+	}
+	for _, b := range bindings {
+		k.elems = append(k.elems, b.Elem)
+		k.minSize = append(k.minSize, b.MinSize)
+	}
+}
+
 // matchModule checks a description against the module it describes and
 // the device's limits, local being the workgroup size the kernel will have.
 func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limits) error {
-	hasMain := false
-	for _, e := range mod.EntryPoints {
-		hasMain = hasMain || e == "main"
-	}
-	if !hasMain {
-		return fmt.Errorf("vkc: kernel %q: no compute entry point \"main\" (have %v)", spec.Name, mod.EntryPoints)
-	}
 	for i, a := range spec.Bindings {
 		if !a.valid() {
 			return fmt.Errorf("vkc: kernel %q: binding %d is described as %v; want ReadOnly, WriteOnly or ReadWrite", spec.Name, i, a)
 		}
+	}
+	if len(mod.Bindings) > recorder.MaxBindings {
+		return fmt.Errorf("vkc: kernel %q: module has %d bindings (at most %d)", spec.Name, len(mod.Bindings), recorder.MaxBindings)
 	}
 	if len(mod.Bindings) != len(spec.Bindings) {
 		hint := ""
@@ -265,11 +369,11 @@ func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limit
 		return fmt.Errorf("vkc: kernel %q: description has %d bindings, module has %d%s", spec.Name, len(spec.Bindings), len(mod.Bindings), hint)
 	}
 	for i, b := range mod.Bindings {
-		if b.Set != 0 || b.Binding != uint32(i) || b.Kind != shaders.StorageBuffer {
-			return fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
+		if b.Set != 0 || b.Binding != uint32(i) || !bindable(b.Kind) {
+			return fmt.Errorf("vkc: kernel %q: module binding %d is set %d binding %d (%v); want storage buffers, uniform buffers, uniform or storage texel buffers at set 0, bindings 0..%d", spec.Name, i, b.Set, b.Binding, b.Kind, len(mod.Bindings)-1)
 		}
 		if b.Arrayed {
-			return fmt.Errorf("vkc: kernel %q: binding %d is an array of storage buffers (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Count)
+			return fmt.Errorf("vkc: kernel %q: binding %d is an array of %vs (length %d, 0 if runtime-sized); Launch binds one buffer per binding", spec.Name, i, b.Kind, b.Count)
 		}
 		// Describing more access than the module uses is safe; less is
 		// not: a write left out is a buffer the ledger thinks unchanged,
@@ -301,33 +405,13 @@ func matchModule(spec KernelSpec, mod shaders.Module, local [3]uint32, lim Limit
 	return nil
 }
 
-// workgroupSpec is the workgroup size a kernel built from mod for spec
-// will have, and the specialization that gives it: the module's own size,
-// except on the axes the module makes specializable, where a non-zero
-// request sets the axis's constant to the axis's requested size (at least
-// 1). Only those constants are set, each once; none when nothing is
-// requested. Axes sharing a constant must be asked for one size.
-func workgroupSpec(spec KernelSpec, mod shaders.Module) (local [3]uint32, values, ids []uint32, err error) {
-	local = mod.LocalSize
-	if spec.LocalSize == ([3]uint32{}) {
-		return local, nil, nil, nil
+// bindable reports whether Launch binds a buffer to a descriptor of kind k.
+func bindable(k shaders.DescriptorKind) bool {
+	switch k {
+	case shaders.StorageBuffer, shaders.UniformBuffer, shaders.UniformTexelBuffer, shaders.StorageTexelBuffer:
+		return true
 	}
-	for axis, id := range mod.LocalSizeSpecIDs {
-		if id < 0 {
-			continue
-		}
-		size := max(spec.LocalSize[axis], 1)
-		local[axis] = size
-		if i := slices.Index(ids, uint32(id)); i >= 0 {
-			if values[i] != size {
-				return local, nil, nil, fmt.Errorf("vkc: kernel %q: local size %v asks two sizes (%d, %d) of specialization constant %d, which sizes axes %s", spec.Name, spec.LocalSize, values[i], size, id, sharingAxes(mod.LocalSizeSpecIDs, id))
-			}
-			continue
-		}
-		ids = append(ids, uint32(id))
-		values = append(values, size)
-	}
-	return local, values, ids, nil
+	return false
 }
 
 // sharingAxes names the axes whose size specialization constant id sets.
@@ -345,11 +429,7 @@ func sharingAxes(specIDs [3]int64, id int64) string {
 // specialization the kernel will be built with, exceeds the device's
 // maxComputeSharedMemorySize, or cannot be sized (shaders.SharedSize
 // counts every shared variable, an upper bound).
-func checkShared(spec KernelSpec, values, ids []uint32, lim Limits) error {
-	constants := make(map[uint32]uint32, len(ids))
-	for i, id := range ids {
-		constants[id] = values[i]
-	}
+func checkShared(spec KernelSpec, constants map[uint32]uint32, lim Limits) error {
 	size, err := shaders.SharedSize(spec.SPIRV, constants)
 	if err != nil {
 		return public(fmt.Errorf("vkc: kernel %q: sizing its shared memory: %w", spec.Name, err))
@@ -381,9 +461,42 @@ func (d *Device) build(name string, code []byte, access []Access, texels, push u
 	}
 	rk, err := d.rec.NewKernel(code, recorder.PipelineDesc{Name: name, Bindings: len(access), Writes: writes, Texels: texels, PushSize: push, Spec: spec, SpecIDs: ids})
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Device.LoadKernel "+strconv.Quote(name), err)
 	}
 	return &Kernel{dev: d, name: name, rk: rk, access: append([]Access(nil), access...), push: push}, nil
+}
+
+// buildUser makes the pipeline of a user kernel: its entry point and
+// constants as the module types them.
+func (d *Device) buildUser(spec KernelSpec, entry string, constants []recorder.SpecConstant, kinds []shaders.DescriptorKind, formats [recorder.MaxBindings]recorder.TexelFormat) (*Kernel, error) {
+	desc := recorder.PipelineDesc{Name: spec.Name, Bindings: len(spec.Bindings), PushSize: spec.PushSize, Constants: constants, Entry: entry, Formats: formats}
+	for i, a := range spec.Bindings {
+		bit := uint32(1) << uint(i)
+		switch kinds[i] {
+		case shaders.UniformBuffer:
+			desc.Uniforms |= bit
+			continue // read only, whatever the description says
+		case shaders.UniformTexelBuffer:
+			desc.Texels |= bit
+			continue
+		case shaders.StorageTexelBuffer:
+			desc.StorageTexels |= bit
+		}
+		if a.Writes() {
+			desc.Writes |= bit
+		}
+	}
+	rk, err := d.rec.NewKernel(spec.SPIRV, desc)
+	if err != nil {
+		return nil, public(err)
+	}
+	access := append([]Access(nil), spec.Bindings...)
+	for i, kind := range kinds {
+		if kind == shaders.UniformBuffer || kind == shaders.UniformTexelBuffer {
+			access[i] = ReadOnly // no kernel writes these, whatever the description says
+		}
+	}
+	return &Kernel{dev: d, name: spec.Name, rk: rk, access: access, push: spec.PushSize}, nil
 }
 
 // target is what the catalogue shapes its kernels by on this device.
@@ -407,7 +520,7 @@ func (d *Device) builtin(name string) (*Kernel, error) {
 	}
 	sk, err := shaders.Get(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vkc: catalogue kernel %q: %w", name, err)
 	}
 	access := make([]Access, len(sk.Bindings))
 	var texels uint32
@@ -457,7 +570,7 @@ func (k *Kernel) enter(s *Stream) error {
 	}
 	if !k.life.enter() {
 		s.leave()
-		return ErrClosed
+		return closedError("kernel " + strconv.Quote(k.name))
 	}
 	return nil
 }
@@ -511,6 +624,16 @@ func (k *Kernel) bind(cores *[recorder.MaxBindings]*bufferCore, push []byte, arg
 		}
 		if i < len(k.elems) && !fits(k.elems[i], cores[i].elem) {
 			return 0, fmt.Errorf("vkc: kernel %q: binding %d holds %v in the module, given %v", k.name, i, k.elems[i], cores[i].elem)
+		}
+		if i < len(k.kinds) && k.kinds[i] != shaders.StorageBuffer {
+			if err := k.checkDescriptor(i, cores[i]); err != nil {
+				return 0, err
+			}
+		}
+		if i < len(k.minSize) {
+			if have := uint64(cores[i].n) * cores[i].elem.size(); have < k.minSize[i] {
+				return 0, fmt.Errorf("vkc: kernel %q: binding %d needs at least %d bytes (what its block declares), buffer holds %d", k.name, i, k.minSize[i], have)
+			}
 		}
 		if cores[i].param && k.access[i].Writes() {
 			return 0, fmt.Errorf("vkc: kernel %q: binding %d is %v: %w", k.name, i, k.access[i], ErrParamWritten)
@@ -594,15 +717,23 @@ func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore
 		return err
 	}
 	rl := recorder.Launch{Args: args, Groups: l.groups, Push: l.push, Limits: l.limits}
+	for i := range cores {
+		if k.texels>>uint(i)&1 != 0 {
+			rl.Formats[i] = k.formatFor(i, cores[i].elem)
+		}
+	}
 	var err error
 	if indirect != nil {
 		if err = indirect.use(s); err == nil {
 			rl.Indirect = indirect.claim
-			err = public(k.dev.rec.Launch(s.id, k.rk, &rl))
+			err = k.dev.rec.Launch(s.id, k.rk, &rl)
 			indirect.done()
 		}
 	} else {
-		err = public(k.dev.rec.Launch(s.id, k.rk, &rl))
+		err = k.dev.rec.Launch(s.id, k.rk, &rl)
+	}
+	if err != nil {
+		err = publicOp("launch of kernel "+strconv.Quote(k.name), err)
 	}
 	// Copied back even when the launch failed: a stand-in the failure
 	// tainted carries the taint to the view, and one the launch never
@@ -630,5 +761,5 @@ func (k *Kernel) Close() error {
 	d.mu.Lock()
 	delete(d.user, k)
 	d.mu.Unlock()
-	return public(k.rk.Release())
+	return publicOp("Kernel.Close", k.rk.Release())
 }

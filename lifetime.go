@@ -3,6 +3,8 @@ package vkc
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // lifetime is the one way every vkc object closes (Device, Buffer, Param,
@@ -19,7 +21,7 @@ import (
 type lifetime struct {
 	state atomic.Int64 // calls in use, plus closingBit once Close began
 
-	mu   sync.Mutex
+	mu   lockrank.LeafMutex
 	idle *sync.Cond // signalled when the last call leaves a closing object, and at finish
 	done bool       // the first close has released the object
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -88,13 +89,13 @@ func TestTexelMatmulUpdateSetFault(t *testing.T) {
 			require.NoError(t, err)
 
 			before := texelSets(dev)
-			cause := injected("vkCreateBufferView", recorder.ErrOutOfDeviceMemory)
+			cause := injected("vkCreateBufferView", errs.OutOfMemory)
 			fail(1, cause)
 			require.ErrorIs(t, Matmul(s, a, b, c, m, n, k), cause)
 			requireUnwrittenWith(t, s, c, cause, "a fresh C")
 			assert.Equal(t, before, texelSets(dev), "the failed set is freed with its views")
 
-			again := injected("vkCreateBufferView", recorder.ErrOutOfDeviceMemory)
+			again := injected("vkCreateBufferView", errs.OutOfMemory)
 			fail(1, again)
 			require.ErrorIs(t, Matmul(s, a, b, old, m, n, k), again)
 			requireUnwrittenWith(t, s, old, again, "a C written before")
@@ -141,7 +142,7 @@ func TestTexelMatmulUpdateSetFault(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, s.PrepareCapture())
 			require.NoError(t, s.BeginCapture())
-			inWindow := injected("vkCreateBufferView", recorder.ErrOutOfDeviceMemory)
+			inWindow := injected("vkCreateBufferView", errs.OutOfMemory)
 			fail(1, inWindow)
 			require.ErrorIs(t, Matmul(s, a, b, e, m, n, k), inWindow)
 			_, err = s.EndCapture()

@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/vkcompute/vkc/shaders"
 	"math"
+
+	"github.com/vkcompute/vkc/shaders"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
@@ -262,11 +263,13 @@ func copyCores(s *Stream, op string, src, dst *bufferCore) error {
 		return err
 	}
 	defer dst.done()
-	return public(s.dev.rec.Copy(s.id, src.claim, dst.claim, uint64(src.n)*src.elem.size()))
+	return publicOp(op, s.dev.rec.Copy(s.id, src.claim, dst.claim, uint64(src.n)*src.elem.size()))
 }
 
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
-// read and written by the same invocation.
+// read and written by the same invocation. y is an input too: where y
+// reads as ErrUnwritten (never written, or tainted), the launch is
+// skipped, Axpy returns nil and y stays unwritten with the same cause.
 func Axpy(s *Stream, a float32, x, y *Buffer[float32]) error {
 	return vector2(s, "Axpy", "axpy", []scalar{known(math.Float32bits(a))}, x, y, nil)
 }
@@ -277,7 +280,9 @@ func AxpyDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint32
 	return vector2(s, "AxpyDyn", "axpy", []scalar{scalarOf(a)}, x, y, n)
 }
 
-// Scale computes y = a*x; x may be y (in place).
+// Scale computes y = a*x; x may be y (in place). y is only written: what
+// it held before, unwritten or not, does not matter. Every op whose output
+// is not also an input (all but Axpy's y) writes it the same way.
 func Scale(s *Stream, a float32, x, y *Buffer[float32]) error {
 	return vector2(s, "Scale", "scale", []scalar{known(math.Float32bits(a))}, x, y, nil)
 }
@@ -289,7 +294,7 @@ func ScaleDyn(s *Stream, a Value[float32], x, y *Buffer[float32], n *Param[uint3
 }
 
 // vector2 is an op over x and y (same length) with scalars before its
-// length (Axpy's and Scale's a; the typed kernel's a and which op).
+// length (Axpy's and Scale's a; the typed kernels' a in its type's words).
 func vector2[T Element](s *Stream, op, name string, scalars []scalar, x, y *Buffer[T], n *Param[uint32]) error {
 	if err := present(op, x, y); err != nil {
 		return err
@@ -472,7 +477,7 @@ func (d *Device) temp(s *Stream, n int, kind elemKind) (*bufferCore, error) {
 	if err != nil {
 		return nil, public(err)
 	}
-	return &bufferCore{dev: d, claim: c, n: n, elem: kind}, nil
+	return newBufferCore(d, c, n, kind, nil), nil
 }
 
 func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }
@@ -574,7 +579,7 @@ func matmul[T Element](s *Stream, op, sfx string, a, b, c *Buffer[T], m *Param[u
 	}
 	words := []scalar{l.word(), known(uint32(n)), known(uint32(k))} // push order: m, n, k
 	size := a.core.elem.size()
-	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*size), {}, l.prefix(l.p.buf, uint64(n)*size)}
+	extents := []capture.Extent{l.prefix(l.p.buf, uint64(k)*size, a.core), {}, l.prefix(l.p.buf, uint64(n)*size, c.core)}
 	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{gx, gy, 1}, &p)
 }
 
@@ -729,6 +734,7 @@ func softmax[T Element](s *Stream, op, sfx string, src, dst *Buffer[T], rows *Pa
 		return err
 	}
 	words := []scalar{l.word(), known(uint32(cols))} // push order: rows, cols
-	row := l.prefix(l.p.buf, uint64(cols)*src.core.elem.size())
-	return launchDyn(s, kern, cores[:], words, []capture.Extent{row, row}, l, indirect, [3]uint32{}, &p)
+	row := uint64(cols) * src.core.elem.size()
+	extents := []capture.Extent{l.prefix(l.p.buf, row, src.core), l.prefix(l.p.buf, row, dst.core)}
+	return launchDyn(s, kern, cores[:], words, extents, l, indirect, [3]uint32{}, &p)
 }

@@ -96,34 +96,32 @@ func DivOf[T Float](s *Stream, x, y, z *Buffer[T]) error {
 	return binaryOf(s, "Div", binaryDiv, x, y, z, nil)
 }
 
-// scaled is AxpyOf (which 0) and ScaleOf (which 1): the float32 op's
-// kernel, else the typed axpy kernel with a in its type's words (a
-// float32 for Float16, two words for float64) and which op it runs.
-func scaled[T Float](s *Stream, op string, which uint32, a float64, x, y *Buffer[T]) error {
+// scaled is AxpyOf (kernel "axpy") and ScaleOf (kernel "scale"): the
+// float32 op's kernel, else the typed kernel of that name with a in its
+// type's words (a float32 for Float16, two words for float64). Scale's
+// kernels bind y write-only, so its launch neither reads nor inherits the
+// failure of what y held.
+func scaled[T Float](s *Stream, op, kernel string, a float64, x, y *Buffer[T]) error {
 	sfx, err := prepare[T](s, op, x, y)
 	if err != nil {
 		return err
 	}
-	a32 := known(math.Float32bits(float32(a)))
-	switch sfx {
-	case "":
-		return vector2(s, op, []string{"axpy", "scale"}[which], []scalar{a32}, x, y, nil)
-	case "_f64":
+	if sfx == "_f64" {
 		bits := math.Float64bits(a)
-		return vector2(s, op, "axpy"+sfx, []scalar{known(uint32(bits)), known(uint32(bits >> 32)), known(which)}, x, y, nil)
+		return vector2(s, op, kernel+sfx, []scalar{known(uint32(bits)), known(uint32(bits >> 32))}, x, y, nil)
 	}
-	return vector2(s, op, "axpy"+sfx, []scalar{a32, known(which)}, x, y, nil)
+	return vector2(s, op, kernel+sfx, []scalar{known(math.Float32bits(float32(a)))}, x, y, nil)
 }
 
 // AxpyOf is Axpy for any Float type: y = a*x + y, with a rounded to the
 // type the kernel computes in (float32 for Float16).
 func AxpyOf[T Float](s *Stream, a float64, x, y *Buffer[T]) error {
-	return scaled(s, "Axpy", 0, a, x, y)
+	return scaled(s, "Axpy", "axpy", a, x, y)
 }
 
 // ScaleOf is Scale for any Float type: y = a*x.
 func ScaleOf[T Float](s *Stream, a float64, x, y *Buffer[T]) error {
-	return scaled(s, "Scale", 1, a, x, y)
+	return scaled(s, "Scale", "scale", a, x, y)
 }
 
 // SumOf is Sum for any Float type, accumulated in float32 for Float16 and

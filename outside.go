@@ -1,11 +1,11 @@
 package vkc
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/vkdev"
 )
@@ -45,13 +45,10 @@ var (
 	// family's queue count, a Vulkan version below 1.1, or a
 	// declared feature the physical device does not offer. The message
 	// names which.
-	ErrBadAdoption = errors.New("vkc: cannot adopt the device")
-	// ErrNotShared: the device has no Vulkan handles to share with outside
-	// code (it was not opened on Vulkan).
-	ErrNotShared = errors.New("vkc: the device shares nothing with outside Vulkan code")
+	ErrBadAdoption = errs.BadAdoption
 	// ErrNullHandle: a null semaphore handed to vkc to wait on or import,
 	// or neither a semaphore nor a fence handed to it to signal.
-	ErrNullHandle = errors.New("vkc: null Vulkan handle")
+	ErrNullHandle = errs.NullHandle
 )
 
 // External is a Vulkan device another program created, as integers, and
@@ -148,12 +145,12 @@ func (b *Buffer[T]) VulkanBuffer() (VulkanBuffer, error) {
 	}
 	defer c.dev.leave()
 	if !c.life.enter() {
-		return VulkanBuffer{}, ErrClosed
+		return VulkanBuffer{}, closedError("buffer")
 	}
 	defer c.done()
 	h, off, err := c.dev.rec.BufferHandle(c.claim)
 	if err != nil {
-		return VulkanBuffer{}, public(err)
+		return VulkanBuffer{}, publicOp("Buffer.VulkanBuffer", err)
 	}
 	return VulkanBuffer{Buffer: h, Offset: off, Range: uint64(c.n) * c.elem.size()}, nil
 }
@@ -173,7 +170,7 @@ func (s *Stream) SignalOutside(semaphore, fence uint64) error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.SignalOutside(s.id, semaphore, fence))
+	return publicOp("Stream.SignalOutside", s.dev.rec.SignalOutside(s.id, semaphore, fence))
 }
 
 // WaitOutside makes the stream's next work, and everything submitted to
@@ -188,7 +185,7 @@ func (s *Stream) WaitOutside(semaphore uint64) error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.WaitOutside(s.id, semaphore, nil, nil))
+	return publicOp("Stream.WaitOutside", s.dev.rec.WaitOutside(s.id, semaphore, nil, nil))
 }
 
 // SignalOutside exports the event: it signals the program's semaphore and
@@ -211,7 +208,7 @@ func (ev *Event) SignalOutside(semaphore, fence uint64) error {
 		return err
 	}
 	defer ev.dev.leave()
-	return public(ev.dev.rec.SignalEvent(ev.ev, semaphore, fence))
+	return publicOp("Event.SignalOutside", ev.dev.rec.SignalEvent(ev.ev, semaphore, fence))
 }
 
 // ImportEvent imports the program's semaphore, whose signal the program
@@ -238,7 +235,7 @@ func (s *Stream) ImportEvent(semaphore uint64) (*Event, error) {
 	defer s.leave()
 	ev, err := s.dev.rec.ImportEvent(s.id, semaphore)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Stream.ImportEvent", err)
 	}
 	return &Event{dev: s.dev, ev: ev}, nil
 }
@@ -285,7 +282,7 @@ func (b *Buffer[T]) outside(s *Stream, semaphore uint64, read bool) error {
 	defer c.done()
 	set := []alloc.Claim{c.claim}
 	if read {
-		return public(c.dev.rec.WaitOutside(s.id, semaphore, set, nil))
+		return publicOp("Buffer.ReadOutside", c.dev.rec.WaitOutside(s.id, semaphore, set, nil))
 	}
-	return public(c.dev.rec.WaitOutside(s.id, semaphore, nil, set))
+	return publicOp("Buffer.WrittenOutside", c.dev.rec.WaitOutside(s.id, semaphore, nil, set))
 }

@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -20,7 +21,7 @@ var errNilParam = errors.New("vkc: nil param (use NewParam)")
 // both wrong (a later op would mark as written elements the device never
 // wrote), so Launch and LaunchIndirect refuse the binding instead. A kernel
 // that computes a value for later launches writes it into a Buffer.
-var ErrParamWritten = errors.New("vkc: a Param is bound where the kernel writes (params are set by the host only; write a Buffer instead)")
+var ErrParamWritten = errs.ParamWritten
 
 // Param is a scalar that lives in device memory and is set from the host:
 // every launch that reads it, eager or replayed, reads the value current
@@ -49,7 +50,7 @@ type Param[T Element] struct{ core *paramCore }
 type paramCore struct {
 	buf *bufferCore // the value: one element of host-visible memory
 
-	mu     sync.Mutex
+	mu     lockrank.Mutex
 	bits   uint64 // the value's bits as last set, zero-extended
 	length bool   // some op took it as a length: 0 is refused
 	views  []*lengthView
@@ -96,11 +97,12 @@ func NewParam[T Element](d *Device, v T) (*Param[T], error) {
 	}
 	buf.param = true
 	c := &paramCore{buf: buf, bits: bitsOf(v)}
+	c.mu.SetRank(lockrank.Param, 0)
 	c.rebuild()
 	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
 	if err := d.rec.SetHost(c.claims, c.data); err != nil {
 		_ = buf.close()
-		return nil, public(err)
+		return nil, publicOp("NewParam", err)
 	}
 	return &Param[T]{core: c}, nil
 }
@@ -147,7 +149,7 @@ func (p *Param[T]) Set(v T) error {
 	}
 	defer d.leave()
 	if !c.buf.life.enter() {
-		return ErrClosed
+		return closedError("param")
 	}
 	defer c.buf.life.leave()
 	c.mu.Lock()
@@ -171,7 +173,7 @@ func (p *Param[T]) Set(v T) error {
 		if errors.As(err, &over) {
 			return fmt.Errorf("vkc: length %d above %d, what the buffers of a live graph or a recording window sized by this param hold", over.Length, over.Max)
 		}
-		return public(err)
+		return publicOp("Param.Set", err)
 	}
 	c.bits = bits
 	return nil
@@ -314,7 +316,7 @@ func (c *paramCore) view(s *Stream, want lengthView) (*bufferCore, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.buf.life.closed() {
-		return nil, ErrClosed // Close frees the views; a new one would outlive it
+		return nil, closedError("param") // Close frees the views; a new one would outlive it
 	}
 	if want.div <= 1 && !want.groups {
 		return c.buf, nil

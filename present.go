@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -32,9 +33,9 @@ var (
 	// minimized), or the window is too large for any swapchain (see
 	// NewSwapchain); the frame may not have been shown. Resize, then
 	// present again.
-	ErrOutOfDate = errors.New("vkc: swapchain out of date (resize it)")
+	ErrOutOfDate = errs.OutOfDate
 	// ErrNoPresentation: the device was not opened with WithPresentation.
-	ErrNoPresentation = errors.New("vkc: device opened without WithPresentation")
+	ErrNoPresentation = errs.NoPresentation
 
 	errNilSwapchain = errors.New("vkc: nil swapchain (use Device.NewSwapchain)")
 )
@@ -96,7 +97,7 @@ func (d *Device) NewSwapchain(c SwapchainConfig) (*Swapchain, error) {
 	}
 	pr, err := d.rec.NewPresentation(uint32(c.Width), uint32(c.Height), c.VSync)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Device.NewSwapchain", err)
 	}
 	return &Swapchain{dev: d, pr: pr}, nil
 }
@@ -217,7 +218,7 @@ func (sc *Swapchain) present(s *Stream, pixels *Buffer[uint32], width, height in
 		defer sh.done()
 		shotClaim = sh.claim
 	}
-	return public(sc.pr.Present(s.id, pc.claim, uint32(width), uint32(height), shotClaim))
+	return publicOp("Swapchain.Present", sc.pr.Present(s.id, pc.claim, uint32(width), uint32(height), shotClaim))
 }
 
 // Resize replaces the swapchain with one of the window's new framebuffer
@@ -235,7 +236,7 @@ func (sc *Swapchain) Resize(width, height int) error {
 	if width <= 0 || height <= 0 {
 		return fmt.Errorf("vkc: swapchain of %dx%d pixels: %w", width, height, ErrOutOfDate)
 	}
-	return public(sc.pr.Resize(uint32(width), uint32(height)))
+	return publicOp("Swapchain.Resize", sc.pr.Resize(uint32(width), uint32(height)))
 }
 
 // Close waits for calls in progress and the frames in flight, then
@@ -250,5 +251,5 @@ func (sc *Swapchain) Close() error {
 		return nil // the device is closing, and closes the swapchain
 	}
 	defer sc.dev.leave()
-	return public(sc.pr.Close())
+	return publicOp("Swapchain.Close", sc.pr.Close())
 }

@@ -12,8 +12,13 @@ import (
 var errNilProfileFunc = errors.New("vkc: Profile of a nil function")
 
 // LaunchTime is one launch in a Profile: the kernel's name, its group
-// counts (zero for launches whose counts a Param holds) and the device
-// time from the completion of the work before it to its own completion.
+// counts and the device time from the completion of the work before it to
+// its own completion. Groups is zero for every launch whose counts are
+// read from device memory when it runs, since they are not known when it
+// is queued: a Dyn op given a length Param, LaunchIndirect with
+// GroupsOf, and LaunchIndirect with GroupsFrom. A GroupsFrom launch is two
+// entries: the catalogue's clamp_groups (1×1×1 groups), which bounds the
+// counts, then the kernel (zero groups).
 type LaunchTime struct {
 	Kernel string
 	Groups [3]uint32
@@ -22,7 +27,10 @@ type LaunchTime struct {
 
 // Profile is the device's own account of the launches a function queued:
 // each launch's time, read from timestamps written around it, and the
-// total from the first launch's start to the last one's end.
+// total from the first launch's start to the last one's end. Total is at
+// least the sum of the launches' times: they run one after another on the
+// one queue, and what ran between two of them (a copy, a host write's
+// transfer, another stream's work) counts in Total and in no launch.
 type Profile struct {
 	Launches []LaunchTime
 	Total    time.Duration
@@ -62,7 +70,7 @@ func (s *Stream) Profile(fn func(*Stream) error) (*Profile, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
-	err := public(s.dev.rec.BeginProfile(s.id))
+	err := publicOp("Stream.Profile", s.dev.rec.BeginProfile(s.id))
 	s.leave()
 	if err != nil {
 		return nil, err
@@ -74,7 +82,7 @@ func (s *Stream) Profile(fn func(*Stream) error) (*Profile, error) {
 	defer s.leave()
 	launches, total, err := s.dev.rec.EndProfile(context.Background(), s.id)
 	if err != nil {
-		return nil, errors.Join(ferr, public(err))
+		return nil, errors.Join(ferr, publicOp("Stream.Profile", err))
 	}
 	p := &Profile{Total: total, Launches: make([]LaunchTime, len(launches))}
 	for i, l := range launches {

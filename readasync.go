@@ -43,7 +43,7 @@ func (b *Buffer[T]) ReadAsync(s *Stream) (*PendingRead[T], error) {
 	size := uint64(c.n) * c.elem.size()
 	pr, err := c.dev.rec.ReadAsync(s.id, c.claim, size)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Buffer.ReadAsync", err)
 	}
 	return &PendingRead[T]{dev: c.dev, pr: pr, n: c.n}, nil
 }
@@ -53,6 +53,11 @@ func (b *Buffer[T]) ReadAsync(s *Stream) (*PendingRead[T], error) {
 // makes it ErrUnwritten. If ctx ends first the read stays pending and may
 // be waited for again; after any other outcome a second Wait fails with
 // ErrReadTaken. A nil ctx is an error.
+//
+// After Device.Close, Wait fails with ErrClosed, whether or not the copy
+// had completed and whether or not the read was already waited for or
+// closed: Close reclaimed the copy's memory, so the data is not kept for
+// a read nobody waited for in time.
 func (p *PendingRead[T]) Wait(ctx context.Context) ([]T, error) {
 	if p == nil || p.pr == nil {
 		return nil, errNilPendingRead
@@ -66,7 +71,7 @@ func (p *PendingRead[T]) Wait(ctx context.Context) ([]T, error) {
 	defer p.dev.leave()
 	out := make([]T, p.n)
 	if err := p.pr.Wait(ctx, bytesOf(out)); err != nil {
-		return nil, public(err)
+		return nil, publicOp("PendingRead.Wait", err)
 	}
 	return out, nil
 }
@@ -81,5 +86,5 @@ func (p *PendingRead[T]) Close() error {
 		return nil // Device.Close reclaimed it
 	}
 	defer p.dev.leave()
-	return public(p.pr.Close())
+	return publicOp("PendingRead.Close", p.pr.Close())
 }

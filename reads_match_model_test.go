@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/internal/gcpressure"
-	"github.com/vkcompute/vkc/recorder"
 )
 
 // The property test: random programs of host writes, launches, copies,
@@ -569,7 +569,7 @@ func (p *propTest) closeGraph(k int) {
 func (p *propTest) fault() {
 	s := p.stream()
 	sl := p.slotOf(s)
-	cause := injected("injected", recorder.ErrOutOfDeviceMemory)
+	cause := injected("injected", errs.OutOfMemory)
 	taint := func(bufs []int) {
 		for _, i := range bufs {
 			p.bufs[i].want, p.bufs[i].cause = nil, cause

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -96,7 +97,7 @@ func TestStagedWriteFailureTaintsDestination(t *testing.T) {
 	x, err := FromSlice(dev, []float32{1, 2, 3})
 	require.NoError(t, err)
 	require.NoError(t, dev.Stream().Sync(context.Background()))
-	cause := injected("vkBeginCommandBuffer", recorder.ErrOutOfDeviceMemory)
+	cause := injected("vkBeginCommandBuffer", errs.OutOfMemory)
 	fd.failNext(callBegin, 1, cause)
 	err = x.Write([]float32{4, 5, 6})
 	require.ErrorIs(t, err, cause)

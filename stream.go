@@ -62,7 +62,7 @@ func (s *Stream) Sync(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	return public(s.dev.rec.Sync(ctx, s.id))
+	return publicOp("Stream.Sync", s.dev.rec.Sync(ctx, s.id))
 }
 
 // Flush submits the stream's pending work without waiting.
@@ -71,7 +71,7 @@ func (s *Stream) Flush() error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.Flush(s.id))
+	return publicOp("Stream.Flush", s.dev.rec.Flush(s.id))
 }
 
 // Capture records fn's work into a Graph. fn runs twice: once as the warmup,
@@ -83,8 +83,13 @@ func (s *Stream) Flush() error {
 // feed new inputs by writing the same buffers on this stream between
 // replays; read outputs after a replay. Shapes, scalars and group counts are
 // baked in. Inside the recorded run fn must not read or sync (that fails
-// with ErrSyncInCapture and the capture with it) and may not need new memory
-// pages (ErrAllocInCapture).
+// with ErrSyncInCapture and the capture with it), and its work may use
+// only buffers that existed before the window and those its warmup run
+// prepared: a NewBuffer the warmup made and closed is served again to the
+// same NewBuffer in the recorded run; work on any other buffer made in the
+// window fails with ErrAllocInCapture and dooms the capture, whatever the
+// memory pages hold (see NewBuffer). An op's temporaries are served from
+// what the same op freed in the warmup run.
 //
 // A nil fn is an error. If fn panics (in the warmup or the recorded run),
 // Capture aborts the window first — the slot is idle again, what was
@@ -165,7 +170,7 @@ func (s *Stream) PrepareCapture() error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.PrepareCapture(s.id))
+	return publicOp("Stream.PrepareCapture", s.dev.rec.PrepareCapture(s.id))
 }
 
 // BeginCapture starts recording: from here launches and host writes on this
@@ -181,7 +186,7 @@ func (s *Stream) BeginCaptureWith(opts CaptureOptions) error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.BeginCaptureWith(s.id, recorder.CaptureOptions{Profile: opts.Profile}))
+	return publicOp("Stream.BeginCaptureWith", s.dev.rec.BeginCaptureWith(s.id, recorder.CaptureOptions{Profile: opts.Profile}))
 }
 
 // abortIfPrepared aborts s's window when a begin refused left it
@@ -205,7 +210,7 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	defer s.leave()
 	rg, err := s.dev.rec.EndCapture(s.id)
 	if err != nil {
-		return nil, public(err)
+		return nil, publicOp("Stream.EndCapture", err)
 	}
 	g := &Graph{g: rg, dev: s.dev}
 	s.dev.mu.Lock()
@@ -220,7 +225,7 @@ func (s *Stream) AbortCapture() error {
 		return err
 	}
 	defer s.leave()
-	return public(s.dev.rec.AbortCapture(s.id))
+	return publicOp("Stream.AbortCapture", s.dev.rec.AbortCapture(s.id))
 }
 
 // capturing reports whether a capture window records on s's slot.

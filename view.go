@@ -80,7 +80,7 @@ func (c *bufferCore) view(byteOff uint64, elem elemKind, n int) (*bufferCore, er
 	}
 	defer d.leave()
 	if !c.life.enter() {
-		return nil, ErrClosed
+		return nil, closedError("buffer")
 	}
 	defer c.done()
 	m := c.memory()
@@ -92,7 +92,7 @@ func (c *bufferCore) view(byteOff uint64, elem elemKind, n int) (*bufferCore, er
 		claim.Size = m.claim.End() - claim.Offset
 	}
 	m.holds.Add(1) // m is open or held by c, which is open: never zero here
-	v := &bufferCore{dev: d, claim: claim, n: n, elem: elem, owner: m}
+	v := newBufferCore(d, claim, n, elem, m)
 	d.mu.Lock()
 	d.buffers[v] = struct{}{}
 	d.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/internal/gcpressure"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
@@ -310,7 +311,7 @@ func (m *viewModel) fault() {
 	}
 	m.syncAll()
 	s := m.stream()
-	cause := injected(fmt.Sprintf("submit at step %d", m.step), recorder.ErrOutOfDeviceMemory)
+	cause := injected(fmt.Sprintf("submit at step %d", m.step), errs.OutOfMemory)
 	m.note("%s on stream %d with a failing submit: out %d[%d,+%d)", op.kind, s.ID(), op.out.root, op.out.off, op.out.n)
 	require.NoError(m.t, m.run(s, op))
 	m.fd.failNext(callSubmit, 1, cause)
@@ -363,7 +364,7 @@ func (m *viewModel) replay() {
 	g := m.graphs[m.r.IntN(len(m.graphs))]
 	if m.r.IntN(5) == 0 {
 		m.syncAll()
-		cause := injected(fmt.Sprintf("replay at step %d", m.step), recorder.ErrOutOfDeviceMemory)
+		cause := injected(fmt.Sprintf("replay at step %d", m.step), errs.OutOfMemory)
 		m.note("replay with a failing submit of %d ops", len(g.ops))
 		m.fd.failNext(callSubmit, 1, cause)
 		err := g.g.Replay()

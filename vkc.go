@@ -31,26 +31,25 @@
 package vkc
 
 import (
-	"errors"
 	"fmt"
+	"strings"
 
-	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
-// Sentinel errors; match them with errors.Is. Errors from the layers
-// below (the recorder, the allocator, the device) match these too, while
-// keeping their own message, prefixed by the package they came from.
+// Sentinel errors; match them with errors.Is. Each is the one value the
+// layers below wrap too, so an error from any layer (the recorder, the
+// allocator, the device) matches it; its message starts with "vkc:".
 var (
 	// ErrUnwritten: a read of memory that no executed work wrote. The error
 	// unwraps to the failure that left it so (a failed submit, a refused
 	// capture, device loss, a buffer never written).
-	ErrUnwritten = errors.New("vkc: read of memory that no executed work wrote")
+	ErrUnwritten = errs.Unwritten
 	// ErrSyncInCapture: the capturing stream read or synced inside its window.
-	ErrSyncInCapture = errors.New("vkc: sync or read inside a capture window")
+	ErrSyncInCapture = errs.SyncInCapture
 	// ErrStreamCapturing: another stream on the same slot owns a capture window.
-	ErrStreamCapturing = errors.New("vkc: another stream on this slot is capturing")
+	ErrStreamCapturing = errs.StreamCapturing
 	// ErrCaptureState: a capture call in the wrong state. Nothing changed,
 	// except for two EndCapture calls: the owner's EndCapture of a window
 	// prepared but not begun aborts it, and one from a stream of the same
@@ -58,123 +57,108 @@ var (
 	// graph (its outputs read as ErrUnwritten), as CUDA's end of a capture
 	// from the wrong stream invalidates it. Another stream's EndCapture of
 	// a prepared window is refused and changes nothing.
-	ErrCaptureState = errors.New("vkc: capture call in the wrong state")
-	// ErrAllocInCapture: an allocation inside a capture window needed a new
-	// page; warm up first so the pools already hold the working set.
-	ErrAllocInCapture = errors.New("vkc: allocation needs a new page inside a capture window")
-	// ErrOutOfDeviceMemory: the device (or host) ran out of memory.
-	ErrOutOfDeviceMemory = errors.New("vkc: out of device memory")
+	ErrCaptureState = errs.CaptureState
+	// ErrAllocInCapture: work recorded in a capture window on a buffer
+	// made while it records that its warmup did not prepare (allocate and
+	// close), or an op's temporary needing a new page inside the window;
+	// allocate before the window, or let the warmup allocate and free the
+	// same.
+	ErrAllocInCapture = errs.AllocInCapture
+	// ErrOutOfMemory: the device or host ran out of memory, or a
+	// request would take reserved memory past WithMemoryLimit, after
+	// memory nothing uses was reclaimed and the request retried once.
+	// The error keeps the driver's result (or the limit's numbers) in its
+	// chain; nothing live was touched.
+	ErrOutOfMemory = errs.OutOfMemory
 	// ErrDeviceLost: the device was lost; every later call fails with it.
-	ErrDeviceLost = errors.New("vkc: device lost")
+	ErrDeviceLost = errs.DeviceLost
 	// ErrClosed: use of a closed device, buffer, param, stream, kernel or graph.
-	ErrClosed = errors.New("vkc: use of closed object")
+	ErrClosed = errs.Closed
 	// ErrNoLoader: the Vulkan loader (libvulkan1) is not installed.
-	ErrNoLoader = errors.New("vkc: Vulkan loader not found (install the libvulkan1 package)")
+	ErrNoLoader = errs.NoLoader
 	// ErrNoDevice: no Vulkan driver reports a device (install
 	// mesa-vulkan-drivers for lavapipe on a CPU).
-	ErrNoDevice = errors.New("vkc: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
+	ErrNoDevice = errs.NoDevice
 	// ErrBadSPIRV: kernel bytes that are not a valid SPIR-V module.
-	ErrBadSPIRV = errors.New("vkc: invalid SPIR-V module")
+	ErrBadSPIRV = errs.BadSPIRV
 	// ErrUnsupported reports a request the device cannot serve: a feature, element type or SPIR-V version it lacks. The error names what is missing.
-	ErrUnsupported = errors.New("vkc: unsupported by the device")
+	ErrUnsupported = errs.Unsupported
 	// ErrEventUnrecorded: a nil Event, or one no Stream.Record made.
-	ErrEventUnrecorded = errors.New("vkc: event never recorded")
+	ErrEventUnrecorded = errs.EventUnrecorded
 	// ErrEventForeign: an event recorded on another device.
-	ErrEventForeign = errors.New("vkc: event of another device")
+	ErrEventForeign = errs.EventForeign
 	// ErrEventInCapture: an event recorded inside a capture window used
 	// outside that window (a wait on another stream's slot, a host wait,
 	// a device time), or a timed event asked for inside one: its point is
 	// part of the graph, which runs only when replayed.
-	ErrEventInCapture = errors.New("vkc: event recorded inside a capture window used outside it")
+	ErrEventInCapture = errs.EventInCapture
 	// ErrEventUntimed: Since of an event recorded without a timestamp
 	// (Record rather than RecordTimed).
-	ErrEventUntimed = errors.New("vkc: event recorded without a timestamp")
+	ErrEventUntimed = errs.EventUntimed
 	// ErrProfileState: Profile on a stream whose slot already profiles (a
 	// nested Profile, or another stream's on the same slot), or around a
 	// capture window in progress; Graph.LastProfile of a profiled graph
 	// never replayed, or whose last replay failed.
-	ErrProfileState = errors.New("vkc: profile in the wrong state")
+	ErrProfileState = errs.ProfileState
 	// ErrGraphUnprofiled: Graph.LastProfile of a graph captured without
 	// CaptureOptions.Profile, whose replays write no timestamps.
-	ErrGraphUnprofiled = errors.New("vkc: graph captured without profiling")
+	ErrGraphUnprofiled = errs.GraphUnprofiled
 	// ErrReadTaken: Wait of a PendingRead already waited for (its bytes
 	// were handed out) or closed.
-	ErrReadTaken = errors.New("vkc: pending read already waited for or closed")
+	ErrReadTaken = errs.ReadTaken
 	// ErrOutOfRange: a view that does not lie inside its buffer (a
 	// negative offset, an empty or negative length, a range past the last
 	// element), or a ViewAs byte offset that is not a multiple of the new
 	// element type's size. Nothing was created.
-	ErrOutOfRange = errors.New("vkc: view outside its buffer")
+	ErrOutOfRange = errs.OutOfRange
 	// ErrOverlap: buffers of one op share memory in a way it cannot
 	// honour: an output overlapping an input of an op that cannot run in
 	// place (Copy, Convert, Matmul, Transpose, the reductions), or two
 	// buffers of an op, one written, that overlap without being the same
 	// range. Nothing ran.
-	ErrOverlap = errors.New("vkc: buffers of one op overlap")
+	ErrOverlap = errs.Overlap
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.
-	ErrNeverWritten = errNeverWritten
+	ErrNeverWritten = errs.NeverWritten
 )
 
-// lowerSentinels maps the sentinels of the layers below onto the public
-// ones: the one place a failure below is named publicly. Each lower
-// failure is declared once (the recorder's, or the package's below it
-// whose own it is), so each public sentinel has one row.
-var lowerSentinels = [...]struct{ lower, public error }{
-	{alloc.ErrUnwritten, ErrUnwritten},
-	{recorder.ErrSyncInCapture, ErrSyncInCapture},
-	{recorder.ErrStreamCapturing, ErrStreamCapturing},
-	{capture.ErrCaptureState, ErrCaptureState},
-	{alloc.ErrAllocInCapture, ErrAllocInCapture},
-	{recorder.ErrOutOfDeviceMemory, ErrOutOfDeviceMemory},
-	{recorder.ErrDeviceLost, ErrDeviceLost},
-	{recorder.ErrClosed, ErrClosed},
-	{recorder.ErrNoLoader, ErrNoLoader},
-	{recorder.ErrNoDevice, ErrNoDevice},
-	{recorder.ErrBadSPIRV, ErrBadSPIRV}, // shaders.ErrInvalidSPIRV, whoever refused the module
-	{recorder.ErrUnsupported, ErrUnsupported},
-	{recorder.ErrOutOfDate, ErrOutOfDate},
-	{recorder.ErrNoPresentation, ErrNoPresentation},
-	{recorder.ErrBadAdoption, ErrBadAdoption},
-	{recorder.ErrNotShared, ErrNotShared},
-	{recorder.ErrNullHandle, ErrNullHandle},
-	{recorder.ErrEventUnrecorded, ErrEventUnrecorded},
-	{recorder.ErrEventForeign, ErrEventForeign},
-	{recorder.ErrEventInCapture, ErrEventInCapture},
-	{recorder.ErrEventUntimed, ErrEventUntimed},
-	{recorder.ErrProfileState, ErrProfileState},
-	{recorder.ErrGraphUnprofiled, ErrGraphUnprofiled},
-	{recorder.ErrReadTaken, ErrReadTaken},
+// publicError is an error from a layer below as the public API returns
+// it: its message reads as vkc's (one "vkc: " first, then the operation
+// where one is named), and its chain is the lower error's, so errors.Is and
+// errors.As reach every sentinel and error type in it.
+type publicError struct {
+	op  string
+	err error
 }
 
-// publicError is an error from a layer below as the public API returns
-// it: its message and chain are the lower error's, and errors.Is also
-// matches the public sentinel each lower sentinel in the chain maps onto.
-type publicError struct{ err error }
+func (e *publicError) Error() string {
+	msg := strings.TrimPrefix(e.err.Error(), "vkc: ")
+	if e.op == "" {
+		return "vkc: " + msg
+	}
+	return "vkc: " + e.op + ": " + msg
+}
 
-func (e *publicError) Error() string { return e.err.Error() }
 func (e *publicError) Unwrap() error { return e.err }
 
-// Is matches the public sentinels the chain's lower sentinels map onto.
-func (e *publicError) Is(target error) bool {
-	for _, m := range lowerSentinels {
-		if target == m.public && errors.Is(e.err, m.lower) {
-			return true
-		}
-	}
-	return false
-}
-
 // public is how an error of the recorder (or below) leaves the public API.
-func public(err error) error {
+func public(err error) error { return publicOp("", err) }
+
+// publicOp is public naming the operation that failed (as "Buffer.Read"),
+// unless the error already went through public.
+func publicOp(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if _, ok := err.(*publicError); ok {
 		return err
 	}
-	return &publicError{err: err}
+	return &publicError{op: op, err: err}
 }
+
+// closedError is ErrClosed for a call on a closed object, naming which
+// kind of object it was ("buffer", `kernel "axpy"`).
+func closedError(what string) error { return publicOp(what, ErrClosed) }
 
 // DeviceType orders devices for default selection: a discrete GPU beats
 // an integrated one, which beats a virtual one, which beats a CPU driver.
@@ -218,8 +202,12 @@ type Limits struct {
 	// texel views vkc's CPU-driver matmul reads its inputs through.
 	MinTexelBufferOffsetAlignment uint64
 	MaxTexelBufferElements        uint32
-	NonCoherentAtomSize           uint64
-	TimestampPeriod               float32 // nanoseconds per timestamp tick
+	// MaxUniformBufferRange and MinUniformBufferOffsetAlignment bound the
+	// buffers a kernel's uniform-buffer binding takes.
+	MaxUniformBufferRange           uint32
+	MinUniformBufferOffsetAlignment uint64
+	NonCoherentAtomSize             uint64
+	TimestampPeriod                 float32 // nanoseconds per timestamp tick
 }
 
 // MemoryHeap is one heap of the device.
@@ -296,4 +284,5 @@ type MemoryStats struct {
 	Guarded     uint64 // bytes of buffers closed while a graph still uses them
 	Pages       int    // live pages
 	LiveClaims  int    // claims allocated and not yet freed
+	Limit       uint64 // the cap on Reserved (WithMemoryLimit); 0: none
 }

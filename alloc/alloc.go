@@ -5,30 +5,30 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
+
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Errors of the allocator. Each is returned wrapped with the request or
 // claim it concerns; test for them with errors.Is.
 var (
 	// ErrInvalidSize rejects a zero-byte request, which would name no memory.
-	ErrInvalidSize = errors.New("alloc: allocation of zero bytes")
+	ErrInvalidSize = errors.New("allocation of zero bytes")
 	// ErrTooLarge rejects a request above Config.MaxClaim (the device's
 	// maxStorageBufferRange), which no descriptor could address.
-	ErrTooLarge = errors.New("alloc: allocation larger than the largest claim allowed")
-	// ErrAllocInCapture reports a request that needs a new page while growth
-	// is locked: a capture window records, and a page created now would not
-	// exist when the graph replays after a warmup that never saw it.
-	ErrAllocInCapture = errors.New("alloc: allocation needs a new page while a capture window records")
+	ErrTooLarge = errors.New("allocation larger than the largest claim allowed")
 	// ErrUnknownClaim reports a claim this allocator does not hold live: never
 	// allocated here, already freed, or not matching a claim exactly.
-	ErrUnknownClaim = errors.New("alloc: unknown or already freed claim")
-	// ErrClosed reports use of an allocator after Close.
-	ErrClosed = errors.New("alloc: allocator closed")
+	ErrUnknownClaim = errors.New("unknown or already freed claim")
 	// ErrInvalidKind rejects a Kind outside DeviceLocal, Upload, Readback.
-	ErrInvalidKind = errors.New("alloc: invalid memory kind")
+	ErrInvalidKind = errors.New("invalid memory kind")
 	// ErrInvalidConfig rejects a Config that New cannot honour.
-	ErrInvalidConfig = errors.New("alloc: invalid allocator configuration")
+	ErrInvalidConfig = errors.New("invalid allocator configuration")
+	// ErrOverLimit reports a request that needs a new page the memory
+	// limit (Config.Limit) has no room for, even with every empty page
+	// released: what is reserved is live, guarded or parked for a window.
+	ErrOverLimit = errors.New("request past the memory limit")
 )
 
 // Block is the memory behind one page; the recorder wraps a VkDeviceMemory
@@ -88,6 +88,13 @@ type Config struct {
 	// one Alignment, which moves a claim off both the 4 KiB page grid and
 	// every larger power of two (none for pages under 16 times that).
 	Stagger uint64
+	// Limit caps the bytes of all live pages together, every kind
+	// counted; 0 means no cap. A request that needs a page past it first
+	// releases empty pages (the cache KeepEmpty keeps), and fails with
+	// ErrOverLimit when even that leaves no room, so a library sharing
+	// the device with others can budget its memory. A PageSize above the
+	// limit is lowered to it, so the first page fits.
+	Limit uint64
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -96,6 +103,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Alignment == 0 {
 		c.Alignment = DefaultAlignment
+	}
+	if c.Limit != 0 && c.PageSize > c.Limit && c.Alignment&(c.Alignment-1) == 0 {
+		c.PageSize = max(c.Limit&^(c.Alignment-1), c.Alignment)
+		c.DedicatedThreshold = min(c.DedicatedThreshold, c.PageSize)
+		c.KeepEmpty = min(c.KeepEmpty, c.PageSize)
 	}
 	if c.DedicatedThreshold == 0 {
 		c.DedicatedThreshold = max(c.PageSize/2, 1)
@@ -145,7 +157,7 @@ type page[B Block] struct {
 // use. Page IDs are never reused, so a claim (and anything keyed by one,
 // such as a cached descriptor set) can never come to name a different block.
 type Allocator[B Block] struct {
-	mu  sync.Mutex
+	mu  lockrank.Mutex
 	src BlockSource[B]
 	cfg Config
 
@@ -176,6 +188,7 @@ func New[B Block](src BlockSource[B], cfg Config) (*Allocator[B], error) {
 		return nil, err
 	}
 	a := &Allocator[B]{src: src, cfg: cfg}
+	a.mu.SetRank(lockrank.Allocator, 0)
 	for k := range a.free {
 		a.free[k].init()
 	}
@@ -189,7 +202,10 @@ func (a *Allocator[B]) Config() Config { return a.cfg }
 // an existing page of that kind when one has room, else into a new page (a
 // dedicated one, exactly the rounded size, from DedicatedThreshold up).
 // While growth is locked a request that needs a new page fails with
-// ErrAllocInCapture. A failure leaves the allocator untouched.
+// errs.AllocInCapture. Past Config.Limit, empty pages are released to make
+// room for the new one, and only when releasing all of them would not
+// make room does the request fail, with ErrOverLimit. A failure leaves
+// the allocator untouched.
 func (a *Allocator[B]) Alloc(kind Kind, size uint64) (Claim, error) {
 	return a.alloc(kind, size, false)
 }
@@ -207,7 +223,7 @@ func (a *Allocator[B]) alloc(kind Kind, size uint64, mayGrow bool) (Claim, error
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return Claim{}, ErrClosed
+		return Claim{}, errs.Closed
 	}
 	switch {
 	case kind >= numKinds:
@@ -233,7 +249,7 @@ func (a *Allocator[B]) alloc(kind Kind, size uint64, mayGrow bool) (Claim, error
 // grow creates a page able to hold reserve bytes and returns its free node.
 func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, error) {
 	if a.growthLocks > 0 && !mayGrow {
-		return nilNode, fmt.Errorf("%w: %d bytes of %s", ErrAllocInCapture, reserve, kind)
+		return nilNode, fmt.Errorf("%w: %d bytes of %s", errs.AllocInCapture, reserve, kind)
 	}
 	if len(a.pages) >= math.MaxUint32 {
 		return nilNode, fmt.Errorf("%w: page IDs exhausted", ErrTooLarge)
@@ -242,9 +258,12 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, err
 	if dedicated {
 		size = reserve
 	}
+	if !a.makeRoom(size) {
+		return nilNode, a.overLimit(kind, reserve, size)
+	}
 	block, err := a.src.NewBlock(kind, size)
 	if err != nil {
-		return nilNode, fmt.Errorf("alloc: new %s page of %d bytes: %w", kind, size, err)
+		return nilNode, fmt.Errorf("new %s page of %d bytes: %w", kind, size, err)
 	}
 	id := PageID(len(a.pages))
 	n := a.newNode()
@@ -260,6 +279,91 @@ func (a *Allocator[B]) grow(kind Kind, reserve uint64, mayGrow bool) (int32, err
 		a.emptyShared[kind] += size
 	}
 	return n, nil
+}
+
+// makeRoom reports whether a new page of size bytes fits under the limit,
+// releasing empty pages first when that makes it fit: dedicated ones, then
+// shared ones from the highest page ID, until it does. When even releasing
+// all of them would leave no room, or a window holds the empty pages
+// (growth or keep locked), nothing is released.
+func (a *Allocator[B]) makeRoom(size uint64) bool {
+	limit := a.cfg.Limit
+	if limit == 0 || size <= limit && a.reserved <= limit-size {
+		return true
+	}
+	if size > limit || a.growthLocks > 0 || a.keepLocks > 0 {
+		return false
+	}
+	empty := a.emptyPages()
+	var releasable uint64
+	for _, id := range empty {
+		releasable += a.pages[id].size
+	}
+	if a.reserved-releasable > limit-size {
+		return false
+	}
+	for _, id := range empty {
+		if a.reserved <= limit-size {
+			break
+		}
+		a.releasePage(id)
+	}
+	return true
+}
+
+// emptyPages lists the pages holding no claim, in the order reclaim
+// releases them: dedicated pages first (nothing reuses them), then shared
+// pages from the highest ID, so the lowest stay cached as trimEmpty keeps
+// them.
+func (a *Allocator[B]) emptyPages() []PageID {
+	var dedicated, shared []PageID
+	for kind := range a.livePages {
+		for _, id := range a.livePages[kind] {
+			switch pg := &a.pages[id]; {
+			case pg.used != 0:
+			case pg.dedicated:
+				dedicated = append(dedicated, id)
+			default:
+				shared = append(shared, id)
+			}
+		}
+	}
+	slices.Sort(dedicated)
+	slices.Sort(shared)
+	slices.Reverse(shared)
+	return append(dedicated, shared...)
+}
+
+// overLimit is the refusal of a request whose page the limit has no room
+// for: it names the request, the limit and where the reserved bytes are,
+// so the caller can tell a budget too small from memory freed in pieces
+// too small to use.
+func (a *Allocator[B]) overLimit(kind Kind, reserve, pageSize uint64) error {
+	var largest uint64
+	for k := range a.free {
+		largest = max(largest, a.free[k].largest(a.nodes))
+	}
+	return fmt.Errorf("%w: %d bytes of %s need a page of %d bytes; limit %d, reserved %d, used %d, guarded %d, largest free range %d",
+		ErrOverLimit, reserve, kind, pageSize, a.cfg.Limit, a.reserved, a.used, a.guarded, largest)
+}
+
+// Trim releases every empty page now, cached ones included, and returns
+// the bytes released: for a caller that knows it will not allocate soon,
+// or that hands the memory to someone else. Live, guarded and parked
+// claims keep their pages. While growth or pages are locked (a capture
+// window), the empty pages belong to the window and nothing is released.
+func (a *Allocator[B]) Trim() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || a.growthLocks > 0 || a.keepLocks > 0 {
+		return 0
+	}
+	var released uint64
+	for _, id := range a.emptyPages() {
+		released += a.pages[id].size
+		a.releasePage(id)
+	}
+	return released
 }
 
 // take turns the front of free node n into a claim of reserve bytes, or,
@@ -345,7 +449,7 @@ func (a *Allocator[B]) Free(c Claim) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return ErrClosed
+		return errs.Closed
 	}
 	n, ok := a.lookup(c)
 	if !ok || a.nodes[n].deferred {
@@ -482,7 +586,7 @@ func (a *Allocator[B]) Guard(claims []Claim) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return ErrClosed
+		return errs.Closed
 	}
 	for _, c := range claims {
 		if n, ok := a.lookup(c); !ok || a.nodes[n].deferred {
@@ -600,6 +704,7 @@ type Stats struct {
 	Guarded     uint64 // bytes of claims freed while guarded, awaiting their last Unguard
 	Pages       int    // live pages
 	LiveClaims  int    // claims allocated and not yet freed
+	Limit       uint64 // the cap on Reserved (Config.Limit); 0: none
 }
 
 // Stats returns a snapshot of the allocator's usage.
@@ -607,7 +712,7 @@ func (a *Allocator[B]) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := Stats{Reserved: a.reserved, Used: a.used, Peak: a.peak, Guarded: a.guarded,
-		Pages: a.livePageCount, LiveClaims: a.liveClaims}
+		Pages: a.livePageCount, LiveClaims: a.liveClaims, Limit: a.cfg.Limit}
 	for k := range a.free {
 		s.LargestFree = max(s.LargestFree, a.free[k].largest(a.nodes))
 	}
@@ -615,7 +720,7 @@ func (a *Allocator[B]) Stats() Stats {
 }
 
 // Close releases every block, live claims or not; the allocator then
-// refuses work with ErrClosed. Closing twice is harmless.
+// refuses work with errs.Closed. Closing twice is harmless.
 func (a *Allocator[B]) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 const testPage = 1 << 20
@@ -215,9 +217,9 @@ func TestGrowthLockRefusesNewPagesButAllowsReuse(t *testing.T) {
 
 	before := a.Stats()
 	_, err := a.Alloc(Upload, 64)
-	assert.ErrorIs(t, err, ErrAllocInCapture, "no upload page exists")
+	assert.ErrorIs(t, err, errs.AllocInCapture, "no upload page exists")
 	_, err = a.Alloc(DeviceLocal, testPage)
-	assert.ErrorIs(t, err, ErrAllocInCapture, "a dedicated request needs a new page too")
+	assert.ErrorIs(t, err, errs.AllocInCapture, "a dedicated request needs a new page too")
 	assert.Equal(t, before, a.Stats())
 	assert.Len(t, src.made, 1)
 
@@ -232,13 +234,13 @@ func TestGrowthLockIsCounted(t *testing.T) {
 	a.LockGrowth()
 	a.UnlockGrowth()
 	_, err := a.Alloc(DeviceLocal, 64)
-	assert.ErrorIs(t, err, ErrAllocInCapture)
+	assert.ErrorIs(t, err, errs.AllocInCapture)
 	a.UnlockGrowth()
 	a.UnlockGrowth() // unbalanced: ignored
 	mustAlloc(t, a, DeviceLocal, 64)
 	a.LockGrowth()
 	_, err = a.Alloc(Upload, 64)
-	assert.ErrorIs(t, err, ErrAllocInCapture, "an unbalanced unlock must not cancel a later lock")
+	assert.ErrorIs(t, err, errs.AllocInCapture, "an unbalanced unlock must not cancel a later lock")
 	a.UnlockGrowth()
 }
 
@@ -246,7 +248,7 @@ func TestAllocOutsideWindowGrowsWhileLocked(t *testing.T) {
 	a, src := newTestAllocator(t, Config{})
 	a.LockGrowth()
 	_, err := a.Alloc(Upload, 64)
-	require.ErrorIs(t, err, ErrAllocInCapture, "the window's own work may not grow")
+	require.ErrorIs(t, err, errs.AllocInCapture, "the window's own work may not grow")
 	c, err := a.AllocOutsideWindow(Upload, 64)
 	require.NoError(t, err, "work outside any window may")
 	assert.Len(t, src.made, 1)
@@ -427,9 +429,9 @@ func TestCloseReleasesEverythingOnce(t *testing.T) {
 		assert.Equal(t, 1, b.releases, "block %d", b.serial)
 	}
 	_, err := a.Alloc(DeviceLocal, 64)
-	assert.ErrorIs(t, err, ErrClosed)
-	assert.ErrorIs(t, a.Free(c), ErrClosed)
-	assert.ErrorIs(t, a.Guard([]Claim{c}), ErrClosed)
+	assert.ErrorIs(t, err, errs.Closed)
+	assert.ErrorIs(t, a.Free(c), errs.Closed)
+	assert.ErrorIs(t, a.Guard([]Claim{c}), errs.Closed)
 	a.Unguard([]Claim{c})
 	a.UnlockGrowth()
 	_, _, ok := a.Page(c.Page)

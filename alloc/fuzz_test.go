@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // fuzzInput hands out the fuzzer's bytes, zeros once they run out.
@@ -31,6 +33,10 @@ var errFuzzSource = errors.New("fuzz: source refuses")
 
 var fuzzConfig = Config{PageSize: 1024, DedicatedThreshold: 512, Alignment: 32, KeepEmpty: 1024, MaxClaim: 2048, StaggerFrom: 256, Stagger: 64}
 
+// fuzzLimit is the memory limit of the runs that have one: four shared
+// pages, or fewer with dedicated ones, so requests hit it often.
+const fuzzLimit = 4096
+
 type modelPage struct {
 	kind      Kind
 	dedicated bool
@@ -52,17 +58,39 @@ type allocModel struct {
 	locks       int
 	keeps       int
 	peak        uint64
+	limit       uint64 // 0: none
+	// reclaimed says the step may release shared pages the cache would
+	// keep: a request past the limit, or Trim.
+	reclaimed bool
 }
 
-func newAllocModel(t *testing.T) *allocModel {
+func newAllocModel(t *testing.T, limit uint64) *allocModel {
 	m := &allocModel{t: t, src: &fakeSource{}, twinSr: &fakeSource{},
-		pages: map[PageID]*modelPage{}, guards: map[Claim]int{}}
+		pages: map[PageID]*modelPage{}, guards: map[Claim]int{}, limit: limit}
+	cfg := fuzzConfig
+	cfg.Limit = limit
 	var err error
-	m.a, err = New[*fakeBlock](m.src, fuzzConfig)
+	m.a, err = New[*fakeBlock](m.src, cfg)
 	require.NoError(t, err)
-	m.twin, err = New[*fakeBlock](m.twinSr, fuzzConfig)
+	m.twin, err = New[*fakeBlock](m.twinSr, cfg)
 	require.NoError(t, err)
 	return m
+}
+
+// reservedAndEmpty is what the model's live pages hold: every byte, and
+// the bytes of pages with no claim in them.
+func (m *allocModel) reservedAndEmpty() (reserved, empty uint64) {
+	extents := m.extents()
+	for id, p := range m.pages {
+		if p.block.releases != 0 {
+			continue
+		}
+		reserved += p.block.size
+		if len(extents[id]) == 0 {
+			empty += p.block.size
+		}
+	}
+	return reserved, empty
 }
 
 func reserveOf(size uint64) uint64 { return (size + 31) &^ 31 }
@@ -125,6 +153,14 @@ func (m *allocModel) alloc(in *fuzzInput) {
 		size %= 200
 	}
 	reserve := reserveOf(size)
+	pageSize := fuzzConfig.PageSize
+	if reserve >= fuzzConfig.DedicatedThreshold {
+		pageSize = reserve
+	}
+	reserved, empty := m.reservedAndEmpty()
+	pastLimit := m.limit != 0 && reserved+pageSize > m.limit
+	mayRelease := m.locks == 0 && m.keeps == 0 && reserved-empty+pageSize <= m.limit
+	m.reclaimed = pastLimit
 	made := len(m.src.made)
 	outside := in.byte()%4 == 0
 	allocate := (*Allocator[*fakeBlock]).Alloc
@@ -148,7 +184,11 @@ func (m *allocModel) alloc(in *fuzzInput) {
 		require.Len(m.t, m.src.made, made, "a new page although one had room")
 		require.Equal(m.t, kind, m.pages[c.Page].kind)
 	case m.locks > 0 && !outside:
-		require.ErrorIs(m.t, err, ErrAllocInCapture)
+		require.ErrorIs(m.t, err, errs.AllocInCapture)
+	case pastLimit && !mayRelease:
+		require.ErrorIs(m.t, err, ErrOverLimit)
+		after, _ := m.reservedAndEmpty()
+		require.Equal(m.t, reserved, after, "a refused request released pages")
 	case m.src.fail != nil:
 		require.ErrorIs(m.t, err, errFuzzSource)
 	default:
@@ -293,6 +333,20 @@ func (m *allocModel) toggleKeep(in *fuzzInput) {
 	m.src.kept = m.keeps > 0
 }
 
+// trim releases every empty page unless a lock holds them.
+func (m *allocModel) trim() {
+	_, empty := m.reservedAndEmpty()
+	if m.locks > 0 || m.keeps > 0 {
+		empty = 0
+	}
+	m.reclaimed = true
+	require.Equal(m.t, empty, m.a.Trim())
+	require.Equal(m.t, empty, m.twin.Trim())
+	if _, left := m.reservedAndEmpty(); m.locks == 0 && m.keeps == 0 {
+		require.Zero(m.t, left, "Trim kept an empty page")
+	}
+}
+
 func (m *allocModel) toggleFailure() {
 	if m.src.fail == nil {
 		m.src.fail, m.twinSr.fail = errFuzzSource, errFuzzSource
@@ -345,6 +399,9 @@ func (m *allocModel) check(releasedBefore int) {
 		require.LessOrEqual(t, k, fuzzConfig.KeepEmpty)
 	}
 	for _, b := range m.src.released[releasedBefore:] {
+		if m.reclaimed {
+			break // reclaim and Trim release what the cache would keep
+		}
 		for _, p := range m.pages {
 			if p.block == b && !p.dedicated {
 				require.Greater(t, emptyShared[b.kind]+b.size, fuzzConfig.KeepEmpty, "a shared page released within budget")
@@ -360,6 +417,10 @@ func (m *allocModel) check(releasedBefore int) {
 	want.LiveClaims = len(m.live)
 	m.peak = max(m.peak, want.Used)
 	want.Peak = m.peak
+	want.Limit = m.limit
+	if m.limit != 0 {
+		require.LessOrEqual(t, want.Reserved, m.limit, "reserved past the limit")
+	}
 	require.Equal(t, want, m.a.Stats())
 	require.Equal(t, want.Pages, m.src.live())
 }
@@ -368,12 +429,18 @@ func FuzzAllocator(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 3, 0, 0})
 	f.Add([]byte{0, 1, 0, 2, 100, 1, 0, 1, 0, 1, 100, 1, 5, 1, 0, 0, 0, 0, 3, 0, 0, 7, 0, 3, 0, 0, 6, 0, 0, 7, 1})
 	f.Add([]byte{8, 0, 0, 0, 9, 9, 1, 8, 7, 0, 0, 2, 0, 4, 0, 7, 1, 0, 0, 0, 1, 0, 1})
+	f.Add([]byte{1, 0, 0, 0, 9, 9, 0, 0, 0, 1, 9, 0, 1, 0, 0, 2, 4, 0, 0, 0, 2, 4, 3, 0, 0, 10, 0, 0, 0, 3, 0, 0, 10})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m := newAllocModel(t)
 		in := &fuzzInput{data: data}
+		var limit uint64
+		if in.byte()%2 == 1 {
+			limit = fuzzLimit
+		}
+		m := newAllocModel(t, limit)
 		for step := 0; in.more() && step < 256; step++ {
 			released := len(m.src.released)
-			switch in.byte() % 10 {
+			m.reclaimed = false
+			switch in.byte() % 11 {
 			case 0, 1, 2:
 				m.alloc(in)
 			case 3:
@@ -390,6 +457,8 @@ func FuzzAllocator(f *testing.F) {
 				m.toggleFailure()
 			case 9:
 				m.toggleKeep(in)
+			case 10:
+				m.trim()
 			}
 			m.check(released)
 		}

@@ -1,23 +1,20 @@
 package alloc
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
-)
 
-// ErrUnwritten is what a read of memory that no executed work wrote fails
-// with: the work meant to write it failed, was skipped, or never ran.
-var ErrUnwritten = errors.New("alloc: read of memory that no executed work wrote")
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
+)
 
 // FailureID names one failure in a Ledger. IDs are 64-bit and never reused,
 // so a stale ID can never be confused with a later failure.
 type FailureID uint64
 
 // UnwrittenError is the error of a read of tainted memory. It matches
-// ErrUnwritten with errors.Is and unwraps to the failure's original cause,
+// errs.Unwritten with errors.Is and unwraps to the failure's original cause,
 // so the caller sees both that the data is missing and why.
 type UnwrittenError struct {
 	Failure FailureID
@@ -25,17 +22,17 @@ type UnwrittenError struct {
 	Cause   error
 }
 
-// Error names the claim and the cause.
+// Error names the claim, what to do, and the cause.
 func (e *UnwrittenError) Error() string {
 	cause := "cause unknown"
 	if e.Cause != nil {
 		cause = e.Cause.Error()
 	}
-	return fmt.Sprintf("%s: %s (failure %d): %s", ErrUnwritten, e.Claim, e.Failure, cause)
+	return fmt.Sprintf("%s: %s, left so by failure %d (deal with its cause, then write the memory again): %s", errs.Unwritten, e.Claim, e.Failure, cause)
 }
 
-// Is makes errors.Is(err, ErrUnwritten) true.
-func (e *UnwrittenError) Is(target error) bool { return target == ErrUnwritten }
+// Is makes errors.Is(err, errs.Unwritten) true.
+func (e *UnwrittenError) Is(target error) bool { return target == errs.Unwritten }
 
 // Unwrap returns the original cause.
 func (e *UnwrittenError) Unwrap() error { return e.Cause }
@@ -60,7 +57,7 @@ type failureRecord struct {
 type Ledger struct {
 	ranges atomic.Int64 // mirror of count, read without the lock
 
-	mu       sync.Mutex
+	mu       lockrank.Mutex
 	count    int                     // taint ranges held; 0 takes the fast path
 	pages    map[PageID][]taintRange // sorted, disjoint, same-failure neighbours merged
 	failures map[FailureID]*failureRecord
@@ -69,7 +66,9 @@ type Ledger struct {
 
 // NewLedger returns a clean ledger.
 func NewLedger() *Ledger {
-	return &Ledger{pages: make(map[PageID][]taintRange), failures: make(map[FailureID]*failureRecord)}
+	l := &Ledger{pages: make(map[PageID][]taintRange), failures: make(map[FailureID]*failureRecord)}
+	l.mu.SetRank(lockrank.Ledger, 0)
+	return l
 }
 
 // Taint marks exactly the claims' bytes as carrying a new failure with the

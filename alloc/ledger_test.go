@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 var errSubmit = errors.New("test: submit failed")
@@ -33,7 +35,7 @@ func TestTaintIsByteExact(t *testing.T) {
 	assert.NoError(t, l.Check([]Claim{onOtherPage}))
 	err := l.Check([]Claim{b, a})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrUnwritten)
+	assert.ErrorIs(t, err, errs.Unwritten)
 	assert.ErrorIs(t, err, errSubmit, "unwraps to the cause")
 	var unwritten *UnwrittenError
 	require.ErrorAs(t, err, &unwritten)
@@ -43,7 +45,7 @@ func TestTaintIsByteExact(t *testing.T) {
 	assert.Contains(t, err.Error(), errSubmit.Error())
 
 	straddling := Claim{Page: 3, Offset: 255, Size: 2}
-	assert.ErrorIs(t, l.Check([]Claim{straddling}), ErrUnwritten, "one tainted byte is enough")
+	assert.ErrorIs(t, l.Check([]Claim{straddling}), errs.Unwritten, "one tainted byte is enough")
 }
 
 func TestWrittenClearsExactlyItsRange(t *testing.T) {
@@ -110,7 +112,7 @@ func TestInheritOfDroppedFailureStillTaints(t *testing.T) {
 	require.Zero(t, l.Live())
 	l.Inherit([]Claim{c}, id)
 	err := l.Check([]Claim{c})
-	assert.ErrorIs(t, err, ErrUnwritten)
+	assert.ErrorIs(t, err, errs.Unwritten)
 	assert.NotErrorIs(t, err, errSubmit)
 
 	l.Inherit([]Claim{{Page: 5, Size: 8}}, 0)
@@ -239,7 +241,7 @@ func FuzzLedger(f *testing.F) {
 				}
 				var unwritten *UnwrittenError
 				require.ErrorAs(t, err, &unwritten)
-				require.ErrorIs(t, err, ErrUnwritten)
+				require.ErrorIs(t, err, errs.Unwritten)
 				require.Equal(t, wantID, unwritten.Failure)
 				require.Equal(t, wantClaim, unwritten.Claim)
 				require.Same(t, m.causes[wantID], unwritten.Cause)

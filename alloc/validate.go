@@ -7,7 +7,7 @@ import (
 
 // ErrCorrupt wraps what Validate finds: the allocator's or the ledger's
 // internal structure broke one of its invariants.
-var ErrCorrupt = errors.New("alloc: internal structure corrupt")
+var ErrCorrupt = errors.New("internal structure corrupt")
 
 // Validate checks the allocator's internal structure, as VMA's
 // vmaCheckCorruption and the TLSF's own checks do: each live page is
@@ -27,100 +27,149 @@ func (a *Allocator[B]) Validate() error {
 	return nil
 }
 
-// validate is Validate under the lock.
+// validate is Validate under the lock: the free index first, which gives
+// the set of free nodes the pages' chains are then checked against.
 func (a *Allocator[B]) validate() error {
+	inIndex, err := a.validateFreeIndex()
+	if err != nil {
+		return err
+	}
+	var t pageTotals
+	for id, pg := range a.pages {
+		if !pg.live {
+			continue
+		}
+		if err := a.validatePage(PageID(id), &a.pages[id], inIndex, &t); err != nil {
+			return err
+		}
+	}
+	if t.reserved != a.reserved || t.used != a.used || t.guarded != a.guarded || t.pages != a.livePageCount || t.live != a.liveClaims {
+		return errors.New("counters disagree with the pages")
+	}
+	if a.cfg.Limit != 0 && t.reserved > a.cfg.Limit {
+		return fmt.Errorf("%d bytes reserved past the limit of %d", t.reserved, a.cfg.Limit)
+	}
+	if t.emptyShared != a.emptyShared {
+		return fmt.Errorf("empty shared bytes %v, counted %v", t.emptyShared, a.emptyShared)
+	}
+	return nil
+}
+
+// validateFreeIndex checks every kind's free index: each bucket's list
+// agrees with the bitmaps, holds free nodes of its size class and kind,
+// and is linked both ways. It returns the nodes it found.
+func (a *Allocator[B]) validateFreeIndex() (map[int32]bool, error) {
 	inIndex := map[int32]bool{}
 	for k := range a.free {
 		ix := &a.free[k]
 		for fl := range ix.heads {
 			for sl := range ix.heads[fl] {
-				head := ix.heads[fl][sl]
-				if (head != nilNode) != (ix.slBitmap[fl]&(1<<sl) != 0) {
-					return fmt.Errorf("kind %d bucket %d/%d: bitmap disagrees with list", k, fl, sl)
-				}
-				prev := nilNode
-				for n := head; n != nilNode; n = a.nodes[n].nextFree {
-					nd := a.nodes[n]
-					if f, s := bucketOf(nd.size); f != fl || s != sl {
-						return fmt.Errorf("node %d of size %d in bucket %d/%d", n, nd.size, fl, sl)
-					}
-					if !nd.free || nd.prevFree != prev || inIndex[n] {
-						return fmt.Errorf("node %d: bad free list link", n)
-					}
-					if a.pages[nd.page].kind != Kind(k) {
-						return fmt.Errorf("node %d indexed under the wrong kind", n)
-					}
-					inIndex[n] = true
-					prev = n
+				if err := a.validateBucket(Kind(k), ix, fl, sl, inIndex); err != nil {
+					return nil, err
 				}
 			}
 			if (ix.slBitmap[fl] != 0) != (ix.flBitmap&(1<<fl) != 0) {
-				return fmt.Errorf("kind %d level %d: bitmaps disagree", k, fl)
+				return nil, fmt.Errorf("kind %d level %d: bitmaps disagree", k, fl)
 			}
 		}
 	}
-	var reserved, used, guarded uint64
-	var pages, live int
-	var emptyShared [numKinds]uint64
-	for id, pg := range a.pages {
-		if !pg.live {
-			continue
-		}
-		pages++
-		reserved += pg.size
-		var pageUsed, offset uint64
-		claimNodes := 0
-		prev := nilNode
-		for n := pg.first; n != nilNode; n = a.nodes[n].nextPhys {
-			nd := a.nodes[n]
-			switch {
-			case nd.page != PageID(id), nd.offset != offset, nd.prevPhys != prev, nd.size == 0:
-				return fmt.Errorf("page %d: broken chain at node %d", id, n)
-			case nd.offset%a.cfg.Alignment != 0 || nd.size%a.cfg.Alignment != 0:
-				return fmt.Errorf("page %d: node %d unaligned", id, n)
-			case nd.free && prev != nilNode && a.nodes[prev].free:
-				return fmt.Errorf("page %d: free ranges at %d not coalesced", id, nd.offset)
-			case nd.free != inIndex[n]:
-				return fmt.Errorf("page %d: node %d free=%v but indexed=%v", id, n, nd.free, inIndex[n])
-			}
-			if !nd.free {
-				claimNodes++
-				c := Claim{Page: nd.page, Offset: nd.offset, Size: nd.claimSize}
-				if m, ok := a.lookup(c); !ok || m != n {
-					return fmt.Errorf("page %d: claim %s missing from the claim map", id, c)
-				}
-				if nd.claimSize > nd.size || nd.claimSize+a.cfg.Alignment <= nd.size {
-					return fmt.Errorf("claim %s reserves %d bytes", c, nd.size)
-				}
-				pageUsed += nd.size
-				if nd.deferred {
-					guarded += nd.size
-					if nd.guards == 0 {
-						return fmt.Errorf("claim %s deferred without a guard", c)
-					}
-				} else {
-					used += nd.size
-					live++
-				}
-			}
-			offset += nd.size
-			prev = n
-		}
-		if claimNodes != len(pg.claims) {
-			return fmt.Errorf("page %d: claim map holds %d claims, chain %d", id, len(pg.claims), claimNodes)
-		}
-		if offset != pg.size || pageUsed != pg.used {
-			return fmt.Errorf("page %d: chain covers %d of %d bytes, used %d vs %d", id, offset, pg.size, pageUsed, pg.used)
-		}
-		if pg.used == 0 && !pg.dedicated {
-			emptyShared[pg.kind] += pg.size
-		}
+	return inIndex, nil
+}
+
+// validateBucket checks one bucket's free list, adding its nodes to inIndex.
+func (a *Allocator[B]) validateBucket(k Kind, ix *freeIndex, fl, sl int, inIndex map[int32]bool) error {
+	head := ix.heads[fl][sl]
+	if (head != nilNode) != (ix.slBitmap[fl]&(1<<sl) != 0) {
+		return fmt.Errorf("kind %d bucket %d/%d: bitmap disagrees with list", k, fl, sl)
 	}
-	if reserved != a.reserved || used != a.used || guarded != a.guarded || pages != a.livePageCount || live != a.liveClaims {
-		return errors.New("counters disagree with the pages")
+	prev := nilNode
+	for n := head; n != nilNode; n = a.nodes[n].nextFree {
+		nd := a.nodes[n]
+		if f, s := bucketOf(nd.size); f != fl || s != sl {
+			return fmt.Errorf("node %d of size %d in bucket %d/%d", n, nd.size, fl, sl)
+		}
+		if !nd.free || nd.prevFree != prev || inIndex[n] {
+			return fmt.Errorf("node %d: bad free list link", n)
+		}
+		if a.pages[nd.page].kind != k {
+			return fmt.Errorf("node %d indexed under the wrong kind", n)
+		}
+		inIndex[n] = true
+		prev = n
 	}
-	if emptyShared != a.emptyShared {
-		return fmt.Errorf("empty shared bytes %v, counted %v", emptyShared, a.emptyShared)
+	return nil
+}
+
+// pageTotals are the counters the allocator keeps, as the pages add them up.
+type pageTotals struct {
+	reserved, used, guarded uint64
+	pages, live             int
+	emptyShared             [numKinds]uint64
+}
+
+// validatePage checks that one live page is covered exactly by its chain of
+// ranges, that free ranges are coalesced and indexed and claims are in the
+// claim map, and adds the page to t.
+func (a *Allocator[B]) validatePage(id PageID, pg *page[B], inIndex map[int32]bool, t *pageTotals) error {
+	t.pages++
+	t.reserved += pg.size
+	var pageUsed, offset uint64
+	claimNodes := 0
+	prev := nilNode
+	for n := pg.first; n != nilNode; n = a.nodes[n].nextPhys {
+		nd := a.nodes[n]
+		switch {
+		case nd.page != id, nd.offset != offset, nd.prevPhys != prev, nd.size == 0:
+			return fmt.Errorf("page %d: broken chain at node %d", id, n)
+		case nd.offset%a.cfg.Alignment != 0 || nd.size%a.cfg.Alignment != 0:
+			return fmt.Errorf("page %d: node %d unaligned", id, n)
+		case nd.free && prev != nilNode && a.nodes[prev].free:
+			return fmt.Errorf("page %d: free ranges at %d not coalesced", id, nd.offset)
+		case nd.free != inIndex[n]:
+			return fmt.Errorf("page %d: node %d free=%v but indexed=%v", id, n, nd.free, inIndex[n])
+		}
+		if !nd.free {
+			claimNodes++
+			if err := a.validateClaim(id, n, t); err != nil {
+				return err
+			}
+			pageUsed += nd.size
+		}
+		offset += nd.size
+		prev = n
+	}
+	if claimNodes != len(pg.claims) {
+		return fmt.Errorf("page %d: claim map holds %d claims, chain %d", id, len(pg.claims), claimNodes)
+	}
+	if offset != pg.size || pageUsed != pg.used {
+		return fmt.Errorf("page %d: chain covers %d of %d bytes, used %d vs %d", id, offset, pg.size, pageUsed, pg.used)
+	}
+	if pg.used == 0 && !pg.dedicated {
+		t.emptyShared[pg.kind] += pg.size
+	}
+	return nil
+}
+
+// validateClaim checks the claimed node n of page id: in the claim map,
+// reserving its size rounded up to the alignment and no more, and guarded
+// if its release is deferred; it adds the node to t.
+func (a *Allocator[B]) validateClaim(id PageID, n int32, t *pageTotals) error {
+	nd := a.nodes[n]
+	c := Claim{Page: nd.page, Offset: nd.offset, Size: nd.claimSize}
+	if m, ok := a.lookup(c); !ok || m != n {
+		return fmt.Errorf("page %d: claim %s missing from the claim map", id, c)
+	}
+	if nd.claimSize > nd.size || nd.claimSize+a.cfg.Alignment <= nd.size {
+		return fmt.Errorf("claim %s reserves %d bytes", c, nd.size)
+	}
+	if !nd.deferred {
+		t.used += nd.size
+		t.live++
+		return nil
+	}
+	t.guarded += nd.size
+	if nd.guards == 0 {
+		return fmt.Errorf("claim %s deferred without a guard", c)
 	}
 	return nil
 }

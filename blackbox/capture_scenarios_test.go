@@ -11,7 +11,7 @@ import (
 	"github.com/vkcompute/vkc"
 )
 
-// The capture-window scenarios (README "Capture windows"), numbered as the
+// The capture-window scenarios (docs/guide/capture.md "The contract"), numbered as the
 // project has always numbered them, with the validation layer on
 // (openDevice fails a test on any message or leaked object). Values are
 // small integers so every float32 result is exact and the expected numbers
@@ -148,8 +148,9 @@ func TestCaptureFreedIntermediateNotClobbered(t *testing.T) {
 	require.Zero(t, dev.MemoryStats().Guarded, "closing the graph releases the guarded intermediate")
 }
 
-// Scenario 5: an allocation inside the window that needs a new page fails
-// with ErrAllocInCapture and dooms the window; the stream can prepare again.
+// Scenario 5: work inside the window on a buffer allocated there that the
+// warmup did not prepare (here one needing a new page) fails with
+// ErrAllocInCapture and dooms the window; the stream can prepare again.
 func TestCaptureAllocNeedingPageFails(t *testing.T) {
 	const page = 64 << 10
 	dev := openDevice(t, vkc.WithPageSize(page))
@@ -163,21 +164,28 @@ func TestCaptureAllocNeedingPageFails(t *testing.T) {
 		require.NoError(t, s.Sync(context.Background()))
 		require.NoError(t, s.BeginCapture())
 		require.NoError(t, vkc.Axpy(s, 1, x, y))
-		_, err := vkc.NewBuffer[float32](dev, page/f32Size) // a whole page: never fits the free rest
-		require.ErrorIs(t, err, vkc.ErrAllocInCapture)
+		born, err := vkc.NewBuffer[float32](dev, page/f32Size) // a whole page: never fits the free rest
+		require.NoError(t, err, "allocating is not refused")
+		require.ErrorIs(t, vkc.Fill(s, born, 1), vkc.ErrAllocInCapture, "work on it is")
 		g, err := s.EndCapture()
 		require.ErrorIs(t, err, vkc.ErrAllocInCapture)
 		require.Nil(t, g)
 		requireUnwritten(t, s, y, vkc.ErrAllocInCapture)
-		require.Equal(t, pages, dev.MemoryStats().Pages, "no page was created inside the window")
+		require.Equal(t, pages+1, dev.MemoryStats().Pages, "the buffer's page")
+		require.NoError(t, born.Close())
 	})
 
 	t.Run("Capture", func(t *testing.T) {
 		calls := 0
 		g, err := s.Capture(func(s *vkc.Stream) error {
 			calls++
-			if calls == 2 { // only the recorded run asks for a new page
-				if _, err := vkc.NewBuffer[float32](dev, page/f32Size); err != nil {
+			if calls == 2 { // only the recorded run asks for a new buffer
+				b, err := vkc.NewBuffer[float32](dev, page/f32Size)
+				if err != nil {
+					return err
+				}
+				defer b.Close()
+				if err := vkc.Fill(s, b, 7); err != nil {
 					return err
 				}
 			}

@@ -30,7 +30,7 @@ func slotWorks(t *testing.T, dev *vkc.Device, s *vkc.Stream) {
 	require.Equal(t, filled(4, 3), read(t, s, b))
 }
 
-// Promise (README capture rule 1: "A panic in your function aborts the
+// Promise (docs/guide/capture.md rule 1: "A panic in your function aborts the
 // window and is re-raised"): a panic in the warmup or in the recorded run
 // reaches the caller with its own value, the slot is free, and the stream
 // captures again. runtime.Goexit in either run aborts the window too.
@@ -94,7 +94,7 @@ func TestCapturePanicAndGoexitAbortTheWindow(t *testing.T) {
 	}
 }
 
-// Promise (README "Errors": ErrClosed for use of a closed device; Close is
+// Promise (docs/guide/errors.md: ErrClosed for use of a closed device; Close is
 // safe while other goroutines use the object): fn closes the device in the
 // warmup or in the recorded run; Capture returns ErrClosed, and nothing
 // leaks.
@@ -155,7 +155,7 @@ func TestDeviceCloseWithAnOpenWindow(t *testing.T) {
 	}
 }
 
-// Promise (README capture rule 2: "Closing one early is safe — the graph
+// Promise (docs/guide/capture.md rule 2: "Closing one early is safe — the graph
 // keeps its memory until it closes — but the graph still writes there"):
 // fn closes its output (and, in the recorded run, its kernel) right after
 // the launch that writes it. The graph seals, replays, and never writes
@@ -200,7 +200,7 @@ func TestCloseInsideTheRecordedRun(t *testing.T) {
 }
 
 // Promise (Param.Set: "changes the value that launches and replays issued
-// from now on read ... It allocates nothing"; README capture rule 2):
+// from now on read ... It allocates nothing"; docs/guide/capture.md rule 2):
 // Set and Graph.Close inside the recorded run of a window; the replay reads
 // the value set, and keeps reading the param's last value once it closes.
 func TestSetAndGraphCloseInsideAWindow(t *testing.T) {
@@ -242,7 +242,7 @@ func TestSetAndGraphCloseInsideAWindow(t *testing.T) {
 }
 
 // Promise (Graph.Replay: "consecutive replays need no host wait and run in
-// order"; README: "Work on one stream runs in order"): replays from eight
+// order"; docs/guide/buffers.md: "Work on one stream runs in order"): replays from eight
 // goroutines at once each run every launch once, so y = G*R*K * x exactly.
 func TestConcurrentReplaysFromManyGoroutines(t *testing.T) {
 	dev := openDevice(t)
@@ -322,7 +322,7 @@ func TestReplaysInterleavedWithEagerWork(t *testing.T) {
 	requireNear(t, rx, read(t, s, x), 1e-3, "x")
 }
 
-// Promise (README "Streams": "A stream that reads or overwrites what
+// Promise (docs/guide/buffers.md "Streams": "A stream that reads or overwrites what
 // another stream's queued work writes is ordered after that work"; capture
 // rule 3): a graph's input rewritten before a replay by a host write on
 // another stream, eager work on another stream, and another graph on a
@@ -356,7 +356,7 @@ func TestReplaySeesInputRewrittenElsewhere(t *testing.T) {
 	}
 }
 
-// Promise (README capture rule 3: "every later WriteOn refreshes that
+// Promise (docs/guide/capture.md rule 3: "every later WriteOn refreshes that
 // staging"): a graph that recorded a host write, fed by Write and by
 // WriteOn from another stream; each replay copies the latest bytes.
 func TestRecordedHostWriteFedFromAnotherStream(t *testing.T) {
@@ -505,7 +505,7 @@ func TestNestedCaptureOnTheSameStream(t *testing.T) {
 	assert.Equal(t, xs, read(t, s, y), "one replay of the outer graph")
 }
 
-// Promise (README capture rule 6: "streams on other slots run normally"):
+// Promise (docs/guide/capture.md rule 6: "streams on other slots run normally"):
 // a Capture on another slot inside fn opens a second window; both graphs
 // seal and replay their own work only.
 func TestNestedCaptureOnAnotherSlot(t *testing.T) {
@@ -545,7 +545,7 @@ func TestNestedCaptureOnAnotherSlot(t *testing.T) {
 	assert.Equal(t, ramp(N, 2, 2), read(t, s2, z))
 }
 
-// Promise (README "Errors": no exported function panics, Close and calls
+// Promise (docs/guide/errors.md: no exported function panics, Close and calls
 // are safe from many goroutines; ErrCaptureState for a capture call in the
 // wrong state): two goroutines Capture on the same stream at once; each
 // call seals a graph or fails with ErrCaptureState, every graph replays,
@@ -597,7 +597,7 @@ func TestCaptureOnOneStreamFromTwoGoroutines(t *testing.T) {
 	}
 }
 
-// Promise (README "Capture windows": Capture fails with fn's error; stream
+// Promise (docs/guide/capture.md "The contract": Capture fails with fn's error; stream
 // rule 6 and the ErrUnwritten row): an error from fn in the recorded run
 // fails Capture with it; what the window recorded, a host write included,
 // reads ErrUnwritten; inputs it only read stay readable; the slot is free.
@@ -637,7 +637,7 @@ func TestErrorInTheRecordedRunLeavesNothingWritten(t *testing.T) {
 }
 
 // Promise (Graph.Replay: a replay that does not enqueue leaves its outputs
-// ErrUnwritten "until a replay writes it again"; README capture rule 6):
+// ErrUnwritten "until a replay writes it again"; docs/guide/capture.md rule 6):
 // fn replays another graph of its own stream. Whether the replay inside
 // the recording is refused or recorded, the outer graph replays what it
 // recorded, and once the inner graph replays again its output is good.
@@ -672,7 +672,7 @@ func TestReplayInsideItsOwnStreamsWindow(t *testing.T) {
 	assert.Equal(t, ramp(N, 6, 0), read(t, s, z))
 }
 
-// Promise (README "Errors" table and the sentinels' doc comments): each
+// Promise (docs/guide/errors.md table and the sentinels' doc comments): each
 // capture error through the public API, with its sentinel.
 func TestCaptureErrorsMatchTheirSentinels(t *testing.T) {
 	dev := openDevice(t)
@@ -697,7 +697,7 @@ func TestCaptureErrorsMatchTheirSentinels(t *testing.T) {
 	requireUnwritten(t, s, x, vkc.ErrSyncInCapture, "the output of a doomed window")
 }
 
-// Promise (ErrCaptureState, vkc.go and the README error table: "Nothing
+// Promise (ErrCaptureState, vkc.go and the error table of docs/guide/errors.md: "Nothing
 // changed, except for EndCapture, which always closes a window that is
 // open: an EndCapture of a window prepared but not begun aborts it, and one
 // from a stream of the same slot that does not own a recording window ends
@@ -800,7 +800,7 @@ func TestCaptureStateErrors(t *testing.T) {
 	})
 }
 
-// Promise (README capture rule 5 and "Read outputs after the replay"): a
+// Promise (docs/guide/capture.md rule 5 and "Read outputs after the replay"): a
 // graph of reductions replayed while another stream runs eager reductions
 // over the same device memory pools; neither clobbers the other's
 // temporaries.
@@ -852,7 +852,7 @@ func TestGraphReductionsBesideEagerReductions(t *testing.T) {
 	wg.Wait()
 }
 
-// Promise (README "Changing a graph": "a replayed graph changes behaviour
+// Promise (docs/guide/capture.md "Changing a graph": "a replayed graph changes behaviour
 // with Set and no re-capture"; Set refuses 0 and lengths beyond the
 // buffers): a dynamic reduction whose length crosses the 256-element pass
 // boundaries between replays matches Go.
@@ -889,7 +889,7 @@ func TestDynamicReductionAcrossPassBoundaries(t *testing.T) {
 	assert.Error(t, n.Set(0), "Set(0)")
 }
 
-// Promise (README capture rules 1 to 5; MemoryStats and LiveStaging):
+// Promise (docs/guide/capture.md rules 1 to 5; MemoryStats and LiveStaging):
 // after every kind of window (sealed, failed, panicked, doomed by a read,
 // aborted, ended by a neighbour), and once every graph and buffer closed,
 // no staging, claim or guard is left.
@@ -988,7 +988,7 @@ func TestNoLeakAfterEveryWindowOutcome(t *testing.T) {
 	assert.Equal(t, baseStaging, dev.LiveStaging(), "live staging")
 }
 
-// Promise (README "Streams": a stream that reads or overwrites what another
+// Promise (docs/guide/buffers.md "Streams": a stream that reads or overwrites what another
 // stream's queued work writes is ordered after that work): replays on one
 // stream and eager work on another over the same buffers, no Sync between;
 // every read on either stream sees the latest issued write.

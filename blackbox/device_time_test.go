@@ -194,3 +194,47 @@ func TestTimedEventsAroundAReplay(t *testing.T) {
 	require.NoError(t, start.Close())
 	require.NoError(t, end.Close())
 }
+
+// Profile.Total is at least the sum of its launches' times, with no
+// slack: the launches run one after another on the queue, and a copy, a
+// host write and another stream's work between two of them count in the
+// total only.
+func TestProfileTotalIsAtLeastTheSumOfItsLaunches(t *testing.T) {
+	dev := openDevice(t, vkc.WithStreams(2))
+	spin := loadSpin(t, dev)
+	const n = 256
+	x := upload(t, dev, filled(n, 1))
+	y := upload(t, dev, filled(n, 0))
+	z := upload(t, dev, filled(n, 0))
+	s, other := dev.NewStream(), dev.NewStream()
+	p, err := s.Profile(func(s *vkc.Stream) error {
+		for i := range 6 {
+			if err := spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, uint32(100+500*i)), y); err != nil {
+				return err
+			}
+			if err := vkc.Copy(s, y, z); err != nil { // a transfer between two launches
+				return err
+			}
+			if err := x.WriteOn(s, filled(n, float32(i))); err != nil { // a host write
+				return err
+			}
+			if err := spin.Launch(other, [3]uint32{n / 64, 1, 1}, spinPush(n, 300), z); err != nil { // not profiled
+				return err
+			}
+			if err := vkc.Axpy(s, 2, x, y); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, p.Launches, 12, "the profiled stream's launches only")
+	var sum time.Duration
+	for _, l := range p.Launches {
+		require.GreaterOrEqual(t, l.Device, time.Duration(0), "%s", l.Kernel)
+		require.LessOrEqual(t, l.Device, p.Total, "%s fits in the total", l.Kernel)
+		sum += l.Device
+	}
+	require.LessOrEqual(t, sum, p.Total, "the sum of the launches' times (%v) is at most the total", sum)
+	require.NoError(t, other.Sync(testCtx(t)))
+}

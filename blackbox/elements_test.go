@@ -1,6 +1,6 @@
 package blackbox_test
 
-// Element types (README "Tensors: element types", the doc comments of
+// Element types (docs/guide/buffers.md "Element types", the doc comments of
 // Element, Float16, BFloat16, Features and WithoutFeatures): every type
 // round-trips through buffers, fills, copies and params; a buffer of n
 // elements takes n*size bytes; the 16-bit floats round to nearest even;

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -265,5 +266,43 @@ func TestEventsAndProfilesRaceClose(t *testing.T) {
 		}()
 		wg.Wait()
 		assertClosedClean(t, dev)
+	}
+}
+
+// Two Opens of one GPU are two devices: Wait and Since refuse each
+// other's events with ErrEventForeign, both ways, and a refused Wait
+// leaves the stream as it was; each device's own events work.
+func TestEventsOfTwoOpensOfOneGPUAreForeign(t *testing.T) {
+	first := openDevice(t)
+	second := openDevice(t, vkc.WithDevice(first.Info().Name))
+	require.Equal(t, first.Info().Name, second.Info().Name, "one GPU opened twice")
+	timed := func(dev *vkc.Device) *vkc.Event {
+		ev, err := dev.Stream().RecordTimed()
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, ev.Close()) })
+		return ev
+	}
+	a0, b0 := timed(first), timed(second)
+	x := upload(t, second, filled(64, 1))
+	y := upload(t, second, filled(64, 2))
+	a1, b1 := timed(first), timed(second)
+	for _, c := range []struct {
+		name string
+		s    *vkc.Stream
+		ev   *vkc.Event
+	}{{"second waits on first's", second.Stream(), a1}, {"first waits on second's", first.Stream(), b1}} {
+		assert.ErrorIs(t, c.s.Wait(c.ev), vkc.ErrEventForeign, c.name)
+	}
+	_, err := a1.Since(b0)
+	assert.ErrorIs(t, err, vkc.ErrEventForeign, "Since from the other Open's event")
+	_, err = b1.Since(a0)
+	assert.ErrorIs(t, err, vkc.ErrEventForeign, "Since from the other Open's event")
+
+	require.NoError(t, vkc.Axpy(second.Stream(), 3, x, y), "the refused Wait left the stream usable")
+	assert.Equal(t, filled(64, 5), read(t, second.Stream(), y))
+	for _, pair := range [][2]*vkc.Event{{a1, a0}, {b1, b0}} {
+		d, err := pair[0].Since(pair[1])
+		require.NoError(t, err, "Since within one device")
+		assert.GreaterOrEqual(t, d, time.Duration(0))
 	}
 }

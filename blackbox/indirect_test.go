@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
@@ -128,6 +129,19 @@ func TestLaunchIndirectFromUnwrittenCountsIsSkipped(t *testing.T) {
 	_, err = r.seen.ReadOn(testCtx(t), s)
 	require.ErrorIs(t, err, vkc.ErrUnwritten)
 	require.ErrorIs(t, err, vkc.ErrNeverWritten)
+
+	// Counts written, then tainted by a launch skipped for its own
+	// unwritten input: the same, nil from the call and outputs unwritten.
+	require.NoError(t, vkc.Fill(s, r.seen, 0))
+	require.NoError(t, counts.Write([]uint32{1, 1, 1}))
+	never, err := vkc.NewBuffer[int32](r.dev, 3)
+	require.NoError(t, err)
+	defer never.Close()
+	require.NoError(t, vkc.Convert(s, never, counts))
+	require.NoError(t, r.k.LaunchIndirect(s, vkc.GroupsFrom(counts, 0, [3]uint32{}), nil, r.seen))
+	_, err = r.seen.ReadOn(testCtx(t), s)
+	require.ErrorIs(t, err, vkc.ErrUnwritten)
+	require.ErrorIs(t, err, vkc.ErrNeverWritten)
 }
 
 // Counts that cannot be read are refused before anything is recorded.
@@ -149,4 +163,33 @@ func TestLaunchIndirectFromRefusesBadCounts(t *testing.T) {
 		require.Error(t, r.k.LaunchIndirect(s, g, nil, r.seen), name)
 	}
 	require.NoError(t, s.Sync(testCtx(t)))
+}
+
+// In a profile, a GroupsFrom launch is two entries: clamp_groups, one
+// group, then the kernel with zero groups (its counts are read on the
+// device when it runs); a launch with counts known on the host keeps them.
+func TestProfileOfAGroupsFromLaunchHasNoGroups(t *testing.T) {
+	r := newIndirectRig(t)
+	s := r.dev.Stream()
+	require.NoError(t, r.src.Write([]uint32{0, 2, 3, 1, 0}))
+	require.NoError(t, vkc.Copy(s, r.src, r.counts))
+	p, err := s.Profile(func(s *vkc.Stream) error {
+		if err := r.k.LaunchIndirect(s, vkc.GroupsFrom(r.counts, 1, [3]uint32{}), nil, r.seen); err != nil {
+			return err
+		}
+		return r.k.Launch(s, [3]uint32{2, 3, 1}, nil, r.seen)
+	})
+	require.NoError(t, err)
+	require.Len(t, p.Launches, 3)
+	assert.Equal(t, "clamp_groups", p.Launches[0].Kernel)
+	assert.Equal(t, [3]uint32{1, 1, 1}, p.Launches[0].Groups)
+	assert.Equal(t, "groupcount", p.Launches[1].Kernel)
+	assert.Equal(t, [3]uint32{}, p.Launches[1].Groups, "counts read on the device")
+	assert.Equal(t, "groupcount", p.Launches[2].Kernel)
+	assert.Equal(t, [3]uint32{2, 3, 1}, p.Launches[2].Groups)
+	got, err := r.seen.ReadOn(testCtx(t), s)
+	require.NoError(t, err)
+	want := expectedGeometry([3]uint32{2, 3, 1}, [3]uint32{}, r.dev.Info().Limits.MaxComputeWorkGroupCount)
+	want[0] *= 2 // both launches ran 2x3x1 groups into seen
+	assert.Equal(t, want, [4]uint32(got))
 }

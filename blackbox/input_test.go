@@ -39,7 +39,7 @@ func closeTo(got float32, want float64, tol float64) bool {
 // ---- user kernels -----------------------------------------------------------
 
 // Promise (KernelSpec: "Describing more access than the module uses
-// (read-write for a read-only buffer) is allowed"; README "Your own
+// (read-write for a read-only buffer) is allowed"; docs/GUIDE.md "Writing
 // kernels": "a description that does not match ... [is an error] at load
 // or launch"): copyro's read-only input described WriteOnly drops the read.
 // LoadKernel or Launch must refuse it; if neither does, the launch must
@@ -102,19 +102,30 @@ func TestKernelInvalidAccessValue(t *testing.T) {
 	}
 }
 
-// Promise (LoadKernel: bindings other than storage buffers at set 0,
-// bindings 0..n-1, are errors at load, "never a crash at launch"): imgbuf
-// (a storage buffer and a storage texel buffer) and imgonly (a storage
-// texel buffer only) are refused.
-func TestKernelNonBufferBindingRefused(t *testing.T) {
+// Promise (LoadKernel binds storage texel buffers in the format they
+// declare; a buffer of another element type is an error at Launch, "never
+// a crash at launch"): imgonly (an r32f storage texel buffer only) writes
+// 1.0 to each texel of a float32 buffer; imgbuf (a storage buffer and an
+// r32f storage texel buffer) refuses an int32 buffer for its texels.
+func TestKernelStorageTexelBinding(t *testing.T) {
 	dev := openDevice(t)
-	for _, name := range []string{"imgbuf", "imgonly"} {
-		k, err := dev.LoadKernel(vkc.KernelSpec{Name: name, SPIRV: module(t, name)})
-		if assert.Error(t, err, "%s: LoadKernel accepted a storage texel buffer binding", name) {
-			continue
-		}
-		assert.NoError(t, k.Close())
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "imgonly", SPIRV: module(t, "imgonly")})
+	require.NoError(t, err)
+	defer k.Close()
+	img := newBuffer[float32](t, dev, 64)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, img))
+	got, err := img.Read(testCtx(t))
+	require.NoError(t, err)
+	for i, v := range got {
+		require.Equal(t, float32(1), v, "texel %d", i)
 	}
+	k2, err := dev.LoadKernel(vkc.KernelSpec{Name: "imgbuf", SPIRV: module(t, "imgbuf")})
+	require.NoError(t, err)
+	defer k2.Close()
+	x := upload(t, dev, ramp(64, 1, 1))
+	ints := newBuffer[int32](t, dev, 64)
+	err = k2.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push(64), x, ints)
+	assert.ErrorContains(t, err, "viewed as R32_SFLOAT, which takes float32 elements; given int32")
 }
 
 // Promise (LoadKernel: "a workgroup size above the device's limits [is an
@@ -140,16 +151,17 @@ func TestKernelLocalSizeIdAboveTheLimit(t *testing.T) {
 	require.Error(t, err, "LoadKernel accepted a 4096-wide workgroup (LocalSizeId; limit %v)", dev.Info().Limits.MaxComputeWorkGroupSize)
 }
 
-// Promise (KernelSpec.LocalSize: it "applies to each axis the module makes
-// specializable ... and is ignored on the others"): specc makes no axis specializable and has an
-// unrelated constant_id 0 (K = 3). A LocalSize request leaves K alone: the
-// kernel is refused, or y = 3x and the spec keeps the module's [64 1 1].
+// Promise (KernelSpec.LocalSize: a size asked along an axis the module
+// does not make specializable is refused; only the workgroup's constants
+// are set): specc makes no axis specializable and has an unrelated
+// constant_id 0 (K = 3). A request of 128 along x is refused; asking the
+// module's own [64 1 1] loads, and leaves K alone: y = 3x.
 func TestKernelLocalSizeRequestLeavesOtherSpecConstants(t *testing.T) {
 	dev := openDevice(t)
-	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{128, 1, 1}})
-	if err != nil {
-		return // refused at load: the promise holds
-	}
+	_, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{128, 1, 1}})
+	require.ErrorContains(t, err, "asks 128 along x, which the module fixes at 64")
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "specc", SPIRV: module(t, "specc"), LocalSize: [3]uint32{64, 1, 1}})
+	require.NoError(t, err)
 	defer k.Close()
 	assert.Equal(t, [3]uint32{64, 1, 1}, k.Spec().LocalSize, "Spec().LocalSize: the module's")
 	const n = 64
@@ -161,7 +173,7 @@ func TestKernelLocalSizeRequestLeavesOtherSpecConstants(t *testing.T) {
 	assert.Equal(t, ramp(n, 3, 3), got, "a LocalSize request changed constant_id 0 (K)")
 }
 
-// Promise (README "Your own kernels": what Launch cannot satisfy is an
+// Promise (docs/GUIDE.md "Writing kernels": what Launch cannot satisfy is an
 // error at load, never a driver crash): arrblk has an array of two storage
 // buffers at one binding (Launch binds one buffer per binding); bigshared
 // uses 256 KiB of shared memory, above maxComputeSharedMemorySize.
@@ -178,9 +190,9 @@ func TestKernelUnsatisfiableModules(t *testing.T) {
 	}
 }
 
-// Promise (README "Errors": "No exported function panics on bad input ...
-// negative or overflowing sizes ... mismatched lengths are errors"; README
-// "Your own kernels": a buffer of the wrong element type is an error at
+// Promise (docs/guide/errors.md: "No exported function panics on bad input ...
+// negative or overflowing sizes ... mismatched lengths are errors"; docs/GUIDE.md
+// "Writing kernels": a buffer of the wrong element type is an error at
 // launch): Launch and LaunchIndirect with bad group counts, push sizes,
 // argument counts, element types, params and receivers are refused and
 // run nothing.
@@ -241,7 +253,7 @@ func TestLaunchBadArguments(t *testing.T) {
 
 // ---- built-in ops: sizes, shapes, aliasing, non-finite values ------------------
 
-// Promise (README "Operations": the built-in ops and their …Dyn forms, any
+// Promise (docs/GUIDE.md "The ops": the built-in ops and their …Dyn forms, any
 // size): every element-wise op, Sum, Dot and their dynamic forms against a
 // float64 reference on sizes around the group and pass boundaries.
 func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
@@ -316,7 +328,7 @@ func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
 	}
 }
 
-// Promise (README "Operations": "Matmul (any M, N, K), Transpose"):
+// Promise (docs/GUIDE.md "The ops": "Matmul (any M, N, K), Transpose"):
 // against a float64 reference on shapes with 1s and odd sizes around the
 // tile boundaries.
 func TestMatmulTransposeOnAwkwardShapes(t *testing.T) {
@@ -354,7 +366,7 @@ func TestMatmulTransposeOnAwkwardShapes(t *testing.T) {
 	}
 }
 
-// Promise (README "Operations": "Softmax (row-wise)"): against a float64
+// Promise (docs/GUIDE.md "The ops": "Softmax (row-wise)"): against a float64
 // reference on one-column, one-row and odd shapes, and more rows than one
 // dimension of groups holds.
 func TestSoftmaxOnAwkwardShapes(t *testing.T) {
@@ -386,7 +398,7 @@ func TestSoftmaxOnAwkwardShapes(t *testing.T) {
 	}
 }
 
-// Promise (README "Operations": any size): Fill, Sum, FillDyn and SumDyn
+// Promise (docs/GUIDE.md "The ops": any size): Fill, Sum, FillDyn and SumDyn
 // over 65535*256+1 elements, more groups than one dimension holds.
 func TestFillSumPastTheGroupLimit(t *testing.T) {
 	dev := openDevice(t)
@@ -409,7 +421,7 @@ func TestFillSumPastTheGroupLimit(t *testing.T) {
 	assert.Equal(t, []float32{float32(2 * n)}, read(t, s, out), "SumDyn of %d twos", n)
 }
 
-// Promise (README "Operations" and "Errors": mismatched or aliased buffers
+// Promise (docs/GUIDE.md "The ops" and "Errors": mismatched or aliased buffers
 // an op cannot take are errors): aliasing an element-wise op allows works
 // in place; aliasing Copy, Transpose and Matmul forbid is refused and
 // leaves the buffers as they were.
@@ -494,7 +506,7 @@ func TestDivByZeroAndNonFiniteValues(t *testing.T) {
 	assert.InDelta(t, 1, float64(g[3]+g[4]+g[5]), 1e-6, "Softmax of 88, 89, 90: %v", g[3:])
 }
 
-// Promise (README "Errors": negative or overflowing sizes, buffers of
+// Promise (docs/guide/errors.md: negative or overflowing sizes, buffers of
 // another device, mismatched lengths are errors; Param.Set refuses 0; a
 // length above the buffers is refused): the dynamic ops with bad lengths,
 // values and params; FillDyn on integer buffers works.
@@ -557,7 +569,7 @@ func TestDynOpsBadInputs(t *testing.T) {
 	assert.Equal(t, []int32{-7, -7, -7, 0, 0, 0, 0, 0, 0, 0}, read(t, s, xi), "FillDyn of int32")
 }
 
-// Promise (README "Errors": buffers of another device are errors; Device.
+// Promise (docs/guide/errors.md: buffers of another device are errors; Device.
 // Close closes only that device): every op, launch and transfer mixing
 // objects of two devices is refused, and closing one device leaves the
 // other working. Copy is the exception: it copies between devices
@@ -620,12 +632,12 @@ func one3() [3]uint32 { return [3]uint32{1, 1, 1} }
 
 // ---- Open options -------------------------------------------------------------
 
-// Promise (README "Errors": no exported function panics on bad input;
+// Promise (docs/guide/errors.md: no exported function panics on bad input;
 // WithStreams: "at most 64; Open refuses more"; a page larger than its
-// memory heap is refused, ErrOutOfDeviceMemory): Open with zero, negative
+// memory heap is refused, ErrOutOfMemory): Open with zero, negative
 // and huge option values returns an error or a device that works with no
 // validation message; where it cannot make a buffer, the error is
-// ErrOutOfDeviceMemory.
+// ErrOutOfMemory.
 func TestOpenOptionsExtremeValues(t *testing.T) {
 	cases := map[string]struct {
 		opts    []vkc.Option
@@ -667,7 +679,7 @@ func TestOpenOptionsExtremeValues(t *testing.T) {
 			s := dev.NewStream()
 			b, err := vkc.NewBuffer[float32](dev, 100)
 			if err != nil {
-				require.ErrorIs(t, err, vkc.ErrOutOfDeviceMemory, "NewBuffer")
+				require.ErrorIs(t, err, vkc.ErrOutOfMemory, "NewBuffer")
 				return
 			}
 			defer b.Close()
@@ -821,11 +833,11 @@ func panickingLoggerChild(t *testing.T) {
 	assert.Equal(t, ramp(64, 2, 0), read(t, dev.Stream(), x), "a device opened after the logger panicked")
 }
 
-// ---- the README's examples ------------------------------------------------------
+// ---- the documented examples ------------------------------------------------------
 
-// Promise (README "Quick start" and "Changing a graph without re-capturing
-// it"): the examples as written. y[:n] = a*x[:n], total = sum of y[:n];
-// a.Set(10); n.Set(2); g.Replay() gives the same graph other values, "the
+// Promise (README "Quick start" and docs/guide/capture.md "Changing a graph
+// without re-capturing it"): the examples as written. y[:n] = a*x[:n],
+// total = sum of y[:n]; a.Set(10); n.Set(2); g.Replay() gives the same graph other values, "the
 // tail past n is left as it was", and Set refuses 0 and lengths beyond the
 // buffers.
 func TestReadmeExamples(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/vkcompute/vkc"
 )
 
-// Promise (README "Errors"): "No exported function panics on bad input: nil
+// Promise (docs/guide/errors.md): "No exported function panics on bad input: nil
 // receivers and zero values ... are errors. Close is idempotent
 // everywhere." Every method of every type on a nil and a zero value, and
 // every op with nil and zero arguments.
@@ -158,7 +158,7 @@ func TestNilAndZeroValuesAreErrors(t *testing.T) {
 	})
 }
 
-// Promise (README "Errors": nil receivers and zero values are errors, never
+// Promise (docs/guide/errors.md: nil receivers and zero values are errors, never
 // a panic): nil and zero arguments mixed with real ones on a real device.
 func TestNilAndZeroArgumentsOnRealDevice(t *testing.T) {
 	dev := openDevice(t)
@@ -215,7 +215,7 @@ func assertClosedErr(t *testing.T, name string, err error) {
 	assert.ErrorIs(t, err, vkc.ErrClosed, "%s after Close", name)
 }
 
-// Promise (README "Errors": ErrClosed is "use of a closed device, buffer,
+// Promise (docs/guide/errors.md: ErrClosed is "use of a closed device, buffer,
 // param, kernel, graph or swapchain"; Device.Close "closes every graph,
 // kernel and buffer still open ... It is idempotent"): every call after
 // Device.Close returns ErrClosed, and closing the objects after their
@@ -294,7 +294,7 @@ func TestCallsAfterDeviceCloseAreErrClosed(t *testing.T) {
 	assertClosedClean(t, dev)
 }
 
-// Promise (README "Errors": ErrClosed for a closed buffer, param, kernel
+// Promise (docs/guide/errors.md: ErrClosed for a closed buffer, param, kernel
 // or graph; "Close is idempotent everywhere"): each object closed on its
 // own, three times; later calls that use it return ErrClosed.
 func TestCallsAfterObjectCloseAreErrClosed(t *testing.T) {
@@ -332,7 +332,7 @@ func TestCallsAfterObjectCloseAreErrClosed(t *testing.T) {
 	require.NoError(t, s.Sync(testCtx(t)))
 }
 
-// Promise (README capture rule 2): "Closing one early is safe — the graph
+// Promise (docs/guide/capture.md rule 2): "Closing one early is safe — the graph
 // keeps its memory until it closes — but the graph still writes there."
 // The memory of a closed buffer a live graph writes is not handed to new
 // buffers (MemoryStats.Guarded counts it), and is released when the graph
@@ -368,7 +368,7 @@ func TestGraphKeepsClosedBufferMemory(t *testing.T) {
 	assert.Zero(t, dev.MemoryStats().Guarded, "MemoryStats.Guarded after the graph closed")
 }
 
-// Promise (README capture rule 2, and "Changing a graph": a Param is read
+// Promise (docs/guide/capture.md rule 2, and "Changing a graph": a Param is read
 // "when it runs"): a graph that recorded params keeps their memory and last
 // value after they close; new params get other memory.
 func TestGraphKeepsClosedParams(t *testing.T) {
@@ -434,7 +434,7 @@ func TestClosedLengthParamLeavesNoLimit(t *testing.T) {
 	require.NoError(t, s.Sync(testCtx(t)))
 }
 
-// Promise (README capture rule 2: the graph keeps what it recorded until it
+// Promise (docs/guide/capture.md rule 2: the graph keeps what it recorded until it
 // closes): a graph keeps replaying a user kernel closed after the capture.
 func TestGraphKeepsClosedKernel(t *testing.T) {
 	dev := openDevice(t)
@@ -463,7 +463,7 @@ func TestGraphKeepsClosedKernel(t *testing.T) {
 }
 
 // closeRaceErrs collects the errors of calls racing a Close: each must be
-// nil or ErrClosed (README "Errors": Close "waits for the calls in
+// nil or ErrClosed (docs/guide/errors.md: Close "waits for the calls in
 // progress, and later calls get ErrClosed"), or one of allowed.
 type closeRaceErrs struct {
 	mu      sync.Mutex
@@ -499,7 +499,7 @@ func (e *closeRaceErrs) check(t *testing.T) {
 	}
 }
 
-// Promise (README "Errors": "Close is idempotent everywhere and safe to
+// Promise (docs/guide/errors.md: "Close is idempotent everywhere and safe to
 // call while other goroutines use the object: it waits for the calls in
 // progress, and later calls get ErrClosed"; LiveObjects: "after Close every
 // count is zero"): Device.Close while twelve goroutines use the device.
@@ -651,8 +651,8 @@ func deviceCloseRacingCalls(t *testing.T, closeAfter int64) {
 	assert.LessOrEqual(t, after, before, "goroutines: %d before Open, %d after Close", before, after)
 }
 
-// Promise (README "Errors": Close is safe while other goroutines use the
-// object; README capture rule 2: memory a closed buffer held is reused only
+// Promise (docs/guide/errors.md: Close is safe while other goroutines use the
+// object; docs/guide/capture.md rule 2: memory a closed buffer held is reused only
 // when nothing still writes it): each object's Close racing four
 // goroutines that use it; a buffer and params made right after the Closes
 // are not written by work queued before them.
@@ -736,7 +736,7 @@ func TestObjectCloseRacingCalls(t *testing.T) {
 	}
 }
 
-// Promise (README "Errors": Close is safe while other goroutines use the
+// Promise (docs/guide/errors.md: Close is safe while other goroutines use the
 // object, later calls get ErrClosed): a graph, a buffer and then the device
 // closed while goroutines replay, capture and read; every call returns nil
 // or one of the documented sentinels, and nothing leaks.
@@ -837,7 +837,7 @@ func TestConcurrentDeviceCloses(t *testing.T) {
 	}
 }
 
-// Promise (README capture rule 3: "a host write recorded in the window
+// Promise (docs/guide/capture.md rule 3: "a host write recorded in the window
 // became a copy from the buffer's own host staging, and every later WriteOn
 // refreshes that staging"; rule 2: the graph keeps what it recorded):
 // the staging outlives its closed buffer while the graph lives, replays use
@@ -868,7 +868,7 @@ func TestRecordedWriteStagingLifetime(t *testing.T) {
 	assert.Zero(t, dev.MemoryStats().Guarded, "Guarded after the graph closed")
 }
 
-// Promise (README "Errors": "Close is idempotent everywhere and safe to
+// Promise (docs/guide/errors.md: "Close is idempotent everywhere and safe to
 // call while other goroutines use the object"): Device.Close racing the
 // Close of every object it owns.
 func TestDeviceCloseRacingObjectCloses(t *testing.T) {

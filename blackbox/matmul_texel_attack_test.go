@@ -363,9 +363,9 @@ func TestTexelMatmulDeviceCloseRace(t *testing.T) {
 // growPagesAhead makes the device's first page of every kind the steps
 // allocate from (device-local, upload for Params and host writes,
 // readback for reads) and holds a claim in each until the returned
-// function runs, so that no step needs a new page while another slot's
-// window records: that fails with ErrAllocInCapture whatever the kernel
-// (races_under_gc_steps_test.go's newStressShared says so too).
+// function runs, so the steps find their pages made, as a long-running
+// program's do (races_under_gc_steps_test.go's newStressShared does the
+// same for host staging).
 func growPagesAhead(t *testing.T, dev *vkc.Device) (release func() error) {
 	t.Helper()
 	require.NoError(t, warmStaging(dev))

@@ -116,3 +116,25 @@ func TestPipelineCacheDirectoryDefaults(t *testing.T) {
 	_, err := os.Stat(filepath.Join(off, "vkc"))
 	require.ErrorIs(t, err, os.ErrNotExist, "empty turns the file off")
 }
+
+// A directory where the cache file should be costs one warning for the
+// device, Open and Close together, and stays as it was; the device
+// computes right without a cache.
+func TestPipelineCachePathThatIsADirectoryIsOneWarning(t *testing.T) {
+	dir := t.TempDir()
+	matmulAgainstReference(t, vkc.WithPipelineCache(dir))
+	files := cacheFiles(t, dir)
+	require.Len(t, files, 1)
+	require.NoError(t, os.Remove(files[0]))
+	require.NoError(t, os.Mkdir(files[0], 0o755))
+	var log bytes.Buffer
+	matmulAgainstReference(t, vkc.WithPipelineCache(dir), vkc.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	require.Equal(t, 1, strings.Count(log.String(), "\n"), "one line: %s", log.String())
+	require.Contains(t, log.String(), "not a regular file")
+	st, err := os.Stat(files[0])
+	require.NoError(t, err)
+	require.True(t, st.IsDir(), "Close left the directory where it was")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file left beside it")
+}

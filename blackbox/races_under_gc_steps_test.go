@@ -40,9 +40,7 @@ type stressShared struct {
 
 // newStressShared loads affine (and spares more of it) and uploads the
 // shared input. It also grows the host staging pool once (a capture of a
-// host write), as a program's first captures do: a new page needed while
-// another slot records fails with ErrAllocInCapture, which awaits its fix
-// (TestAttackAllocationOnOtherSlotDuringWindow in the root package).
+// host write), as a program's first captures do.
 func newStressShared(dev *vkc.Device, spec vkc.KernelSpec, spares int) (*stressShared, error) {
 	if err := warmStaging(dev); err != nil {
 		return nil, err

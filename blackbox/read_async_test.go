@@ -129,3 +129,37 @@ func TestReadAsyncCloseRaces(t *testing.T) {
 		assertClosedClean(t, dev)
 	}
 }
+
+// After Device.Close, Wait is ErrClosed for every pending read: one whose
+// copy completed before the Close, one never synced, one already waited
+// for (not ErrReadTaken) and one closed; Close of each is a no-op.
+func TestPendingReadWaitAfterDeviceCloseIsErrClosed(t *testing.T) {
+	dev, err := vkc.Open(vkc.WithValidation(true))
+	require.NoError(t, err)
+	x, err := vkc.FromSlice(dev, filled(64, 3))
+	require.NoError(t, err)
+	s := dev.Stream()
+	completed, err := x.ReadAsync(s)
+	require.NoError(t, err)
+	require.NoError(t, s.Sync(testCtx(t)))
+	pending, err := x.ReadAsync(dev.NewStream())
+	require.NoError(t, err)
+	waited, err := x.ReadAsync(s)
+	require.NoError(t, err)
+	got, err := waited.Wait(testCtx(t))
+	require.NoError(t, err)
+	require.Equal(t, filled(64, 3), got)
+	closed, err := x.ReadAsync(s)
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+
+	require.NoError(t, dev.Close())
+	assertClosedClean(t, dev)
+	for name, p := range map[string]*vkc.PendingRead[float32]{"completed": completed, "pending": pending, "waited": waited, "closed": closed} {
+		got, err := p.Wait(context.Background())
+		assert.ErrorIs(t, err, vkc.ErrClosed, "%s read", name)
+		assert.NotErrorIs(t, err, vkc.ErrReadTaken, "%s read", name)
+		assert.Nil(t, got, "%s read", name)
+		assert.NoError(t, p.Close(), "%s read", name)
+	}
+}

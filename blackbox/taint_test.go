@@ -22,7 +22,7 @@ func leaveStaleBytes(t *testing.T, dev *vkc.Device, s *vkc.Stream, n int, v floa
 	require.NoError(t, old.Close())
 }
 
-// Promise (Graph.Replay, README capture rule 5): "An output whose input
+// Promise (Graph.Replay, docs/guide/capture.md rule 5): "An output whose input
 // holds unwritten bytes when the replay is enqueued reads as ErrUnwritten
 // too, as the same launches done one by one would." tmp[:n] = 2*x[:n]
 // (ScaleDyn) into a fresh tmp, then out = Sum(tmp) over all of tmp, whose
@@ -60,7 +60,7 @@ func TestStaticReadOfDynPrefixReadsUnwritten(t *testing.T) {
 	require.ErrorIs(t, err, vkc.ErrUnwritten, "replay: out = %v read, but Sum read tmp's never-written tail", got)
 }
 
-// Promise (README capture rule 5, Graph.Replay): as for a static read, but
+// Promise (docs/guide/capture.md rule 5, Graph.Replay): as for a static read, but
 // through a transfer: tmp[:n] = src[:n] (CopyDyn), dst = Copy(tmp) whole.
 // dst must read ErrUnwritten after the replay, with and without another
 // tainted input in the same graph.
@@ -96,7 +96,7 @@ func TestReplayedCopyOfDynPrefixReadsUnwritten(t *testing.T) {
 	}
 }
 
-// Promise (README "Changing a graph", the Param example; Graph.Replay "as
+// Promise (docs/guide/capture.md "Changing a graph", the Param example; Graph.Replay "as
 // the same launches done one by one would"): y[:n] = 2*x[:n] into a fresh
 // y, then SumDyn over the same y[:n]. Every byte SumDyn reads was written,
 // so total reads 2n, eagerly and replayed alike.
@@ -131,7 +131,7 @@ func TestDynChainOverWrittenPrefixReads(t *testing.T) {
 	assert.Equal(t, []float32{12}, read(t, s, total), "replayed with n = 6")
 }
 
-// Promise (README capture rule 4 and the ErrUnwritten row): a capture
+// Promise (docs/guide/capture.md rule 4 and the ErrUnwritten row): a capture
 // doomed by a Sync inside it leaves what it would have written reading
 // ErrUnwritten (unwrapping to ErrSyncInCapture); a replay of another graph
 // that reads that buffer then leaves its output ErrUnwritten with the same
@@ -167,7 +167,7 @@ func TestReplayAfterDoomedCaptureTaintsInput(t *testing.T) {
 	require.Equal(t, float32(21), read(t, s, y)[7], "after x was rewritten")
 }
 
-// Promise (Graph.Replay, README capture rule 5): a replay refused because
+// Promise (Graph.Replay, docs/guide/capture.md rule 5): a replay refused because
 // another stream records a window on its slot (ErrStreamCapturing) leaves
 // every output reading ErrUnwritten, unwrapping to ErrStreamCapturing,
 // "until a replay writes it again (with a dynamic length, only the prefix
@@ -222,7 +222,7 @@ func TestRefusedReplayTaintsUntilRewritten(t *testing.T) {
 	assert.Equal(t, filled(N, 2), read(t, s, y), "after a full-length replay")
 }
 
-// Promise (README "Changing a graph": "the tail past n is left as it was";
+// Promise (docs/guide/capture.md "Changing a graph": "the tail past n is left as it was";
 // "Set refuses ... one beyond what the buffers of every live graph sized by
 // it hold"; "A new buffer is unwritten"): a graph FillDyn + SumDyn over a
 // fresh y replayed with a length that grows and shrinks.
@@ -260,8 +260,8 @@ func TestDynLengthShrinkGrowOnFreshOutput(t *testing.T) {
 }
 
 // Promise (Param.Set: "It waits for pending work issued earlier that reads
-// the param"; README: a dynamic length "never makes unwritten bytes look
-// written"): a Set racing an eager ScaleDyn on another goroutine. Whatever
+// the param"; docs/ARCHITECTURE.md: a dynamic length "never makes
+// unwritten bytes look written"): a Set racing an eager ScaleDyn on another goroutine. Whatever
 // length the launch ran with, a read that succeeds holds only this
 // iteration's values, never stale bytes of an earlier buffer.
 func TestSetRacingDynLaunchNeverShowsStaleBytes(t *testing.T) {
@@ -320,7 +320,7 @@ func TestSetWaitsForEarlierDynLaunch(t *testing.T) {
 	}
 }
 
-// Promise (README "Streams"): "A stream that reads or overwrites what
+// Promise (docs/guide/buffers.md "Streams"): "A stream that reads or overwrites what
 // another stream's queued work writes is ordered after that work." Every
 // way to write a buffer on stream A, read at once on stream B (another
 // slot, and a same-slot neighbour), sees A's work.
@@ -382,7 +382,7 @@ func TestCrossStreamReadsSeePendingWrites(t *testing.T) {
 	}
 }
 
-// Promise (README "Buffers": "A new buffer is unwritten: reading it fails
+// Promise (docs/guide/buffers.md "Buffers": "A new buffer is unwritten: reading it fails
 // with ErrUnwritten (cause ErrNeverWritten) until something writes it"; the
 // ErrUnwritten row): a fresh buffer whose prefix FillDyn wrote fails every
 // read, and every read through a copy or an op that reads the tail.
@@ -425,7 +425,7 @@ func TestDynPrefixTaintsEveryRead(t *testing.T) {
 	}
 }
 
-// Promise (README "Buffers" and "Operations", each …Dyn form "whose length
+// Promise (docs/guide/buffers.md "Buffers" and "Operations", each …Dyn form "whose length
 // is a Param"): MatmulDyn and SoftmaxDyn write only their first m rows, so a
 // fresh output's other rows keep it unwritten; once m covers every row it
 // reads, with the right values.
@@ -450,7 +450,7 @@ func TestMatmulSoftmaxDynRowsTaint(t *testing.T) {
 }
 
 // Promise (Graph.Replay: "An output whose input holds unwritten bytes when
-// the replay is enqueued reads as ErrUnwritten too"; README "Changing a
+// the replay is enqueued reads as ErrUnwritten too"; docs/guide/capture.md "Changing a
 // graph": "the tail past n is left as it was"): a dynamic graph over a
 // never-written input taints its outputs' prefix; once the input is
 // written, a replay makes them read, with the tail as it was.

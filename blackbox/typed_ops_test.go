@@ -335,7 +335,7 @@ func TestTypedOpsRefusedWithoutFeature(t *testing.T) {
 // runTypedDyn checks each Dyn form against its static op on the prefix
 // the length covers (the same kernels' math: equal bit for bit), the tail
 // left as it was, eagerly and replayed from one graph as the length
-// changes (README "Changing a graph without re-capturing it").
+// changes (docs/guide/capture.md "Changing a graph without re-capturing it").
 func runTypedDyn[T vkc.Float](t *testing.T, dev *vkc.Device, ty typed[T]) {
 	s := dev.Stream()
 	rng := rand.New(rand.NewPCG(7, 7))

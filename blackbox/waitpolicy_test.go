@@ -46,3 +46,21 @@ func TestEveryWaitPolicyComputesTheSame(t *testing.T) {
 	require.ErrorIs(t, err, vkc.ErrWaitPolicy)
 	require.Equal(t, "WaitPolicy(9)", vkc.WaitPolicy(9).String())
 }
+
+// Open reads VKC_WAIT_POLICY with spaces trimmed and case ignored, and
+// WithWaitPolicy wins over an invalid value without reading it.
+func TestWaitPolicyVariableSpellingAndPrecedence(t *testing.T) {
+	t.Setenv("VKC_WAIT_POLICY", "  Block\t")
+	dev := openDevice(t)
+	x := upload(t, dev, filled(64, 2))
+	require.NoError(t, vkc.Scale(dev.Stream(), 3, x, x))
+	require.Equal(t, filled(64, 6), read(t, dev.Stream(), x))
+
+	t.Setenv("VKC_WAIT_POLICY", "busy")
+	_, err := vkc.Open()
+	require.ErrorIs(t, err, vkc.ErrWaitPolicy, "an invalid value alone")
+	dev = openDevice(t, vkc.WithWaitPolicy(vkc.WaitYield))
+	y := upload(t, dev, filled(64, 2))
+	require.NoError(t, vkc.Scale(dev.Stream(), 3, y, y))
+	require.Equal(t, filled(64, 6), read(t, dev.Stream(), y), "the option wins")
+}

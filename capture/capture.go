@@ -1,17 +1,11 @@
 package capture
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
-
-// ErrCaptureState is wrapped by every call made in a state that does not
-// allow it, so callers can tell lifecycle misuse from device or memory
-// failures with errors.Is. The wrapping message names the call and the state
-// it found.
-var ErrCaptureState = errors.New("capture: wrong state")
 
 // State is where a stream's capture window is in its lifecycle. The zero value
 // is Idle, so a zero StreamCapture needs no constructor.
@@ -88,6 +82,12 @@ type Binding struct {
 type Extent struct {
 	Param alloc.Claim
 	Scale uint64
+	// Elements, when set, is the bytes the claim's elements take from its
+	// start. A claim of 8- or 16-bit elements is rounded up to whole
+	// words, and no kernel writes that padding on its own: a prefix
+	// covering every element covers the whole claim, so a length equal to
+	// the buffer's leaves none of it looking unwritten.
+	Elements uint64
 }
 
 // Dynamic reports whether the extent depends on a device value.
@@ -98,7 +98,8 @@ func (e Extent) Prefix(c alloc.Claim, n uint32) alloc.Claim {
 	if !e.Dynamic() {
 		return c
 	}
-	if size := e.Scale * uint64(n); size < c.Size {
+	size := e.Scale * uint64(n)
+	if size < c.Size && (e.Elements == 0 || size < e.Elements) {
 		c.Size = size
 	}
 	return c
@@ -156,9 +157,9 @@ type StreamCapture struct {
 // stateError is the error of a call refused in the current state.
 func (c *StreamCapture) stateError(call string) error {
 	if c.state == Idle {
-		return fmt.Errorf("%w: %s called while %s", ErrCaptureState, call, c.state)
+		return fmt.Errorf("%w: %s called while %s", errs.CaptureState, call, c.state)
 	}
-	return fmt.Errorf("%w: %s called while %s (owner stream %d)", ErrCaptureState, call, c.state, c.owner)
+	return fmt.Errorf("%w: %s called while %s (owner stream %d)", errs.CaptureState, call, c.state, c.owner)
 }
 
 // drop forgets everything a window recorded, retained or failed with, keeping
@@ -214,7 +215,7 @@ func (c *StreamCapture) Begin() error {
 //
 // From Prepared (a warmup that failed before Begin) End aborts the window,
 // returns to Idle and returns the CaptureEnd together with an error wrapping
-// ErrCaptureState, since there is nothing to seal. From Idle it returns an
+// errs.CaptureState, since there is nothing to seal. From Idle it returns an
 // error and changes nothing.
 func (c *StreamCapture) End(caller uint64) (CaptureEnd, error) {
 	return c.end(fmt.Sprintf("End(%d)", caller), caller)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // snapshot is everything a StreamCapture holds, copied, so a refused call can
@@ -105,7 +106,7 @@ func TestIllegalTransitionsChangeNothing(t *testing.T) {
 			c := r.start(t)
 			before := snap(c)
 			err := r.do(c)
-			require.ErrorIs(t, err, ErrCaptureState)
+			require.ErrorIs(t, err, errs.CaptureState)
 			assert.Contains(t, err.Error(), r.call)
 			assert.Contains(t, err.Error(), r.from)
 			assert.Equal(t, before, snap(c))
@@ -216,7 +217,7 @@ func assertEmpty(t *testing.T, c *StreamCapture) {
 func TestEndFromPreparedAbortsAndFails(t *testing.T) {
 	c := startPrepared(t)
 	end, err := c.End(ownerStream)
-	require.ErrorIs(t, err, ErrCaptureState)
+	require.ErrorIs(t, err, errs.CaptureState)
 	assert.Equal(t, CaptureEnd{Owner: ownerStream, Owned: true}, end)
 	assertIdle(t, c)
 	assertEmpty(t, c)
@@ -231,7 +232,7 @@ func TestNonOwnerEndClosesWindow(t *testing.T) {
 	assertIdle(t, c)
 
 	_, err = c.End(ownerStream)
-	require.ErrorIs(t, err, ErrCaptureState, "the owner's later End finds nothing recording")
+	require.ErrorIs(t, err, errs.CaptureState, "the owner's later End finds nothing recording")
 	assert.Equal(t, []Binding{{Claim: claimA}, {Claim: claimB, Write: true}}, c.TakeRecorded(),
 		"the owner's failed End must not lose what the closed window recorded")
 }
@@ -328,7 +329,7 @@ func TestSeal(t *testing.T) {
 	t.Run("NotOwned", func(t *testing.T) {
 		c := startRecording(t)
 		sealed, err := c.Seal(neighbourStrm)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		assert.Contains(t, err.Error(), fmt.Sprintf("stream %d ended a capture owned by stream %d", neighbourStrm, ownerStream))
 		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs}, sealed)
 		assertIdle(t, c)
@@ -339,7 +340,7 @@ func TestSeal(t *testing.T) {
 		c.Fail(errDoomedA)
 		sealed, err := c.Seal(ownerStream)
 		require.ErrorIs(t, err, errDoomedA)
-		assert.NotErrorIs(t, err, ErrCaptureState)
+		assert.NotErrorIs(t, err, errs.CaptureState)
 		assert.Equal(t, Sealed{Owner: ownerStream, Touched: wantTouched, Writes: wantWrites, Host: wantHost, Inputs: wantInputs}, sealed)
 		assertIdle(t, c)
 		assertEmpty(t, c)
@@ -348,7 +349,7 @@ func TestSeal(t *testing.T) {
 		c := startRecording(t)
 		c.Fail(errDoomedA)
 		sealed, err := c.Seal(neighbourStrm)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		require.ErrorIs(t, err, errDoomedA)
 		assert.Equal(t, wantWrites, sealed.Writes)
 		assert.Equal(t, wantHost, sealed.Host)
@@ -357,14 +358,14 @@ func TestSeal(t *testing.T) {
 	t.Run("PreparedOnly", func(t *testing.T) {
 		c := startPrepared(t)
 		sealed, err := c.Seal(ownerStream)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		assert.Equal(t, Sealed{Owner: ownerStream}, sealed)
 		assertIdle(t, c)
 	})
 	t.Run("Idle", func(t *testing.T) {
 		c := startIdle(t)
 		sealed, err := c.Seal(ownerStream)
-		require.ErrorIs(t, err, ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
 		assert.Equal(t, Sealed{}, sealed)
 		assertIdle(t, c)
 	})
@@ -387,7 +388,7 @@ func TestAbandon(t *testing.T) {
 			c := start(t)
 			before := c.State()
 			sealed, doomed, err := c.Abandon()
-			require.ErrorIs(t, err, ErrCaptureState)
+			require.ErrorIs(t, err, errs.CaptureState)
 			assert.Equal(t, Sealed{}, sealed)
 			assert.NoError(t, doomed)
 			assert.Equal(t, before, c.State(), "a refused Abandon changes nothing")
@@ -421,4 +422,21 @@ func TestRecordAllocatesNothingInSteadyState(t *testing.T) {
 	}
 	window()
 	assert.Zero(t, testing.AllocsPerRun(100, window))
+}
+
+// A prefix is Scale bytes per unit, at most the claim; one that covers
+// every element of a claim padded to whole words covers the padding too.
+func TestExtentPrefixCoversThePaddingWithTheLastElement(t *testing.T) {
+	claim := alloc.Claim{Page: 3, Offset: 256, Size: 76} // 37 two-byte elements, padded to 19 words
+	halves := Extent{Param: alloc.Claim{Page: 1, Size: 4}, Scale: 2, Elements: 74}
+	plain := Extent{Param: alloc.Claim{Page: 1, Size: 4}, Scale: 2}
+	for n := uint32(0); n <= 40; n++ {
+		want := min(uint64(n)*2, claim.Size)
+		require.Equal(t, alloc.Claim{Page: 3, Offset: 256, Size: want}, plain.Prefix(claim, n), "n=%d without Elements", n)
+		if n >= 37 {
+			want = claim.Size
+		}
+		require.Equal(t, alloc.Claim{Page: 3, Offset: 256, Size: want}, halves.Prefix(claim, n), "n=%d", n)
+	}
+	require.Equal(t, claim, Extent{}.Prefix(claim, 0), "the zero Extent is the whole claim")
 }

@@ -28,7 +28,7 @@
 //	Take*             drain what the     nil                   nil
 //	                  last window left
 //
-// Every error wraps ErrCaptureState and, except for the two closing calls
+// Every error wraps errs.CaptureState and, except for the two closing calls
 // from Prepared noted above, leaves both the state and the recording
 // untouched, so a misuse never corrupts a window in progress.
 //

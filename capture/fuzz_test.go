@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // lifecycleModel is the smallest statement of DESIGN §4 the fuzzer checks
@@ -339,7 +340,7 @@ func checkErr(t *testing.T, step int, wantOK bool, err error) {
 		require.NoError(t, err, "step %d", step)
 		return
 	}
-	require.ErrorIs(t, err, ErrCaptureState, "step %d", step)
+	require.ErrorIs(t, err, errs.CaptureState, "step %d", step)
 }
 
 // checkSeal derives Seal's contract from the model's End and Take calls.
@@ -349,7 +350,7 @@ func checkSeal(t *testing.T, step int, m *lifecycleModel, c *StreamCapture, call
 	end, ok := m.end(caller)
 	sealed, err := c.Seal(caller)
 	if !ok {
-		require.ErrorIs(t, err, ErrCaptureState, "step %d", step)
+		require.ErrorIs(t, err, errs.CaptureState, "step %d", step)
 		want := Sealed{}
 		if wasPrepared {
 			want.Owner = end.Owner
@@ -377,7 +378,7 @@ func checkSeal(t *testing.T, step int, m *lifecycleModel, c *StreamCapture, call
 	case end.Owned && failure == nil:
 		require.NoError(t, err, "step %d", step)
 	case !end.Owned:
-		require.ErrorIs(t, err, ErrCaptureState, "step %d", step)
+		require.ErrorIs(t, err, errs.CaptureState, "step %d", step)
 		if failure != nil {
 			require.ErrorIs(t, err, failure, "step %d", step)
 		}
@@ -392,7 +393,7 @@ func checkAbandon(t *testing.T, step int, m *lifecycleModel, c *StreamCapture) {
 	t.Helper()
 	sealed, doomed, err := c.Abandon()
 	if m.state != Recording {
-		require.ErrorIs(t, err, ErrCaptureState, "step %d", step)
+		require.ErrorIs(t, err, errs.CaptureState, "step %d", step)
 		require.Equal(t, Sealed{}, sealed, "step %d", step)
 		require.NoError(t, doomed, "step %d", step)
 		return

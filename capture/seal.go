@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // Sealed is what a graph built from a finished window holds, apart from its
@@ -47,13 +48,13 @@ type Step struct {
 // empty for the next one. Exactly:
 //
 //   - Idle (nothing open): returns a zero Sealed and an error wrapping
-//     ErrCaptureState; nothing changes (not even what an earlier window left
+//     errs.CaptureState; nothing changes (not even what an earlier window left
 //     untaken), and there is nothing to taint or release.
 //   - Prepared (warmup failed before Begin): the window is aborted; returns a
 //     Sealed with only Owner set (nothing was recorded) and an error wrapping
-//     ErrCaptureState.
+//     errs.CaptureState.
 //   - Recording, caller is not the owner: the window is closed anyway and an
-//     error wrapping ErrCaptureState names both streams; if the window was
+//     error wrapping errs.CaptureState names both streams; if the window was
 //     also doomed the error wraps that failure too.
 //   - Recording, owner, window doomed by Fail: the error wraps the failure.
 //   - Recording, owner, no failure: the Sealed and nil.
@@ -73,12 +74,12 @@ func (c *StreamCapture) Seal(caller uint64) (Sealed, error) {
 	switch {
 	case !end.Owned && failure != nil:
 		return sealed, fmt.Errorf("%w: stream %d ended a capture owned by stream %d, which was also doomed: %w",
-			ErrCaptureState, caller, end.Owner, failure)
+			errs.CaptureState, caller, end.Owner, failure)
 	case !end.Owned:
 		return sealed, fmt.Errorf("%w: stream %d ended a capture owned by stream %d",
-			ErrCaptureState, caller, end.Owner)
+			errs.CaptureState, caller, end.Owner)
 	case failure != nil:
-		return sealed, fmt.Errorf("capture: the window owned by stream %d cannot seal: %w", end.Owner, failure)
+		return sealed, fmt.Errorf("the window owned by stream %d cannot seal: %w", end.Owner, failure)
 	}
 	return sealed, nil
 }
@@ -112,7 +113,7 @@ func (c *StreamCapture) drainSealed(owner uint64, steps bool) Sealed {
 // Seal, it leaves the stream Idle and empty and hands back what must be
 // tainted (Writes) and released (Host), but no Steps, which only a graph
 // needs. doomed is the failure that doomed the window, if one did, so the
-// taint can name it. It fails with ErrCaptureState, changing nothing,
+// taint can name it. It fails with errs.CaptureState, changing nothing,
 // unless the window is Recording.
 func (c *StreamCapture) Abandon() (sealed Sealed, doomed error, err error) {
 	if c.state != Recording {

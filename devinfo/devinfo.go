@@ -72,8 +72,12 @@ type Limits struct {
 	// first, at most the second 16-byte texels).
 	MinTexelBufferOffsetAlignment uint64
 	MaxTexelBufferElements        uint32
-	NonCoherentAtomSize           uint64
-	TimestampPeriod               float32 // nanoseconds per timestamp tick
+	// MaxUniformBufferRange and MinUniformBufferOffsetAlignment bound the
+	// ranges a uniform-buffer binding may name.
+	MaxUniformBufferRange           uint32
+	MinUniformBufferOffsetAlignment uint64
+	NonCoherentAtomSize             uint64
+	TimestampPeriod                 float32 // nanoseconds per timestamp tick
 }
 
 // TexelSize is the bytes of one texel of a uniform texel binding
@@ -87,15 +91,90 @@ const TexelSize = 16
 // enforces, the host device mirrors and the launcher checks before it
 // picks a kernel reading texels.
 func (l Limits) CheckTexelRange(offset, size uint64) error {
+	return l.CheckTexelRangeOf(offset, size, TexelSize)
+}
+
+// CheckTexelRangeOf is CheckTexelRange for texels of texel bytes (a
+// format's size).
+func (l Limits) CheckTexelRangeOf(offset, size, texel uint64) error {
 	switch {
-	case size == 0 || size%TexelSize != 0:
-		return fmt.Errorf("range of %d bytes is not whole %d-byte texels", size, TexelSize)
+	case texel == 0 || size == 0 || size%texel != 0:
+		return fmt.Errorf("range of %d bytes is not whole %d-byte texels", size, texel)
 	case l.MinTexelBufferOffsetAlignment != 0 && offset%l.MinTexelBufferOffsetAlignment != 0:
 		return fmt.Errorf("offset %d is not a multiple of minTexelBufferOffsetAlignment %d", offset, l.MinTexelBufferOffsetAlignment)
-	case size/TexelSize > uint64(l.MaxTexelBufferElements):
-		return fmt.Errorf("%d texels exceed maxTexelBufferElements %d", size/TexelSize, l.MaxTexelBufferElements)
+	case size/texel > uint64(l.MaxTexelBufferElements):
+		return fmt.Errorf("%d texels exceed maxTexelBufferElements %d", size/texel, l.MaxTexelBufferElements)
 	}
 	return nil
+}
+
+// TexelFormat is the format a texel binding views a buffer as. The zero
+// value is R32G32B32A32_UINT, what the catalogue's texel kernels read.
+type TexelFormat uint8
+
+// The texel formats vkc views buffers as: those Vulkan requires every
+// device to support for both uniform and storage texel buffers.
+const (
+	TexelRGBA32Uint TexelFormat = iota
+	TexelR32Float
+	TexelR32Uint
+	TexelR32Sint
+	TexelRGBA32Float
+	TexelRGBA32Sint
+	TexelRGBA16Float
+	// The narrow formats below are for uniform texel buffers only (Vulkan
+	// requires them there, not for storage texel buffers).
+	TexelR16Float
+	TexelR16Uint
+	TexelR16Sint
+	TexelR8Uint
+	TexelR8Sint
+)
+
+// Size is the bytes of one texel.
+func (f TexelFormat) Size() uint64 {
+	switch f {
+	case TexelR32Float, TexelR32Uint, TexelR32Sint:
+		return 4
+	case TexelRGBA16Float:
+		return 8
+	case TexelR16Float, TexelR16Uint, TexelR16Sint:
+		return 2
+	case TexelR8Uint, TexelR8Sint:
+		return 1
+	}
+	return 16
+}
+
+// String names the format as Vulkan does.
+func (f TexelFormat) String() string {
+	switch f {
+	case TexelRGBA32Uint:
+		return "R32G32B32A32_UINT"
+	case TexelR32Float:
+		return "R32_SFLOAT"
+	case TexelR32Uint:
+		return "R32_UINT"
+	case TexelR32Sint:
+		return "R32_SINT"
+	case TexelRGBA32Float:
+		return "R32G32B32A32_SFLOAT"
+	case TexelRGBA32Sint:
+		return "R32G32B32A32_SINT"
+	case TexelRGBA16Float:
+		return "R16G16B16A16_SFLOAT"
+	case TexelR16Float:
+		return "R16_SFLOAT"
+	case TexelR16Uint:
+		return "R16_UINT"
+	case TexelR16Sint:
+		return "R16_SINT"
+	case TexelR8Uint:
+		return "R8_UINT"
+	case TexelR8Sint:
+		return "R8_SINT"
+	}
+	return fmt.Sprintf("TexelFormat(%d)", uint8(f))
 }
 
 // MemoryHeap is one heap of the device.

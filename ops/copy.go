@@ -79,5 +79,6 @@ func convert[S, D vkc.Element](s *vkc.Stream, op string, src Tensor[S], dst Tens
 	}
 	p := push{}.u(uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup), uint32(ls.offset), uint32(dst.at.offset)).
 		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
-	return run(s, k, rowsP, pl.shape[0], pl.perGroup, p, src.buf, dst.buf, c.rowsArg(rowsP))
+	pre := append(prefixOf(0, src.at, src.rows != nil), prefixOf(1, dst.at, rowsP != nil)...)
+	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, src.buf, dst.buf, c.rowsArg(rowsP))
 }

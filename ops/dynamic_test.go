@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -55,6 +56,13 @@ func TestDynamicRowsFollowTheParamOnReplay(t *testing.T) {
 	})
 	yNorm := out("RMSNorm", 64*u*4, func(x, _ []float64, r, c int) float64 { return normRef(x[r*C:r*C+C], false, 1e-5)[c] })
 	yGather := out("Gather", 0, func(_, idx []float64, r, c int) float64 { return tv[int(idx[r])*C+c] })
+	yLayer := out("LayerNorm", 64*u*4+2*u, func(x, _ []float64, r, c int) float64 {
+		return normRef(x[r*C:r*C+C], true, 1e-5)[c]*2 + bias[c]
+	})
+	yAxpy := out("Axpy", 2*u*8, func(x, _ []float64, r, c int) float64 { return 2 * x[r*C+c] })
+	two := Of(upload[float32](t, dev, []float64{2, 2, 2, 2, 2}), C)
+	halves := upload[vkc.Float16](t, dev, make([]float64, capRows*C))
+	yHalf := Of(halves, capRows, C).Dynamic(rows)
 
 	g, err := dev.Stream().Capture(func(s *vkc.Stream) error {
 		for _, err := range []error{
@@ -64,6 +72,10 @@ func TestDynamicRowsFollowTheParamOnReplay(t *testing.T) {
 			Softmax(s, x, -1, ySoft),
 			RMSNorm(s, x, Tensor[float32]{}, Tensor[float32]{}, Const(1e-5), yNorm),
 			Gather(s, table, idx, yGather),
+			LayerNorm(s, x, two, b, Const(1e-5), yLayer),
+			Scale(s, Const(0), x, yAxpy),
+			Axpy(s, ParamOf(alpha), x, yAxpy),
+			Convert(s, x, yHalf),
 		} {
 			if err != nil {
 				return err
@@ -88,6 +100,7 @@ func TestDynamicRowsFollowTheParamOnReplay(t *testing.T) {
 		require.NoError(t, xb.Write(f32s(xv)))
 		require.NoError(t, idxb.Write(u32s(iv)))
 		require.NoError(t, g.Replay())
+		halfBefore := download(t, halves)
 		for i, o := range outs {
 			got := download(t, o.buf)
 			for r := range capRows {
@@ -101,6 +114,14 @@ func TestDynamicRowsFollowTheParamOnReplay(t *testing.T) {
 					require.LessOrEqual(t, math.Abs(got[at]-want), o.tol, "%s: row %d col %d with n=%d: got %v, want %v", o.name, r, c, n, got[at], want)
 				}
 			}
+		}
+		half := download(t, halves)
+		for at := range half {
+			want := halfBefore[at]
+			if at < n*C {
+				want = toFloat(fromFloat[vkc.Float16](xv[at]))
+			}
+			require.Equal(t, want, half[at], "Convert: element %d with n=%d", at, n)
 		}
 	}
 }
@@ -119,4 +140,35 @@ func u32s(v []float64) []uint32 {
 		out[i] = uint32(x)
 	}
 	return out
+}
+
+// Dynamic ops mark written only the rows the param covers: a fresh
+// output reads back its first n rows and, past them, ErrUnwritten; a
+// second op reading those rows of it runs, rather than being skipped for
+// the rows no one wrote.
+func TestDynamicOpsMarkOnlyTheirRowsWritten(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	const capRows, C = 8, 3
+	rows, err := vkc.NewParam[uint32](dev, 3)
+	require.NoError(t, err)
+	defer rows.Close()
+	xv := make([]float64, capRows*C)
+	for i := range xv {
+		xv[i] = float64(i) - 10
+	}
+	x := Of(upload[float32](t, dev, xv), capRows, C).Dynamic(rows)
+	mid := fresh[float32](t, dev, capRows*C)
+	out := fresh[float32](t, dev, capRows*C)
+	require.NoError(t, Relu(s, x, Of(mid, capRows, C).Dynamic(rows)))
+	require.NoError(t, Scale(s, Const(2), Of(mid, capRows, C).Dynamic(rows), Of(out, capRows, C).Dynamic(rows)))
+	head, err := out.View(0, 3*C)
+	require.NoError(t, err)
+	defer head.Close()
+	got := download(t, head)
+	for i, v := range got {
+		require.Equal(t, 2*math.Max(xv[i], 0), v, "element %d", i)
+	}
+	_, err = out.Read(context.Background())
+	require.ErrorIs(t, err, vkc.ErrUnwritten, "rows past the param were never written")
 }

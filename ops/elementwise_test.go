@@ -100,3 +100,57 @@ func TestBinaryOpsMatchFloat64(t *testing.T) {
 	t.Run("int32", func(t *testing.T) { checkBinary[int32](t, dev) })
 	t.Run("uint32", func(t *testing.T) { checkBinary[uint32](t, dev) })
 }
+
+// A scalar (a tensor of no axes) broadcasts against any shape, and an
+// op over scalars writes one element.
+func TestScalarTensorsBroadcast(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	two := Of(upload[float32](t, dev, []float64{2}), 1).Reshape()
+	require.NoError(t, two.Err())
+	require.Equal(t, 0, two.Rank())
+	x := Of(upload[float32](t, dev, []float64{1, 2, 3, 4, 5, 6}), 2, 3)
+	ob := fresh[float32](t, dev, 6)
+	require.NoError(t, Mul(s, x, two, Of(ob, 2, 3)))
+	require.Equal(t, []float64{2, 4, 6, 8, 10, 12}, download(t, ob))
+	sb := fresh[float32](t, dev, 1)
+	require.NoError(t, Add(s, two, two, Of(sb, 1).Reshape()))
+	require.Equal(t, []float64{4}, download(t, sb))
+}
+
+// Contiguous float32 operands from offsets of whole eight-element blocks
+// take the 64-bit-load kernel (and the plain one for the elements past
+// the last block); other offsets the plain one; both match float64.
+func TestContiguousFloat32TakesTheWideKernel(t *testing.T) {
+	dev := openTest(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	const n = 1003
+	av := randomValues[float32](rng, n+16, -8, 8)
+	bv := randomValues[float32](rng, n+16, 0.5, 8)
+	ab, bb := upload[float32](t, dev, av), upload[float32](t, dev, bv)
+	for _, off := range []int{0, 8, 4} {
+		a := Strided(ab, off, []int{n}, []int{1})
+		b := Strided(bb, off, []int{n}, []int{1})
+		for code := binAdd; code <= binMin; code++ {
+			ob := fresh[float32](t, dev, n)
+			prof, err := dev.Stream().Profile(func(s *vkc.Stream) error {
+				return binaryOf[float32](code)(s, a, b, Of(ob))
+			})
+			require.NoError(t, err)
+			var names []string
+			for _, l := range prof.Launches {
+				names = append(names, l.Kernel)
+			}
+			if off%8 == 0 && dev.Info().Features.Has(vkc.FeatureInt64) {
+				require.Equal(t, []string{"ops/binary_wide_f32", "ops/binary_f32"}, names)
+			} else {
+				require.Equal(t, []string{"ops/binary_f32"}, names)
+			}
+			want := make([]float64, n)
+			for i := range want {
+				want[i] = toFloat(fromFloat[float32](binaryRef[float32](code, av[off+i], bv[off+i])))
+			}
+			within(t, "wide", download(t, ob), want, func(i int) float64 { return 0x1p-22 * math.Abs(want[i]) })
+		}
+	}
+}

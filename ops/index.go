@@ -67,7 +67,8 @@ func Gather[T vkc.Element, I int32 | uint32](s *vkc.Stream, table Tensor[T], idx
 		u(uint32(table.at.offset), uint32(table.at.strides[0]), uint32(table.at.strides[1])).
 		u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
 		u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
-	return run(s, k, rowsP, N, per, p, table.buf, idx.buf, out.buf, c.rowsArg(rowsP))
+	pre := append(prefixOf(1, idx.at, idx.rows != nil), prefixOf(2, out.at, rowsP != nil)...)
+	return run(s, k, rowsP, pre, N, per, p, table.buf, idx.buf, out.buf, c.rowsArg(rowsP))
 }
 
 // ScatterAdd adds row i of src into row idx[i] of out, for every i:

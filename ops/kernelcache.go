@@ -9,10 +9,10 @@ import (
 )
 
 // deviceKernels is what ops keeps per device: the kernels it loaded, by
-// variant name, and the stand-in params bound where a kernel's optional
+// variant name; the stand-in params bound where a kernel's optional
 // binding (a dynamic row count, a scalar param) is not used, since every
-// binding a kernel declares must be bound. All of it is released when the
-// device closes (Device.OnClose).
+// binding a kernel declares must be bound; and the reductions' scratch.
+// All of it is released when the device closes (Device.OnClose).
 type deviceKernels struct {
 	dev *vkc.Device
 
@@ -22,6 +22,20 @@ type deviceKernels struct {
 	rows    *vkc.Param[uint32]
 	f32     *vkc.Param[float32]
 	f64     *vkc.Param[float64]
+	scratch map[string]*scratch // by element type: reductions' partials
+}
+
+// scratch is device memory a multi-pass op writes in one pass and reads
+// in the next, one per element type and device, so that an op never
+// frees memory its own pending work uses (Buffer.Close would wait for
+// that work, making the op synchronous). An op holds mu from its first
+// pass to its last, so two ops never interleave their use of it; vkc
+// orders the device work of ops on other streams (and graph replays)
+// that use it by the bytes they read and write, as for any buffer.
+type scratch struct {
+	mu  sync.Mutex
+	buf interface{ Close() error } // a *vkc.Buffer of the type; nil until first use
+	n   int
 }
 
 // cache holds the deviceKernels of every open device ops has used.
@@ -74,6 +88,15 @@ func forget(d *vkc.Device) {
 		}
 	}
 	dk.rows, dk.f32, dk.f64 = nil, nil, nil
+	for _, sc := range dk.scratch {
+		sc.mu.Lock()
+		if sc.buf != nil {
+			_ = sc.buf.Close()
+		}
+		sc.buf = nil
+		sc.mu.Unlock()
+	}
+	dk.scratch = nil
 }
 
 // cachedDevices is how many devices the cache holds (for tests: a closed
@@ -130,4 +153,43 @@ func (dk *deviceKernels) standIns() (rows *vkc.Param[uint32], f32 *vkc.Param[flo
 		}
 	}
 	return dk.rows, dk.f32, dk.f64, nil
+}
+
+// scratchOf is dk's scratch of T with at least n elements, locked: the
+// caller calls release once the work using it is recorded. Growing it
+// closes the smaller buffer (which waits for the work using it) and
+// keeps the larger.
+func scratchOf[T vkc.Element](dk *deviceKernels, n int) (*vkc.Buffer[T], func(), error) {
+	name := typeOf[T]().name
+	dk.mu.Lock()
+	if dk.closed {
+		dk.mu.Unlock()
+		return nil, nil, vkc.ErrClosed
+	}
+	if dk.scratch == nil {
+		dk.scratch = map[string]*scratch{}
+	}
+	sc := dk.scratch[name]
+	if sc == nil {
+		sc = &scratch{}
+		dk.scratch[name] = sc
+	}
+	dk.mu.Unlock()
+	sc.mu.Lock()
+	if sc.buf == nil || sc.n < n {
+		if sc.buf != nil {
+			if err := sc.buf.Close(); err != nil {
+				sc.mu.Unlock()
+				return nil, nil, err
+			}
+			sc.buf = nil
+		}
+		b, err := vkc.NewBuffer[T](dk.dev, n)
+		if err != nil {
+			sc.mu.Unlock()
+			return nil, nil, err
+		}
+		sc.buf, sc.n = b, n
+	}
+	return sc.buf.(*vkc.Buffer[T]), sc.mu.Unlock, nil
 }

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -17,7 +16,6 @@ import (
 type elemType struct {
 	suffix string
 	name   string
-	size   int
 	float  bool
 }
 
@@ -25,33 +23,35 @@ type elemType struct {
 func typeOf[T vkc.Element]() elemType {
 	switch any(*new(T)).(type) {
 	case float32:
-		return elemType{"f32", "float32", 4, true}
+		return elemType{"f32", "float32", true}
 	case vkc.Float16:
-		return elemType{"f16", "Float16", 2, true}
+		return elemType{"f16", "Float16", true}
 	case float64:
-		return elemType{"f64", "float64", 8, true}
+		return elemType{"f64", "float64", true}
 	case int32:
-		return elemType{"i32", "int32", 4, false}
+		return elemType{"i32", "int32", false}
 	case uint32:
-		return elemType{"u32", "uint32", 4, false}
+		return elemType{"u32", "uint32", false}
 	}
-	return elemType{name: fmt.Sprintf("%T", *new(T)), size: 0}
+	name := fmt.Sprintf("%T", *new(T))
+	return elemType{name: strings.TrimPrefix(name, "vkc.")}
 }
 
 // The element types each op family accepts (docs/guide/ops.md lists them;
 // a test keeps the table and these sets equal).
 var (
-	floatTypes         = []string{"float32", "Float16", "float64"}
-	numericTypes       = []string{"float32", "Float16", "float64", "int32", "uint32"}
-	float32And16       = []string{"float32", "Float16"}
-	errUnsupportedType = errors.New("vkc: element type not supported")
+	floatTypes   = []string{"float32", "Float16", "float64"}
+	numericTypes = []string{"float32", "Float16", "float64", "int32", "uint32"}
+	float32And16 = []string{"float32", "Float16"}
 )
 
-// checkType refuses T for op unless its name is in allowed.
+// checkType refuses T for op unless its name is in allowed, with an error
+// wrapping vkc.ErrUnsupported that names the op, the type and the types
+// the op takes.
 func checkType[T vkc.Element](op string, allowed []string) (elemType, error) {
 	et := typeOf[T]()
 	if et.suffix == "" || !slices.Contains(allowed, et.name) {
-		return et, fmt.Errorf("%w: %s of %s (supported: %s)", errUnsupportedType, op, et.name, strings.Join(allowed, ", "))
+		return et, fmt.Errorf("vkc: %s of %s: the op takes %s: %w", op, et.name, strings.Join(allowed, ", "), vkc.ErrUnsupported)
 	}
 	return et, nil
 }
@@ -59,6 +59,7 @@ func checkType[T vkc.Element](op string, allowed []string) (elemType, error) {
 // push is a kernel's push-constant block being built, word by word.
 type push []byte
 
+// u appends words.
 func (p push) u(vs ...uint32) push {
 	for _, v := range vs {
 		p = binary.LittleEndian.AppendUint32(p, v)
@@ -128,15 +129,46 @@ func groupsFor(n int, lim [3]uint32) ([3]uint32, error) {
 // with rows param nil, ceil(rows/perGroup) groups now; otherwise groups
 // from the param when the launch runs (LaunchIndirect), the param bound
 // where the kernel reads its row count.
-func run(s *vkc.Stream, k *vkc.Kernel, rowsParam *vkc.Param[uint32], rows, perGroup int, p push, args ...vkc.Arg) error {
+//
+// prefixes name the bindings of dynamic tensors whose first rows lie in a
+// prefix of their buffer: the launch checks and marks only that prefix
+// (vkc.Groups.Prefix), so rows past the param's value are neither read
+// nor counted as written.
+func run(s *vkc.Stream, k *vkc.Kernel, rowsParam *vkc.Param[uint32], prefixes []rowPrefix, rows, perGroup int, p push, args ...vkc.Arg) error {
 	if rowsParam != nil {
-		return k.LaunchIndirect(s, vkc.GroupsOf(rowsParam, uint32(perGroup)), p, args...)
+		g := vkc.GroupsOf(rowsParam, uint32(perGroup))
+		for _, pr := range prefixes {
+			g = g.Prefix(pr.binding, pr.per)
+		}
+		return k.LaunchIndirect(s, g, p, args...)
 	}
 	g, err := groupsFor((rows+perGroup-1)/perGroup, s.Device().Info().Limits.MaxComputeWorkGroupCount)
 	if err != nil {
 		return err
 	}
 	return k.Launch(s, g, p, args...)
+}
+
+// rowPrefix is a binding a dynamic op uses only in its first rows, per
+// elements a row.
+type rowPrefix struct{ binding, per int }
+
+// prefixOf is, for a dynamic tensor laid out as l at binding, the prefix
+// of its buffer its first rows lie in: none unless it is dynamic, starts
+// at offset 0 and each row lies inside its axis-0 stride. A tensor with
+// none is used whole, as any launch's buffers are.
+func prefixOf(binding int, l layout, dynamic bool) []rowPrefix {
+	if !dynamic || l.offset != 0 || len(l.shape) == 0 || l.strides[0] == 0 {
+		return nil
+	}
+	rowSpan := 1
+	for i := 1; i < len(l.shape); i++ {
+		rowSpan += (l.shape[i] - 1) * l.strides[i]
+	}
+	if rowSpan > l.strides[0] {
+		return nil
+	}
+	return []rowPrefix{{binding: binding, per: l.strides[0]}}
 }
 
 // opContext is what every op starts from: the stream's device and its

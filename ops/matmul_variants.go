@@ -422,11 +422,11 @@ func (p *problem) splitShape(inner int) (kSlice, splits int) {
 	return kSlice, splits
 }
 
-// scratch is a stream's temporary for split-K's partial sums, kept and
+// splitScratch is a stream's temporary for split-K's partial sums, kept and
 // grown per device, stream and accumulation type. mu is held from the
 // partial launch to the reduction, so calls on one stream from several
 // goroutines do not interleave their use of it.
-type scratch struct {
+type splitScratch struct {
 	mu  sync.Mutex
 	f32 *vkc.Buffer[float32]
 	f64 *vkc.Buffer[float64]
@@ -445,7 +445,7 @@ type scratchKey struct {
 type matmulDevice struct {
 	tunings *tunings
 	mu      sync.Mutex
-	scratch map[scratchKey]*scratch
+	scratch map[scratchKey]*splitScratch
 	packed  map[uint64]*packed
 }
 
@@ -462,7 +462,7 @@ func matmulDeviceOf(dev *vkc.Device) (*matmulDevice, error) {
 	if md := matmulDevices.devs[dev]; md != nil {
 		return md, nil
 	}
-	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*scratch{}, packed: map[uint64]*packed{}}
+	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*splitScratch{}, packed: map[uint64]*packed{}}
 	err := dev.OnClose(func() {
 		matmulDevices.mu.Lock()
 		delete(matmulDevices.devs, dev)
@@ -488,12 +488,12 @@ func (md *matmulDevice) packedOf(stream uint64) *packed {
 }
 
 // scratchOf is the stream's temporary of the accumulation type.
-func (md *matmulDevice) scratchOf(key scratchKey) *scratch {
+func (md *matmulDevice) scratchOf(key scratchKey) *splitScratch {
 	md.mu.Lock()
 	defer md.mu.Unlock()
 	sc := md.scratch[key]
 	if sc == nil {
-		sc = &scratch{}
+		sc = &splitScratch{}
 		md.scratch[key] = sc
 	}
 	return sc

@@ -79,75 +79,29 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if err := writable(op, "y", y); err != nil {
 		return err
 	}
-	rank := x.Rank()
-	if rank == 0 {
-		return fmt.Errorf("vkc: %s: x %v has no axis", op, x)
-	}
-	if axis < -rank || axis >= rank {
-		return fmt.Errorf("vkc: %s: axis %d of shape %v", op, axis, x.at.shape)
-	}
-	if axis < 0 {
-		axis += rank
-	}
 	rowsP, err := dynamicRows(op, y, x)
 	if err != nil {
 		return err
 	}
-	if rowsP != nil && (axis == 0 || rank < 2) {
-		return fmt.Errorf("vkc: %s: along axis %d of %v: the dynamic axis 0 cannot be the one normalised", op, axis, x.at.shape)
-	}
-	// The normalised axis last; the others, merged, before it.
-	perm := make([]int, 0, rank)
-	for i := range rank {
-		if i != axis {
-			perm = append(perm, i)
-		}
-	}
-	perm = append(perm, axis)
-	lx, _ := x.at.permute(perm)
-	ly, _ := y.at.permute(perm)
-	C := lx.shape[rank-1]
-	outer, ost := mergeAxes(lx.shape[:rank-1], [][]int{lx.strides[:rank-1], ly.strides[:rank-1]}, rowsP != nil)
-	if len(outer)+1 > maxRank {
-		return fmt.Errorf("vkc: %s: shape %v needs %d axes once merged, more than the %d the kernels take", op, x.at.shape, len(outer)+1, maxRank)
-	}
-	shape := append(slices.Clone(outer), C)
-	sx := append(slices.Clone(ost[0]), lx.strides[rank-1])
-	sy := append(slices.Clone(ost[1]), ly.strides[rank-1])
-	var flags uint32
-	if rowsP != nil {
-		flags |= flagDynamic
-	}
-	ins := []Tensor[T]{x}
-	wArg, bArg := vkc.Arg(x.buf), vkc.Arg(x.buf) // bound, unread, where there is no weight or bias
-	var offW, offB, sW, sB int
-	for i, v := range []Tensor[T]{w, b} {
-		if isNone(v) {
-			continue
-		}
-		what := [...]string{"weight", "bias"}[i]
-		if v.rows != nil {
-			return fmt.Errorf("vkc: %s: %s %v is dynamic", op, what, v)
-		}
-		if err := sameShape(op, what, v, []int{C}); err != nil {
-			return err
-		}
-		ins = append(ins, v)
-		if i == 0 {
-			flags |= flagHasWeight
-			wArg, offW, sW = v.buf, v.at.offset, v.at.strides[0]
-		} else {
-			flags |= flagHasBias
-			bArg, offB, sB = v.buf, v.at.offset, v.at.strides[0]
-		}
-	}
-	outRange, inRanges, err := ranges(op, y, ins...)
+	rl, err := rowLayoutOf(op, x, y, axis, rowsP != nil)
 	if err != nil {
 		return err
 	}
-	inStrides := make([][]int, len(ins))
-	inStrides[0] = sx
-	if err := checkAliasing(op, true, outRange, sy, inRanges, inStrides); err != nil {
+	aff, err := affineOf(op, x, w, b, rl.C)
+	if err != nil {
+		return err
+	}
+	flags := aff.flags
+	if rowsP != nil {
+		flags |= flagDynamic
+	}
+	outRange, inRanges, err := ranges(op, y, aff.ins...)
+	if err != nil {
+		return err
+	}
+	inStrides := make([][]int, len(aff.ins))
+	inStrides[0] = rl.sx
+	if err := checkAliasing(op, true, outRange, rl.sy, inRanges, inStrides); err != nil {
 		return err
 	}
 	epsArg, err := c.scalarArg(op, "eps", eps, et)
@@ -158,16 +112,100 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 		flags |= flagEpsParam
 	}
 	inner := 1 // rows per index of axis 0
-	for _, e := range outer[1:] {
+	for _, e := range rl.shape[1 : len(rl.shape)-1] {
 		inner *= e
 	}
-	perLead := rowsPerGroup(outer[0], inner*C, c.maxGroupsX())
+	perLead := rowsPerGroup(rl.shape[0], inner*rl.C, c.maxGroupsX())
 	k, err := c.kernel(op, "rownorm_"+et.suffix)
 	if err != nil {
 		return err
 	}
-	p := push{}.u(code, uint32(len(shape)), flags, uint32(perLead*inner)).
-		u(uint32(x.at.offset), uint32(y.at.offset), uint32(offW), uint32(offB), uint32(sW), uint32(sB)).
-		scalar(eps.value, et).ints(maxRank, shape).ints(maxRank, sx).ints(maxRank, sy)
-	return run(s, k, rowsP, outer[0], perLead, p, x.buf, y.buf, wArg, bArg, c.rowsArg(rowsP), epsArg)
+	p := push{}.u(code, uint32(len(rl.shape)), flags, uint32(perLead*inner)).
+		u(uint32(x.at.offset), uint32(y.at.offset), uint32(aff.offW), uint32(aff.offB), uint32(aff.sW), uint32(aff.sB)).
+		scalar(eps.value, et).ints(maxRank, rl.shape).ints(maxRank, rl.sx).ints(maxRank, rl.sy)
+	pre := append(prefixOf(0, x.at, x.rows != nil), prefixOf(1, y.at, rowsP != nil)...)
+	return run(s, k, rowsP, pre, rl.shape[0], perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
+}
+
+// rowLayout is how the row kernel walks x and y: the shape with the
+// normalised axis last (extent C) and the others merged before it, and
+// x's and y's strides over it.
+type rowLayout struct {
+	shape, sx, sy []int
+	C             int
+}
+
+// rowLayoutOf moves axis last and merges the other axes (keeping a
+// dynamic axis 0 first).
+func rowLayoutOf[T vkc.Element](op string, x, y Tensor[T], axis int, dynamic bool) (rowLayout, error) {
+	rank := x.Rank()
+	if rank == 0 {
+		return rowLayout{}, fmt.Errorf("vkc: %s: x %v has no axis", op, x)
+	}
+	if axis < -rank || axis >= rank {
+		return rowLayout{}, fmt.Errorf("vkc: %s: axis %d of shape %v", op, axis, x.at.shape)
+	}
+	if axis < 0 {
+		axis += rank
+	}
+	if dynamic && (axis == 0 || rank < 2) {
+		return rowLayout{}, fmt.Errorf("vkc: %s: along axis %d of %v: the dynamic axis 0 cannot be the one normalised", op, axis, x.at.shape)
+	}
+	perm := make([]int, 0, rank)
+	for i := range rank {
+		if i != axis {
+			perm = append(perm, i)
+		}
+	}
+	perm = append(perm, axis)
+	lx, _ := x.at.permute(perm)
+	ly, _ := y.at.permute(perm)
+	C := lx.shape[rank-1]
+	outer, ost := mergeAxes(lx.shape[:rank-1], [][]int{lx.strides[:rank-1], ly.strides[:rank-1]}, dynamic)
+	if len(outer)+1 > maxRank {
+		return rowLayout{}, fmt.Errorf("vkc: %s: shape %v needs %d axes once merged, more than the %d the kernels take", op, x.at.shape, len(outer)+1, maxRank)
+	}
+	return rowLayout{
+		shape: append(slices.Clone(outer), C),
+		sx:    append(slices.Clone(ost[0]), lx.strides[rank-1]),
+		sy:    append(slices.Clone(ost[1]), ly.strides[rank-1]),
+		C:     C,
+	}, nil
+}
+
+// affineArgs are the weight and bias of a norm as the row kernel binds
+// them: x's buffer, unread, stands in for an absent one.
+type affineArgs[T vkc.Element] struct {
+	w, b               vkc.Arg
+	offW, offB, sW, sB int
+	flags              uint32
+	ins                []Tensor[T]
+}
+
+// affineOf checks weight w and bias b (either the zero Tensor) as vectors
+// of C elements and lays them out for the row kernel; ins are the inputs
+// whose memory y may not share (x first).
+func affineOf[T vkc.Element](op string, x, w, b Tensor[T], C int) (affineArgs[T], error) {
+	a := affineArgs[T]{w: x.buf, b: x.buf, ins: []Tensor[T]{x}}
+	for i, v := range []Tensor[T]{w, b} {
+		if isNone(v) {
+			continue
+		}
+		what := [...]string{"weight", "bias"}[i]
+		if v.rows != nil {
+			return a, fmt.Errorf("vkc: %s: %s %v is dynamic", op, what, v)
+		}
+		if err := sameShape(op, what, v, []int{C}); err != nil {
+			return a, err
+		}
+		a.ins = append(a.ins, v)
+		if i == 0 {
+			a.flags |= flagHasWeight
+			a.w, a.offW, a.sW = v.buf, v.at.offset, v.at.strides[0]
+		} else {
+			a.flags |= flagHasBias
+			a.b, a.offB, a.sB = v.buf, v.at.offset, v.at.strides[0]
+		}
+	}
+	return a, nil
 }

@@ -143,3 +143,26 @@ func TestNormsMatchFloat64(t *testing.T) {
 	t.Run("Float16", func(t *testing.T) { checkNorms[vkc.Float16](t, dev) })
 	t.Run("float64", func(t *testing.T) { checkNorms[float64](t, dev) })
 }
+
+// An epsilon given as a param is read when the work runs: a graph
+// follows its Set.
+func TestNormEpsilonParam(t *testing.T) {
+	dev := openTest(t)
+	eps, err := vkc.NewParam[float32](dev, 0)
+	require.NoError(t, err)
+	defer eps.Close()
+	v := []float64{0.001, -0.002, 0.003, 0.0005}
+	x := Of(upload[float32](t, dev, v), 1, 4)
+	yb := fresh[float32](t, dev, 4)
+	g, err := dev.Stream().Capture(func(s *vkc.Stream) error {
+		return RMSNorm(s, x, Tensor[float32]{}, Tensor[float32]{}, ParamOf(eps), Of(yb, 1, 4))
+	})
+	require.NoError(t, err)
+	defer g.Close()
+	for _, e := range []float64{0, 1e-5, 1} {
+		require.NoError(t, eps.Set(float32(e)))
+		require.NoError(t, g.Replay())
+		want := normRef(v, false, float64(float32(e)))
+		within(t, "RMSNorm", download(t, yb), want, func(i int) float64 { return 32 * 0x1p-24 * (1 + math.Abs(want[i])) })
+	}
+}

@@ -27,8 +27,9 @@ const flagLanes = 1
 //
 // Summing all of a tensor is a Sum of it reshaped to one axis. On float32
 // rows that are contiguous (axis the last, its extent and x's offset
-// multiples of 4) Sum reads four elements a load, near the memory's
-// speed.
+// multiples of 4) Sum reads four elements a load, and eight where they
+// are multiples of 8 and the device has 64-bit integers
+// (FeatureInt64), which brings it near the memory's speed on lavapipe.
 func Sum[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
 	return reduce(s, "Sum", redSum, numericTypes, x, axis, out, false)
 }
@@ -174,26 +175,18 @@ func (r reducing) launch(c *opContext, k *vkc.Kernel, code uint32, splits, offIn
 	return k.Launch(c.s, g, p, in, out)
 }
 
-// partials makes the buffer of a first pass's partials: float32 for
-// Float16 (which accumulates in float32), T otherwise.
-func partials[T vkc.Element](d *vkc.Device, et elemType, n int) (vkc.Arg, func() error, error) {
+// partials is the scratch for a first pass's partials: float32 for
+// Float16 (which accumulates in float32), T otherwise; release unlocks
+// it once the passes are recorded.
+func partials[T vkc.Element](dk *deviceKernels, et elemType, n int) (part vkc.Arg, release func(), err error) {
 	if et.suffix == "f16" {
-		b, err := vkc.NewBuffer[float32](d, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		return b, b.Close, nil
+		return scratchOf[float32](dk, n)
 	}
-	b, err := vkc.NewBuffer[T](d, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b.Close, nil
+	return scratchOf[T](dk, n)
 }
 
 // reduce runs Sum, Mean and Max: one pass when each output element's
-// reduction fits one workgroup's share, else a first pass into partials
-// (the vec4 kernel for contiguous float32 rows) and a second over them.
+// reduction fits one workgroup's share, else two (twoPass).
 func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string, x Tensor[T], axis int, out Tensor[T], mean bool) error {
 	et, err := checkType[T](op, types)
 	if err != nil {
@@ -221,8 +214,13 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 	if r.R <= perGroup {
 		return r.launch(c, k, code, r.mode(), x.at.offset, out.at.offset, scale, et, x.buf, out.buf)
 	}
-	// Two passes: partials[e*splits + j], then a reduction of each
-	// output element's splits.
+	return twoPass(c, op, code, et, r, x, out, scale)
+}
+
+// twoPass reduces into partials[e*splits + j], the first pass (the
+// 64-bit or vec4 kernel for contiguous float32 sums), then reduces each
+// output element's splits into out.
+func twoPass[T vkc.Element](c *opContext, op string, code uint32, et elemType, r reducing, x, out Tensor[T], scale float64) error {
 	splits := (r.R + perGroup - 1) / perGroup
 	fast := et.suffix == "f32" && code == redSum && r.contiguousRow && x.at.offset%4 == 0 && r.R%4 == 0
 	if fast {
@@ -231,40 +229,26 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 	if r.outCount > maxElements/splits {
 		return fmt.Errorf("vkc: %s: %d outputs of %d partials each are too many", op, r.outCount, splits)
 	}
-	part, release, err := partials[T](c.dev, et, r.outCount*splits)
+	part, release, err := partials[T](c.dk, et, r.outCount*splits)
 	if err != nil {
 		return fmt.Errorf("vkc: %s: partials: %w", op, err)
 	}
 	defer release()
-	first := k
-	switch {
-	case fast:
-		if first, err = c.kernel(op, "sum_rows_f32"); err != nil {
-			return err
-		}
-		g, err := groupsFor(r.outCount*splits, c.dev.Info().Limits.MaxComputeWorkGroupCount)
-		if err != nil {
-			return err
-		}
-		p := push{}.u(uint32(r.outCount), uint32(r.R), uint32(splits), uint32(x.at.offset))
-		if err := first.Launch(s, g, p, x.buf, part); err != nil {
-			return err
-		}
-	default:
-		if et.suffix == "f16" {
-			if first, err = c.kernel(op, "reduce_f16_f32"); err != nil {
-				return err
-			}
-		}
-		if err := r.launch(c, first, code, splits, x.at.offset, 0, 1, et, x.buf, part); err != nil {
-			return err
-		}
+	if fast {
+		err = sumRows(c, op, r, x, splits, part)
+	} else {
+		err = firstPass(c, op, code, et, r, x, splits, part)
 	}
-	second := k
+	if err != nil {
+		return err
+	}
+	second, et2 := "reduce_"+et.suffix, et
 	if et.suffix == "f16" {
-		if second, err = c.kernel(op, "reduce_f32_f16"); err != nil {
-			return err
-		}
+		second, et2 = "reduce_f32_f16", typeOf[float32]()
+	}
+	k, err := c.kernel(op, second)
+	if err != nil {
+		return err
 	}
 	// The partials as the second pass's input: output element e's splits
 	// at e*splits, one apart.
@@ -274,11 +258,42 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 		r2.sIn[i] = step
 		step *= r.shape[i]
 	}
-	et2 := et
+	return r2.launch(c, k, code, r2.mode(), 0, out.at.offset, scale, et2, part, out.buf)
+}
+
+// firstPass is the reduce kernel's first pass into partials (float32
+// partials for Float16).
+func firstPass[T vkc.Element](c *opContext, op string, code uint32, et elemType, r reducing, x Tensor[T], splits int, part vkc.Arg) error {
+	name := "reduce_" + et.suffix
 	if et.suffix == "f16" {
-		et2 = typeOf[float32]()
+		name = "reduce_f16_f32"
 	}
-	return r2.launch(c, second, code, r2.mode(), 0, out.at.offset, scale, et2, part, out.buf)
+	k, err := c.kernel(op, name)
+	if err != nil {
+		return err
+	}
+	return r.launch(c, k, code, splits, x.at.offset, 0, 1, et, x.buf, part)
+}
+
+// sumRows is the first pass of a sum over contiguous float32 rows: the
+// 64-bit-load build where the device has 64-bit integers and the rows
+// start at multiples of 8 elements (lavapipe's loads cost per load, not
+// per byte), the vec4 one otherwise.
+func sumRows[T vkc.Element](c *opContext, op string, r reducing, x Tensor[T], splits int, part vkc.Arg) error {
+	name := "sum_rows_f32"
+	if c.dev.Info().Features.Has(vkc.FeatureInt64) && x.at.offset%8 == 0 && r.R%8 == 0 {
+		name = "sum_rows_wide_f32"
+	}
+	k, err := c.kernel(op, name)
+	if err != nil {
+		return err
+	}
+	g, err := groupsFor(r.outCount*splits, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+	if err != nil {
+		return fmt.Errorf("vkc: %s: %w", op, err)
+	}
+	p := push{}.u(uint32(r.outCount), uint32(r.R), uint32(splits), uint32(x.at.offset))
+	return k.Launch(c.s, g, p, x.buf, part)
 }
 
 // perGroup is how many elements a workgroup of the reduce kernel reduces

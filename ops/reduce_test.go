@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -127,4 +129,66 @@ func TestArgmaxTiesGoToTheFirst(t *testing.T) {
 	ib := fresh[int32](t, dev, 1)
 	require.NoError(t, Argmax(dev.Stream(), Of(upload[float32](t, dev, v)), 0, Of(ib)))
 	require.Equal(t, []float64{64}, download(t, ib))
+}
+
+// A reduction of two passes records into a graph like any op: its
+// partials live as long as the graph, and every replay sums the input of
+// that replay.
+func TestTwoPassSumReplays(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	const n = 3 * sumSpan
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(i % 7)
+	}
+	xb := upload[float32](t, dev, v)
+	out := fresh[float32](t, dev, 1)
+	g, err := s.Capture(func(s *vkc.Stream) error { return Sum(s, Of(xb), 0, Of(out)) })
+	require.NoError(t, err)
+	defer g.Close()
+	for _, k := range []float64{1, 2} {
+		w := make([]float32, n)
+		want := 0.0
+		for i := range w {
+			w[i] = float32(k * v[i])
+			want += k * v[i]
+		}
+		require.NoError(t, xb.Write(w))
+		require.NoError(t, g.Replay())
+		require.Equal(t, []float64{want}, download(t, out))
+	}
+}
+
+// Two-pass sums on several streams at once share the device's scratch
+// and still each sum its own input.
+func TestConcurrentTwoPassSums(t *testing.T) {
+	dev := openTest(t)
+	const workers, n = 3, 2*sumSpan + 8
+	errs := make(chan error, workers)
+	outs := make([]*vkc.Buffer[float32], workers)
+	ins := make([]*vkc.Buffer[float32], workers)
+	for w := range workers {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(w + 1)
+		}
+		ins[w], outs[w] = upload[float32](t, dev, v), fresh[float32](t, dev, 1)
+	}
+	for w := range workers {
+		go func() {
+			s := dev.NewStream()
+			var err error
+			for range 4 {
+				err = errors.Join(err, Sum(s, Of(ins[w]), 0, Of(outs[w])))
+			}
+			errs <- errors.Join(err, s.Sync(context.Background()))
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
+	}
+	for w, o := range outs {
+		require.Equal(t, []float64{float64((w + 1) * n)}, download(t, o))
+	}
 }

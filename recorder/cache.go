@@ -5,15 +5,17 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // setKey identifies a descriptor set by kernel (its layout) and the exact
 // claims bound, in binding order; claims past n are zero, so keys of the
 // same binding compare equal.
 type setKey struct {
-	kernel *Kernel
-	n      int
-	claims [MaxBindings]alloc.Claim
+	kernel  *Kernel
+	n       int
+	claims  [MaxBindings]alloc.Claim
+	formats [MaxBindings]TexelFormat // of the texel bindings; zero elsewhere
 }
 
 // setEntry is one cached set. A set is safe to update or free only when no
@@ -33,6 +35,7 @@ type setEntry struct {
 // never evicts (a graph's sets must survive), growing pools instead.
 type setCache struct {
 	r          *Recorder
+	self       *slot // the slot whose cache it is, for reclaiming (memory.go)
 	capacity   int
 	m          map[setKey]*setEntry
 	head, tail *setEntry // most and least recently used
@@ -99,7 +102,7 @@ func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 		}
 		set, err := d.AllocateSet(pool, k.pipe)
 		if err != nil {
-			if err := c.r.observe(err); errors.Is(err, ErrDeviceLost) {
+			if err := c.r.observe(err); errors.Is(err, errs.DeviceLost) {
 				return 0, 0, err
 			}
 			c.outstand[pool] = setsPerPool
@@ -108,7 +111,10 @@ func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 		c.outstand[pool]++
 		return set, pool, nil
 	}
-	pool, err := d.NewDescriptorPool(setsPerPool)
+	pool, err := retryOutOfMemory(c.r, c.self, func() (DescriptorPool, error) {
+		pool, err := d.NewDescriptorPool(setsPerPool)
+		return pool, c.r.observe(err)
+	})
 	if err != nil {
 		return 0, 0, c.r.observe(err)
 	}
@@ -121,24 +127,44 @@ func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 	return set, pool, nil
 }
 
-// sameClaims reports whether args bind exactly key's claims.
-func sameClaims(key *setKey, args []capture.Binding) bool {
+// sameClaims reports whether args bind exactly key's claims, in key's
+// formats.
+func sameClaims(key *setKey, args []capture.Binding, formats *[MaxBindings]TexelFormat) bool {
 	for i, a := range args {
 		if key.claims[i] != a.Claim {
 			return false
 		}
 	}
-	return true
+	return key.formats == *formats
+}
+
+// texelFormats are the formats launch l views k's texel bindings as: its
+// own where given, else the pipeline's; zero for other bindings.
+func texelFormats(k *Kernel, l *Launch) [MaxBindings]TexelFormat {
+	var out [MaxBindings]TexelFormat
+	texels := k.desc.Texels | k.desc.StorageTexels
+	for i := range out {
+		if texels>>uint(i)&1 == 0 {
+			continue
+		}
+		out[i] = k.desc.Formats[i]
+		if l.Formats[i] != 0 {
+			out[i] = l.Formats[i]
+		}
+	}
+	return out
 }
 
 // get returns the set binding args to kernel k, writing a new one on a
 // miss. pinned forbids eviction (a window is open).
-func (c *setCache) get(k *Kernel, args []capture.Binding, done uint64, pinned bool) (*setEntry, error) {
-	if e := c.last; e != nil && e.key.kernel == k && e.key.n == len(args) && sameClaims(&e.key, args) {
+func (c *setCache) get(k *Kernel, l *Launch, done uint64, pinned bool) (*setEntry, error) {
+	args := l.Args
+	formats := texelFormats(k, l)
+	if e := c.last; e != nil && e.key.kernel == k && e.key.n == len(args) && sameClaims(&e.key, args, &formats) {
 		return e, nil // a chain: the same set as the previous launch
 	}
 	key := &c.key
-	key.kernel, key.n = k, len(args)
+	key.kernel, key.n, key.formats = k, len(args), formats
 	for i, a := range args {
 		key.claims[i] = a.Claim
 	}
@@ -162,9 +188,9 @@ func (c *setCache) get(k *Kernel, args []capture.Binding, done uint64, pinned bo
 	}
 	for i := 0; i < key.n; i++ {
 		cl := key.claims[i]
-		c.ranges[i] = BufferRange{Memory: c.r.memoryOf(cl), Offset: cl.Offset, Size: cl.Size}
-		if k.desc.Texels>>uint(i)&1 != 0 {
-			c.ranges[i].Size -= cl.Size % TexelSize // a texel view covers whole texels
+		c.ranges[i] = BufferRange{Memory: c.r.memoryOf(cl), Offset: cl.Offset, Size: cl.Size, Format: key.formats[i]}
+		if (k.desc.Texels|k.desc.StorageTexels)>>uint(i)&1 != 0 {
+			c.ranges[i].Size -= cl.Size % key.formats[i].Size() // a texel view covers whole texels
 		}
 	}
 	if err := c.r.dev.UpdateSet(set, c.ranges[:key.n]); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -225,7 +226,7 @@ func TestKernelLivesWithGraph(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, k.Release())
 	require.Equal(t, base+1, pipes(), "two graphs hold the kernel")
-	require.ErrorIs(t, launch(), recorder.ErrClosed)
+	require.ErrorIs(t, launch(), errs.Closed)
 	require.NoError(t, g.fill(0, y, 0))
 	require.NoError(t, g1.Replay())
 	g.mustRead(0, y, ramp(4))
@@ -248,7 +249,7 @@ func TestKernelLivesWithGraph(t *testing.T) {
 	require.Equal(t, base+1, pipes())
 	require.NoError(t, g.r.AbortCapture(0))
 	require.Equal(t, base, pipes())
-	g.requireUnwritten(0, y, capture.ErrCaptureState)
+	g.requireUnwritten(0, y, errs.CaptureState)
 	g.close()
 }
 
@@ -264,7 +265,7 @@ func TestCaptureRefusals(t *testing.T) {
 		require.NoError(t, g.write(owner, x, nil, ramp(1)))
 		refused := func(what string, err error) {
 			t.Helper()
-			require.ErrorIs(t, err, recorder.ErrStreamCapturing, what)
+			require.ErrorIs(t, err, errs.StreamCapturing, what)
 		}
 		for _, recording := range []bool{false, true} {
 			require.NoError(t, g.r.PrepareCapture(owner))
@@ -273,7 +274,7 @@ func TestCaptureRefusals(t *testing.T) {
 			}
 			err := g.r.PrepareCapture(neighbour)
 			refused("prepare", err)
-			require.ErrorIs(t, err, capture.ErrCaptureState)
+			require.ErrorIs(t, err, errs.CaptureState)
 			refused("begin", g.r.BeginCapture(neighbour))
 			refused("abort", g.r.AbortCapture(neighbour))
 			refused("launch", g.copyK(neighbour, x, y))
@@ -302,7 +303,7 @@ func TestCaptureRefusals(t *testing.T) {
 		require.NoError(t, g.r.PrepareCapture(owner))
 		refused("launch", g.copyK(neighbour, x, y))
 		require.NoError(t, g.r.AbortCapture(owner))
-		g.requireUnwritten(neighbour, y, recorder.ErrStreamCapturing)
+		g.requireUnwritten(neighbour, y, errs.StreamCapturing)
 		g.close()
 	})
 
@@ -314,8 +315,8 @@ func TestCaptureRefusals(t *testing.T) {
 		require.NoError(t, g.r.BeginCapture(owner))
 		require.NoError(t, g.copyK(owner, x, y))
 		_, err := g.r.EndCapture(neighbour)
-		require.ErrorIs(t, err, capture.ErrCaptureState, "a neighbour's end closes the window, seals nothing")
-		g.requireUnwritten(owner, y, capture.ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState, "a neighbour's end closes the window, seals nothing")
+		g.requireUnwritten(owner, y, errs.CaptureState)
 		require.NoError(t, g.r.PrepareCapture(neighbour), "the slot is free again")
 		require.NoError(t, g.r.AbortCapture(neighbour))
 		g.close()
@@ -323,17 +324,17 @@ func TestCaptureRefusals(t *testing.T) {
 
 	t.Run("lifecycle misuse", func(t *testing.T) {
 		g := newRig(t, false, recorder.Options{Slots: 4})
-		require.ErrorIs(t, g.r.BeginCapture(owner), capture.ErrCaptureState)
+		require.ErrorIs(t, g.r.BeginCapture(owner), errs.CaptureState)
 		_, err := g.r.EndCapture(owner)
-		require.ErrorIs(t, err, capture.ErrCaptureState)
-		require.ErrorIs(t, g.r.AbortCapture(owner), capture.ErrCaptureState)
+		require.ErrorIs(t, err, errs.CaptureState)
+		require.ErrorIs(t, g.r.AbortCapture(owner), errs.CaptureState)
 		require.NoError(t, g.r.PrepareCapture(owner))
-		require.ErrorIs(t, g.r.PrepareCapture(owner), capture.ErrCaptureState)
+		require.ErrorIs(t, g.r.PrepareCapture(owner), errs.CaptureState)
 		_, err = g.r.EndCapture(owner)
-		require.ErrorIs(t, err, capture.ErrCaptureState, "ending a prepared window seals nothing")
+		require.ErrorIs(t, err, errs.CaptureState, "ending a prepared window seals nothing")
 		require.NoError(t, g.r.PrepareCapture(owner), "and leaves the slot idle")
 		require.NoError(t, g.r.BeginCapture(owner))
-		require.ErrorIs(t, g.r.BeginCapture(owner), capture.ErrCaptureState)
+		require.ErrorIs(t, g.r.BeginCapture(owner), errs.CaptureState)
 		require.NoError(t, g.r.Flush(owner), "a flush inside the window has nothing to submit")
 		graph, err := g.r.EndCapture(owner)
 		require.NoError(t, err, "an empty recording seals")
@@ -358,10 +359,10 @@ func TestCaptureRefusals(t *testing.T) {
 				} else {
 					err = g.r.Sync(ctx, owner)
 				}
-				require.ErrorIs(t, err, recorder.ErrSyncInCapture)
+				require.ErrorIs(t, err, errs.SyncInCapture)
 				_, err = g.r.EndCapture(owner)
-				require.ErrorIs(t, err, recorder.ErrSyncInCapture, "the window is doomed")
-				g.requireUnwritten(owner, y, recorder.ErrSyncInCapture)
+				require.ErrorIs(t, err, errs.SyncInCapture, "the window is doomed")
+				g.requireUnwritten(owner, y, errs.SyncInCapture)
 				g.mustRead(owner, x, ramp(1))
 				g.close()
 			})
@@ -377,10 +378,10 @@ func TestCaptureRefusals(t *testing.T) {
 		require.NoError(t, g.r.PrepareCapture(neighbour))
 		require.NoError(t, g.r.BeginCapture(neighbour))
 		require.NoError(t, g.copyK(neighbour, x, z))
-		require.ErrorIs(t, graph.Replay(), recorder.ErrStreamCapturing)
+		require.ErrorIs(t, graph.Replay(), errs.StreamCapturing)
 		g2, err := g.r.EndCapture(neighbour)
 		require.NoError(t, err)
-		g.requireUnwritten(owner, y, recorder.ErrStreamCapturing)
+		g.requireUnwritten(owner, y, errs.StreamCapturing)
 		require.NoError(t, graph.Replay())
 		require.NoError(t, g2.Replay())
 		g.mustRead(owner, y, ramp(1))
@@ -399,12 +400,12 @@ func TestCaptureRefusals(t *testing.T) {
 		require.NoError(t, g.r.BeginCapture(owner))
 		require.NoError(t, g.copyK(owner, x, y))
 		require.NoError(t, g.r.AbortCapture(owner))
-		g.requireUnwritten(owner, y, capture.ErrCaptureState)
+		g.requireUnwritten(owner, y, errs.CaptureState)
 		g.mustRead(owner, x, ramp(1))
 		g.close()
 	})
 
-	t.Run("buffer allocation needing a page", func(t *testing.T) {
+	t.Run("buffer allocation the warmup did not prepare", func(t *testing.T) {
 		both(t, func(t *testing.T, unified bool) {
 			g := newRig(t, unified, recorder.Options{Slots: 4, PageSize: 64 << 10})
 			x, y := g.buf(), g.buf()
@@ -412,27 +413,46 @@ func TestCaptureRefusals(t *testing.T) {
 			require.NoError(t, g.r.PrepareCapture(owner))
 			require.NoError(t, g.r.BeginCapture(owner))
 			require.NoError(t, g.copyK(owner, x, y))
+			// Allocating is not refused, room in a page or not (another
+			// goroutine's buffer is as welcome as ever)...
 			small, err := g.r.Alloc(alloc.DeviceLocal, 4*n)
-			require.NoError(t, err, "room in a page: allowed")
-			_, err = g.r.Alloc(alloc.DeviceLocal, 64<<10)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "a new page while a window records")
-			// Another slot's stream allocations may grow.
+			require.NoError(t, err, "room in a page")
+			big, err := g.r.Alloc(alloc.DeviceLocal, 64<<10)
+			require.NoError(t, err, "a new page")
+			// ...but the window refuses to record work on either.
+			for _, c := range []alloc.Claim{small, big} {
+				err = g.launch(owner, "copy", words(n), rd(x), wr(c))
+				require.ErrorIs(t, err, errs.AllocInCapture)
+			}
+			// Another slot's stream works on them, and allocations may grow.
+			require.NoError(t, g.copyK(other, x, small))
 			tmp, err := g.r.AllocOn(other, alloc.DeviceLocal, 64<<10)
 			require.NoError(t, err)
 			require.NoError(t, g.r.Drop(other, tmp))
 			_, err = g.r.EndCapture(owner)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture, "the failed allocation doomed the window")
-			g.requireUnwritten(owner, y, alloc.ErrAllocInCapture)
+			require.ErrorIs(t, err, errs.AllocInCapture, "the refused work doomed the window")
+			g.requireUnwritten(owner, y, errs.AllocInCapture)
+			g.mustRead(other, small, ramp(1))
+			// The window over, the buffers are like any other.
+			require.NoError(t, g.r.PrepareCapture(owner))
+			require.NoError(t, g.copyK(owner, x, big))
+			require.NoError(t, g.r.BeginCapture(owner))
+			require.NoError(t, g.copyK(owner, x, big))
+			graph, err := g.r.EndCapture(owner)
+			require.NoError(t, err)
+			require.NoError(t, graph.Close())
+			require.NoError(t, g.r.Quiesce(^uint64(0)))
 			require.NoError(t, g.r.Free(small))
+			require.NoError(t, g.r.Free(big))
 
 			// The owner's own temporary needing a page dooms it too.
 			require.NoError(t, g.r.PrepareCapture(owner))
 			require.NoError(t, g.r.BeginCapture(owner))
 			require.NoError(t, g.copyK(owner, x, y))
 			_, err = g.r.AllocOn(owner, alloc.DeviceLocal, 64<<10)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture)
+			require.ErrorIs(t, err, errs.AllocInCapture)
 			_, err = g.r.EndCapture(owner)
-			require.ErrorIs(t, err, alloc.ErrAllocInCapture)
+			require.ErrorIs(t, err, errs.AllocInCapture)
 			g.close()
 		})
 	})
@@ -441,7 +461,7 @@ func TestCaptureRefusals(t *testing.T) {
 // The warmup grows the pools to the working set: a window whose function
 // allocates, uses and frees temporaries — one above the dedicated-page
 // threshold, as stream temporaries (AllocOn + Drop) and as buffers
-// (Alloc + Free) — records without ErrAllocInCapture, because the warmup's
+// (Alloc + Free) — records without errs.AllocInCapture, because the warmup's
 // frees are parked until Begin and the pages that empty are kept.
 func TestWarmupKeepsWhatTheRecordingNeeds(t *testing.T) {
 	for _, buffers := range []bool{false, true} {
@@ -632,7 +652,7 @@ func TestParkedGuardedClaimKeepsItsTaint(t *testing.T) {
 // order of their sizes: two above the dedicated-page threshold, the
 // smaller first, as stream temporaries and as buffers. Freed at Begin and
 // allocated again, good fit gave the smaller request the larger one's
-// kept page, and the larger then needed a new page (ErrAllocInCapture).
+// kept page, and the larger then needed a new page (errs.AllocInCapture).
 func TestRecordingGetsTheWarmupsTemporariesInAnyOrder(t *testing.T) {
 	for _, buffers := range []bool{false, true} {
 		t.Run(map[bool]string{false: "temporaries", true: "buffers"}[buffers], func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -177,7 +178,7 @@ func TestWriteFreshSkipsWindows(t *testing.T) {
 			require.NoError(t, g.r.PrepareCapture(s))
 		}
 		_, err = g.r.WriteFresh(1, other, &st, bytesOf(ramp(3)))
-		require.ErrorIs(t, err, recorder.ErrStreamCapturing)
+		require.ErrorIs(t, err, errs.StreamCapturing)
 		for s := range recorder.StreamID(2) {
 			require.NoError(t, g.r.AbortCapture(s))
 		}

@@ -14,12 +14,10 @@
 package recorder
 
 import (
-	"errors"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/devinfo"
-	"github.com/vkcompute/vkc/shaders"
 )
 
 // Handles name objects a Device created. They are opaque to the recorder,
@@ -91,10 +89,11 @@ type Dispatch struct {
 // PipelineDesc is a compute kernel's interface: buffers at set 0,
 // bindings 0..Bindings-1, of which the ones with their bit set in Writes
 // are written and the ones with their bit set in Texels are read as
-// uniform texel buffers of TexelSize-byte texels (R32G32B32A32_UINT, GLSL
-// usamplerBuffer) instead of storage buffers, each viewing the whole
-// texels of the claim bound (a claim's tail short of a texel is not
-// seen); PushSize bytes of push constants; values for specialization
+// uniform texel buffers (by default of TexelSize-byte R32G32B32A32_UINT
+// texels, GLSL usamplerBuffer; Formats says otherwise) instead of storage
+// buffers, each viewing the whole texels of the claim bound (a claim's
+// tail short of a texel is not seen); StorageTexels and Uniforms mark
+// storage texel and uniform buffers; PushSize bytes of push constants; values for specialization
 // constants, Spec[i] for the constant with ID SpecIDs[i] (ID i when SpecIDs
 // is nil). Name identifies the kernel: a device that executes kernels in
 // Go (hostdev) looks its reference up by it, and errors name it.
@@ -103,6 +102,15 @@ type PipelineDesc struct {
 	Bindings int
 	Writes   uint32
 	Texels   uint32
+	// StorageTexels has bit i set when binding i is a storage texel
+	// buffer (read, written or both, as Writes says), and Uniforms when it
+	// is a uniform buffer (read only); no bit is set in two of Texels,
+	// StorageTexels and Uniforms.
+	StorageTexels, Uniforms uint32
+	// Formats are the formats the texel bindings view their claims as,
+	// each viewing the whole texels of the claim bound; the zero value
+	// is R32G32B32A32_UINT (TexelSize bytes).
+	Formats  [MaxBindings]TexelFormat
 	PushSize uint32
 	Spec     []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
@@ -110,6 +118,20 @@ type PipelineDesc struct {
 	// touching its other constants; nil means 0..len(Spec)-1 (the
 	// catalogue's convention).
 	SpecIDs []uint32
+	// Constants set further specialization constants of any width (a
+	// user kernel's constants, typed by its module); no ID is set twice
+	// across Spec and Constants.
+	Constants []SpecConstant
+	// Entry names the entry point the pipeline runs; "" is "main".
+	Entry string
+}
+
+// SpecConstant is the value of one specialization constant: Size bytes (1,
+// 2, 4 or 8: its type's width, 4 for a bool) of Bits, low bytes first.
+type SpecConstant struct {
+	ID   uint32
+	Size uint32
+	Bits uint64
 }
 
 // SpecValue is the value desc sets for the specialization constant with
@@ -129,10 +151,32 @@ type BufferRange struct {
 	Memory Memory
 	Offset uint64
 	Size   uint64
+	// Format is the format a texel binding views the range as (ignored
+	// for other bindings).
+	Format TexelFormat
 }
 
 // TexelSize is the bytes of one texel of a uniform texel binding.
 const TexelSize = devinfo.TexelSize
+
+// TexelFormat is the format a texel binding views a claim as.
+type TexelFormat = devinfo.TexelFormat
+
+// The texel formats (see devinfo).
+const (
+	TexelRGBA32Uint  = devinfo.TexelRGBA32Uint
+	TexelR32Float    = devinfo.TexelR32Float
+	TexelR32Uint     = devinfo.TexelR32Uint
+	TexelR32Sint     = devinfo.TexelR32Sint
+	TexelRGBA32Float = devinfo.TexelRGBA32Float
+	TexelRGBA32Sint  = devinfo.TexelRGBA32Sint
+	TexelRGBA16Float = devinfo.TexelRGBA16Float
+	TexelR16Float    = devinfo.TexelR16Float
+	TexelR16Uint     = devinfo.TexelR16Uint
+	TexelR16Sint     = devinfo.TexelR16Sint
+	TexelR8Uint      = devinfo.TexelR8Uint
+	TexelR8Sint      = devinfo.TexelR8Sint
+)
 
 // MaxBindings is the most buffers (storage or texel) one launch binds.
 const MaxBindings = 16
@@ -147,8 +191,8 @@ const MaxPushSize = 256
 // one command pool, or the buffers allocated from it, from two goroutines
 // at once; the recorder never does.
 //
-// Errors a Device returns wrap the recorder's sentinels where one applies
-// (ErrDeviceLost, ErrOutOfDeviceMemory, ErrClosed, ErrBadSPIRV).
+// Errors a Device returns wrap vkc's sentinels (package errs) where one applies
+// (errs.DeviceLost, errs.OutOfMemory, errs.Closed, errs.BadSPIRV).
 type Device interface {
 	// Info describes the device: name, type, limits, memory.
 	Info() DeviceInfo
@@ -214,7 +258,7 @@ type Device interface {
 
 	// NewTimestamps creates a pool of count timestamp queries (at least
 	// one). A device whose queue takes no timestamps (a timestamp period
-	// of zero in its limits) fails with ErrUnsupported.
+	// of zero in its limits) fails with errs.Unsupported.
 	NewTimestamps(count uint32) (Timestamps, error)
 	// DestroyTimestamps destroys a pool no pending command buffer writes.
 	DestroyTimestamps(q Timestamps)
@@ -275,46 +319,4 @@ type (
 	SubgroupInfo = devinfo.SubgroupInfo
 	DeviceInfo   = devinfo.DeviceInfo
 	Features     = devinfo.Features
-)
-
-// Sentinel errors of the recorder and of the devices it drives, declared
-// here once: the recorder owns the seam's sentinels (as database/sql/driver
-// owns ErrBadConn), and a Device (recorder/vkdev lowering package vk's
-// failures, recorder/hostdev) returns errors wrapping them. Failures that
-// belong to the packages below pass through as they are, never declared
-// again: alloc.ErrUnwritten, alloc.ErrAllocInCapture,
-// capture.ErrCaptureState, and shaders.ErrInvalidSPIRV (ErrBadSPIRV).
-// The allocator's own alloc.ErrClosed never leaves the recorder: every call
-// into the allocator holds devMu and checks closed, and Close closes the
-// allocator with devMu held exclusively. The public package maps each
-// sentinel onto its own, in one table.
-var (
-	// ErrSyncInCapture: the stream that owns a recording capture window
-	// asked to wait for the device (a read or a sync). Nothing recorded has
-	// run, so there is nothing to wait for; the window is doomed.
-	ErrSyncInCapture = errors.New("recorder: sync or read inside a capture window")
-	// ErrStreamCapturing: another logical stream on the same slot owns a
-	// capture window; this stream's call is refused so it cannot slip into
-	// (or wait on) the recording.
-	ErrStreamCapturing = errors.New("recorder: another stream on this slot is capturing")
-	// ErrClosed: use of a closed recorder, kernel or graph.
-	ErrClosed = errors.New("recorder: use of closed object")
-	// ErrDeviceLost: the device was lost; every later call fails with it.
-	ErrDeviceLost = errors.New("recorder: device lost")
-	// ErrOutOfDeviceMemory: the device or host ran out of memory.
-	ErrOutOfDeviceMemory = errors.New("recorder: out of device memory")
-	// ErrBadSPIRV: code given as a kernel is not a valid SPIR-V module. It
-	// is the SPIR-V reader's sentinel, whoever refuses the module: the
-	// reader itself, or the device's validator (vkdev lowers vk's refusal
-	// onto it).
-	ErrBadSPIRV = shaders.ErrInvalidSPIRV
-	// ErrUnsupported: the request needs a feature or version the device
-	// lacks (a module's SPIR-V version newer than its Vulkan version
-	// takes, timestamps on a queue that takes none); the message names
-	// what is missing.
-	ErrUnsupported = errors.New("recorder: unsupported by the device")
-	// ErrNoLoader: the Vulkan loader could not be loaded.
-	ErrNoLoader = errors.New("recorder: Vulkan loader not found (install the libvulkan1 package)")
-	// ErrNoDevice: no Vulkan driver reports a device.
-	ErrNoDevice = errors.New("recorder: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)")
 )

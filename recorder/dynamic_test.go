@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -120,7 +121,7 @@ func TestSetHostWaitsForPendingReaders(t *testing.T) {
 	d.dev.Resume()
 	<-done
 	got, err := d.read(1, dst)
-	require.ErrorIs(t, err, alloc.ErrUnwritten, "the launch ran with n = 3: elements 3.. are unwritten, got %v", got)
+	require.ErrorIs(t, err, errs.Unwritten, "the launch ran with n = 3: elements 3.. are unwritten, got %v", got)
 	require.ErrorContains(t, d.r.SetHost([]alloc.Claim{d.length}, nil), "1 claims with 0 values")
 	require.ErrorContains(t, d.r.SetHost([]alloc.Claim{d.length}, [][]byte{make([]byte, 8)}), "not mapped host memory of that size")
 }

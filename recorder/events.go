@@ -6,23 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
-)
-
-// Errors of events, declared once here and mapped publicly by the root.
-var (
-	// ErrEventUnrecorded: a nil event, or one no Record made.
-	ErrEventUnrecorded = errors.New("recorder: event never recorded")
-	// ErrEventForeign: an event recorded on another device.
-	ErrEventForeign = errors.New("recorder: event of another device")
-	// ErrEventInCapture: an event recorded inside a capture window used
-	// where its point does not exist: outside that window (another slot's
-	// wait, a host wait, a device time), or a timed event asked for inside
-	// one. Its point lies in the graph, which runs only when replayed.
-	ErrEventInCapture = errors.New("recorder: event recorded inside a capture window used outside it")
-	// ErrEventUntimed: a device time asked of an event recorded without a
-	// timestamp (Record instead of RecordTimed).
-	ErrEventUntimed = errors.New("recorder: event recorded without a timestamp")
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Event is a point on one slot's queue: after every command the recording
@@ -69,7 +54,7 @@ func (r *Recorder) Record(s StreamID, timed bool) (*Event, error) {
 	ev.mu.SetRank(lockrank.Event, 0)
 	if b.win.IsRecording() {
 		if timed {
-			return nil, fmt.Errorf("%w: a timed event inside stream %d's window (time the replay from outside it)", ErrEventInCapture, s)
+			return nil, fmt.Errorf("%w: a timed event inside stream %d's window (time the replay from outside it)", errs.EventInCapture, s)
 		}
 		ev.window = b.win.gen
 		return ev, nil
@@ -109,7 +94,7 @@ func (q *submissions) neverRan(err error) {
 // submitErr is why the submission with the given serial never ran, or nil.
 func (q *submissions) submitErr(serial uint64) error {
 	if err, ok := q.unsubmitted[serial]; ok {
-		return fmt.Errorf("recorder: the work before the event was never submitted: %w", err)
+		return fmt.Errorf("the work before the event was never submitted: %w", err)
 	}
 	return nil
 }
@@ -118,15 +103,15 @@ func (q *submissions) submitErr(serial uint64) error {
 func (r *Recorder) checkEvent(ev *Event) error {
 	switch {
 	case ev == nil || ev.r == nil:
-		return ErrEventUnrecorded
+		return errs.EventUnrecorded
 	case ev.r != r:
-		return ErrEventForeign
+		return errs.EventForeign
 	}
 	ev.mu.Lock()
 	closed := ev.closed
 	ev.mu.Unlock()
 	if closed {
-		return fmt.Errorf("recorder: event: %w", ErrClosed)
+		return fmt.Errorf("event: %w", errs.Closed)
 	}
 	return nil
 }
@@ -165,7 +150,7 @@ func (r *Recorder) Wait(s StreamID, ev *Event) error {
 	}
 	if ev.window != 0 {
 		if ev.slot != b.index || !b.win.IsRecording() || b.win.gen != ev.window {
-			return fmt.Errorf("%w: stream %d waits for it outside its window", ErrEventInCapture, s)
+			return fmt.Errorf("%w: stream %d waits for it outside its window", errs.EventInCapture, s)
 		}
 		r.dev.CmdBarrier(b.win.cb, BarrierBetween)
 		b.win.haz.reset()
@@ -186,7 +171,7 @@ func (r *Recorder) eagerSlot(ev *Event) (*slot, error) {
 		return nil, err
 	}
 	if ev.window != 0 {
-		return nil, fmt.Errorf("%w: the host cannot wait for a point of a graph", ErrEventInCapture)
+		return nil, fmt.Errorf("%w: the host cannot wait for a point of a graph", errs.EventInCapture)
 	}
 	return r.slots[ev.slot], nil
 }
@@ -219,7 +204,7 @@ func (b *slot) syncThrough(ctx context.Context, serial uint64) error {
 	}
 	for len(b.subs.inflight) > 0 && b.subs.inflight[0].serial <= serial {
 		if err := b.subs.waitOldest(ctx); err != nil {
-			if ctx.Err() != nil || errors.Is(err, ErrDeviceLost) {
+			if ctx.Err() != nil || errors.Is(err, errs.DeviceLost) {
 				return err
 			}
 			if first == nil {
@@ -275,9 +260,9 @@ func (r *Recorder) Since(ctx context.Context, end, start *Event) (time.Duration,
 		var err error
 		switch {
 		case ev.closed:
-			err = fmt.Errorf("recorder: event: %w", ErrClosed)
+			err = fmt.Errorf("event: %w", errs.Closed)
 		case ev.stamp == 0:
-			err = ErrEventUntimed
+			err = errs.EventUntimed
 		default:
 			err = r.observe(r.dev.ReadTimestamps(ev.stamp, 0, ticks[i:i+1]))
 		}

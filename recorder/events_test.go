@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -121,10 +122,10 @@ func TestTimedEventsMeasureTheWorkBetween(t *testing.T) {
 	untimed, err := g.r.Record(0, false)
 	require.NoError(t, err)
 	_, err = g.r.Since(context.Background(), untimed, start)
-	require.ErrorIs(t, err, recorder.ErrEventUntimed)
+	require.ErrorIs(t, err, errs.EventUntimed)
 	require.NoError(t, mid.Close())
 	_, err = g.r.Since(context.Background(), end, mid)
-	require.ErrorIs(t, err, recorder.ErrClosed)
+	require.ErrorIs(t, err, errs.Closed)
 	g.close() // start and end still open: Close destroys their queries
 }
 
@@ -136,7 +137,7 @@ func TestProfileTimesEachLaunchOfItsStream(t *testing.T) {
 	g := newRig(t, false, recorder.Options{Slots: 2})
 	x, y := g.buf(), g.buf()
 	require.NoError(t, g.r.BeginProfile(0))
-	require.ErrorIs(t, g.r.BeginProfile(0), recorder.ErrProfileState, "nested")
+	require.ErrorIs(t, g.r.BeginProfile(0), errs.ProfileState, "nested")
 	require.NoError(t, g.fill(0, x, 1))
 	require.NoError(t, g.fill(2, y, 2)) // stream 2 shares slot 0: not profiled
 	l := recorder.Launch{Args: []capture.Binding{rd(x), wr(y)}, Groups: [3]uint32{3, 1, 1}, Push: words(n)}
@@ -151,7 +152,7 @@ func TestProfileTimesEachLaunchOfItsStream(t *testing.T) {
 	require.Equal(t, 3*launches[0].Device, launches[1].Device, "three groups of the same size run three times the invocations of one")
 	require.GreaterOrEqual(t, total, launches[0].Device+launches[1].Device)
 	_, _, err = g.r.EndProfile(context.Background(), 0)
-	require.ErrorIs(t, err, recorder.ErrProfileState, "ended twice")
+	require.ErrorIs(t, err, errs.ProfileState, "ended twice")
 	g.close()
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -255,7 +256,7 @@ func (f *fx) read(s recorder.StreamID, b *mbuf) {
 		out := make([]byte, b.c.Size)
 		err := f.r.Read(context.Background(), s, b.c, out)
 		driverErr := err
-		if errors.Is(err, alloc.ErrUnwritten) {
+		if errors.Is(err, errs.Unwritten) {
 			driverErr = nil
 		}
 		f.after("read "+b.name, driverErr)

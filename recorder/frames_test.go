@@ -3,6 +3,8 @@ package recorder
 import (
 	"errors"
 	"testing"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // TestFramesInTurn: frames are submitted in turn, wrapping at the count; a
@@ -30,8 +32,8 @@ func TestFramesInTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.breakSemaphores()
-	if err := f.usable(); !errors.Is(err, ErrOutOfDate) {
-		t.Fatalf("broken semaphores: %v, want ErrOutOfDate", err)
+	if err := f.usable(); !errors.Is(err, errs.OutOfDate) {
+		t.Fatalf("broken semaphores: %v, want errs.OutOfDate", err)
 	}
 	if f = newFrames(2); f.usable() != nil {
 		t.Fatal("a reset left the semaphores broken")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -44,6 +45,29 @@ type fz struct {
 	}
 	pending [fzSlots]map[*mbuf]struct{} // written by work not known complete
 	reading [fzSlots]map[*mbuf]struct{} // read by work not known complete
+	// gens numbers each slot's recordings; born says, per buffer made
+	// while windows recorded, which recording of each slot saw it born
+	// (0: none). The recorder serves such a buffer a claim the warmup
+	// freed, or a new one its window refuses to record work on; the model
+	// cannot tell which, so it accepts either.
+	gens [fzSlots]int
+	born map[*mbuf][fzSlots]int
+}
+
+// maybeBorn reports whether one of bufs was allocated during the slot's
+// current recording, which may refuse work on it.
+func (f *fz) maybeBorn(slot int, bufs ...[]*mbuf) bool {
+	if f.win[slot].state != capture.Recording {
+		return false
+	}
+	for _, list := range bufs {
+		for _, b := range list {
+			if f.born[b][slot] == f.gens[slot] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type fzWindow struct {
@@ -106,8 +130,8 @@ func (f *fz) result(what string, err, want error, outs ...*mbuf) {
 			return true
 		}
 		if f.lost {
-			return e == nil || errors.Is(e, recorder.ErrDeviceLost) || errors.Is(e, capture.ErrCaptureState) ||
-				errors.Is(e, recorder.ErrStreamCapturing)
+			return e == nil || errors.Is(e, errs.DeviceLost) || errors.Is(e, errs.CaptureState) ||
+				errors.Is(e, errs.StreamCapturing)
 		}
 		if want == nil {
 			return e == nil
@@ -168,11 +192,11 @@ func (f *fz) settleReaders(self int, bs ...*mbuf) {
 // neighbour of an open window is refused.
 func (f *fz) want(s recorder.StreamID) error {
 	if f.lost {
-		return recorder.ErrDeviceLost
+		return errs.DeviceLost
 	}
 	w := f.win[slotOf(s)]
 	if w.state != capture.Idle && w.owner != s {
-		return recorder.ErrStreamCapturing
+		return errs.StreamCapturing
 	}
 	return nil
 }
@@ -209,6 +233,9 @@ func (f *fz) work(what string, s recorder.StreamID, ins, outs []*mbuf, compute f
 		w.ins = append(w.ins, ins...)
 	case rec:
 		f.doom(slot, err)
+		if errors.Is(err, errs.AllocInCapture) && f.maybeBorn(slot, ins, outs) {
+			want = errs.AllocInCapture // a buffer born in the window
+		}
 	default:
 		run()
 	}
@@ -272,8 +299,8 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 		w.writes = append(w.writes, b)
 	case rec:
 		f.doom(slot, err)
-		if errors.Is(err, alloc.ErrAllocInCapture) {
-			want = alloc.ErrAllocInCapture // no room for the staging: the model cannot tell
+		if errors.Is(err, errs.AllocInCapture) {
+			want = errs.AllocInCapture // no room for the staging, or a buffer born in the window: the model cannot tell
 		}
 	default:
 		b.setClean(vals)
@@ -288,13 +315,13 @@ func (f *fz) write(s recorder.StreamID, b *mbuf, vals []float32) {
 func (f *fz) read(s recorder.StreamID, b *mbuf) {
 	want := f.want(s)
 	if want == nil && f.recording(s) {
-		want = recorder.ErrSyncInCapture
+		want = errs.SyncInCapture
 	}
 	out := make([]byte, b.c.Size)
 	err := f.r.Read(context.Background(), s, b.c, out)
 	what := fmt.Sprintf("read %s on %d", b.name, s)
 	if want != nil || f.lost {
-		if want == recorder.ErrSyncInCapture {
+		if want == errs.SyncInCapture {
 			f.doom(slotOf(s), err)
 		}
 		if f.lost && err == nil {
@@ -304,7 +331,7 @@ func (f *fz) read(s recorder.StreamID, b *mbuf) {
 		return
 	}
 	driverErr := err
-	if errors.Is(err, alloc.ErrUnwritten) {
+	if errors.Is(err, errs.Unwritten) {
 		driverErr = nil
 	}
 	f.result(what, driverErr, nil)
@@ -326,10 +353,10 @@ func (f *fz) read(s recorder.StreamID, b *mbuf) {
 func (f *fz) sync(s recorder.StreamID) error {
 	want := f.want(s)
 	if want == nil && f.recording(s) {
-		want = recorder.ErrSyncInCapture
+		want = errs.SyncInCapture
 	}
 	err := f.r.Sync(context.Background(), s)
-	if want == recorder.ErrSyncInCapture {
+	if want == errs.SyncInCapture {
 		f.doom(slotOf(s), err)
 	}
 	f.result(fmt.Sprintf("sync %d", s), err, want)
@@ -348,11 +375,11 @@ func (f *fz) prepare(s recorder.StreamID) {
 	var want error
 	switch {
 	case f.lost:
-		want = recorder.ErrDeviceLost
+		want = errs.DeviceLost
 	case w.state != capture.Idle && w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	case w.state != capture.Idle:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	}
 	err := f.r.PrepareCapture(s)
 	if want == nil && err == nil {
@@ -367,16 +394,17 @@ func (f *fz) begin(s recorder.StreamID) {
 	var want error
 	switch {
 	case f.lost:
-		want = recorder.ErrDeviceLost
+		want = errs.DeviceLost
 	case w.state != capture.Idle && w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	case w.state != capture.Prepared:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	}
 	err := f.r.BeginCapture(s)
 	if want == nil {
 		if err == nil {
 			w.state = capture.Recording
+			f.gens[slot]++
 		} else {
 			*w = fzWindow{} // a driver refusal returns the slot to idle
 		}
@@ -394,14 +422,14 @@ func (f *fz) end(s recorder.StreamID) {
 	recorded := w.state == capture.Recording
 	switch {
 	case recorded && w.owner != s:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	case recorded && w.doom != nil:
 		want = w.doom
 	case recorded:
 	case w.state != capture.Idle && w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	default:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	}
 	g, err := f.r.EndCapture(s)
 	if recorded || (w.state == capture.Prepared && w.owner == s) {
@@ -421,14 +449,14 @@ func (f *fz) abort(s recorder.StreamID) {
 	var want error
 	switch {
 	case w.state == capture.Idle:
-		want = capture.ErrCaptureState
+		want = errs.CaptureState
 	case w.owner != s:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	}
 	err := f.r.AbortCapture(s)
 	if want == nil {
 		if w.state == capture.Recording {
-			cause := []error{capture.ErrCaptureState}
+			cause := []error{errs.CaptureState}
 			if w.doom != nil {
 				cause = []error{w.doom}
 			}
@@ -446,11 +474,11 @@ func (f *fz) replay(i int) {
 	var want error
 	switch {
 	case g.closed:
-		want = recorder.ErrClosed
+		want = errs.Closed
 	case f.lost:
-		want = recorder.ErrDeviceLost
+		want = errs.DeviceLost
 	case f.win[g.slot].state == capture.Recording:
-		want = recorder.ErrStreamCapturing
+		want = errs.StreamCapturing
 	default:
 		f.settleReaders(g.slot, g.writes...)
 	}
@@ -461,7 +489,7 @@ func (f *fz) replay(i int) {
 		}
 	}
 	var outs []*mbuf
-	if want != recorder.ErrClosed {
+	if want != errs.Closed {
 		outs = g.writes
 	}
 	f.result(fmt.Sprintf("replay %d", i), err, want, outs...)
@@ -499,11 +527,17 @@ func (f *fz) renew(i int) {
 	b := newMbuf(fmt.Sprintf("%c%d", 'a'+i, len(f.log)), n)
 	c, err := f.r.Alloc(alloc.DeviceLocal, 4*n)
 	var want error
-	if errors.Is(err, alloc.ErrAllocInCapture) {
-		want = err // a window records and the pools have no room: every recording window is doomed
+	if errors.Is(err, errs.AllocInCapture) {
+		f.fatalf("alloc %s refused for a capture window: %v", b.name, err) // buffers are served in windows too
+	}
+	if err == nil {
+		var gens [fzSlots]int
 		for slot := range f.win {
-			f.doom(slot, err)
+			if f.win[slot].state == capture.Recording {
+				gens[slot] = f.gens[slot]
+			}
 		}
+		f.born[b] = gens
 	}
 	f.result("alloc "+b.name, err, want)
 	if err == nil {
@@ -652,7 +686,7 @@ func (f *fz) finish() {
 }
 
 func runFuzz(t *testing.T, data []byte) {
-	f := &fz{t: t, data: data}
+	f := &fz{t: t, data: data, born: map[*mbuf][fzSlots]int{}}
 	unified := f.next()&1 == 1
 	f.dev = hostdev.New(hostdev.Options{Unified: unified})
 	r, err := recorder.New(f.dev, recorder.Options{Slots: fzSlots, BatchSize: 3, CacheSize: 3, PageSize: 16 << 10})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // PrepareCapture arms slot s's window for stream s: the warmup that follows
@@ -14,7 +15,7 @@ import (
 // persistent staging, and every page that empties kept (and every claim
 // the warmup used and frees parked) so that the recorded run finds all the
 // memory the warmup needed. A neighbour of an open window is refused with
-// ErrStreamCapturing.
+// errs.StreamCapturing.
 func (r *Recorder) PrepareCapture(s StreamID) error {
 	b := r.slotOf(s)
 	b.mu.Lock()
@@ -26,7 +27,7 @@ func (r *Recorder) PrepareCapture(s StreamID) error {
 		// Both: another stream owns the slot's window, and a capture call
 		// met a window in a state it cannot take.
 		return fmt.Errorf("%w: %w: stream %d cannot prepare a capture while stream %d captures on slot %d",
-			ErrStreamCapturing, capture.ErrCaptureState, s, owner, b.index)
+			errs.StreamCapturing, errs.CaptureState, s, owner, b.index)
 	}
 	if err := b.win.Prepare(s); err != nil {
 		return err
@@ -55,7 +56,7 @@ func (r *Recorder) BeginCapture(s StreamID) error { return r.BeginCaptureWith(s,
 // what the warmup parked is released for the recorded run, the graph's
 // command buffer is opened (Replayable, a barrier first) and allocator
 // growth is locked. A driver refusal returns the slot to Idle; profiling
-// on a device without timestamps is refused (ErrUnsupported) with the
+// on a device without timestamps is refused (errs.Unsupported) with the
 // window still prepared.
 func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 	b := r.slotOf(s)
@@ -65,13 +66,13 @@ func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 		return err
 	}
 	if owner, ok := b.win.Owner(); ok && owner != s {
-		return fmt.Errorf("%w: %w: stream %d cannot begin the window stream %d prepared", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
+		return fmt.Errorf("%w: %w: stream %d cannot begin the window stream %d prepared", errs.StreamCapturing, errs.CaptureState, s, owner)
 	}
 	if b.win.State() != capture.Prepared {
 		return b.win.Begin() // the state machine says what is wrong
 	}
 	if o.Profile && r.info.Limits.TimestampPeriod <= 0 {
-		return fmt.Errorf("recorder: a profiled capture on %q, which takes no timestamps: %w", r.info.Name, ErrUnsupported)
+		return fmt.Errorf("a profiled capture on %q, which takes no timestamps: %w", r.info.Name, errs.Unsupported)
 	}
 	cb, err := b.openRecording()
 	if err != nil {
@@ -88,6 +89,7 @@ func (r *Recorder) BeginCaptureWith(s StreamID, o CaptureOptions) error {
 	}
 	r.dev.CmdBarrier(cb, BarrierBetween)
 	r.mem.LockGrowth()
+	r.recordingBegins(b.index)
 	return nil
 }
 
@@ -100,9 +102,12 @@ func (b *slot) openRecording() (CommandBuffer, error) {
 		return 0, err
 	}
 	b.win.reserveParked()
-	cb, err := r.dev.AllocateCommandBuffer(b.pool)
+	cb, err := retryOutOfMemory(r, b, func() (CommandBuffer, error) {
+		cb, err := r.dev.AllocateCommandBuffer(b.pool)
+		return cb, r.observe(err)
+	})
 	if err != nil {
-		return 0, r.observe(err)
+		return 0, err
 	}
 	if err := r.observe(r.dev.Begin(cb, Replayable)); err != nil {
 		r.dev.FreeCommandBuffer(b.pool, cb)
@@ -120,10 +125,10 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if r.closed.Load() {
-		return ErrClosed
+		return errs.Closed
 	}
 	if owner, ok := b.win.Owner(); ok && owner != s {
-		return fmt.Errorf("%w: %w: stream %d cannot abort the window of stream %d", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
+		return fmt.Errorf("%w: %w: stream %d cannot abort the window of stream %d", errs.StreamCapturing, errs.CaptureState, s, owner)
 	}
 	if !b.win.IsRecording() {
 		if err := b.win.Abort(); err != nil {
@@ -134,13 +139,13 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 	}
 	// A window doomed before the abort taints what it recorded with the
 	// failure that doomed it.
-	cause := fmt.Errorf("%w: capture aborted", capture.ErrCaptureState)
+	cause := fmt.Errorf("%w: capture aborted", errs.CaptureState)
 	sealed, doomed, err := b.win.Abandon()
 	if err != nil {
 		return err
 	}
 	if doomed != nil {
-		cause = fmt.Errorf("%w: capture aborted: %w", capture.ErrCaptureState, doomed)
+		cause = fmt.Errorf("%w: capture aborted: %w", errs.CaptureState, doomed)
 	}
 	dropped = b.refuse(sealed, cause)
 	return nil
@@ -148,6 +153,7 @@ func (r *Recorder) AbortCapture(s StreamID) error {
 
 // endRecording undoes what BeginCapture locked.
 func (b *slot) endRecording() {
+	b.r.recordingEnds(b.index)
 	b.r.mem.UnlockGrowth()
 	b.windowClosed()
 }
@@ -190,7 +196,7 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, errs.Closed
 	}
 	if !b.win.IsRecording() {
 		return nil, b.endUnrecorded(s)
@@ -224,12 +230,12 @@ func (r *Recorder) EndCapture(s StreamID) (g *Graph, err error) {
 // and a prepared window the owner ends is closed.
 func (b *slot) endUnrecorded(s StreamID) error {
 	if owner, ok := b.win.Owner(); ok && owner != s {
-		return fmt.Errorf("%w: %w: stream %d cannot end the window stream %d prepared", ErrStreamCapturing, capture.ErrCaptureState, s, owner)
+		return fmt.Errorf("%w: %w: stream %d cannot end the window stream %d prepared", errs.StreamCapturing, errs.CaptureState, s, owner)
 	}
 	wasActive := b.win.IsActive()
 	_, err := b.win.End(s)
 	if err == nil {
-		err = fmt.Errorf("%w: nothing recording", capture.ErrCaptureState)
+		err = fmt.Errorf("%w: nothing recording", errs.CaptureState)
 	}
 	if wasActive {
 		b.windowClosed()
@@ -326,6 +332,10 @@ func (g *Graph) Writes() []alloc.Claim { return g.writes }
 // Owner is the logical stream that captured the graph.
 func (g *Graph) Owner() StreamID { return g.owner }
 
+// Launches is the number of launches the graph recorded (each is one step
+// of its ledger settling), fixed when the window sealed.
+func (g *Graph) Launches() int { return len(g.steps) }
+
 // Replay submits the graph once on its slot, after the slot's eager work and
 // after pending work of other streams that writes what it touches. All or
 // none: a replay that does not enqueue (a failed submit, a slot that is
@@ -347,7 +357,7 @@ func (g *Graph) Replay() (err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g.closed {
-		return fmt.Errorf("recorder: replay of a closed graph: %w", ErrClosed)
+		return fmt.Errorf("replay of a closed graph: %w", errs.Closed)
 	}
 	if err := r.usable(); err != nil {
 		return err
@@ -357,7 +367,7 @@ func (g *Graph) Replay() (err error) {
 		defer g.noteReplay(&err)
 	}
 	if b.win.IsRecording() {
-		return fmt.Errorf("%w: replay on slot %d while it records", ErrStreamCapturing, b.index)
+		return fmt.Errorf("%w: replay on slot %d while it records", errs.StreamCapturing, b.index)
 	}
 	if err := r.checkLimits(g.limits); err != nil {
 		return err
@@ -492,7 +502,7 @@ type LengthLimitError struct {
 }
 
 func (e *LengthLimitError) Error() string {
-	return fmt.Sprintf("recorder: length %d above %d, what the buffers of the work sized by it hold", e.Length, e.Max)
+	return fmt.Sprintf("length %d above %d, what the buffers of the work sized by it hold", e.Length, e.Max)
 }
 
 // checkLimits refuses work sized by a length whose value now is above the

@@ -2,9 +2,10 @@ package recorder
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // CaptureOptions are what a recording window records besides the work.
@@ -17,10 +18,6 @@ type CaptureOptions struct {
 	// captured without it holds no timestamp and pays nothing for them.
 	Profile bool
 }
-
-// ErrGraphUnprofiled: the per-launch times of a graph captured without
-// CaptureOptions.Profile, which wrote none.
-var ErrGraphUnprofiled = errors.New("recorder: graph captured without profiling")
 
 // graphTimes is what a profiled recording adds to its graph: the timestamp
 // pools its launches write and what each launch was. Launch i runs
@@ -141,27 +138,27 @@ func (g *Graph) replayRefused(err error) {
 // one's end. Every replay rewrites the same queries, so these are the
 // times of that replay alone: replays queued later wait for the slot's
 // lock, which this call holds from its wait to its read. Refused for a
-// graph captured without profiling (ErrGraphUnprofiled), before any
+// graph captured without profiling (errs.GraphUnprofiled), before any
 // replay and after one that did not enqueue or did not complete
-// (ErrProfileState, with the replay's failure), and after Close.
+// (errs.ProfileState, with the replay's failure), and after Close.
 func (g *Graph) LastProfile(ctx context.Context) ([]LaunchTime, time.Duration, error) {
 	r, b := g.r, g.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case g.closed:
-		return nil, 0, fmt.Errorf("recorder: times of a closed graph: %w", ErrClosed)
+		return nil, 0, fmt.Errorf("times of a closed graph: %w", errs.Closed)
 	case g.times == nil:
-		return nil, 0, ErrGraphUnprofiled
+		return nil, 0, errs.GraphUnprofiled
 	}
 	if err := r.usable(); err != nil {
 		return nil, 0, err
 	}
 	switch {
 	case g.replayErr != nil:
-		return nil, 0, fmt.Errorf("%w: the graph's last replay failed: %w", ErrProfileState, g.replayErr)
+		return nil, 0, fmt.Errorf("%w: the graph's last replay failed: %w", errs.ProfileState, g.replayErr)
 	case g.lastSerial == 0:
-		return nil, 0, fmt.Errorf("%w: the graph was never replayed", ErrProfileState)
+		return nil, 0, fmt.Errorf("%w: the graph was never replayed", errs.ProfileState)
 	}
 	// A wait that failed earlier is tried again: the replay may have run.
 	// Only a wait the context stopped ends here: one that completed, even
@@ -171,7 +168,7 @@ func (g *Graph) LastProfile(ctx context.Context) ([]LaunchTime, time.Duration, e
 		return nil, 0, werr
 	}
 	if b.subs.failedAt(g.lastSerial) {
-		return nil, 0, fmt.Errorf("%w: the graph's last replay did not complete: %w", ErrProfileState, werr)
+		return nil, 0, fmt.Errorf("%w: the graph's last replay did not complete: %w", errs.ProfileState, werr)
 	}
 	if err := r.usable(); err != nil {
 		return nil, 0, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -57,7 +58,7 @@ func (g *rig) twoCopies(x, y alloc.Claim) func() error {
 // are that replay's, per launch in recorded order with kernel and groups
 // (on hostdev a launch's ticks are its invocations, so three groups take
 // three times one), and the total spans them. Before any replay there are
-// none; after Close, ErrClosed; the pools go with the graph.
+// none; after Close, errs.Closed; the pools go with the graph.
 func TestProfiledGraphTimesEachLaunchOfEveryReplay(t *testing.T) {
 	both(t, func(t *testing.T, unified bool) {
 		g := newRig(t, unified, recorder.Options{Slots: 2})
@@ -67,7 +68,7 @@ func TestProfiledGraphTimesEachLaunchOfEveryReplay(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, graph.Profiled())
 		_, _, err = graph.LastProfile(context.Background())
-		require.ErrorIs(t, err, recorder.ErrProfileState, "before any replay")
+		require.ErrorIs(t, err, errs.ProfileState, "before any replay")
 		for replay := range 3 {
 			require.NoError(t, graph.Replay())
 			launches, total, err := graph.LastProfile(context.Background())
@@ -83,7 +84,7 @@ func TestProfiledGraphTimesEachLaunchOfEveryReplay(t *testing.T) {
 		g.mustRead(0, x, ramp(1), "the graph ran as captured")
 		require.NoError(t, graph.Close())
 		_, _, err = graph.LastProfile(context.Background())
-		require.ErrorIs(t, err, recorder.ErrClosed)
+		require.ErrorIs(t, err, errs.Closed)
 		require.NotContains(t, g.dev.Live(), "timestamps", "the graph's pools went with it")
 		g.close()
 	})
@@ -105,7 +106,7 @@ func TestUnprofiledGraphRecordsNoTimestamps(t *testing.T) {
 	require.NoError(t, plain.Replay())
 	require.Equal(t, []string{"submit", "submit"}, kinds(g.spy.take()), "a replay submits the buffer alone")
 	_, _, err = plain.LastProfile(context.Background())
-	require.ErrorIs(t, err, recorder.ErrGraphUnprofiled)
+	require.ErrorIs(t, err, errs.GraphUnprofiled)
 	require.NoError(t, plain.Close())
 	require.Equal(t, pools, g.dev.Count(hostdev.NewTimestamps), "no timestamp pool for a graph captured without profiling")
 
@@ -192,7 +193,7 @@ func TestGraphProfileRefusals(t *testing.T) {
 	g.dev.FailNth(hostdev.Submit, 1, cause)
 	require.ErrorIs(t, graph.Replay(), cause)
 	_, _, err = graph.LastProfile(context.Background())
-	require.ErrorIs(t, err, recorder.ErrProfileState, "the last replay did not enqueue")
+	require.ErrorIs(t, err, errs.ProfileState, "the last replay did not enqueue")
 	require.ErrorIs(t, err, cause)
 
 	require.NoError(t, g.write(0, x, nil, ramp(1)))
@@ -204,10 +205,10 @@ func TestGraphProfileRefusals(t *testing.T) {
 	g.dev.FailFrom(hostdev.WaitFence, 0, cause)
 	require.NoError(t, graph.Replay())
 	_, _, err = graph.LastProfile(context.Background())
-	require.ErrorIs(t, err, recorder.ErrProfileState, "the replay's wait failed")
+	require.ErrorIs(t, err, errs.ProfileState, "the replay's wait failed")
 	require.ErrorIs(t, err, cause)
 	_, _, err = graph.LastProfile(context.Background())
-	require.ErrorIs(t, err, recorder.ErrProfileState, "and fails again")
+	require.ErrorIs(t, err, errs.ProfileState, "and fails again")
 	g.dev.Heal(hostdev.WaitFence)
 	launches, _, err = graph.LastProfile(context.Background())
 	require.NoError(t, err, "a wait that succeeds at last gives the times")
@@ -263,7 +264,7 @@ func TestGraphProfileWaitsForTheLatestReplay(t *testing.T) {
 }
 
 // Reading the times races Close, the graph's and the recorder's: each
-// read either completes or is refused with ErrClosed, and nothing leaks.
+// read either completes or is refused with errs.Closed, and nothing leaks.
 func TestGraphProfileRacesClose(t *testing.T) {
 	for round := range 20 {
 		g := newRig(t, false, recorder.Options{Slots: 2})
@@ -278,10 +279,10 @@ func TestGraphProfileRacesClose(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 5 {
-					if err := graph.Replay(); err != nil && !errors.Is(err, recorder.ErrClosed) {
+					if err := graph.Replay(); err != nil && !errors.Is(err, errs.Closed) {
 						t.Errorf("round %d: Replay: %v", round, err)
 					}
-					if _, _, err := graph.LastProfile(context.Background()); err != nil && !errors.Is(err, recorder.ErrClosed) {
+					if _, _, err := graph.LastProfile(context.Background()); err != nil && !errors.Is(err, errs.Closed) {
 						t.Errorf("round %d: LastProfile: %v", round, err)
 					}
 				}
@@ -324,7 +325,7 @@ func TestProfiledCaptureWithoutTimestamps(t *testing.T) {
 	}
 	require.NoError(t, r.PrepareCapture(0))
 	require.NoError(t, fill())
-	require.ErrorIs(t, r.BeginCaptureWith(0, recorder.CaptureOptions{Profile: true}), recorder.ErrUnsupported)
+	require.ErrorIs(t, r.BeginCaptureWith(0, recorder.CaptureOptions{Profile: true}), errs.Unsupported)
 	require.NoError(t, r.BeginCapture(0), "the window is still prepared")
 	require.NoError(t, fill())
 	graph, err := r.EndCapture(0)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/shaders"
 )
 
@@ -30,36 +31,24 @@ func (k *Kernel) Desc() PipelineDesc { return k.desc }
 // NewKernel builds a kernel from SPIR-V, which package shaders reads first
 // (a module that is not whole never reaches the device) and the device
 // validates before its driver sees it. A kernel built while Close runs either completes
-// first (and Close destroys it) or fails with ErrClosed.
+// first (and Close destroys it) or fails with errs.Closed.
 func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
-	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("recorder: kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
-	}
-	if desc.Texels>>uint(desc.Bindings) != 0 || desc.Texels&desc.Writes != 0 {
-		return nil, fmt.Errorf("recorder: kernel %q: texel bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Bindings)
+	if err := checkBindingKinds(desc); err != nil {
+		return nil, err
 	}
 	limit := min(r.info.Limits.MaxPushConstantsSize, MaxPushSize)
 	if desc.PushSize%4 != 0 || desc.PushSize > limit {
-		return nil, fmt.Errorf("recorder: kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
+		return nil, fmt.Errorf("kernel %q: %d bytes of push constants (a multiple of 4, at most %d on this device)", desc.Name, desc.PushSize, limit)
 	}
 	if _, err := shaders.Inspect(code); err != nil {
-		if errors.Is(err, ErrBadSPIRV) {
-			return nil, fmt.Errorf("recorder: kernel %q: %w", desc.Name, err)
+		if errors.Is(err, errs.BadSPIRV) {
+			return nil, fmt.Errorf("kernel %q: %w", desc.Name, err)
 		}
-		return nil, fmt.Errorf("recorder: kernel %q: %w: %w", desc.Name, ErrBadSPIRV, err)
+		return nil, fmt.Errorf("kernel %q: %w: %w", desc.Name, errs.BadSPIRV, err)
 	}
-	if desc.SpecIDs != nil {
-		if len(desc.SpecIDs) != len(desc.Spec) {
-			return nil, fmt.Errorf("recorder: kernel %q: %d specialization-constant IDs for %d values", desc.Name, len(desc.SpecIDs), len(desc.Spec))
-		}
-		for i, id := range desc.SpecIDs {
-			if slices.Contains(desc.SpecIDs[:i], id) {
-				return nil, fmt.Errorf("recorder: kernel %q: specialization constant %d set twice", desc.Name, id)
-			}
-		}
-		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
+	if err := ownSpecialization(&desc); err != nil {
+		return nil, err
 	}
-	desc.Spec = slices.Clone(desc.Spec)
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {
@@ -74,6 +63,52 @@ func (r *Recorder) NewKernel(code []byte, desc PipelineDesc) (*Kernel, error) {
 	r.kernels[k] = struct{}{}
 	r.kernelsMu.Unlock()
 	return k, nil
+}
+
+// checkBindingKinds refuses a desc whose binding count is out of range or
+// whose texel, storage texel and uniform masks name bindings it does not
+// have, a written binding as texel or uniform, or one binding as two
+// kinds: the device builds its descriptor layout from these masks.
+func checkBindingKinds(desc PipelineDesc) error {
+	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
+		return fmt.Errorf("kernel %q: %d bindings (at most %d)", desc.Name, desc.Bindings, MaxBindings)
+	}
+	if (desc.Texels|desc.Uniforms)>>uint(desc.Bindings) != 0 || (desc.Texels|desc.Uniforms)&desc.Writes != 0 {
+		return fmt.Errorf("kernel %q: texel bindings %#x and uniform bindings %#x must be read-only bindings of its %d", desc.Name, desc.Texels, desc.Uniforms, desc.Bindings)
+	}
+	if desc.StorageTexels>>uint(desc.Bindings) != 0 || desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
+		return fmt.Errorf("kernel %q: storage texel bindings %#x must be bindings of its %d, and no binding of two kinds", desc.Name, desc.StorageTexels, desc.Bindings)
+	}
+	return nil
+}
+
+// ownSpecialization checks desc's specialization values (IDs matching
+// values, no constant set twice, sizes of 1, 2, 4 or 8 bytes) and gives
+// desc its own copies of them, so the kernel keeps what it was built with
+// whatever the caller later does to its slices.
+func ownSpecialization(desc *PipelineDesc) error {
+	if desc.SpecIDs != nil {
+		if len(desc.SpecIDs) != len(desc.Spec) {
+			return fmt.Errorf("kernel %q: %d specialization-constant IDs for %d values", desc.Name, len(desc.SpecIDs), len(desc.Spec))
+		}
+		for i, id := range desc.SpecIDs {
+			if slices.Contains(desc.SpecIDs[:i], id) {
+				return fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, id)
+			}
+		}
+		desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
+	}
+	desc.Spec = slices.Clone(desc.Spec)
+	for i, c := range desc.Constants {
+		if c.Size != 1 && c.Size != 2 && c.Size != 4 && c.Size != 8 {
+			return fmt.Errorf("kernel %q: specialization constant %d of %d bytes (1, 2, 4 or 8)", desc.Name, c.ID, c.Size)
+		}
+		if _, set := desc.SpecValue(c.ID); set || slices.ContainsFunc(desc.Constants[:i], func(o SpecConstant) bool { return o.ID == c.ID }) {
+			return fmt.Errorf("kernel %q: specialization constant %d set twice", desc.Name, c.ID)
+		}
+	}
+	desc.Constants = slices.Clone(desc.Constants)
+	return nil
 }
 
 // Release gives up the owner's hold on the kernel: no launch may name it
@@ -170,6 +205,10 @@ type Launch struct {
 	// refused if a length is larger now, and a graph or window that
 	// recorded it makes SetLength refuse larger values.
 	Limits []Limit
+	// Formats are the formats this launch's texel bindings view their
+	// claims as, where not zero; a zero entry is the pipeline's
+	// (PipelineDesc.Formats).
+	Formats [MaxBindings]TexelFormat
 }
 
 // Limit bounds a device length: a graph that launches work sized by the
@@ -240,6 +279,9 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 		return err
 	}
 	if b.win.IsRecording() {
+		if err := b.refuseBornArgs(b.args); err != nil {
+			return err
+		}
 		return b.recordLaunch(k, l)
 	}
 	return b.enqueueLaunch(s, k, l)
@@ -248,13 +290,13 @@ func (r *Recorder) Launch(s StreamID, k *Kernel, l *Launch) (err error) {
 // check refuses arguments that do not fit the kernel's interface.
 func (k *Kernel) check(l *Launch) error {
 	if len(l.Args) != k.desc.Bindings {
-		return fmt.Errorf("recorder: kernel %q: %d bindings, want %d", k.desc.Name, len(l.Args), k.desc.Bindings)
+		return fmt.Errorf("kernel %q: %d bindings, want %d", k.desc.Name, len(l.Args), k.desc.Bindings)
 	}
 	if len(l.Push) != int(k.desc.PushSize) {
-		return fmt.Errorf("recorder: kernel %q: %d bytes of push constants, want %d", k.desc.Name, len(l.Push), k.desc.PushSize)
+		return fmt.Errorf("kernel %q: %d bytes of push constants, want %d", k.desc.Name, len(l.Push), k.desc.PushSize)
 	}
 	if l.Indirect.Size != 0 && l.Indirect.Size < 12 {
-		return fmt.Errorf("recorder: kernel %q: indirect group counts in %d bytes (need 12)", k.desc.Name, l.Indirect.Size)
+		return fmt.Errorf("kernel %q: indirect group counts in %d bytes (need 12)", k.desc.Name, l.Indirect.Size)
 	}
 	return nil
 }
@@ -294,7 +336,7 @@ func (b *slot) admitLaunch(s StreamID, k *Kernel, l *Launch) error {
 		return err
 	}
 	if k.released.Load() {
-		return fmt.Errorf("recorder: kernel %q: %w", k.desc.Name, ErrClosed)
+		return fmt.Errorf("kernel %q: %w", k.desc.Name, errs.Closed)
 	}
 	return b.r.checkLimits(l.Limits)
 }
@@ -314,7 +356,7 @@ func (b *slot) enqueueLaunch(s StreamID, k *Kernel, l *Launch) error {
 	if err := b.subs.ensureOpen(); err != nil {
 		return err
 	}
-	e, err := b.cache.get(k, l.Args, b.subs.done, b.win.IsActive())
+	e, err := b.cache.get(k, l, b.subs.done, b.win.IsActive())
 	if err != nil {
 		return err
 	}
@@ -352,7 +394,7 @@ const feedEvery = 64
 // memory and the limits and pins the set, and the kernel is held for the
 // graph. A failure dooms the window.
 func (b *slot) recordLaunch(k *Kernel, l *Launch) error {
-	e, err := b.cache.get(k, l.Args, b.subs.done, true)
+	e, err := b.cache.get(k, l, b.subs.done, true)
 	if err != nil {
 		b.win.Fail(err)
 		return err

@@ -10,13 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
 
-// Device loss latches: the wait that sees it fails with ErrDeviceLost, the
+// Device loss latches: the wait that sees it fails with errs.DeviceLost, the
 // pending work's outputs are tainted, and every later call fails with
-// ErrDeviceLost; Close still destroys everything.
+// errs.DeviceLost; Close still destroys everything.
 func TestDeviceLoss(t *testing.T) {
 	both(t, func(t *testing.T, unified bool) {
 		leftover := goroutines(t)
@@ -31,10 +32,10 @@ func TestDeviceLoss(t *testing.T) {
 		require.NoError(t, g.r.Flush(0))
 		g.dev.Lose()
 		ctx := context.Background()
-		require.ErrorIs(t, g.r.Sync(ctx, 0), recorder.ErrDeviceLost)
+		require.ErrorIs(t, g.r.Sync(ctx, 0), errs.DeviceLost)
 		lost := func(what string, err error) {
 			t.Helper()
-			require.ErrorIs(t, err, recorder.ErrDeviceLost, what)
+			require.ErrorIs(t, err, errs.DeviceLost, what)
 		}
 		lost("sync", g.r.Sync(ctx, 1))
 		_, err = g.read(0, x)
@@ -60,7 +61,7 @@ func TestDeviceLoss(t *testing.T) {
 	})
 }
 
-// Every call after Close fails with ErrClosed (releases do nothing), and
+// Every call after Close fails with errs.Closed (releases do nothing), and
 // Close is idempotent.
 func TestUseAfterClose(t *testing.T) {
 	g := newRig(t, false, recorder.Options{Slots: 2})
@@ -73,7 +74,7 @@ func TestUseAfterClose(t *testing.T) {
 	ctx := context.Background()
 	closed := func(what string, err error) {
 		t.Helper()
-		require.ErrorIs(t, err, recorder.ErrClosed, what)
+		require.ErrorIs(t, err, errs.Closed, what)
 	}
 	closed("sync", g.r.Sync(ctx, 0))
 	_, err = g.read(0, x)
@@ -101,7 +102,7 @@ func TestUseAfterClose(t *testing.T) {
 }
 
 // Close racing calls on every slot: each call either completes before the
-// close or fails with ErrClosed, never touches a destroyed object, and
+// close or fails with errs.Closed, never touches a destroyed object, and
 // nothing is left alive.
 func TestCloseRacesCalls(t *testing.T) {
 	both(t, func(t *testing.T, unified bool) {
@@ -116,7 +117,7 @@ func TestCloseRacesCalls(t *testing.T) {
 			graph, err := g.capture(1, func() error { return g.copyK(1, bufs[0], bufs[1]) })
 			require.NoError(t, err)
 			var wg sync.WaitGroup
-			errs := make(chan error, 1024)
+			failures := make(chan error, 1024)
 			for w := 0; w < 4; w++ {
 				wg.Add(1)
 				go func(w int) {
@@ -132,7 +133,7 @@ func TestCloseRacesCalls(t *testing.T) {
 							err = g.axpy(s, 1, a, b)
 						case 2:
 							_, err = g.read(s, b)
-							if errors.Is(err, alloc.ErrUnwritten) {
+							if errors.Is(err, errs.Unwritten) {
 								err = nil
 							}
 						case 3:
@@ -150,7 +151,7 @@ func TestCloseRacesCalls(t *testing.T) {
 							}
 						}
 						if err != nil {
-							errs <- fmt.Errorf("worker %d op %d: %w", w, i, err)
+							failures <- fmt.Errorf("worker %d op %d: %w", w, i, err)
 							return
 						}
 					}
@@ -158,9 +159,9 @@ func TestCloseRacesCalls(t *testing.T) {
 			}
 			require.NoError(t, g.r.Close())
 			wg.Wait()
-			close(errs)
-			for err := range errs {
-				require.ErrorIs(t, err, recorder.ErrClosed)
+			close(failures)
+			for err := range failures {
+				require.ErrorIs(t, err, errs.Closed)
 			}
 			require.NoError(t, graph.Close())
 			requireClean(t, g.dev)
@@ -221,7 +222,7 @@ func TestBadArguments(t *testing.T) {
 	_, err = g.r.NewKernel(code, recorder.PipelineDesc{Name: "fill", Bindings: 1, PushSize: 8, Spec: []uint32{64, 1}, SpecIDs: []uint32{2, 2}})
 	bad("a specialization ID twice", err)
 	_, err = g.r.NewKernel(nil, descs["fill"])
-	require.ErrorIs(t, err, recorder.ErrBadSPIRV)
+	require.ErrorIs(t, err, errs.BadSPIRV)
 	bad("binding count", g.launch(0, "fill", words(1, n)))
 	bad("push size", g.launch(0, "fill", words(1), wr(x)))
 	bad("write too long", g.r.Write(0, x, new(*recorder.Staging), make([]byte, 4*n+4)))

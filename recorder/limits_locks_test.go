@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -110,7 +111,7 @@ func TestSetLengthRacesEveryKindOfCall(t *testing.T) {
 	dsts := map[recorder.StreamID]alloc.Claim{2: d.buf(), 3: d.buf()}
 	require.NoError(t, d.write(0, src, nil, ramp(1)))
 	done := make(chan struct{})
-	errs := make(chan error, 16)
+	failures := make(chan error, 16)
 	var wg sync.WaitGroup
 	run := func(f func(i int) error) {
 		wg.Add(1)
@@ -118,7 +119,7 @@ func TestSetLengthRacesEveryKindOfCall(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
 				if err := f(i); err != nil {
-					errs <- err
+					failures <- err
 					return
 				}
 			}
@@ -137,7 +138,7 @@ func TestSetLengthRacesEveryKindOfCall(t *testing.T) {
 		dst2 := dsts[s]
 		run(func(i int) error {
 			err := d.copyN(s, src, dst2, n)
-			if err != nil && !errors.Is(err, recorder.ErrStreamCapturing) {
+			if err != nil && !errors.Is(err, errs.StreamCapturing) {
 				var over *recorder.LengthLimitError
 				if !errors.As(err, &over) {
 					return err
@@ -175,8 +176,8 @@ func TestSetLengthRacesEveryKindOfCall(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("hang:\n%s", buf[:runtime.Stack(buf, true)])
 	}
-	close(errs)
-	for err := range errs {
+	close(failures)
+	for err := range failures {
 		t.Error(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -119,7 +120,7 @@ func apply(ins, outs []*mbuf, compute func() [][]float32) {
 // "" when it is what the model allows.
 func checkRead(b *mbuf, got []float32, err error) string {
 	unwritten := func() string {
-		if !errors.Is(err, alloc.ErrUnwritten) {
+		if !errors.Is(err, errs.Unwritten) {
 			return "want ErrUnwritten, got " + errString(err)
 		}
 		for _, c := range b.causes {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -183,7 +184,7 @@ func TestDescriptorCacheForgetsDestroyedKernel(t *testing.T) {
 	require.Equal(t, before, sets(), "Release destroys the kernel's sets after its work")
 	g.mustRead(0, c, splat(6))
 	l := recorder.Launch{Args: []capture.Binding{rd(a), wr(b)}, Groups: [3]uint32{1, 1, 1}, Push: words(n)}
-	require.ErrorIs(t, g.r.Launch(0, k, &l), recorder.ErrClosed)
+	require.ErrorIs(t, g.r.Launch(0, k, &l), errs.Closed)
 	require.NoError(t, k.Release(), "Release is idempotent")
 	g.close()
 }
@@ -233,7 +234,7 @@ func TestDescriptorCachePinnedByWindowAndGraph(t *testing.T) {
 		require.NoError(t, g.fill(0, c, 1))
 		require.NoError(t, g.r.Sync(context.Background(), 0))
 	}
-	require.ErrorIs(t, graph.Replay(), recorder.ErrClosed)
+	require.ErrorIs(t, graph.Replay(), errs.Closed)
 	g.close()
 }
 

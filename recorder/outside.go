@@ -1,11 +1,11 @@
 package recorder
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Sharing the device with outside Vulkan code: a program that created the
@@ -15,18 +15,6 @@ import (
 // with it (SignalEvent exports one, ImportEvent imports one). Every exchange of
 // order is a semaphore or fence of the program's: the recorder never
 // creates one for it, so nothing it hands out outlives its Close.
-
-var (
-	// ErrBadAdoption: the handles given to the adapter's Adopt cannot be run on; the
-	// message names the handle or the version.
-	ErrBadAdoption = errors.New("recorder: cannot adopt the device")
-	// ErrNotShared: the device has no Vulkan handles to share (the host
-	// device, or a device wrapped by a test).
-	ErrNotShared = errors.New("recorder: the device shares nothing with outside Vulkan code")
-	// ErrNullHandle: a null semaphore where one is waited on, or neither a
-	// semaphore nor a fence where one is signaled.
-	ErrNullHandle = errors.New("recorder: null Vulkan handle")
-)
 
 // Outsider is what a Vulkan device offers outside Vulkan code on the same
 // device, an optional capability the recorder finds by type assertion
@@ -42,11 +30,11 @@ type Outsider interface {
 	SubmitSync(wait, signal, fence uint64, f Fence) error
 }
 
-// outsider is the device's Outsider, or ErrNotShared.
+// outsider is the device's Outsider, or errs.NotShared.
 func (r *Recorder) outsider() (Outsider, error) {
 	o, ok := r.dev.(Outsider)
 	if !ok {
-		return nil, fmt.Errorf("%w (%T)", ErrNotShared, r.dev)
+		return nil, fmt.Errorf("%w (%T)", errs.NotShared, r.dev)
 	}
 	return o, nil
 }
@@ -64,7 +52,7 @@ func (r *Recorder) BufferHandle(c alloc.Claim) (handle, offset uint64, err error
 	}
 	m := r.memoryOf(c)
 	if m == 0 {
-		return 0, 0, fmt.Errorf("recorder: claim %s names no live page: %w", c, ErrClosed)
+		return 0, 0, fmt.Errorf("claim %s names no live page: %w", c, errs.Closed)
 	}
 	return o.BufferHandle(m), c.Offset, nil
 }
@@ -76,7 +64,7 @@ func (r *Recorder) BufferHandle(c alloc.Claim) (handle, offset uint64, err error
 // it dooms the window, as a sync does: a signal cannot be recorded.
 func (r *Recorder) SignalOutside(s StreamID, semaphore, fence uint64) error {
 	if semaphore == 0 && fence == 0 {
-		return fmt.Errorf("%w: a signal with neither a semaphore nor a fence", ErrNullHandle)
+		return fmt.Errorf("%w: a signal with neither a semaphore nor a fence", errs.NullHandle)
 	}
 	o, err := r.outsider()
 	if err != nil {
@@ -140,7 +128,7 @@ func (r *Recorder) WaitOutside(s StreamID, semaphore uint64, reads, writes []all
 // submission never ran: nothing is signaled then.
 func (r *Recorder) SignalEvent(ev *Event, semaphore, fence uint64) error {
 	if semaphore == 0 && fence == 0 {
-		return fmt.Errorf("%w: an event signals neither a semaphore nor a fence", ErrNullHandle)
+		return fmt.Errorf("%w: an event signals neither a semaphore nor a fence", errs.NullHandle)
 	}
 	o, err := r.outsider()
 	if err != nil {
@@ -174,7 +162,7 @@ func (r *Recorder) SignalEvent(ev *Event, semaphore, fence uint64) error {
 // window it dooms the window, as WaitOutside does.
 func (r *Recorder) ImportEvent(s StreamID, semaphore uint64) (*Event, error) {
 	if semaphore == 0 {
-		return nil, fmt.Errorf("%w: an event imported from a null semaphore", ErrNullHandle)
+		return nil, fmt.Errorf("%w: an event imported from a null semaphore", errs.NullHandle)
 	}
 	o, err := r.outsider()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -117,7 +118,7 @@ func TestWaitOutsideHoldsItsClaimsUntilTheSemaphore(t *testing.T) {
 	assert.Empty(t, d.syncs, "no semaphore, no submission")
 
 	err := r.WaitOutside(0, 9, []alloc.Claim{read}, nil)
-	assert.ErrorIs(t, err, alloc.ErrUnwritten, "what the program read was never written")
+	assert.ErrorIs(t, err, errs.Unwritten, "what the program read was never written")
 	require.Len(t, d.syncs, 1)
 	wait := d.syncs[0]
 	assert.Equal(t, uint64(9), wait.wait)
@@ -136,20 +137,20 @@ func TestOutsideCallsNeedAnOutsider(t *testing.T) {
 	defer g.close()
 	c := g.buf()
 	_, _, err := g.r.BufferHandle(c)
-	assert.ErrorIs(t, err, recorder.ErrNotShared)
-	assert.ErrorIs(t, g.r.SignalOutside(0, 1, 0), recorder.ErrNotShared)
-	assert.ErrorIs(t, g.r.WaitOutside(0, 1, nil, []alloc.Claim{c}), recorder.ErrNotShared)
+	assert.ErrorIs(t, err, errs.NotShared)
+	assert.ErrorIs(t, g.r.SignalOutside(0, 1, 0), errs.NotShared)
+	assert.ErrorIs(t, g.r.WaitOutside(0, 1, nil, []alloc.Claim{c}), errs.NotShared)
 	_, err = g.r.ImportEvent(0, 1)
-	assert.ErrorIs(t, err, recorder.ErrNotShared)
+	assert.ErrorIs(t, err, errs.NotShared)
 	ev, err := g.r.Record(0, false)
 	require.NoError(t, err)
-	assert.ErrorIs(t, g.r.SignalEvent(ev, 1, 0), recorder.ErrNotShared)
+	assert.ErrorIs(t, g.r.SignalEvent(ev, 1, 0), errs.NotShared)
 	assert.Error(t, g.r.Check([]alloc.Claim{c}), "the refused declaration wrote nothing")
 }
 
 // An exported event's signal comes after the event's point: the event's
 // open batch is submitted first, then the program's semaphore and fence
-// are signaled; a signal of nothing is ErrNullHandle and submits nothing.
+// are signaled; a signal of nothing is errs.NullHandle and submits nothing.
 func TestSignalEventSubmitsThePointFirst(t *testing.T) {
 	r, d, src, dst := newOutsideRig(t)
 	var st *recorder.Staging
@@ -159,7 +160,7 @@ func TestSignalEventSubmitsThePointFirst(t *testing.T) {
 	require.NoError(t, r.Copy(0, src, dst, 4*n))
 	ev, err := r.Record(0, false)
 	require.NoError(t, err)
-	assert.ErrorIs(t, r.SignalEvent(ev, 0, 0), recorder.ErrNullHandle)
+	assert.ErrorIs(t, r.SignalEvent(ev, 0, 0), errs.NullHandle)
 	assert.Empty(t, d.syncs, "a refused signal submits nothing")
 	require.NoError(t, r.SignalEvent(ev, 7, 8))
 	d.Resume()
@@ -167,18 +168,18 @@ func TestSignalEventSubmitsThePointFirst(t *testing.T) {
 	assert.Equal(t, syncCall{signal: 7, fence: 8, pending: 1}, d.syncs[0], "the copy was pending when the signal was submitted")
 	require.NoError(t, r.SyncEvent(context.Background(), ev))
 	require.NoError(t, ev.Close())
-	assert.ErrorIs(t, r.SignalEvent(ev, 7, 0), recorder.ErrClosed)
+	assert.ErrorIs(t, r.SignalEvent(ev, 7, 0), errs.Closed)
 	assert.Len(t, d.syncs, 1)
 }
 
 // An imported event is a submission on the importing slot that waits on
 // the program's semaphore with a fence of the slot's: the host's Sync
 // waits for that fence, Done reports it, and another slot may wait on it.
-// A null semaphore is ErrNullHandle and submits nothing.
+// A null semaphore is errs.NullHandle and submits nothing.
 func TestImportEventIsASubmissionWaitingOnTheSemaphore(t *testing.T) {
 	r, d, _, _ := newOutsideRig(t)
 	_, err := r.ImportEvent(0, 0)
-	assert.ErrorIs(t, err, recorder.ErrNullHandle)
+	assert.ErrorIs(t, err, errs.NullHandle)
 	assert.Empty(t, d.syncs)
 	ev, err := r.ImportEvent(0, 9)
 	require.NoError(t, err)

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Swapchain names a swapchain a Presenter created; the zero value names none.
@@ -50,7 +51,7 @@ type FrameCopy struct {
 // Presenter is what a Device opened for a window's surface offers besides
 // compute: the recorder asks for it with a type assertion. It is
 // implemented by the Vulkan device (vkdev.Open with vkdev.Options.Surface),
-// not by the host device. Errors wrap ErrOutOfDate where the swapchain no
+// not by the host device. Errors wrap errs.OutOfDate where the swapchain no
 // longer matches its surface.
 type Presenter interface {
 	// NewSwapchain creates a swapchain for the surface, of the window's
@@ -73,15 +74,6 @@ type Presenter interface {
 	// Present queues image for presentation after its submission.
 	Present(sc Swapchain, image uint32) error
 }
-
-var (
-	// ErrOutOfDate: the swapchain no longer matches its surface (the window
-	// was resized or minimized, or is too large for the device's images);
-	// Resize, then present again.
-	ErrOutOfDate = errors.New("recorder: swapchain out of date with its window")
-	// ErrNoPresentation: the device was not opened to present.
-	ErrNoPresentation = errors.New("recorder: device not opened for presentation (open it with a surface)")
-)
 
 // acquireTimeout bounds the wait for a swapchain image.
 const acquireTimeout = 10 * time.Second
@@ -118,7 +110,7 @@ type frameUse struct {
 // which submission last used each frame's semaphores, the frame the next
 // present acquires with (frames are used in turn), and whether the
 // semaphores broke (an image was acquired and its frame not submitted, so
-// they are in a state no frame can use: Present refuses with ErrOutOfDate
+// they are in a state no frame can use: Present refuses with errs.OutOfDate
 // until Resize makes a new swapchain, which resets them).
 type frames struct {
 	use    [maxFrames]frameUse
@@ -128,14 +120,14 @@ type frames struct {
 }
 
 // errFrameOrder refuses a frame submitted out of turn.
-var errFrameOrder = errors.New("recorder: a frame submitted out of turn")
+var errFrameOrder = errors.New("a frame submitted out of turn")
 
 func newFrames(count int) frames { return frames{count: count} }
 
 // usable refuses a present once the semaphores broke.
 func (f *frames) usable() error {
 	if f.broken {
-		return fmt.Errorf("%w: an earlier frame failed; Resize makes a new swapchain", ErrOutOfDate)
+		return fmt.Errorf("%w: an earlier frame failed; Resize makes a new swapchain", errs.OutOfDate)
 	}
 	return nil
 }
@@ -168,7 +160,7 @@ func (r *Recorder) NewPresentation(width, height uint32, vsync bool) (*Presentat
 	}
 	p, ok := r.dev.(Presenter)
 	if !ok {
-		return nil, ErrNoPresentation
+		return nil, errs.NoPresentation
 	}
 	sc, info, err := p.NewSwapchain(width, height, vsync, 0)
 	if err != nil {
@@ -176,7 +168,7 @@ func (r *Recorder) NewPresentation(width, height uint32, vsync bool) (*Presentat
 	}
 	if info.Frames < 1 || info.Frames > maxFrames {
 		p.DestroySwapchain(sc)
-		return nil, fmt.Errorf("recorder: a swapchain with %d frames in flight (1..%d)", info.Frames, maxFrames)
+		return nil, fmt.Errorf("a swapchain with %d frames in flight (1..%d)", info.Frames, maxFrames)
 	}
 	pr := &Presentation{r: r, p: p, sc: sc, info: info, vsync: vsync, frames: newFrames(info.Frames)}
 	pr.mu.SetRank(lockrank.Presentation, 0)
@@ -209,7 +201,7 @@ func (pr *Presentation) waitFrame(k int, held *slot) error {
 		defer b.mu.Unlock()
 	}
 	if pr.r.closed.Load() {
-		return ErrClosed
+		return errs.Closed
 	}
 	if err := b.subs.waitThrough(context.Background(), u.serial); err != nil {
 		pr.frames.breakSemaphores() // the frame's semaphore may still be waited on
@@ -217,7 +209,7 @@ func (pr *Presentation) waitFrame(k int, held *slot) error {
 	}
 	if b.subs.failedAt(u.serial) {
 		pr.frames.breakSemaphores()
-		return fmt.Errorf("%w: the frame's submission failed its fence wait", ErrOutOfDate)
+		return fmt.Errorf("%w: the frame's submission failed its fence wait", errs.OutOfDate)
 	}
 	pr.frames.completed(k)
 	return nil
@@ -247,14 +239,14 @@ func (pr *Presentation) quiesce() error {
 // then the image is presented. Nothing passes through host memory. src
 // holding unwritten bytes presents nothing and fails with ErrUnwritten; a
 // stream whose slot has a capture window open is refused (a presentation
-// cannot be recorded). ErrOutOfDate asks for Resize. A frame wider or
+// cannot be recorded). errs.OutOfDate asks for Resize. A frame wider or
 // taller than the swapchain's MaxFrameWidth or MaxFrameHeight is refused
 // before anything reaches the device.
 func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint32, shot alloc.Claim) (err error) {
 	// width*height fits in 64 bits; times 4 it may not (1<<31 squared
 	// wraps to 0), so the pixel count is compared with src's.
 	if width == 0 || height == 0 || uint64(width)*uint64(height) > src.Size/4 {
-		return fmt.Errorf("recorder: a frame of %dx%d pixels from a claim of %d bytes", width, height, src.Size)
+		return fmt.Errorf("a frame of %dx%d pixels from a claim of %d bytes", width, height, src.Size)
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -299,22 +291,22 @@ func (pr *Presentation) Present(s StreamID, src alloc.Claim, width, height uint3
 // device's frame images, and a shot the swapchain cannot take.
 func (pr *Presentation) checkFrame(width, height uint32, shot alloc.Claim) error {
 	if pr.closed {
-		return fmt.Errorf("recorder: present on a closed swapchain: %w", ErrClosed)
+		return fmt.Errorf("present on a closed swapchain: %w", errs.Closed)
 	}
 	if err := pr.frames.usable(); err != nil {
 		return err
 	}
 	if mw, mh := pr.info.MaxFrameWidth, pr.info.MaxFrameHeight; (mw != 0 && width > mw) || (mh != 0 && height > mh) {
-		return fmt.Errorf("recorder: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
+		return fmt.Errorf("a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, mw, mh)
 	}
 	if shot.Size == 0 {
 		return nil
 	}
 	if !pr.info.Copyable {
-		return fmt.Errorf("recorder: this swapchain's images cannot be copied out")
+		return fmt.Errorf("this swapchain's images cannot be copied out")
 	}
 	if uint64(pr.info.Width)*uint64(pr.info.Height) > shot.Size/4 {
-		return fmt.Errorf("recorder: a shot of %dx%d pixels into a claim of %d bytes", pr.info.Width, pr.info.Height, shot.Size)
+		return fmt.Errorf("a shot of %dx%d pixels into a claim of %d bytes", pr.info.Width, pr.info.Height, shot.Size)
 	}
 	return nil
 }
@@ -353,7 +345,7 @@ func (pr *Presentation) admit(b *slot, s StreamID, k int, src alloc.Claim) error
 		return err
 	}
 	if b.win.IsActive() {
-		err := fmt.Errorf("recorder: stream %d presents inside its capture window (a presentation cannot be recorded): %w", s, ErrSyncInCapture)
+		err := fmt.Errorf("stream %d presents inside its capture window (a presentation cannot be recorded): %w", s, errs.SyncInCapture)
 		b.win.Fail(err)
 		return err
 	}
@@ -428,12 +420,12 @@ func (pr *Presentation) Resize(width, height uint32) error {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.closed {
-		return fmt.Errorf("recorder: resize of a closed swapchain: %w", ErrClosed)
+		return fmt.Errorf("resize of a closed swapchain: %w", errs.Closed)
 	}
 	if err := pr.r.usable(); err != nil {
 		return err
 	}
-	if err := pr.quiesce(); err != nil && !errors.Is(err, ErrOutOfDate) {
+	if err := pr.quiesce(); err != nil && !errors.Is(err, errs.OutOfDate) {
 		return err
 	}
 	sc, info, err := pr.p.NewSwapchain(width, height, pr.vsync, pr.sc)
@@ -475,7 +467,7 @@ func (pr *Presentation) close() error {
 	var err error
 	if !r.closed.Load() {
 		err = pr.quiesce()
-		if errors.Is(err, ErrOutOfDate) {
+		if errors.Is(err, errs.OutOfDate) {
 			err = nil
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -155,7 +156,7 @@ func (f *fakePresenter) Present(recorder.Swapchain, uint32) error {
 	f.presents++
 	if f.outOfDate {
 		f.outOfDate = false
-		return recorder.ErrOutOfDate
+		return errs.OutOfDate
 	}
 	return nil
 }
@@ -173,7 +174,7 @@ func TestNoPresentationOnTheHostDevice(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	_, err = r.NewPresentation(8, 8, false)
-	assert.ErrorIs(t, err, recorder.ErrNoPresentation)
+	assert.ErrorIs(t, err, errs.NoPresentation)
 }
 
 // Frames are presented after the stream's pending work (the shot holds
@@ -200,7 +201,7 @@ func TestPresentationDrivesTheEngine(t *testing.T) {
 	const s = recorder.StreamID(1)
 
 	r.Taint([]alloc.Claim{src}, errors.New("never written"))
-	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), alloc.ErrUnwritten)
+	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), errs.Unwritten)
 
 	out := make([]byte, w*h*4)
 	for frame := 0; frame < 10; frame++ {
@@ -222,20 +223,20 @@ func TestPresentationDrivesTheEngine(t *testing.T) {
 	}
 
 	require.NoError(t, r.PrepareCapture(s))
-	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), recorder.ErrSyncInCapture)
+	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), errs.SyncInCapture)
 	require.NoError(t, r.AbortCapture(s))
 
 	f.mu.Lock()
 	f.outOfDate = true
 	f.mu.Unlock()
-	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), recorder.ErrOutOfDate)
+	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), errs.OutOfDate)
 
 	f.mu.Lock()
 	f.failSubmit = true
 	f.mu.Unlock()
 	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), hostdev.ErrInjected)
-	assert.ErrorIs(t, r.Read(ctx, s, shot, out), alloc.ErrUnwritten, "a failed frame's shot")
-	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), recorder.ErrOutOfDate, "the swapchain needs Resize")
+	assert.ErrorIs(t, r.Read(ctx, s, shot, out), errs.Unwritten, "a failed frame's shot")
+	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), errs.OutOfDate, "the swapchain needs Resize")
 	require.NoError(t, pr.Resize(8, 8))
 	require.NoError(t, pr.Present(s, src, w, h, shot))
 	require.NoError(t, r.Read(ctx, s, shot, out))
@@ -246,7 +247,7 @@ func TestPresentationDrivesTheEngine(t *testing.T) {
 	}
 	r.ReleaseStaging(sa)
 	require.NoError(t, r.Close()) // the presentation is still open
-	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), recorder.ErrClosed)
+	assert.ErrorIs(t, pr.Present(s, src, w, h, shot), errs.Closed)
 	require.NoError(t, pr.Close())
 	f.check(t)
 	f.mu.Lock()

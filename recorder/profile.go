@@ -2,14 +2,11 @@ package recorder
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-)
 
-// ErrProfileState: a profile begun on a slot that already profiles or has
-// a capture window open, or ended by a stream that did not begin it.
-var ErrProfileState = errors.New("recorder: profile call in the wrong state")
+	"github.com/vkcompute/vkc/internal/errs"
+)
 
 // LaunchTime is one profiled launch: its kernel, its group counts (zero
 // for a launch whose counts the device reads, DispatchIndirect) and the
@@ -55,12 +52,12 @@ func (r *Recorder) BeginProfile(s StreamID) error {
 	}
 	switch {
 	case b.prof != nil:
-		return fmt.Errorf("%w: slot %d already profiles stream %d", ErrProfileState, b.index, b.prof.owner)
+		return fmt.Errorf("%w: slot %d already profiles stream %d", errs.ProfileState, b.index, b.prof.owner)
 	case b.win.IsActive():
-		return fmt.Errorf("%w: stream %d profiles around a capture window", ErrProfileState, s)
+		return fmt.Errorf("%w: stream %d profiles around a capture window", errs.ProfileState, s)
 	}
 	if r.info.Limits.TimestampPeriod <= 0 {
-		return fmt.Errorf("recorder: %q takes no timestamps: %w", r.info.Name, ErrUnsupported)
+		return fmt.Errorf("%q takes no timestamps: %w", r.info.Name, errs.Unsupported)
 	}
 	b.prof = &profiling{owner: s}
 	return nil
@@ -118,7 +115,7 @@ func (b *slot) profileAfter(i int) {
 	}
 	p := b.prof
 	if err := b.subs.ensureOpen(); err != nil {
-		p.broken = fmt.Errorf("recorder: profile: no command buffer for a timestamp: %w", err)
+		p.broken = fmt.Errorf("profile: no command buffer for a timestamp: %w", err)
 		return
 	}
 	p.serials[2*i+1] = b.subs.serial + 1
@@ -136,7 +133,7 @@ func (r *Recorder) EndProfile(ctx context.Context, s StreamID) ([]LaunchTime, ti
 	defer b.mu.Unlock()
 	p := b.prof
 	if p == nil || p.owner != s {
-		return nil, 0, fmt.Errorf("%w: stream %d ends a profile it did not begin", ErrProfileState, s)
+		return nil, 0, fmt.Errorf("%w: stream %d ends a profile it did not begin", errs.ProfileState, s)
 	}
 	b.prof = nil
 	defer func() {

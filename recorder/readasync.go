@@ -6,12 +6,9 @@ import (
 	"fmt"
 
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
-
-// ErrReadTaken: a pending read waited for (successfully) or closed
-// already; its bytes were handed out once and its memory went back.
-var ErrReadTaken = errors.New("recorder: pending read already taken or closed")
 
 // PendingRead is a read queued on a slot and not waited for yet: a copy
 // of the source into a readback claim of its own, carried by the slot's
@@ -40,7 +37,7 @@ type PendingRead struct {
 // runs before a replay), and it dooms the window, as a read does.
 func (r *Recorder) ReadAsync(s StreamID, src alloc.Claim, n uint64) (*PendingRead, error) {
 	if n > src.Size {
-		return nil, fmt.Errorf("recorder: read of %d bytes from %d", n, src.Size)
+		return nil, fmt.Errorf("read of %d bytes from %d", n, src.Size)
 	}
 	b := r.slotOf(s)
 	srcSet := []alloc.Claim{src}
@@ -98,18 +95,18 @@ func (q *submissions) lastBatch(serial uint64) *batch {
 }
 
 // Wait waits for the copy and stores its bytes in out (at most n). It
-// fails with an error wrapping alloc.ErrUnwritten when the work that was
+// fails with an error wrapping errs.Unwritten when the work that was
 // to write the source failed; an ended ctx leaves the read pending, to be
 // waited for again. After a Wait that returned the bytes (or any error
-// but ctx's), the read is taken: a second Wait is ErrReadTaken.
+// but ctx's), the read is taken: a second Wait is errs.ReadTaken.
 func (p *PendingRead) Wait(ctx context.Context, out []byte) error {
 	if p == nil || p.r == nil {
-		return fmt.Errorf("recorder: wait of a nil pending read")
+		return fmt.Errorf("wait of a nil pending read")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.taken {
-		return ErrReadTaken
+		return errs.ReadTaken
 	}
 	r := p.r
 	srcSet := []alloc.Claim{p.src}
@@ -135,7 +132,7 @@ func (p *PendingRead) Wait(ctx context.Context, out []byte) error {
 		return errors.Join(err, errMayStillRun)
 	}
 	defer r.free(p.rb)
-	if err != nil && errors.Is(err, ErrDeviceLost) {
+	if err != nil && errors.Is(err, errs.DeviceLost) {
 		return err
 	}
 	if err := r.ledger.Check(srcSet); err != nil {

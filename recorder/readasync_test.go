@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -33,7 +34,7 @@ func TestPendingReadsGiveTheirClaimBackOnce(t *testing.T) {
 	g.dev.Resume()
 	require.NoError(t, p.Wait(context.Background(), out), "waited again after the context ended")
 	require.Equal(t, ramp(1), floatsOf(out), "the bytes at the call, not the later fill")
-	require.ErrorIs(t, p.Wait(context.Background(), out), recorder.ErrReadTaken)
+	require.ErrorIs(t, p.Wait(context.Background(), out), errs.ReadTaken)
 	require.NoError(t, g.r.Sync(context.Background(), 0))
 	require.Equal(t, base, g.r.Stats().LiveClaims, "the claim went back at Wait")
 

@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/vkcompute/vkc/alloc"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // StreamID names a logical stream. Logical streams map onto slots by
@@ -22,6 +23,10 @@ type Options struct {
 	BatchSize int    // most launches per eager command buffer; default 1024 (it is submitted earlier when the slot's device work has run out)
 	PageSize  uint64 // suballocator page; default 64 MiB
 	CacheSize int    // descriptor sets cached per slot; default 512
+	// MemoryLimit caps the bytes of all pages together (device-local,
+	// upload and readback); 0: no cap. A request past it reclaims first
+	// and then fails with ErrOutOfMemory.
+	MemoryLimit uint64
 }
 
 // maxSlots bounds Options.Slots: slot sets are 64-bit masks.
@@ -85,6 +90,15 @@ type Recorder struct {
 
 	active atomic.Int32  // windows prepared or recording, for Free's fast path
 	busy   atomic.Uint64 // slots with writes not yet submitted or completed
+
+	// bornMu guards the buffers allocated while windows record (born, by
+	// claim: the slots whose windows recorded at the allocation, which
+	// refuse work on it) and recordingSlots, the slots recording now,
+	// changed under it so a birth and a window's end never interleave.
+	bornMu         lockrank.Mutex
+	born           map[alloc.ClaimKey]uint64
+	bornCount      atomic.Int64 // len(born), read without the lock
+	recordingSlots atomic.Uint64
 }
 
 // rankLocks gives the recorder's own locks their ranks (slots and
@@ -97,6 +111,7 @@ func (r *Recorder) rankLocks() {
 	r.guardMu.SetRank(lockrank.Guards, 0)
 	r.presMu.SetRank(lockrank.Presentations, 0)
 	r.eventsMu.SetRank(lockrank.Events, 0)
+	r.bornMu.SetRank(lockrank.Born, 0)
 }
 
 // page is one block of device memory as the allocator sees it.
@@ -138,22 +153,24 @@ func New(dev Device, o Options) (*Recorder, error) {
 	o = o.withDefaults()
 	if o.Slots > maxSlots {
 		_ = dev.Close()
-		return nil, fmt.Errorf("recorder: %d slots: at most %d", o.Slots, maxSlots)
+		return nil, fmt.Errorf("%d slots: at most %d", o.Slots, maxSlots)
 	}
 	info := dev.Info()
 	align := max(info.Limits.MinStorageBufferOffsetAlignment, info.Limits.NonCoherentAtomSize, 16)
 	r := &Recorder{dev: dev, info: info, opts: o, ledger: alloc.NewLedger(),
 		staging: map[alloc.ClaimKey]*Staging{}, kernels: map[*Kernel]struct{}{}, graphs: map[*Graph]struct{}{},
-		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}, timed: map[*Event]struct{}{}}
+		guarded: map[alloc.ClaimKey]int{}, freed: map[alloc.ClaimKey]struct{}{}, timed: map[*Event]struct{}{},
+		born: map[alloc.ClaimKey]uint64{}}
 	r.rankLocks()
 	mem, err := alloc.New[*page](pageSource{r}, alloc.Config{
 		PageSize:  o.PageSize,
 		Alignment: align,
 		MaxClaim:  uint64(info.Limits.MaxStorageBufferRange),
+		Limit:     o.MemoryLimit,
 	})
 	if err != nil {
 		_ = dev.Close()
-		return nil, fmt.Errorf("recorder: %w", err)
+		return nil, fmt.Errorf("memory allocator: %w", err)
 	}
 	r.mem = mem
 	for i := 0; i < o.Slots; i++ {
@@ -193,25 +210,25 @@ func (r *Recorder) slotOf(s StreamID) *slot { return r.slots[s%uint64(len(r.slot
 // usable fails once the recorder is closed or the device lost.
 func (r *Recorder) usable() error {
 	if r.closed.Load() {
-		return ErrClosed
+		return errs.Closed
 	}
 	return r.lostErr()
 }
 
-// lostErr is ErrDeviceLost once the device is lost, else nil.
+// lostErr is errs.DeviceLost once the device is lost, else nil.
 func (r *Recorder) lostErr() error {
 	if r.lost.Load() || r.dev.Lost() {
-		return ErrDeviceLost
+		return errs.DeviceLost
 	}
 	return nil
 }
 
 // observe latches device loss from any error a device call returned and
 // passes the error on: a loss is unrecoverable, so one result that says so
-// makes every later call fail with ErrDeviceLost and no more work reach
+// makes every later call fail with errs.DeviceLost and no more work reach
 // the queue, whichever layer reported it.
 func (r *Recorder) observe(err error) error {
-	if err != nil && errors.Is(err, ErrDeviceLost) {
+	if err != nil && errors.Is(err, errs.DeviceLost) {
 		r.lost.Store(true)
 	}
 	return err
@@ -233,10 +250,10 @@ func (r *Recorder) taintIfFailed(err *error, writes []alloc.Claim) {
 // after every step; it walks every range, so it is not for hot paths.
 func (r *Recorder) Validate() error {
 	if err := r.mem.Validate(); err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("allocator: %w", err)
 	}
 	if err := r.ledger.Validate(); err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("taint ledger: %w", err)
 	}
 	return nil
 }
@@ -245,7 +262,7 @@ func (r *Recorder) Validate() error {
 // yet written, say.
 func (r *Recorder) Taint(claims []alloc.Claim, cause error) { r.ledger.Taint(claims, cause) }
 
-// Check fails with an error wrapping alloc.ErrUnwritten when a byte of the
+// Check fails with an error wrapping errs.Unwritten when a byte of the
 // claims holds data no executed work wrote.
 func (r *Recorder) Check(claims []alloc.Claim) error { return r.ledger.Check(claims) }
 
@@ -268,7 +285,7 @@ func (r *Recorder) SetHost(claims []alloc.Claim, data [][]byte) error {
 // record, so no replay or launch runs with a length past its buffers.
 func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) error {
 	if len(claims) == 0 {
-		return fmt.Errorf("recorder: SetLength with no length claim")
+		return fmt.Errorf("SetLength with no length claim")
 	}
 	return r.setHost(claims, data, claims[0], n)
 }
@@ -283,7 +300,7 @@ func (r *Recorder) SetLength(claims []alloc.Claim, data [][]byte, n uint32) erro
 // zero length claim means no length to check.
 func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Claim, n uint32) error {
 	if len(claims) != len(data) {
-		return fmt.Errorf("recorder: SetHost of %d claims with %d values", len(claims), len(data))
+		return fmt.Errorf("SetHost of %d claims with %d values", len(claims), len(data))
 	}
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
@@ -310,7 +327,7 @@ func (r *Recorder) setHost(claims []alloc.Claim, data [][]byte, length alloc.Cla
 	for i, c := range claims {
 		m := r.mapped(c)
 		if m == nil || uint64(len(data[i])) > c.Size {
-			return fmt.Errorf("recorder: SetHost of %d bytes into %s, which is not mapped host memory of that size", len(data[i]), c)
+			return fmt.Errorf("SetHost of %d bytes into %s, which is not mapped host memory of that size", len(data[i]), c)
 		}
 		copy(m, data[i])
 		if err := r.flush(c, uint64(len(data[i]))); err != nil {
@@ -328,54 +345,48 @@ func (r *Recorder) unlockSlots() {
 }
 
 // Alloc reserves size bytes of the given kind for a buffer, which belongs
-// to no stream. While any window records, a request that needs a new page
-// fails with alloc.ErrAllocInCapture and dooms every recording window: the
-// recorder cannot tell whether the recorded run asked (its graph would then
-// miss the buffer's work), so device memory does not grow for buffers
-// during a window, the way CUDA's global capture mode refuses cudaMalloc.
+// to no stream. While a window records, a request of the kind and size a
+// warmup allocated and freed gets that claim (the recorded run asks for
+// what the warmup did, in the same order). Any other request is served
+// as usual, growing the pools if it must, and remembered as born inside
+// the windows recording now: those windows refuse work on it
+// (refuseBorn), since their graph would name memory the warmup never
+// prepared. So a buffer allocated by another goroutine during a window
+// works, and one the recorded run did not prepare fails at its first use
+// in the window, whatever the pages hold. A request past the limit, or
+// one the driver refuses for want of memory, reclaims and is retried once.
 func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 	r.devMu.RLock()
 	defer r.devMu.RUnlock()
 	if err := r.usable(); err != nil {
 		return alloc.Claim{}, err
 	}
-	// A buffer the recorded run makes takes what the warmup freed of its
-	// size (see slot.alloc); a request the warmup did not make may take
-	// any of it.
-	for _, b := range r.slots {
-		if r.active.Load() == 0 {
-			break // no window: nothing reserved
-		}
-		b.mu.Lock()
-		c, ok := b.reservedFor(kind, size)
-		b.mu.Unlock()
-		if ok {
-			return c, nil
-		}
-	}
-	c, err := r.mem.Alloc(kind, size)
-	if errors.Is(err, alloc.ErrAllocInCapture) && r.releaseReserved() {
-		c, err = r.mem.Alloc(kind, size)
-	}
-	if errors.Is(err, alloc.ErrAllocInCapture) {
-		err = fmt.Errorf("recorder: a buffer needs a new page while a capture window records (allocate buffers before Capture, or let its warmup allocate them): %w", err)
+	if r.recordingSlots.Load() != 0 {
 		for _, b := range r.slots {
-			b.failWindow(err)
+			b.mu.Lock()
+			c, ok := b.reservedFor(kind, size)
+			b.mu.Unlock()
+			if ok {
+				return c, nil
+			}
 		}
 	}
-	return c, r.observe(err)
-}
-
-// releaseReserved frees what every recording window holds of its warmup's
-// claims and reports whether there was any.
-func (r *Recorder) releaseReserved() bool {
-	freed := false
-	for _, b := range r.slots {
-		b.mu.Lock()
-		freed = b.releaseReserved() || freed
-		b.mu.Unlock()
+	c, err := retryOutOfMemory(r, nil, func() (alloc.Claim, error) { return r.mem.AllocOutsideWindow(kind, size) })
+	if err != nil {
+		return alloc.Claim{}, r.observe(err)
 	}
-	return freed
+	r.markBorn(c)
+	if r.active.Load() > 0 {
+		// A warmup's buffer, if it frees it, is parked for the recorded run.
+		for _, b := range r.slots {
+			b.mu.Lock()
+			if b.win.IsActive() && !b.win.IsRecording() {
+				b.win.touchClaims(c)
+			}
+			b.mu.Unlock()
+		}
+	}
+	return c, nil
 }
 
 // AllocOn reserves size bytes for work on stream s: an op's temporary.
@@ -433,6 +444,7 @@ func (r *Recorder) Free(c alloc.Claim) error {
 	if r.closed.Load() {
 		return nil
 	}
+	r.forgetBorn(c)
 	if r.active.Load() > 0 {
 		for _, b := range r.slots {
 			held, err := b.holdIfWindowUsed(c)
@@ -501,6 +513,7 @@ func (r *Recorder) freeGuarded(c alloc.Claim) bool {
 // parked because a warmup touched it, say): it keeps its taint until the
 // last guard goes, as Free's claims do.
 func (r *Recorder) free(c alloc.Claim) {
+	r.forgetBorn(c)
 	if !r.freeGuarded(c) {
 		r.ledger.Written([]alloc.Claim{c})
 	}
@@ -537,7 +550,7 @@ func (r *Recorder) Drop(s StreamID, c alloc.Claim) error {
 
 // Close waits for all work, destroys every kernel, command buffer, set and
 // page, and closes the device. Idempotent; after it every call fails with
-// ErrClosed and releases (Free, Graph.Close, Kernel.Release) do nothing.
+// errs.Closed and releases (Free, Graph.Close, Kernel.Release) do nothing.
 func (r *Recorder) Close() error {
 	r.devMu.Lock()
 	defer r.devMu.Unlock()
@@ -569,8 +582,8 @@ func (r *Recorder) Close() error {
 	if cerr := r.dev.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil && !errors.Is(err, ErrDeviceLost) {
-		return fmt.Errorf("recorder: closing the device: %w", err)
+	if err != nil && !errors.Is(err, errs.DeviceLost) {
+		return fmt.Errorf("closing the device: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -129,7 +130,7 @@ func (g *diffRig) element(b, i int) (float32, bool, error) {
 	out := make([]byte, 4)
 	err := g.r.Read(context.Background(), 0, c, out)
 	if err != nil {
-		if errors.Is(err, alloc.ErrUnwritten) {
+		if errors.Is(err, errs.Unwritten) {
 			return 0, false, nil
 		}
 		return 0, false, err

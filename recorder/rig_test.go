@@ -15,6 +15,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 	"github.com/vkcompute/vkc/shaders"
@@ -130,7 +131,7 @@ func (g *rig) mustRead(s recorder.StreamID, c alloc.Claim, want []float32, msg .
 func (g *rig) requireUnwritten(s recorder.StreamID, c alloc.Claim, cause error) {
 	g.t.Helper()
 	_, err := g.read(s, c)
-	require.ErrorIs(g.t, err, alloc.ErrUnwritten)
+	require.ErrorIs(g.t, err, errs.Unwritten)
 	require.ErrorIs(g.t, err, cause)
 }
 

@@ -7,7 +7,8 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
-	"github.com/vkcompute/vkc/recorder/internal/lockrank"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // slot is one pooled command stream, which logical streams share by
@@ -45,6 +46,7 @@ func newSlot(r *Recorder, index int) (*slot, error) {
 		subs: submissions{r: r, pool: pool, index: index}}
 	b.mu.SetRank(lockrank.Slot, index)
 	b.cache = newSetCache(r, r.opts.CacheSize)
+	b.cache.self = b
 	return b, nil
 }
 
@@ -131,13 +133,13 @@ func (b *slot) alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 			return c, nil
 		}
 		c, err := b.r.mem.Alloc(kind, size)
-		if errors.Is(err, alloc.ErrAllocInCapture) && b.releaseReserved() {
+		if errors.Is(err, errs.AllocInCapture) && b.releaseReserved() {
 			c, err = b.r.mem.Alloc(kind, size) // a request the warmup did not make
 		}
 		b.win.Fail(err)
 		return c, b.r.observe(err)
 	}
-	c, err := b.r.mem.AllocOutsideWindow(kind, size)
+	c, err := retryOutOfMemory(b.r, b, func() (alloc.Claim, error) { return b.r.mem.AllocOutsideWindow(kind, size) })
 	return c, b.r.observe(err)
 }
 
@@ -163,7 +165,7 @@ func (b *slot) reservedFor(kind alloc.Kind, size uint64) (alloc.Claim, bool) {
 // slot's window.
 func (b *slot) refuseNeighbour(s StreamID, what string) error {
 	if owner, ok := b.win.Owner(); ok && owner != s {
-		return fmt.Errorf("%w: stream %d %s refused while stream %d captures on slot %d", ErrStreamCapturing, s, what, owner, b.index)
+		return fmt.Errorf("%w: stream %d %s refused while stream %d captures on slot %d", errs.StreamCapturing, s, what, owner, b.index)
 	}
 	return nil
 }
@@ -175,7 +177,7 @@ func (b *slot) checkWait(s StreamID, what string) error {
 		return err
 	}
 	if b.win.IsRecording() {
-		err := fmt.Errorf("%w: stream %d %s", ErrSyncInCapture, s, what)
+		err := fmt.Errorf("%w: stream %d %s", errs.SyncInCapture, s, what)
 		b.win.Fail(err)
 		return err
 	}

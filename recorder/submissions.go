@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // maxInflight bounds the submissions a slot keeps in flight before it waits
@@ -70,10 +71,10 @@ type submissions struct {
 var (
 	// errBatchOpen refuses a batch submitted beside the open one: it would
 	// run before work recorded earlier on the same stream.
-	errBatchOpen = errors.New("recorder: a batch submitted while the slot's open batch is not")
+	errBatchOpen = errors.New("a batch submitted while the slot's open batch is not")
 	// errNothingInFlight refuses a wait for the oldest submission when none
 	// is in flight.
-	errNothingInFlight = errors.New("recorder: no submission in flight")
+	errNothingInFlight = errors.New("no submission in flight")
 )
 
 // take hands out a recycled batch or makes one for a submission beside the
@@ -87,8 +88,18 @@ func (q *submissions) take(owned bool) (*batch, error) {
 }
 
 // newBatch takes a recycled batch or makes one: an eager batch owns a
-// command buffer, a replay batch only a fence (it borrows the graph's buffer).
+// command buffer, a replay batch only a fence (it borrows the graph's
+// buffer). Out of memory, it reclaims (retiring the slot's finished work,
+// which recycles batches) and tries once more.
 func (q *submissions) newBatch(owned bool) (*batch, error) {
+	if q.index >= len(q.r.slots) {
+		return q.makeBatch(owned) // the slot is still being made: nothing to reclaim
+	}
+	return retryOutOfMemory(q.r, q.r.slots[q.index], func() (*batch, error) { return q.makeBatch(owned) })
+}
+
+// makeBatch is one try of newBatch.
+func (q *submissions) makeBatch(owned bool) (*batch, error) {
 	spare := &q.spareReplay
 	if owned {
 		spare = &q.spareEager
@@ -377,7 +388,7 @@ func (q *submissions) drain(ctx context.Context) error {
 
 // errMayStillRun marks a drain that left a submission whose fence could not
 // be waited for: its work may still run and write what it was to write.
-var errMayStillRun = errors.New("recorder: a submission whose fence wait failed may still run")
+var errMayStillRun = errors.New("a submission whose fence wait failed may still run")
 
 // retryFailed waits again for the first n submissions whose fence wait
 // failed. One that completes is retired, so its memory can be reused and
@@ -420,7 +431,7 @@ func (q *submissions) retryFailed(ctx context.Context, n int) error {
 // slot records (recording says so): its window's buffer is not submitted.
 func (q *submissions) settleFor(ctx context.Context, claims []alloc.Claim, a access, recording bool) error {
 	if q.open != nil && !recording && a.uses(q.open, claims) {
-		if err := q.submitOpen(); err != nil && errors.Is(err, ErrDeviceLost) {
+		if err := q.submitOpen(); err != nil && errors.Is(err, errs.DeviceLost) {
 			return err
 		}
 	}
@@ -443,7 +454,7 @@ func (q *submissions) waitInflightFor(ctx context.Context, claims []alloc.Claim,
 		}
 	}
 	for ; last >= 0; last-- {
-		if err := q.waitOldest(ctx); err != nil && (ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
+		if err := q.waitOldest(ctx); err != nil && (ctx.Err() != nil || errors.Is(err, errs.DeviceLost)) {
 			return err
 		}
 	}
@@ -459,7 +470,7 @@ func (q *submissions) retryFailedFor(ctx context.Context, claims []alloc.Claim, 
 			continue
 		}
 		err := q.retryAllFailed(ctx)
-		if err != nil && (a == hostWrites || ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
+		if err != nil && (a == hostWrites || ctx.Err() != nil || errors.Is(err, errs.DeviceLost)) {
 			return err
 		}
 		return nil

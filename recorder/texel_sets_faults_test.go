@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -221,7 +222,7 @@ func (x *texelRun) scenario(dev *hostdev.Device) {
 			}
 			x.ok("read of failed work", err)
 		case len(want) == 0:
-			require.ErrorIs(t, err, alloc.ErrUnwritten, "the product over a never-written input")
+			require.ErrorIs(t, err, errs.Unwritten, "the product over a never-written input")
 			if !errors.Is(err, errFresh) {
 				x.ok("read of the product over a never-written input", err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // Staging is a buffer's persistent host staging: the host-visible claim
@@ -49,7 +50,7 @@ func (r *Recorder) Write(s StreamID, dst alloc.Claim, st **Staging, data []byte)
 // the check and the write happen under the chosen slot's lock, so a window
 // opening meanwhile on that slot cannot take the write into its graph, as
 // it would if the write borrowed a stream that then opened one. With a
-// window open on every slot it is refused with ErrStreamCapturing (a write
+// window open on every slot it is refused with errs.StreamCapturing (a write
 // as prefer could be its own window's). It returns the slot that took the write, which the buffer must wait for
 // before its memory is reused.
 func (r *Recorder) WriteFresh(prefer StreamID, dst alloc.Claim, st **Staging, data []byte) (slot int, err error) {
@@ -60,19 +61,19 @@ func (r *Recorder) WriteFresh(prefer StreamID, dst alloc.Claim, st **Staging, da
 			return b.index, err
 		}
 	}
-	return first, fmt.Errorf("%w: a new buffer is not filled while every slot has a capture window open", ErrStreamCapturing)
+	return first, fmt.Errorf("%w: a new buffer is not filled while every slot has a capture window open", errs.StreamCapturing)
 }
 
 // errWindowOpen is writeOn's refusal of a fresh write on a slot with a
 // window open, before it changed anything; WriteFresh tries the next slot.
-var errWindowOpen = errors.New("recorder: a capture window is open on the slot")
+var errWindowOpen = errors.New("a capture window is open on the slot")
 
 // writeOn is Write on slot b as stream s, or, when fresh, as no stream:
 // then it is refused with errWindowOpen, changing nothing, if b has a
 // window open.
 func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st **Staging, data []byte) (err error) {
 	if uint64(len(data)) > dst.Size {
-		return fmt.Errorf("recorder: write of %d bytes into %d", len(data), dst.Size)
+		return fmt.Errorf("write of %d bytes into %d", len(data), dst.Size)
 	}
 	dstSet := []alloc.Claim{dst}
 	// The host writes dst itself when it is mapped, and the persistent
@@ -115,6 +116,11 @@ func (r *Recorder) writeOn(b *slot, s StreamID, fresh bool, dst alloc.Claim, st 
 
 // write is Write past its checks, under the slot's lock.
 func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
+	if b.win.IsRecording() {
+		if err := b.refuseBorn(dst); err != nil {
+			return err
+		}
+	}
 	if err := b.stageForWindow(dst, st); err != nil {
 		return err
 	}
@@ -128,7 +134,7 @@ func (b *slot) write(dst alloc.Claim, st **Staging, data []byte) error {
 	// earlier or in this drain; but its work may still run and overwrite
 	// what the host writes now, so it is waited for again, and while it
 	// does not answer the write fails. A lost device stops the write too.
-	if err := b.subs.drain(context.Background()); err != nil && errors.Is(err, ErrDeviceLost) {
+	if err := b.subs.drain(context.Background()); err != nil && errors.Is(err, errs.DeviceLost) {
 		return err
 	}
 	if err := b.subs.retryAllFailed(context.Background()); err != nil {
@@ -309,12 +315,12 @@ func (r *Recorder) LiveStaging() int {
 // Read copies src into out (len(out) <= src.Size) on stream s once the
 // work that writes src has completed: the slot's own, and pending work of
 // other streams that writes src (waited for, never read stale). It fails
-// with an error wrapping alloc.ErrUnwritten when no executed work wrote
+// with an error wrapping errs.Unwritten when no executed work wrote
 // those bytes, or with the driver's error when its own readback did not
 // surely run.
 func (r *Recorder) Read(ctx context.Context, s StreamID, src alloc.Claim, out []byte) error {
 	if uint64(len(out)) > src.Size {
-		return fmt.Errorf("recorder: read of %d bytes from %d", len(out), src.Size)
+		return fmt.Errorf("read of %d bytes from %d", len(out), src.Size)
 	}
 	b := r.slotOf(s)
 	if err := r.settleOthers(ctx, b.index, []alloc.Claim{src}, hostReads); err != nil {
@@ -382,7 +388,7 @@ func (b *slot) readBack(ctx context.Context, src alloc.Claim, out []byte) error 
 		return err
 	}
 	defer r.free(rb)
-	if err != nil && (ctx.Err() != nil || errors.Is(err, ErrDeviceLost)) {
+	if err != nil && (ctx.Err() != nil || errors.Is(err, errs.DeviceLost)) {
 		return err
 	}
 	if err := r.ledger.Check([]alloc.Claim{src}); err != nil {
@@ -402,10 +408,10 @@ func (b *slot) readBack(ctx context.Context, src alloc.Claim, out []byte) error 
 // must not overlap.
 func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err error) {
 	if size > src.Size || size > dst.Size {
-		return fmt.Errorf("recorder: copy of %d bytes between claims of %d and %d", size, src.Size, dst.Size)
+		return fmt.Errorf("copy of %d bytes between claims of %d and %d", size, src.Size, dst.Size)
 	}
 	if src.Overlaps(dst) {
-		return fmt.Errorf("recorder: copy between overlapping ranges %s and %s", src, dst)
+		return fmt.Errorf("copy between overlapping ranges %s and %s", src, dst)
 	}
 	b := r.slotOf(s)
 	both := []alloc.Claim{src, dst}
@@ -426,6 +432,9 @@ func (r *Recorder) Copy(s StreamID, src, dst alloc.Claim, size uint64) (err erro
 		return err
 	}
 	if b.win.IsRecording() {
+		if err := b.refuseBorn(src, dst); err != nil {
+			return err
+		}
 		b.captureCopy(src, dst, size)
 		return nil
 	}
@@ -456,7 +465,7 @@ func drainForRead(ctx context.Context, b *slot) error {
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() != nil || errors.Is(err, ErrDeviceLost) {
+	if ctx.Err() != nil || errors.Is(err, errs.DeviceLost) {
 		return err
 	}
 	return nil

@@ -63,9 +63,9 @@ type recording struct {
 
 var (
 	// errNotRecording refuses what only a recording window takes.
-	errNotRecording = errors.New("recorder: the slot's window is not recording")
+	errNotRecording = errors.New("the slot's window is not recording")
 	// errNothingRecorded refuses taking a recording no window began.
-	errNothingRecorded = errors.New("recorder: no recording to hand over")
+	errNothingRecorded = errors.New("no recording to hand over")
 )
 
 // newWindow is an idle window; owner maps a range to the claim holding it

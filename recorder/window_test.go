@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // requireRefused fails unless err is want and the window kept cb and gen.
@@ -26,7 +27,7 @@ func TestWindowRefusesOutsideRecording(t *testing.T) {
 	w := newWindow(nil)
 	e, k := &setEntry{}, &Kernel{}
 	c := alloc.Claim{Page: 1, Size: 16}
-	requireRefused(t, "startRecording of an idle window", w.startRecording(7), capture.ErrCaptureState, &w, 0, 0)
+	requireRefused(t, "startRecording of an idle window", w.startRecording(7), errs.CaptureState, &w, 0, 0)
 	_, err := w.recordLaunch([]capture.Binding{{Claim: c}}, nil, e, k)
 	requireRefused(t, "recordLaunch outside a recording", err, errNotRecording, &w, 0, 0)
 	if e.pins != 0 || len(w.touched) != 0 || len(w.kernels) != 0 {
@@ -50,7 +51,7 @@ func TestWindowHandsOverRecordingOnce(t *testing.T) {
 	if err := w.startRecording(7); err != nil {
 		t.Fatal(err)
 	}
-	requireRefused(t, "startRecording twice", w.startRecording(8), capture.ErrCaptureState, &w, 7, 1)
+	requireRefused(t, "startRecording twice", w.startRecording(8), errs.CaptureState, &w, 7, 1)
 	for i := range 3 {
 		newKernel, err := w.recordLaunch([]capture.Binding{{Claim: c, Write: true}}, []Limit{{Param: c, Max: 4}}, e, k)
 		if err != nil || newKernel != (i == 0) {

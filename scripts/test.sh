@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The project's test command (what CI runs): installs what is missing, then
-# checks formatting, vets, checks the public API against the last release,
-# builds and tests the pure-Go packages with cgo off, runs every test with
-# the race detector, the lock-rank checker and the Khronos validation layer
-# on, and gives each fuzz target of alloc/, capture/, recorder/ and shaders/
-# (and ops/) a short run. Aims to finish in under 10 minutes on 2 cores.
+# checks formatting, vets, checks each function's cyclomatic complexity and
+# the public API against the last release, builds and tests the pure-Go
+# packages with cgo off, runs every test with the race detector, the
+# lock-rank checker and the Khronos validation layer on, and gives each fuzz
+# target of alloc/, capture/, recorder/ and shaders/ (and ops/ and wgsl/) a
+# short run. Aims to finish in under 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -25,6 +26,13 @@ fi
 step "go vet ./..."
 go vet ./...
 
+# No function outside the tests may exceed cyclomatic complexity 20: past
+# that a function is hard to read and to cover, and it is split instead
+# (a table of cases, a named step per concern). Tests and test data are
+# left out: a table-driven test is long by nature.
+step "cyclomatic complexity at most 20 (go tool gocyclo)"
+go tool gocyclo -over 20 -ignore '_test\.go$|(^|/)testdata/' .
+
 # The root package's API against the last release recorded under api/; an
 # incompatible change must be recorded in CHANGELOG.md (scripts/apidiff.sh).
 step "API compatibility (go tool apidiff)"
@@ -34,7 +42,7 @@ bash scripts/apidiff.sh
 # (each fuzz target's seed corpus included, which go test runs as tests)
 # without a C toolchain, and none of them may reach package vk. The race
 # detector needs cgo on linux, so their -race run is the one below.
-pure_pkgs=(./recorder ./recorder/hostdev ./capture ./alloc)
+pure_pkgs=(./recorder ./recorder/hostdev ./capture ./alloc ./internal/errs ./internal/lockrank)
 step "CGO_ENABLED=0: build, vet and test ${pure_pkgs[*]}"
 if go list -deps "${pure_pkgs[@]}" | grep -qx 'github.com/vkcompute/vkc/vk'; then
     echo "a pure package imports github.com/vkcompute/vkc/vk:" >&2
@@ -50,8 +58,8 @@ CGO_ENABLED=0 go test -count=1 "${pure_pkgs[@]}"
 # lavapipe execute on the submitting thread, which keeps runs steady.
 export VKC_VALIDATION=1 LP_NUM_THREADS=0
 
-# vkc_lockrank checks the recorder's lock order on every acquisition
-# (recorder/internal/lockrank); release builds leave it out.
+# vkc_lockrank checks the module's lock order on every acquisition
+# (internal/lockrank); release builds leave it out.
 step "go test -race -tags vkc_lockrank ./..."
 go test -race -count=1 -tags vkc_lockrank ./...
 
@@ -76,10 +84,11 @@ fuzz_budget() {
     FuzzReplayMatchesEager) echo 15000x ;;
     FuzzHazards) echo 150000x ;;
     FuzzDecode | FuzzInspect) echo 60000x ;;
+    FuzzRepair) echo 100000x ;;
     *) echo 20000x ;;
     esac
 }
-for pkg in alloc capture recorder shaders ops; do
+for pkg in alloc capture recorder shaders ops wgsl; do
     [ -d "$pkg" ] || continue
     targets=$(grep -hoE '^func Fuzz[A-Za-z0-9_]*\(' "$pkg"/*_test.go 2>/dev/null |
         sed -e 's/^func //' -e 's/($//' | sort -u || true)

@@ -58,12 +58,12 @@ var modules embed.FS
 
 // ErrUnknownKernel reports a kernel name the catalogue does not hold; the
 // error returned by Get wraps it together with the name asked for.
-var ErrUnknownKernel = errors.New("shaders: unknown kernel")
+var ErrUnknownKernel = errors.New("no catalogue kernel of that name")
 
 // ErrNoDynamicVariant reports a catalogue kernel that has no dynamic
 // variant (transpose, whose shape no graph changes, or a variant itself);
 // the error returned by Dynamic wraps it together with the name asked for.
-var ErrNoDynamicVariant = errors.New("shaders: no dynamic variant")
+var ErrNoDynamicVariant = errors.New("catalogue kernel without a dynamic variant")
 
 // Access says how a kernel uses a bound buffer, which is what a launcher
 // needs to order launches: a read after a write needs a barrier, two reads

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // A SPIR-V module is little-endian 32-bit words: a header of five (magic
@@ -29,7 +31,7 @@ type instruction struct {
 // literal, LocalSize's three sizes).
 func (in instruction) need(n int) error {
 	if len(in.operands) < n {
-		return fmt.Errorf("%w: opcode %d at word %d has %d operands, want at least %d", ErrInvalidSPIRV, in.op, in.at, len(in.operands), n)
+		return fmt.Errorf("%w: opcode %d at word %d has %d operands, want at least %d", errs.BadSPIRV, in.op, in.at, len(in.operands), n)
 	}
 	return nil
 }
@@ -77,7 +79,7 @@ var minOperands = map[uint32]int{
 // function with a body, and every function called defined. Drivers do not validate SPIR-V (lavapipe crashed on
 // a module cut at an instruction boundary), so this is what stands between
 // a user's bytes and the driver; meaning is left to the validation layer.
-// Every error wraps ErrInvalidSPIRV.
+// Every error wraps errs.BadSPIRV.
 func decode(code []byte) ([]instruction, error) {
 	words, err := moduleWords(code)
 	if err != nil {
@@ -88,7 +90,7 @@ func decode(code []byte) ([]instruction, error) {
 	for pos := headerWords; pos < len(words); {
 		count, op := int(words[pos]>>16), words[pos]&0xffff
 		if count == 0 || count > len(words)-pos {
-			return nil, fmt.Errorf("%w: instruction at word %d (opcode %d) of %d words runs past the end of the module (%d words)", ErrInvalidSPIRV, pos, op, count, len(words))
+			return nil, fmt.Errorf("%w: instruction at word %d (opcode %d) of %d words runs past the end of the module (%d words)", errs.BadSPIRV, pos, op, count, len(words))
 		}
 		in := instruction{op: op, operands: words[pos+1 : pos+count : pos+count], at: pos}
 		if err := in.need(minOperands[op]); err != nil {
@@ -109,7 +111,7 @@ func decode(code []byte) ([]instruction, error) {
 // moduleWords checks the header and returns the module as words.
 func moduleWords(code []byte) ([]uint32, error) {
 	if len(code) < 4*headerWords || len(code)%4 != 0 {
-		return nil, fmt.Errorf("%w: %d bytes is not a whole module (header is %d bytes, size a multiple of 4)", ErrInvalidSPIRV, len(code), 4*headerWords)
+		return nil, fmt.Errorf("%w: %d bytes is not a whole module (header is %d bytes, size a multiple of 4)%s", errs.BadSPIRV, len(code), 4*headerWords, textHint(code))
 	}
 	words := make([]uint32, len(code)/4)
 	for i := range words {
@@ -119,9 +121,9 @@ func moduleWords(code []byte) ([]uint32, error) {
 	case spirvMagic:
 		return words, nil
 	case bits.ReverseBytes32(spirvMagic):
-		return nil, fmt.Errorf("%w: big-endian module; Vulkan takes SPIR-V in little-endian words", ErrInvalidSPIRV)
+		return nil, fmt.Errorf("%w: big-endian module; Vulkan takes SPIR-V in little-endian words", errs.BadSPIRV)
 	default:
-		return nil, fmt.Errorf("%w: magic number %#08x, want %#08x (little-endian)", ErrInvalidSPIRV, words[0], spirvMagic)
+		return nil, fmt.Errorf("%w: magic number %#08x, want %#08x (little-endian)%s", errs.BadSPIRV, words[0], spirvMagic, textHint(code))
 	}
 }
 
@@ -147,7 +149,7 @@ func (s *functionShape) see(in instruction) error {
 		}
 	case opFunction:
 		if s.inFunction {
-			return fmt.Errorf("%w: function %%%d at word %d opens inside function %%%d", ErrInvalidSPIRV, in.operands[1], in.at, s.open)
+			return fmt.Errorf("%w: function %%%d at word %d opens inside function %%%d", errs.BadSPIRV, in.operands[1], in.at, s.open)
 		}
 		s.open, s.inFunction = in.operands[1], true
 		s.defined[in.operands[1]] = true
@@ -157,7 +159,7 @@ func (s *functionShape) see(in instruction) error {
 		}
 	case opFunctionEnd:
 		if !s.inFunction {
-			return fmt.Errorf("%w: OpFunctionEnd at word %d outside a function", ErrInvalidSPIRV, in.at)
+			return fmt.Errorf("%w: OpFunctionEnd at word %d outside a function", errs.BadSPIRV, in.at)
 		}
 		s.inFunction = false
 	case opLabel:
@@ -171,10 +173,10 @@ func (s *functionShape) see(in instruction) error {
 // finish checks what only the end of the module shows.
 func (s *functionShape) finish() error {
 	if s.inFunction {
-		return fmt.Errorf("%w: function %%%d not closed (module truncated?)", ErrInvalidSPIRV, s.open)
+		return fmt.Errorf("%w: function %%%d not closed (module truncated?)", errs.BadSPIRV, s.open)
 	}
 	if len(s.entryBodies) == 0 {
-		return fmt.Errorf("%w: no entry point (module truncated?)", ErrInvalidSPIRV)
+		return fmt.Errorf("%w: no entry point (module truncated?)", errs.BadSPIRV)
 	}
 	missing, found := uint32(0), false
 	for id, body := range s.entryBodies {
@@ -183,7 +185,7 @@ func (s *functionShape) finish() error {
 		}
 	}
 	if found {
-		return fmt.Errorf("%w: entry point %%%d has no function body (module truncated?)", ErrInvalidSPIRV, missing)
+		return fmt.Errorf("%w: entry point %%%d has no function body (module truncated?)", errs.BadSPIRV, missing)
 	}
 	undefined, at := uint32(0), -1
 	for id, pos := range s.called {
@@ -192,7 +194,7 @@ func (s *functionShape) finish() error {
 		}
 	}
 	if at >= 0 {
-		return fmt.Errorf("%w: function %%%d called at word %d is never defined (module truncated?)", ErrInvalidSPIRV, undefined, at)
+		return fmt.Errorf("%w: function %%%d called at word %d is never defined (module truncated?)", errs.BadSPIRV, undefined, at)
 	}
 	return nil
 }

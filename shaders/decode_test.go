@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // assemble builds a module from a header and the instructions given, each
@@ -72,9 +74,9 @@ func TestDecodeRefusesBrokenStructure(t *testing.T) {
 	for name, code := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := decode(code)
-			require.ErrorIs(t, err, ErrInvalidSPIRV)
+			require.ErrorIs(t, err, errs.BadSPIRV)
 			_, err = Inspect(code)
-			require.ErrorIs(t, err, ErrInvalidSPIRV)
+			require.ErrorIs(t, err, errs.BadSPIRV)
 		})
 	}
 }
@@ -87,7 +89,7 @@ func TestDecodeNamesABigEndianModule(t *testing.T) {
 		binary.BigEndian.PutUint32(swapped[i:], binary.LittleEndian.Uint32(k.SPIRV[i:]))
 	}
 	_, err = Inspect(swapped)
-	require.ErrorIs(t, err, ErrInvalidSPIRV)
+	require.ErrorIs(t, err, errs.BadSPIRV)
 	assert.Contains(t, err.Error(), "big-endian")
 }
 
@@ -104,7 +106,7 @@ func TestInspectRefusesEveryTruncation(t *testing.T) {
 		size := len(k.SPIRV)
 		for _, n := range truncations(k.SPIRV) {
 			_, err := Inspect(k.SPIRV[:n])
-			if !errors.Is(err, ErrInvalidSPIRV) {
+			if !errors.Is(err, errs.BadSPIRV) {
 				t.Fatalf("%s cut at byte %d of %d: %v", k.Name, n, size, err)
 			}
 		}
@@ -158,7 +160,7 @@ func TestInspectRefusesTwoWorkgroupSizeBuiltIns(t *testing.T) {
 		function5, label, returnVoid, functionEnd)
 	for range 20 {
 		mod, err := Inspect(code)
-		require.ErrorIs(t, err, ErrInvalidSPIRV, "local size %v", mod.LocalSize)
+		require.ErrorIs(t, err, errs.BadSPIRV, "local size %v", mod.LocalSize)
 		assert.Contains(t, err.Error(), "%15 and %16")
 	}
 	single := assemble(entryMain,
@@ -194,7 +196,7 @@ func TestDecodeRefusesEveryCutOfACallingModule(t *testing.T) {
 			assert.Equal(t, []string{"main"}, mod.EntryPoints)
 			for n := range len(code) {
 				_, err := Inspect(code[:n])
-				require.ErrorIs(t, err, ErrInvalidSPIRV, "cut at byte %d of %d", n, len(code))
+				require.ErrorIs(t, err, errs.BadSPIRV, "cut at byte %d of %d", n, len(code))
 			}
 		})
 	}
@@ -212,9 +214,9 @@ func reassemble(header []byte, insts []instruction) []byte {
 	return out
 }
 
-// FuzzDecode: decode never panics, refuses only with ErrInvalidSPIRV, and
+// FuzzDecode: decode never panics, refuses only with errs.BadSPIRV, and
 // splits what it accepts exactly (the instructions, written back, are the
-// module); Inspect never panics and refuses only with ErrInvalidSPIRV.
+// module); Inspect never panics and refuses only with errs.BadSPIRV.
 // That Inspect refuses what decode refuses is not asserted: Inspect calls
 // decode first and returns its error, so the check could never fail.
 func FuzzDecode(f *testing.F) {
@@ -225,12 +227,12 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, code []byte) {
 		insts, err := decode(code)
 		if err != nil {
-			require.ErrorIs(t, err, ErrInvalidSPIRV)
+			require.ErrorIs(t, err, errs.BadSPIRV)
 			return
 		}
 		require.Equal(t, code, reassemble(code[:4*headerWords], insts), "decoded instructions do not cover the module exactly")
 		if _, err := Inspect(code); err != nil {
-			require.ErrorIs(t, err, ErrInvalidSPIRV)
+			require.ErrorIs(t, err, errs.BadSPIRV)
 		}
 	})
 }
@@ -291,5 +293,5 @@ func TestInspectReadsLocalSizeID(t *testing.T) {
 
 	notConstant := []uint32{opExecutionModeID, 5, execModeLocalSizeID, 11, 99, 13}
 	_, err = Inspect(assemble(append(append([][]uint32{entryMain, notConstant, uint32Type}, constants...), append([][]uint32{typeVoid, typeVoidFn}, wholeFunction...)...)...))
-	assert.ErrorIs(t, err, ErrInvalidSPIRV)
+	assert.ErrorIs(t, err, errs.BadSPIRV)
 }

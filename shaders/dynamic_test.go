@@ -117,7 +117,8 @@ func TestDynamicVariantModulesMatchTheirDescription(t *testing.T) {
 				}
 				described := b
 				described.Block = nil // scalarBlock below checks the block's one member
-				assert.Equal(t, ModuleBinding{Set: 0, Binding: uint32(v.ScalarBinding(i)), Kind: StorageBuffer, Access: ReadOnly, Elem: elem}, described, "scalar %s", s.Name)
+				assert.Equal(t, ModuleBinding{Set: 0, Binding: uint32(v.ScalarBinding(i)), Kind: StorageBuffer, Access: ReadOnly, Elem: elem,
+					MinSize: 4, NonWritable: true, Loads: true, Traced: true}, described, "scalar %s", s.Name)
 				op, width, offset := scalarBlock(t, v.SPIRV, b.Binding)
 				wantOp := uint32(opTypeInt)
 				if s.Float {

@@ -5,16 +5,6 @@ import (
 	"fmt"
 )
 
-// ErrInvalidSPIRV reports bytes that are not a whole SPIR-V module Inspect
-// can read: too short, wrong magic number, a truncated instruction, a
-// function left open, an entry point without a body, a call to a function
-// the module does not define (a module cut between two functions), two
-// WorkgroupSize built-ins, or a push-constant block it cannot lay out (see
-// Layout). Loading a user kernel
-// checks this before handing the bytes to the driver, so bad input is an
-// error at load rather than a crash in the driver.
-var ErrInvalidSPIRV = errors.New("shaders: invalid SPIR-V")
-
 // DescriptorKind says which kind of buffer descriptor a module's binding
 // expects.
 type DescriptorKind uint8
@@ -97,6 +87,49 @@ type ModuleBinding struct {
 	// block this reader cannot lay out; for a slot several variables
 	// alias, the first one's.
 	Block *Layout
+	// MinSize is the bytes a buffer bound here must hold for every
+	// access the module's types declare to stay inside it: the block's
+	// fixed part (Block.Size: fixed arrays whole; a runtime array at the
+	// end counts as empty, not as one element). 0 for other kinds, for
+	// an array of descriptors and for a block it cannot lay out. Indices
+	// the code computes are not bounded by it.
+	MinSize uint64
+	// NonWritable and NonReadable are the module's decorations (GLSL
+	// readonly and writeonly), on the variable or on every member of its
+	// block; for a slot several variables alias, set only if every alias
+	// has it.
+	NonWritable, NonReadable bool
+	// Loads and Stores are what the entry point's code (and every function
+	// it calls) does through the binding: a load (OpLoad, OpCopyMemory's
+	// source, an image read or fetch, an atomic) or a store (OpStore,
+	// OpCopyMemory's target, an image write, an atomic). They are complete
+	// only when Traced: an entry point was chosen and every use of a pointer
+	// into the binding was one the reader follows (access chains, copies,
+	// function parameters, phis and selects, texel pointers).
+	Loads, Stores bool
+	Traced        bool
+	// TexelType is, for a texel buffer, the image's sampled type (what its
+	// reads return and its writes take, per component), and TexelFormat
+	// the image's SPIR-V format (ImageFormat: 0 Unknown, 1 Rgba32f, 3
+	// R32f, 21 Rgba32i, 24 R32i, 30 Rgba32ui, 33 R32ui, ...).
+	TexelType   ScalarType
+	TexelFormat uint32
+}
+
+// Contradiction describes a decoration the binding's traced code
+// contradicts (NonWritable on one it stores to, NonReadable on one it
+// loads), "" when there is none or the code was not traced: a description
+// the code does not keep would mislead every check built on it.
+func (b ModuleBinding) Contradiction() string {
+	switch {
+	case !b.Traced:
+		return ""
+	case b.NonWritable && b.Stores:
+		return "is declared NonWritable (readonly) but the entry point stores to it"
+	case b.NonReadable && b.Loads:
+		return "is declared NonReadable (writeonly) but the entry point loads from it"
+	}
+	return ""
 }
 
 // ScalarType is the 32-bit number a buffer binding holds.
@@ -142,16 +175,74 @@ type Module struct {
 	PushSize uint32
 	// Push is the layout of the push-constant block, nil if none.
 	Push *Layout
-	// LocalSize is the default workgroup size of the entry point "main"
-	// (the WorkgroupSize built-in's default values, else main's LocalSize
-	// or LocalSizeId execution mode; other entry points' modes are not
-	// read).
+	// LocalSize is the default workgroup size of the chosen entry point
+	// (Entry): the WorkgroupSize built-in's default values, else the entry
+	// point's LocalSize or LocalSizeId execution mode (other entry points'
+	// modes are not read); zero when no entry point was chosen.
 	LocalSize [3]uint32
 	// LocalSizeSpecIDs are, per axis x, y, z, the ID of the
 	// specialization constant that sets the workgroup's size along it
 	// (GLSL local_size_x_id and so on); -1 where the size is not
 	// specializable. Two axes may share one.
 	LocalSizeSpecIDs [3]int64
+	// Entry is the GLCompute entry point the description is of (its
+	// workgroup size, and the code whose loads and stores give each
+	// binding's access): the one InspectEntry was asked for, else "main",
+	// else the module's only one; "" when none was chosen (several entry
+	// points, none "main").
+	Entry string
+	// SpecConstants are the module's specialization constants that carry
+	// a SpecId, sorted by it: what a kernel may set at load.
+	SpecConstants []SpecConstant
+}
+
+// SpecKind is the kind of number a specialization constant is.
+type SpecKind uint8
+
+// The kinds of specialization constant.
+const (
+	SpecBool SpecKind = iota + 1
+	SpecInt
+	SpecUint
+	SpecFloat
+)
+
+// String names the kind as a type name would start.
+func (k SpecKind) String() string {
+	switch k {
+	case SpecBool:
+		return "bool"
+	case SpecInt:
+		return "int"
+	case SpecUint:
+		return "uint"
+	case SpecFloat:
+		return "float"
+	}
+	return fmt.Sprintf("SpecKind(%d)", uint8(k))
+}
+
+// SpecConstant is one specialization constant a module declares with a
+// SpecId: what a value set for it must fit and how many bytes the
+// driver takes for it.
+type SpecConstant struct {
+	ID   uint32
+	Kind SpecKind
+	// Bits is the type's width: 8, 16, 32 or 64 for numbers, 32 for a
+	// bool (VkBool32 is what Vulkan takes for one).
+	Bits uint32
+	// Default is the module's value, as the constant's bits (a float's
+	// IEEE 754 pattern, an integer's two's complement, 0 or 1 for a bool).
+	Default uint64
+}
+
+// TypeName is the constant's type as GLSL names it (float64 as double),
+// for messages.
+func (c SpecConstant) TypeName() string {
+	if c.Kind == SpecBool {
+		return "bool"
+	}
+	return fmt.Sprintf("%s%d", c.Kind, c.Bits)
 }
 
 // SPIR-V opcodes, decorations and enumerants the reader interprets.
@@ -213,8 +304,21 @@ const (
 // with their access, push-constant block size and default workgroup size.
 // It first checks that the module is whole (see decode), so a module it
 // accepts can be handed to a driver. It never panics on malformed input; it
-// returns an error wrapping ErrInvalidSPIRV instead.
+// returns an error wrapping errs.BadSPIRV instead.
 func Inspect(code []byte) (Module, error) {
+	return InspectEntry(code, "")
+}
+
+// ErrNoEntryPoint reports an entry point name the module does not declare
+// as a GLCompute entry point.
+var ErrNoEntryPoint = errors.New("no such compute entry point")
+
+// InspectEntry is Inspect for the GLCompute entry point named entry: its
+// workgroup size and the access its code makes of each binding. "" picks
+// "main", else the module's only GLCompute entry point, else none (the
+// module's interface is still read, with access from decorations alone).
+// A name the module does not declare is ErrNoEntryPoint.
+func InspectEntry(code []byte, entry string) (Module, error) {
 	insts, err := decode(code)
 	if err != nil {
 		return Module{}, err
@@ -223,19 +327,55 @@ func Inspect(code []byte) (Module, error) {
 	if err != nil {
 		return Module{}, err
 	}
-	return decl.resolve()
+	if err := decl.chooseEntry(entry); err != nil {
+		return Module{}, err
+	}
+	mod, err := decl.resolve()
+	if err != nil {
+		return Module{}, err
+	}
+	if decl.entryFunction != nil {
+		traceAccess(insts, decl, *decl.entryFunction, mod.Bindings)
+	}
+	return mod, nil
+}
+
+// chooseEntry picks the entry point the description is of (see
+// InspectEntry).
+func (d *declarations) chooseEntry(name string) error {
+	pick := -1
+	for i, e := range d.entryPoints {
+		if name == "" && e == "main" || name != "" && e == name {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 && name == "" && len(d.entryPoints) == 1 {
+		pick = 0
+	}
+	if pick < 0 && name != "" {
+		return fmt.Errorf("%w: %q (the module has %q)", ErrNoEntryPoint, name, d.entryPoints)
+	}
+	if pick >= 0 {
+		fn := d.entryFunctions[pick]
+		d.entryFunction, d.entry = &fn, d.entryPoints[pick]
+	}
+	return nil
 }
 
 // declarations are what a module's instructions say about its interface,
 // indexed by result id; resolving them into a Module follows the ids.
 type declarations struct {
-	entryPoints []string
-	// mainFunction is the function of the GLCompute entry point "main",
-	// the one a pipeline runs; modeLocalSize is the LocalSize execution
-	// mode of each entry point's function, modeLocalSizeID the constants
-	// of its LocalSizeId mode (glslc writes that one for SPIR-V 1.6), both
-	// read for main's alone.
-	mainFunction    *uint32
+	entryPoints    []string
+	entryFunctions []uint32 // the function of each of entryPoints
+	// entryFunction is the function of the chosen entry point (see
+	// chooseEntry), the one a pipeline runs; modeLocalSize is the LocalSize
+	// execution mode of each entry point's function, modeLocalSizeID the
+	// constants of its LocalSizeId mode (glslc writes that one for SPIR-V
+	// 1.6), both read for the chosen one's alone.
+	entryFunction   *uint32
+	entry           string
+	specs           []specDecl
 	modeLocalSize   map[uint32][3]uint32
 	modeLocalSizeID map[uint32][3]uint32
 	types           map[uint32]spirvType
@@ -245,6 +385,14 @@ type declarations struct {
 	decorations     map[uint32]*decorations
 	variables       []variable
 	scalars         map[uint32]ScalarType // scalarOf's answers, by type id
+}
+
+// specDecl is an OpSpecConstant, OpSpecConstantTrue or
+// OpSpecConstantFalse: its type, result id and value words.
+type specDecl struct {
+	typ, id uint32
+	value   []uint32
+	boolean bool
 }
 
 // spirvType is a type declaration: its opcode and the operands after its
@@ -295,42 +443,16 @@ func (d *declarations) add(in instruction) error {
 	switch in.op {
 	case opEntryPoint:
 		if ops[0] == execModelGLCompute {
-			name := literalString(ops[2:])
-			d.entryPoints = append(d.entryPoints, name)
-			if name == "main" && d.mainFunction == nil {
-				fn := ops[1]
-				d.mainFunction = &fn
-			}
+			d.entryPoints = append(d.entryPoints, literalString(ops[2:]))
+			d.entryFunctions = append(d.entryFunctions, ops[1])
 		}
-	case opExecutionMode:
-		if ops[1] == execModeLocalSize {
-			if err := in.need(5); err != nil {
-				return err
-			}
-			if d.modeLocalSize == nil {
-				d.modeLocalSize = map[uint32][3]uint32{}
-			}
-			d.modeLocalSize[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
-		}
-	case opExecutionModeID:
-		if ops[1] == execModeLocalSizeID {
-			if err := in.need(5); err != nil {
-				return err
-			}
-			if d.modeLocalSizeID == nil {
-				d.modeLocalSizeID = map[uint32][3]uint32{}
-			}
-			d.modeLocalSizeID[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
-		}
+	case opExecutionMode, opExecutionModeID:
+		return d.executionMode(in)
 	case opTypeBool, opTypeInt, opTypeFloat, opTypeVector, opTypeMatrix, opTypeArray, opTypeRuntimeArray, opTypeStruct, opTypePointer,
 		opTypeImage, opTypeSampler, opTypeSampledImage:
 		d.types[ops[0]] = spirvType{op: in.op, words: ops[1:]}
-	case opConstant, opSpecConstant:
-		d.constants[ops[1]] = ops[2]
-	case opConstantTrue, opSpecConstantTrue:
-		d.constants[ops[1]] = 1
-	case opConstantFalse, opSpecConstantFalse:
-		d.constants[ops[1]] = 0
+	case opConstant, opSpecConstant, opConstantTrue, opSpecConstantTrue, opConstantFalse, opSpecConstantFalse:
+		d.scalarConstant(in)
 	case opConstantComposite, opSpecConstantComposite:
 		d.composites[ops[1]] = ops[2:]
 	case opSpecConstantOp:
@@ -346,6 +468,54 @@ func (d *declarations) add(in instruction) error {
 		return d.decorateMember(in)
 	}
 	return nil
+}
+
+// executionMode records the workgroup size an OpExecutionMode LocalSize
+// or an OpExecutionModeId LocalSizeId gives a function; the reader uses
+// no other execution mode.
+func (d *declarations) executionMode(in instruction) error {
+	ops := in.operands
+	var modes *map[uint32][3]uint32
+	switch {
+	case in.op == opExecutionMode && ops[1] == execModeLocalSize:
+		modes = &d.modeLocalSize
+	case in.op == opExecutionModeID && ops[1] == execModeLocalSizeID:
+		modes = &d.modeLocalSizeID
+	default:
+		return nil
+	}
+	if err := in.need(5); err != nil {
+		return err
+	}
+	if *modes == nil {
+		*modes = map[uint32][3]uint32{}
+	}
+	(*modes)[ops[0]] = [3]uint32{ops[2], ops[3], ops[4]}
+	return nil
+}
+
+// scalarConstant records the value of an OpConstant, OpConstantTrue or
+// OpConstantFalse or of their specialization forms, and notes each
+// specialization constant's declaration for specConstants.
+func (d *declarations) scalarConstant(in instruction) {
+	ops := in.operands
+	switch in.op {
+	case opConstant, opSpecConstant:
+		d.constants[ops[1]] = ops[2]
+		if in.op == opSpecConstant {
+			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: ops[2:]})
+		}
+	case opConstantTrue, opSpecConstantTrue:
+		d.constants[ops[1]] = 1
+		if in.op == opSpecConstantTrue {
+			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: []uint32{1}, boolean: true})
+		}
+	case opConstantFalse, opSpecConstantFalse:
+		d.constants[ops[1]] = 0
+		if in.op == opSpecConstantFalse {
+			d.specs = append(d.specs, specDecl{typ: ops[0], id: ops[1], value: []uint32{0}, boolean: true})
+		}
+	}
 }
 
 // of returns the decorations of id, creating them on first use. The member

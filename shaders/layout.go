@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // LayoutKind says what a Layout describes.
@@ -83,6 +85,26 @@ type Layout struct {
 	Elem *Layout
 	// Members are a struct's members in declaration order.
 	Members []MemberLayout
+	// Float and Signed say what number a scalar is (a float, a signed or
+	// an unsigned integer), so that a value laid out into it can be
+	// checked for its type, not only its width; false for other kinds.
+	Float, Signed bool
+}
+
+// TypeName names a scalar's type as Go would (float32, int16, uint64; a
+// pointer is a device address, uint64), for messages.
+func (l *Layout) TypeName() string {
+	switch {
+	case l.Kind == LayoutPointer:
+		return "uint64 (device address)"
+	case l.Kind != LayoutScalar:
+		return l.Kind.String()
+	case l.Float:
+		return fmt.Sprintf("float%d", 8*l.Width)
+	case l.Signed:
+		return fmt.Sprintf("int%d", 8*l.Width)
+	}
+	return fmt.Sprintf("uint%d", 8*l.Width)
 }
 
 // MemberLayout is one member of a struct: where it starts within the
@@ -142,23 +164,23 @@ func newLayoutReader(d *declarations) *layoutReader {
 func sum(id uint32, a, b, c uint64) (uint64, error) {
 	hi, lo := bits.Mul64(b, c)
 	if hi != 0 || lo > maxTypeSize || a > maxTypeSize || a+lo > maxTypeSize {
-		return 0, fmt.Errorf("%w: block type %%%d is larger than 4 GiB", ErrInvalidSPIRV, id)
+		return 0, fmt.Errorf("%w: block type %%%d is larger than 4 GiB", errs.BadSPIRV, id)
 	}
 	return a + lo, nil
 }
 
 // layout is the layout of type id within a member decorated with m. It
-// refuses (with ErrInvalidSPIRV) what a block may not hold or the module
+// refuses (with errs.BadSPIRV) what a block may not hold or the module
 // does not lay out: a bool, an array or runtime array without ArrayStride
 // or with a length that is not a constant, a matrix without MatrixStride,
 // a struct member without Offset, a pointer other than a device address.
 func (r *layoutReader) layout(id uint32, m matrixDecoration, depth int) (*Layout, error) {
 	if depth > maxTypeDepth {
-		return nil, fmt.Errorf("%w: block type nested too deeply", ErrInvalidSPIRV)
+		return nil, fmt.Errorf("%w: block type nested too deeply", errs.BadSPIRV)
 	}
 	t, ok := r.types[id]
 	if !ok {
-		return nil, fmt.Errorf("%w: block member type %%%d is not a type this reader lays out", ErrInvalidSPIRV, id)
+		return nil, fmt.Errorf("%w: block member type %%%d is not a type this reader lays out", errs.BadSPIRV, id)
 	}
 	if t.op != opTypeMatrix && t.op != opTypeArray && t.op != opTypeRuntimeArray {
 		m = matrixDecoration{} // only matrices (through arrays) read it
@@ -171,7 +193,9 @@ func (r *layoutReader) layout(id uint32, m matrixDecoration, depth int) (*Layout
 	var err error
 	switch t.op {
 	case opTypeInt, opTypeFloat:
-		l, err = scalarLayout(id, t.words[0])
+		if l, err = scalarLayout(id, t.words[0]); err == nil {
+			l.Float, l.Signed = t.op == opTypeFloat, t.op == opTypeInt && t.words[1] == 1
+		}
 	case opTypeVector: // component type, count
 		l, err = r.vector(id, t, depth)
 	case opTypeMatrix: // column type, column count
@@ -182,11 +206,11 @@ func (r *layoutReader) layout(id uint32, m matrixDecoration, depth int) (*Layout
 		l, err = r.structure(id, t, depth)
 	case opTypePointer: // storage class, pointee
 		if t.words[0] != storageClassPhysicalStorageBuffer {
-			return nil, fmt.Errorf("%w: block member type %%%d is a pointer to storage class %d; only device addresses (PhysicalStorageBuffer) live in blocks", ErrInvalidSPIRV, id, t.words[0])
+			return nil, fmt.Errorf("%w: block member type %%%d is a pointer to storage class %d; only device addresses (PhysicalStorageBuffer) live in blocks", errs.BadSPIRV, id, t.words[0])
 		}
 		l = &Layout{Kind: LayoutPointer, Size: 8, Width: 8}
 	default:
-		err = fmt.Errorf("%w: block member type %%%d (opcode %d) is not one a block holds", ErrInvalidSPIRV, id, t.op)
+		err = fmt.Errorf("%w: block member type %%%d (opcode %d) is not one a block holds", errs.BadSPIRV, id, t.op)
 	}
 	if err != nil {
 		return nil, err
@@ -197,7 +221,7 @@ func (r *layoutReader) layout(id uint32, m matrixDecoration, depth int) (*Layout
 
 func scalarLayout(id, bitWidth uint32) (*Layout, error) {
 	if bitWidth == 0 || bitWidth%8 != 0 {
-		return nil, fmt.Errorf("%w: scalar type %%%d is %d bits wide, not whole bytes", ErrInvalidSPIRV, id, bitWidth)
+		return nil, fmt.Errorf("%w: scalar type %%%d is %d bits wide, not whole bytes", errs.BadSPIRV, id, bitWidth)
 	}
 	return &Layout{Kind: LayoutScalar, Size: uint64(bitWidth / 8), Width: bitWidth / 8}, nil
 }
@@ -208,7 +232,7 @@ func (r *layoutReader) vector(id uint32, t spirvType, depth int) (*Layout, error
 		return nil, err
 	}
 	if comp.Kind != LayoutScalar || t.words[1] == 0 {
-		return nil, fmt.Errorf("%w: vector type %%%d is not of scalars, or has no components", ErrInvalidSPIRV, id)
+		return nil, fmt.Errorf("%w: vector type %%%d is not of scalars, or has no components", errs.BadSPIRV, id)
 	}
 	size, err := sum(id, 0, uint64(comp.Width), uint64(t.words[1]))
 	if err != nil {
@@ -227,10 +251,10 @@ func (r *layoutReader) matrix(id uint32, t spirvType, m matrixDecoration, depth 
 	}
 	columns := t.words[1]
 	if col.Kind != LayoutVector || columns == 0 {
-		return nil, fmt.Errorf("%w: matrix type %%%d is not of vectors, or has no columns", ErrInvalidSPIRV, id)
+		return nil, fmt.Errorf("%w: matrix type %%%d is not of vectors, or has no columns", errs.BadSPIRV, id)
 	}
 	if !m.set || m.stride == 0 {
-		return nil, fmt.Errorf("%w: matrix type %%%d in a block without a MatrixStride decoration on its member", ErrInvalidSPIRV, id)
+		return nil, fmt.Errorf("%w: matrix type %%%d in a block without a MatrixStride decoration on its member", errs.BadSPIRV, id)
 	}
 	vectors, vector := columns, col.Size // column-major: columns of col.Count components
 	if m.rowMajor {
@@ -249,7 +273,7 @@ func (r *layoutReader) matrix(id uint32, t spirvType, m matrixDecoration, depth 
 func (r *layoutReader) array(id uint32, t spirvType, m matrixDecoration, depth int) (*Layout, error) {
 	deco := r.decorations[id]
 	if deco == nil || deco.arrayStride == 0 {
-		return nil, fmt.Errorf("%w: array type %%%d in a block without an ArrayStride decoration", ErrInvalidSPIRV, id)
+		return nil, fmt.Errorf("%w: array type %%%d in a block without an ArrayStride decoration", errs.BadSPIRV, id)
 	}
 	elem, err := r.layout(t.words[0], m, depth+1)
 	if err != nil {
@@ -261,7 +285,7 @@ func (r *layoutReader) array(id uint32, t spirvType, m matrixDecoration, depth i
 	}
 	length, ok := r.constants[t.words[1]]
 	if !ok || length == 0 {
-		return nil, fmt.Errorf("%w: array type %%%d in a block has no constant, non-zero length", ErrInvalidSPIRV, id)
+		return nil, fmt.Errorf("%w: array type %%%d in a block has no constant, non-zero length", errs.BadSPIRV, id)
 	}
 	if l.Size, err = sum(id, elem.Size, uint64(deco.arrayStride), uint64(length-1)); err != nil {
 		return nil, err
@@ -286,7 +310,7 @@ func (r *layoutReader) structure(id uint32, t spirvType, depth int) (*Layout, er
 			md.rowMajor = deco.memberRowMajor[m]
 		}
 		if !hasOffset {
-			return nil, fmt.Errorf("%w: member %d of struct %%%d in a block has no Offset decoration", ErrInvalidSPIRV, i, id)
+			return nil, fmt.Errorf("%w: member %d of struct %%%d in a block has no Offset decoration", errs.BadSPIRV, i, id)
 		}
 		ml, err := r.layout(member, md, depth+1)
 		if err != nil {

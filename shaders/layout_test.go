@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // matrixPushModule is a push-constant block { float s; M m; } whose
@@ -64,14 +66,14 @@ func TestInspectLaysOutMatricesByTheirDecorations(t *testing.T) {
 // guess: a matrix member without MatrixStride, a member without Offset.
 func TestInspectRefusesAPushBlockWithoutLayoutDecorations(t *testing.T) {
 	_, err := Inspect(matrixPushModule(3, 3, []uint32{decorationColMajor}))
-	require.ErrorIs(t, err, ErrInvalidSPIRV)
+	require.ErrorIs(t, err, errs.BadSPIRV)
 	assert.ErrorContains(t, err, "MatrixStride")
 
 	_, err = Inspect(pushModule(12,
 		[]uint32{opTypeStruct, 12, 1, 1},
 		[]uint32{opMemberDecorate, 12, 0, decorationOffset, 0},
 	))
-	require.ErrorIs(t, err, ErrInvalidSPIRV)
+	require.ErrorIs(t, err, errs.BadSPIRV)
 	assert.ErrorContains(t, err, "member 1 of struct %12 in a block has no Offset")
 }
 

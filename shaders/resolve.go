@@ -1,21 +1,27 @@
 package shaders
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // resolve builds the Module description from the collected declarations.
 func (d *declarations) resolve() (Module, error) {
-	mod := Module{EntryPoints: d.entryPoints}
+	mod := Module{EntryPoints: d.entryPoints, Entry: d.entry}
 	var err error
+	if mod.SpecConstants, err = d.specConstants(); err != nil {
+		return Module{}, err
+	}
 	if mod.LocalSize, mod.LocalSizeSpecIDs, err = d.localSize(); err != nil {
 		return Module{}, err
 	}
 	for _, v := range d.variables {
 		if ptr, ok := d.types[v.pointer]; !ok || ptr.op != opTypePointer {
-			return Module{}, fmt.Errorf("%w: variable %%%d has no pointer type", ErrInvalidSPIRV, v.id)
+			return Module{}, fmt.Errorf("%w: variable %%%d has no pointer type", errs.BadSPIRV, v.id)
 		}
 	}
 	layouts := newLayoutReader(d)
@@ -31,14 +37,85 @@ func (d *declarations) resolve() (Module, error) {
 	return mod, nil
 }
 
+// specConstants lists the specialization constants with a SpecId, by id;
+// two constants with one id, or one whose type is not a bool, an integer
+// or a float of 8, 16, 32 or 64 bits, are refused.
+func (d *declarations) specConstants() ([]SpecConstant, error) {
+	var out []SpecConstant
+	for _, s := range d.specs {
+		deco := d.decorations[s.id]
+		if deco == nil || deco.specID == nil {
+			continue
+		}
+		c, err := d.specConstant(s, *deco.specID)
+		if err != nil {
+			return nil, err
+		}
+		if i := slices.IndexFunc(out, func(o SpecConstant) bool { return o.ID == c.ID }); i >= 0 {
+			if out[i].Kind != c.Kind || out[i].Bits != c.Bits {
+				return nil, fmt.Errorf("%w: SpecId %d decorates a %s and a %s", errs.BadSPIRV, c.ID, out[i].TypeName(), c.TypeName())
+			}
+			continue // one value sets both
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b SpecConstant) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// specConstant describes one specialization constant s with SpecId id:
+// its kind and width from its type, its default from its value words.
+// A type other than a bool, an integer or a float, a width other than 8,
+// 16, 32 or 64 bits, or too few value words for the width is refused.
+func (d *declarations) specConstant(s specDecl, id uint32) (SpecConstant, error) {
+	c := SpecConstant{ID: id}
+	var ok bool
+	if c.Kind, c.Bits, ok = d.specKind(s); !ok {
+		return c, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is not a bool, an integer or a float", errs.BadSPIRV, s.id, c.ID)
+	}
+	if c.Bits != 8 && c.Bits != 16 && c.Bits != 32 && c.Bits != 64 {
+		return c, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) is %d bits wide", errs.BadSPIRV, s.id, c.ID, c.Bits)
+	}
+	if words := (c.Bits + 31) / 32; uint32(len(s.value)) < words {
+		return c, fmt.Errorf("%w: specialization constant %%%d (SpecId %d) has %d value words, want %d", errs.BadSPIRV, s.id, c.ID, len(s.value), words)
+	}
+	c.Default = uint64(s.value[0])
+	if c.Bits == 64 {
+		c.Default |= uint64(s.value[1]) << 32
+	} else if c.Bits < 32 {
+		c.Default &= 1<<c.Bits - 1
+	}
+	return c, nil
+}
+
+// specKind is the kind and width a specialization constant's type gives
+// it (a bool is 32 bits, as Vulkan passes it); ok is false where the type
+// is not a bool, an integer or a float, or does not match how the
+// constant was declared (OpSpecConstantTrue/False against OpSpecConstant).
+func (d *declarations) specKind(s specDecl) (kind SpecKind, bits uint32, ok bool) {
+	t, found := d.types[s.typ]
+	switch {
+	case found && t.op == opTypeBool && s.boolean:
+		return SpecBool, 32, true
+	case found && t.op == opTypeInt && !s.boolean:
+		if t.words[1] == 1 {
+			return SpecInt, t.words[0], true
+		}
+		return SpecUint, t.words[0], true
+	case found && t.op == opTypeFloat && !s.boolean:
+		return SpecFloat, t.words[0], true
+	}
+	return 0, 0, false
+}
+
 // pointee is the type a variable points to; resolve has checked that the
 // variable's type is a pointer.
 func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].words[1] }
 
 // localSize is the default workgroup size and, per axis, the
 // specialization-constant ID that sets it (-1 if none). The LocalSize or
-// LocalSizeId execution mode is the one of the entry point "main" (a
-// pipeline runs main; another entry point's size says nothing about it).
+// LocalSizeId execution mode is the one of the chosen entry point (the one
+// a pipeline runs; another entry point's size says nothing about it).
 // The WorkgroupSize built-in, which applies to every entry point, wins over
 // the execution mode, as in Vulkan. Compilers
 // write one WorkgroupSize built-in and SPIR-V does not say which of two
@@ -46,9 +123,9 @@ func (d *declarations) pointee(v variable) uint32 { return d.types[v.pointer].wo
 // change from run to run, so a second is refused.
 func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error) {
 	specIDs = [3]int64{-1, -1, -1}
-	if d.mainFunction != nil {
-		size = d.modeLocalSize[*d.mainFunction]
-		if ids, ok := d.modeLocalSizeID[*d.mainFunction]; ok {
+	if d.entryFunction != nil {
+		size = d.modeLocalSize[*d.entryFunction]
+		if ids, ok := d.modeLocalSizeID[*d.entryFunction]; ok {
 			if err := d.constantSize(ids[:], &size, &specIDs, "LocalSizeId"); err != nil {
 				return size, specIDs, err
 			}
@@ -62,12 +139,12 @@ func (d *declarations) localSize() (size [3]uint32, specIDs [3]int64, err error)
 	}
 	if len(builtIns) > 1 {
 		slices.Sort(builtIns)
-		return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in decorates both %%%d and %%%d", ErrInvalidSPIRV, builtIns[0], builtIns[1])
+		return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in decorates both %%%d and %%%d", errs.BadSPIRV, builtIns[0], builtIns[1])
 	}
 	for _, id := range builtIns {
 		parts, ok := d.composites[id]
 		if !ok || len(parts) != 3 {
-			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", ErrInvalidSPIRV, id)
+			return size, specIDs, fmt.Errorf("%w: WorkgroupSize built-in %%%d is not a 3-component constant", errs.BadSPIRV, id)
 		}
 		specIDs = [3]int64{-1, -1, -1} // the built-in's, not LocalSizeId's
 		if err := d.constantSize(parts, &size, &specIDs, "WorkgroupSize"); err != nil {
@@ -84,7 +161,7 @@ func (d *declarations) constantSize(parts []uint32, size *[3]uint32, specIDs *[3
 	for axis, part := range parts {
 		v, ok := d.constants[part]
 		if !ok {
-			return fmt.Errorf("%w: %s component %d is not a constant", ErrInvalidSPIRV, what, axis)
+			return fmt.Errorf("%w: %s component %d is not a constant", errs.BadSPIRV, what, axis)
 		}
 		size[axis] = v
 		if pd := d.decorations[part]; pd != nil && pd.specID != nil {
@@ -123,6 +200,9 @@ func (d *declarations) bindings(layouts *layoutReader) ([]ModuleBinding, error) 
 				prev.Kind = b.Kind
 			}
 			prev.Arrayed = prev.Arrayed || b.Arrayed
+			prev.NonWritable = prev.NonWritable && b.NonWritable
+			prev.NonReadable = prev.NonReadable && b.NonReadable
+			prev.MinSize = max(prev.MinSize, b.MinSize)
 			prev.Count = max(prev.Count, b.Count)
 			continue
 		}
@@ -173,7 +253,8 @@ func (d *declarations) descriptor(v variable, layouts *layoutReader) ModuleBindi
 	default:
 		b.Kind = OtherDescriptor
 	}
-	b.Access = variableAccess(d.decorations[v.id], deco, t)
+	b.NonWritable, b.NonReadable = declaredAccess(d.decorations[v.id], deco, t)
+	b.Access = accessFrom(b.NonWritable, b.NonReadable)
 	switch b.Kind {
 	case UniformBuffer, UniformTexelBuffer, SampledImage, Sampler, CombinedImageSampler:
 		b.Access = ReadOnly // no shader writes these, decorated or not
@@ -181,6 +262,16 @@ func (d *declarations) descriptor(v variable, layouts *layoutReader) ModuleBindi
 	b.Elem = d.scalarOf(id, 0)
 	if b.Kind == StorageBuffer || b.Kind == UniformBuffer {
 		b.Block, _ = layouts.layout(id, matrixDecoration{}, 0) // nil if it cannot be laid out
+		if b.Block != nil && !b.Arrayed {
+			b.MinSize = b.Block.Size
+		}
+	}
+	if b.Kind == UniformTexelBuffer || b.Kind == StorageTexelBuffer {
+		image := t
+		if t.op == opTypeSampledImage {
+			image = d.types[t.words[0]] // opaqueKind checked it is an image
+		}
+		b.TexelType, b.TexelFormat = d.scalarOf(image.words[0], 0), image.words[6]
 	}
 	return b
 }
@@ -262,10 +353,10 @@ func (d *declarations) resolveScalar(id uint32, depth int) ScalarType {
 	return ScalarUnknown
 }
 
-// variableAccess: readonly/writeonly appear on the variable or on every
+// declaredAccess: readonly/writeonly appear on the variable or on every
 // member of its block (glslang puts them on the members).
-func variableAccess(vd, bd *decorations, block spirvType) Access {
-	nonWritable, nonReadable := vd.nonWritable, vd.nonReadable
+func declaredAccess(vd, bd *decorations, block spirvType) (nonWritable, nonReadable bool) {
+	nonWritable, nonReadable = vd.nonWritable, vd.nonReadable
 	if bd != nil && block.op == opTypeStruct && len(block.words) > 0 {
 		allNW, allNR := true, true
 		for m := range block.words {
@@ -275,6 +366,11 @@ func variableAccess(vd, bd *decorations, block spirvType) Access {
 		nonWritable = nonWritable || allNW
 		nonReadable = nonReadable || allNR
 	}
+	return nonWritable, nonReadable
+}
+
+// accessFrom is the access decorations alone say.
+func accessFrom(nonWritable, nonReadable bool) Access {
 	switch {
 	case nonWritable && !nonReadable:
 		return ReadOnly

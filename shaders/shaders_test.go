@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 func names(dir, ext string, t *testing.T) []string {
@@ -257,7 +259,7 @@ func TestInspectRejectsMalformedModules(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := Inspect(code)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrInvalidSPIRV), "%v", err)
+			assert.True(t, errors.Is(err, errs.BadSPIRV), "%v", err)
 		})
 	}
 }
@@ -277,16 +279,43 @@ func FuzzInspect(f *testing.F) {
 	for _, k := range All() {
 		f.Add(k.SPIRV)
 	}
+	for _, name := range []string{"access", "specs", "readonly_kinds", "two_functions"} {
+		if code, err := os.ReadFile(filepath.Join("testdata", name+".spv")); err == nil {
+			f.Add(code)
+		}
+	}
 	f.Fuzz(func(t *testing.T, code []byte) {
 		mod, err := Inspect(code)
 		if err != nil {
-			assert.True(t, errors.Is(err, ErrInvalidSPIRV), "%v", err)
+			assert.True(t, errors.Is(err, errs.BadSPIRV), "%v", err)
 			return
 		}
 		for i := 1; i < len(mod.Bindings); i++ {
 			prev, cur := mod.Bindings[i-1], mod.Bindings[i]
 			assert.True(t, prev.Set < cur.Set || (prev.Set == cur.Set && prev.Binding < cur.Binding), "bindings sorted and distinct")
 		}
+		for _, b := range mod.Bindings {
+			if b.Traced && b.Kind == StorageBuffer {
+				assert.Equal(t, b.Stores, b.Access.Writes(), "binding %d: a traced buffer is written exactly when the code stores", b.Binding)
+				assert.Equal(t, b.Loads || !b.Stores, b.Access.Reads(), "binding %d: read when loaded (or untouched)", b.Binding)
+			}
+			if !b.Traced {
+				assert.Empty(t, b.Contradiction(), "binding %d: no contradiction without a trace", b.Binding)
+			}
+		}
+		for i := 1; i < len(mod.SpecConstants); i++ {
+			assert.Less(t, mod.SpecConstants[i-1].ID, mod.SpecConstants[i].ID, "spec constants sorted and distinct")
+		}
+		// Every entry point is traced without panicking, and one the
+		// module lacks is ErrNoEntryPoint.
+		for _, e := range mod.EntryPoints {
+			other, err := InspectEntry(code, e)
+			if assert.NoError(t, err, "entry %q", e) {
+				assert.Equal(t, e, other.Entry)
+			}
+		}
+		_, err = InspectEntry(code, "\x00absent")
+		assert.True(t, errors.Is(err, ErrNoEntryPoint), "%v", err)
 		// Sizing shared memory reads what Inspect accepted without
 		// panicking, whatever it answers.
 		_, _ = SharedSize(code, map[uint32]uint32{0: 1 << 31, 1: 0})
@@ -318,7 +347,7 @@ func TestSharedSizeFollowsSpecialization(t *testing.T) {
 		assert.Equal(t, c.want, got, "%s under %v", c.kernel, c.spec)
 	}
 	_, err := SharedSize([]byte("not a module"), nil)
-	assert.ErrorIs(t, err, ErrInvalidSPIRV)
+	assert.ErrorIs(t, err, errs.BadSPIRV)
 }
 
 // Array lengths built with the other operations Vulkan allows in a
@@ -382,7 +411,7 @@ func TestInspectRefusesAPushBlockWhoseSizeOverflows(t *testing.T) {
 		[]uint32{opMemberDecorate, 12, 0, decorationOffset, 0},
 	)
 	mod, err := Inspect(code)
-	require.ErrorIs(t, err, ErrInvalidSPIRV, "push size read as %d", mod.PushSize)
+	require.ErrorIs(t, err, errs.BadSPIRV, "push size read as %d", mod.PushSize)
 	assert.Contains(t, err.Error(), "larger than 4 GiB")
 }
 

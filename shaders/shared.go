@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/vkcompute/vkc/internal/errs"
 )
 
 // SharedSize is the bytes of workgroup memory (GLSL shared; the Workgroup
@@ -25,7 +27,7 @@ import (
 // comparisons, select and boolean logic (GLSL shared float
 // s[gl_WorkGroupSize.x + 1], s[N > 8u ? N : 8u]); a length this reader
 // cannot evaluate (vector operations), or a type it cannot size,
-// is an error (wrapping ErrInvalidSPIRV only where the bytes are not a
+// is an error (wrapping errs.BadSPIRV only where the bytes are not a
 // whole, consistent module), as are bytes Inspect refuses.
 func SharedSize(code []byte, spec map[uint32]uint32) (uint64, error) {
 	insts, err := decode(code)
@@ -44,7 +46,7 @@ func SharedSize(code []byte, spec map[uint32]uint32) (uint64, error) {
 		}
 		ptr, ok := d.types[v.pointer]
 		if !ok || ptr.op != opTypePointer {
-			return 0, fmt.Errorf("%w: variable %%%d has no pointer type", ErrInvalidSPIRV, v.id)
+			return 0, fmt.Errorf("%w: variable %%%d has no pointer type", errs.BadSPIRV, v.id)
 		}
 		size, err := s.size(ptr.words[1], 0)
 		if err != nil {
@@ -68,7 +70,7 @@ type sharedSizer struct {
 // sharedProduct is a*b, or an error when it exceeds maxTypeSize.
 func sharedProduct(a, b uint64) (uint64, error) {
 	if hi, lo := bits.Mul64(a, b); hi != 0 || lo > maxTypeSize {
-		return 0, errors.New("shaders: shared memory larger than 4 GiB")
+		return 0, errors.New("shared memory larger than 4 GiB")
 	}
 	return a * b, nil
 }
@@ -78,11 +80,11 @@ func (s *sharedSizer) size(id uint32, depth int) (uint64, error) {
 		return size, nil
 	}
 	if depth > maxTypeDepth {
-		return 0, fmt.Errorf("%w: shared type nested too deeply", ErrInvalidSPIRV)
+		return 0, fmt.Errorf("%w: shared type nested too deeply", errs.BadSPIRV)
 	}
 	t, ok := s.types[id]
 	if !ok {
-		return 0, fmt.Errorf("shaders: shared type %%%d is not a type this reader sizes", id)
+		return 0, fmt.Errorf("shared type %%%d is not a type this reader sizes", id)
 	}
 	var size uint64
 	var err error
@@ -117,7 +119,7 @@ func (s *sharedSizer) size(id uint32, depth int) (uint64, error) {
 			}
 		}
 	default:
-		err = fmt.Errorf("shaders: shared type %%%d (opcode %d) is not sized by this reader", id, t.op)
+		err = fmt.Errorf("shared type %%%d (opcode %d) is not sized by this reader", id, t.op)
 	}
 	if err != nil {
 		return 0, err
@@ -184,7 +186,7 @@ func (s *sharedSizer) value(id uint32, depth int) (uint64, error) {
 // evaluate works out value's answer for an id not yet evaluated.
 func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	if depth > maxTypeDepth {
-		return 0, fmt.Errorf("%w: constant expression nested too deeply", ErrInvalidSPIRV)
+		return 0, fmt.Errorf("%w: constant expression nested too deeply", errs.BadSPIRV)
 	}
 	if deco := s.decorations[id]; deco != nil && deco.specID != nil {
 		if v, ok := s.spec[*deco.specID]; ok {
@@ -196,8 +198,16 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	}
 	ops, ok := s.specOps[id]
 	if !ok || len(ops) < 2 {
-		return 0, fmt.Errorf("shaders: shared array length %%%d is not a constant this reader evaluates", id)
+		return 0, fmt.Errorf("shared array length %%%d is not a constant this reader evaluates", id)
 	}
+	return s.operation(id, ops, depth)
+}
+
+// operation works out OpSpecConstantOp id, whose opcode and operands are
+// ops, by how many operands its opcode takes: a composite extract, the
+// one-operand conversions and negations, a selection of two, and the
+// two-operand comparisons and arithmetic.
+func (s *sharedSizer) operation(id uint32, ops []uint32, depth int) (uint64, error) {
 	if ops[0] == opCompositeExtract {
 		return s.extract(ops[1], ops[2:], depth)
 	}
@@ -205,42 +215,64 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch ops[0] {
-	case opUConvert, opSConvert:
-		return a, nil
-	case opSNegate:
-		return uint64(uint32(-int32(a))), nil
-	case opNot:
-		return uint64(^uint32(a)), nil
-	case opLogicalNot:
-		return boolValue(a == 0), nil
+	if r, ok := unary(ops[0], a); ok {
+		return r, nil
 	}
 	if len(ops) < 3 {
-		return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", ErrInvalidSPIRV, id)
+		return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", errs.BadSPIRV, id)
 	}
 	b, err := s.value(ops[2], depth+1)
 	if err != nil {
 		return 0, err
 	}
 	if ops[0] == opSelect {
-		if len(ops) < 4 {
-			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", ErrInvalidSPIRV, id)
-		}
-		c, err := s.value(ops[3], depth+1)
-		if err != nil {
-			return 0, err
-		}
-		if a != 0 {
-			return b, nil
-		}
-		return c, nil
+		return s.selection(id, ops, a, b, depth)
 	}
 	x, y := uint32(a), uint32(b)
 	if r, ok := compare(ops[0], x, y); ok {
 		return r, nil
 	}
+	return arithmetic(id, ops[0], x, y)
+}
+
+// unary evaluates the one-operand opcodes on a; ok is false for any other
+// opcode.
+func unary(op uint32, a uint64) (uint64, bool) {
+	switch op {
+	case opUConvert, opSConvert:
+		return a, true
+	case opSNegate:
+		return uint64(uint32(-int32(a))), true
+	case opNot:
+		return uint64(^uint32(a)), true
+	case opLogicalNot:
+		return boolValue(a == 0), true
+	}
+	return 0, false
+}
+
+// selection evaluates OpSpecConstantOp id, an OpSelect on condition a:
+// b where a is true, else its third operand, evaluated only then.
+func (s *sharedSizer) selection(id uint32, ops []uint32, a, b uint64, depth int) (uint64, error) {
+	if len(ops) < 4 {
+		return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d lacks an operand", errs.BadSPIRV, id)
+	}
+	c, err := s.value(ops[3], depth+1)
+	if err != nil {
+		return 0, err
+	}
+	if a != 0 {
+		return b, nil
+	}
+	return c, nil
+}
+
+// arithmetic evaluates the two-operand integer and bitwise opcodes of
+// OpSpecConstantOp id on the words x and y; any other opcode is one this
+// reader does not evaluate.
+func arithmetic(id, op, x, y uint32) (uint64, error) {
 	var r uint32
-	switch ops[0] {
+	switch op {
 	case opIAdd:
 		r = x + y
 	case opISub:
@@ -249,9 +281,9 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 		r = x * y
 	case opUDiv, opSDiv, opUMod, opSRem, opSMod:
 		if y == 0 {
-			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d divides by zero", ErrInvalidSPIRV, id)
+			return 0, fmt.Errorf("%w: OpSpecConstantOp %%%d divides by zero", errs.BadSPIRV, id)
 		}
-		r = divide(ops[0], x, y)
+		r = divide(op, x, y)
 	case opShiftRightLogical:
 		r = x >> (y % 32)
 	case opShiftRightArithmetic:
@@ -265,7 +297,7 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	case opBitwiseAnd:
 		r = x & y
 	default:
-		return 0, fmt.Errorf("shaders: shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, ops[0])
+		return 0, fmt.Errorf("shared array length %%%d is an OpSpecConstantOp (opcode %d) this reader does not evaluate", id, op)
 	}
 	return uint64(r), nil
 }
@@ -349,7 +381,7 @@ func (s *sharedSizer) extract(composite uint32, indexes []uint32, depth int) (ui
 	for _, i := range indexes {
 		parts, ok := s.composites[composite]
 		if !ok || int(i) >= len(parts) {
-			return 0, fmt.Errorf("%w: OpCompositeExtract of %%%d at %d: not a composite constant with that part", ErrInvalidSPIRV, composite, i)
+			return 0, fmt.Errorf("%w: OpCompositeExtract of %%%d at %d: not a composite constant with that part", errs.BadSPIRV, composite, i)
 		}
 		composite = parts[i]
 	}

@@ -33,18 +33,22 @@ var typedCatalogue = append([]Kernel{
 func typedOps() []Kernel {
 	var out []Kernel
 	for _, t := range []string{"_f16", "_f64"} {
-		aDoc, axpyPush := "a float32", uint32(12)
+		aDoc, axpyPush := "a float32", uint32(8)
 		if t == "_f64" {
-			aDoc, axpyPush = "a float64 (low word), a (high word)", 16
+			aDoc, axpyPush = "a float64 (low word), a (high word)", 12
 		}
 		out = append(out,
 			// binary: z[i] = x[i] op y[i] for i < n; op 0 add, 1 sub, 2 mul, 3 div.
 			// Bindings: 0 x, 1 y (read), 2 z (write). Push: op, n uint32. Groups: ceil(n/256).
 			vectorKernel("binary"+t, []Binding{ro("x"), ro("y"), wo("z")}, 8, "op uint32 (0 add; 1 sub; 2 mul; 3 div), n uint32"),
 			dynamicVector("binary"+t, []Binding{ro("x"), ro("y"), wo("z"), ro("op"), ro("n")}, u32("op"), u32("n")),
-			// axpy: y[i] = a*x[i] + y[i] (op 0) or a*x[i] (op 1) for i < n.
-			// Bindings: 0 x (read), 1 y (read-write). Push: a, op, n. Groups: ceil(n/256).
-			vectorKernel("axpy"+t, []Binding{ro("x"), rw("y")}, axpyPush, aDoc+", op uint32 (0 axpy; 1 scale), n uint32"),
+			// axpy: y[i] = a*x[i] + y[i] for i < n.
+			// Bindings: 0 x (read), 1 y (read-write). Push: a, n. Groups: ceil(n/256).
+			vectorKernel("axpy"+t, []Binding{ro("x"), rw("y")}, axpyPush, aDoc+", n uint32"),
+			// scale: y[i] = a*x[i] for i < n, a kernel of its own so that y
+			// is write-only: a launch does not read what y held before.
+			// Bindings: 0 x (read), 1 y (write). Push: a, n. Groups: ceil(n/256).
+			vectorKernel("scale"+t, []Binding{ro("x"), wo("y")}, axpyPush, aDoc+", n uint32"),
 			// sum: sum's first pass, partials in float32 (_f16) or float64 (_f64);
 			// _f16's later passes run sum on the float32 partials, _f64's run sum_f64.
 			// Bindings: 0 x (read), 1 partials (write). Push: n uint32. Groups: ceil(n/W).

@@ -30,3 +30,11 @@ done
 for src in *.spvasm; do
     spirv-as --target-env vulkan1.1 "$src" -o "${src%.spvasm}.spv"
 done
+# twoentries: two HLSL entry points compiled apart and linked into one
+# module.
+tmp=$(mktemp -d)
+for entry in twice negate; do
+    glslc -x hlsl -fshader-stage=compute -fentry-point=$entry --target-env=vulkan1.1 -O twoentries.hlsl -o "$tmp/$entry.spv"
+done
+spirv-link --target-env vulkan1.1 "$tmp/twice.spv" "$tmp/negate.spv" -o twoentries.spv
+rm -r "$tmp"

@@ -1,6 +1,6 @@
 #version 450
-// texelbuf: img[i] = x[i] through a storage texel buffer (imageBuffer),
-// which Launch cannot bind: LoadKernel must refuse the module.
+// texelbuf: img[i] = x[i] through a storage texel buffer (imageBuffer,
+// viewed as R32_SFLOAT, the format it declares).
 // Bindings: 0 x (read storage buffer), 1 img (storage texel buffer).
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Adopting: vk runs on an instance, device and queue that another program
@@ -38,6 +40,7 @@ func AdoptInstance(handle uintptr) (*Instance, error) {
 		return nil, err
 	}
 	in := &Instance{gipa: gipa, handle: *(*C.VkInstance)(unsafe.Pointer(&handle)), adopted: true}
+	in.rankLocks()
 	liveInstances.Add(1)
 	return in, nil
 }
@@ -128,14 +131,16 @@ func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 	}
 	lock := a.QueueLock
 	if lock == nil {
-		lock = new(sync.Mutex)
+		lock = newQueueLock()
 	}
 	// The program enabled its own features, which Vulkan cannot be asked
 	// for: vk counts on those it declared, no more.
 	info := pd.info
 	info.Features = a.Features
-	return &Device{inst: in, info: info, api: min(pd.api, apiOf(a.APIVersion)), maxBuffer: pd.maxBuffer, family: a.Family,
-		memTypes: pd.memTypes, fns: fns, queueMu: lock, adopted: true}, nil
+	d := &Device{inst: in, info: info, api: min(pd.api, apiOf(a.APIVersion)), maxBuffer: pd.maxBuffer, family: a.Family,
+		memTypes: pd.memTypes, fns: fns, queueMu: lock, adopted: true}
+	d.gate.SetRank(lockrank.VkDevice, 0)
+	return d, nil
 }
 
 // checkDeclared refuses declared features the physical device named
@@ -177,7 +182,7 @@ func (b *Block) BufferHandle() uint64 { return *(*uint64)(unsafe.Pointer(&b.buf)
 func (d *Device) SubmitSync(wait, signal, fence uint64, vkFence *Fence) error {
 	if vkFence != nil {
 		if fence != 0 {
-			return fmt.Errorf("vk: a submission signals one fence")
+			return fmt.Errorf("a submission signals one fence")
 		}
 		if vkFence.destroyed.Load() {
 			return ErrClosed

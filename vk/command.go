@@ -8,9 +8,10 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // CommandPool allocates command buffers that can be reset one by one.
@@ -20,7 +21,7 @@ import (
 type CommandPool struct {
 	dev  *Device
 	pool C.VkCommandPool
-	mu   sync.Mutex
+	mu   lockrank.Mutex
 	// allocated counts buffers not yet freed: destroying the pool frees
 	// them with it, so Destroy settles their live count.
 	allocated int
@@ -35,6 +36,7 @@ func (d *Device) NewCommandPool() (*CommandPool, error) {
 	}
 	defer d.leave()
 	p := &CommandPool{dev: d}
+	p.mu.SetRank(lockrank.VkCommandPool, 0)
 	if err := d.check("vkCreateCommandPool", Result(C.vkc_create_command_pool(d.fns, C.uint32_t(d.family), &p.pool))); err != nil {
 		return nil, err
 	}
@@ -177,7 +179,7 @@ type QueryPool struct {
 // has no empty query pool).
 func (d *Device) NewTimestampPool(count uint32) (*QueryPool, error) {
 	if count == 0 {
-		return nil, fmt.Errorf("vk: timestamp pool of zero queries")
+		return nil, fmt.Errorf("timestamp pool of zero queries")
 	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err
@@ -196,7 +198,7 @@ func (d *Device) NewTimestampPool(count uint32) (*QueryPool, error) {
 // pool's end are an error: the driver would read outside the pool.
 func (q *QueryPool) Results(first, count uint32) ([]uint64, error) {
 	if uint64(first)+uint64(count) > uint64(q.count) {
-		return nil, fmt.Errorf("vk: timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count)
+		return nil, fmt.Errorf("timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count)
 	}
 	out := make([]uint64, count)
 	if count == 0 {

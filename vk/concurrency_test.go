@@ -88,7 +88,7 @@ func TestEveryCallAfterCloseReturnsErrClosed(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.ErrorIs(t, d.WaitIdle(), ErrClosed)
 	assert.NoError(t, r.x.FlushRange(0, 4), "coherent memory needs no flush, closed or not")
-	assert.ErrorIs(t, d.UpdateSet(r.set, []BufferRange{{r.x, 0, 4}}), ErrClosed)
+	assert.ErrorIs(t, d.UpdateSet(r.set, []BufferRange{{r.x, 0, 4, 0}}), ErrClosed)
 	q.Destroy()
 	up.Release()
 	r.close()
@@ -230,7 +230,7 @@ func runSlot(d *Device, pipe *Pipeline, shared *DescriptorPool, slot, rounds, n 
 		binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(i%4)))
 		binary.LittleEndian.PutUint32(ys[4*i:], math.Float32bits(float32(slot)))
 	}
-	d.UpdateSet(set, []BufferRange{{x, 0, uint64(4 * n)}, {y, 0, uint64(4 * n)}})
+	d.UpdateSet(set, []BufferRange{{x, 0, uint64(4 * n), 0}, {y, 0, uint64(4 * n), 0}})
 	cp, err := d.NewCommandPool()
 	if err != nil {
 		return err
@@ -501,7 +501,7 @@ func TestTexelUpdatesRaceThePoolsDestroy(t *testing.T) {
 				if destroyed.Load() {
 					after++
 				}
-				err := d.UpdateSet(set, []BufferRange{{in, uint64(16 * (r % 8)), 256}, {in, 2048, 256}})
+				err := d.UpdateSet(set, []BufferRange{{in, uint64(16 * (r % 8)), 256, 0}, {in, 2048, 256, 0}})
 				if err != nil {
 					assert.ErrorIs(t, err, ErrClosed)
 					return

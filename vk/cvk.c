@@ -427,13 +427,13 @@ VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t
 }
 void vkc_destroy_shader_module(const vkc_fns *f, VkShaderModule m) { REFUSE; f->destroyShaderModule(f->dev, m, NULL); }
 
-VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, uint32_t texels, VkDescriptorSetLayout *out) {
+VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, const uint32_t *types, VkDescriptorSetLayout *out) {
 	REFUSE_R;
 	VkDescriptorSetLayoutBinding b[VKC_MAX_BINDINGS];
 	if (bindings > VKC_MAX_BINDINGS) return VK_ERROR_INITIALIZATION_FAILED;
 	for (uint32_t i = 0; i < bindings; i++)
 		b[i] = (VkDescriptorSetLayoutBinding){ .binding = i,
-			.descriptorType = texels >> i & 1 ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.descriptorType = (VkDescriptorType)types[i],
 			.descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT };
 	VkDescriptorSetLayoutCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
 		.bindingCount = bindings, .pBindings = bindings ? b : NULL };
@@ -450,34 +450,33 @@ VkResult vkc_create_pipeline_layout(const vkc_fns *f, VkDescriptorSetLayout set,
 }
 void vkc_destroy_pipeline_layout(const vkc_fns *f, VkPipelineLayout l) { REFUSE; f->destroyPipelineLayout(f->dev, l, NULL); }
 
-VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout,
-		uint32_t spec_count, const uint32_t *spec, const uint32_t *ids, VkPipeline *out) {
+VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout, const char *entry,
+		uint32_t spec_count, const VkSpecializationMapEntry *entries, const void *data, size_t data_size, VkPipeline *out) {
 	REFUSE_R;
-	VkSpecializationMapEntry entries[VKC_MAX_SPEC];
 	if (spec_count > VKC_MAX_SPEC) return VK_ERROR_INITIALIZATION_FAILED;
-	for (uint32_t i = 0; i < spec_count; i++)
-		entries[i] = (VkSpecializationMapEntry){ .constantID = ids ? ids[i] : i, .offset = 4 * i, .size = 4 };
-	VkSpecializationInfo si = { .mapEntryCount = spec_count, .pMapEntries = entries, .dataSize = 4 * (size_t)spec_count, .pData = spec };
+	VkSpecializationInfo si = { .mapEntryCount = spec_count, .pMapEntries = entries, .dataSize = data_size, .pData = data };
 	VkComputePipelineCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, .layout = layout,
 		.stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-			.module = m, .pName = "main", .pSpecializationInfo = spec_count ? &si : NULL } };
+			.module = m, .pName = entry, .pSpecializationInfo = spec_count ? &si : NULL } };
 	return f->createComputePipelines(f->dev, f->cache, 1, &ci, NULL, out);
 }
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p) { REFUSE; f->destroyPipeline(f->dev, p, NULL); }
 
 VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t descriptors, VkDescriptorPool *out) {
 	REFUSE_R;
-	VkDescriptorPoolSize sizes[2] = { { .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = descriptors },
-		{ .type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = descriptors } };
+	VkDescriptorPoolSize sizes[4] = { { .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = descriptors },
+		{ .type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = descriptors },
+		{ .type = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, .descriptorCount = descriptors },
+		{ .type = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, .descriptorCount = descriptors } };
 	VkDescriptorPoolCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-		.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT, .maxSets = max_sets, .poolSizeCount = 2, .pPoolSizes = sizes };
+		.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT, .maxSets = max_sets, .poolSizeCount = 4, .pPoolSizes = sizes };
 	return f->createDescriptorPool(f->dev, &ci, NULL, out);
 }
 
-VkResult vkc_create_texel_view(const vkc_fns *f, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range, VkBufferView *out) {
+VkResult vkc_create_texel_view(const vkc_fns *f, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range, uint32_t format, VkBufferView *out) {
 	REFUSE_R;
 	VkBufferViewCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = buffer,
-		.format = VK_FORMAT_R32G32B32A32_UINT, .offset = offset, .range = range };
+		.format = (VkFormat)format, .offset = offset, .range = range };
 	return f->createBufferView(f->dev, &ci, NULL, out);
 }
 void vkc_destroy_buffer_view(const vkc_fns *f, VkBufferView v) { REFUSE; f->destroyBufferView(f->dev, v, NULL); }
@@ -526,7 +525,7 @@ VkResult vkc_create_buffer(const vkc_fns *f, VkDeviceSize size, VkBuffer *out) {
 	VkBufferCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
 		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
 			VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | VK_BUFFER_USAGE_INDEX_BUFFER_BIT |
-			VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT,
+			VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE };
 	return f->createBuffer(f->dev, &ci, NULL, out);
 }
@@ -689,9 +688,8 @@ void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, vkc_ranges r) {
 	for (uint32_t i = 0; i < n; i++) {
 		bi[i] = (VkDescriptorBufferInfo){ .buffer = r.buffer[i], .offset = r.offset[i], .range = r.size[i] };
 		w[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
-			.descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[i] };
-		if (r.view[i]) {
-			w[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+			.descriptorCount = 1, .descriptorType = (VkDescriptorType)r.type[i], .pBufferInfo = &bi[i] };
+		if (r.type[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER || r.type[i] == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER) {
 			w[i].pBufferInfo = NULL;
 			w[i].pTexelBufferView = &r.view[i];
 		}

@@ -192,25 +192,25 @@ void vkc_release_adopted(vkc_fns *f);
 // arguments; the destroys pass a NULL allocator.
 VkResult vkc_create_shader_module(const vkc_fns *f, const uint32_t *code, size_t size, VkShaderModule *out);
 void vkc_destroy_shader_module(const vkc_fns *f, VkShaderModule m);
-// vkc_create_set_layout: bindings 0..bindings-1 for the compute stage, each a
-// storage buffer, or a uniform texel buffer where its bit is set in texels.
-VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, uint32_t texels, VkDescriptorSetLayout *out);
+// vkc_create_set_layout: bindings 0..bindings-1 for the compute stage, binding
+// i of descriptor type types[i] (a VkDescriptorType).
+VkResult vkc_create_set_layout(const vkc_fns *f, uint32_t bindings, const uint32_t *types, VkDescriptorSetLayout *out);
 void vkc_destroy_set_layout(const vkc_fns *f, VkDescriptorSetLayout l);
 // vkc_create_pipeline_layout: one set layout, push_size bytes of compute push constants (0: none).
 VkResult vkc_create_pipeline_layout(const vkc_fns *f, VkDescriptorSetLayout set, uint32_t push_size, VkPipelineLayout *out);
 void vkc_destroy_pipeline_layout(const vkc_fns *f, VkPipelineLayout l);
-// vkc_create_compute_pipeline: entry point "main", spec_count specialization
-// constants of 32 bits each taken from spec, constant i having the ID ids[i]
-// (IDs 0..spec_count-1 when ids is NULL).
-VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout,
-	uint32_t spec_count, const uint32_t *spec, const uint32_t *ids, VkPipeline *out);
+// vkc_create_compute_pipeline: the entry point named entry, spec_count
+// specialization constants as entries describe them within data_size bytes
+// of data.
+VkResult vkc_create_compute_pipeline(const vkc_fns *f, VkShaderModule m, VkPipelineLayout layout, const char *entry,
+	uint32_t spec_count, const VkSpecializationMapEntry *entries, const void *data, size_t data_size, VkPipeline *out);
 void vkc_destroy_pipeline(const vkc_fns *f, VkPipeline p);
 // vkc_create_descriptor_pool: max_sets sets, descriptors descriptors of each
 // kind (storage buffer, uniform texel buffer) in all, sets freeable one by one.
 VkResult vkc_create_descriptor_pool(const vkc_fns *f, uint32_t max_sets, uint32_t descriptors, VkDescriptorPool *out);
 // vkc_create_texel_view: a view of range bytes of buffer from offset as
-// R32G32B32A32_UINT texels, what a uniform texel binding reads.
-VkResult vkc_create_texel_view(const vkc_fns *f, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range, VkBufferView *out);
+// texels of format (a VkFormat), what a texel binding reads or writes.
+VkResult vkc_create_texel_view(const vkc_fns *f, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range, uint32_t format, VkBufferView *out);
 void vkc_destroy_buffer_view(const vkc_fns *f, VkBufferView v);
 void vkc_destroy_descriptor_pool(const vkc_fns *f, VkDescriptorPool p);
 VkResult vkc_allocate_set(const vkc_fns *f, VkDescriptorPool p, VkDescriptorSetLayout layout, VkDescriptorSet *out);
@@ -286,9 +286,9 @@ VkResult vkc_queue_wait_idle(const vkc_fns *f);
 // hands the queue's order to and from another program's semaphores.
 VkResult vkc_submit_sync(const vkc_fns *f, VkSemaphore wait, VkSemaphore signal, VkFence fence);
 
-// vkc_ranges names up to VKC_MAX_BINDINGS storage-buffer ranges for one set;
-// a binding with a view (not VK_NULL_HANDLE) is a uniform texel buffer
-// written with that view instead.
+// vkc_ranges names up to VKC_MAX_BINDINGS buffer ranges for one set, each
+// written as descriptor type type[i]; a texel binding is written with its
+// view instead of its range.
 // vkc_update_set takes it by value: no Go pointer is passed, so the Go
 // side's copy stays on its stack (see UpdateSet).
 typedef struct vkc_ranges {
@@ -297,6 +297,7 @@ typedef struct vkc_ranges {
 	VkDeviceSize offset[VKC_MAX_BINDINGS];
 	VkDeviceSize size[VKC_MAX_BINDINGS];
 	VkBufferView view[VKC_MAX_BINDINGS];
+	uint32_t type[VKC_MAX_BINDINGS]; // each binding's VkDescriptorType
 } vkc_ranges;
 void vkc_update_set(const vkc_fns *f, VkDescriptorSet set, vkc_ranges r);
 

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // ObjectKind names a kind of Vulkan object whose live count is tracked.
@@ -72,7 +74,7 @@ type Device struct {
 	fns       *C.vkc_fns // C memory; freed by Close
 
 	// gate is held shared by every call into C and exclusively by Close.
-	gate   sync.RWMutex
+	gate   lockrank.RWMutex
 	closed atomic.Bool // set under gate held exclusively
 	// queueMu is taken around vkQueueSubmit, vkQueueWaitIdle and
 	// vkQueuePresentKHR, which need external synchronisation: a mutex of
@@ -105,7 +107,7 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 		return nil, err
 	}
 	if index < 0 || index >= len(pds) {
-		return nil, fmt.Errorf("vk: device index %d out of range (have %d devices)", index, len(pds))
+		return nil, fmt.Errorf("device index %d out of range (have %d devices)", index, len(pds))
 	}
 	pd := in.describe(index, pds[index])
 	family := -1
@@ -118,7 +120,7 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 		}
 	}
 	if family < 0 {
-		return nil, fmt.Errorf("vk: device %d has no compute queue", index)
+		return nil, fmt.Errorf("device %d has no compute queue", index)
 	}
 	return in.createDevice(pd, family, nil)
 }
@@ -137,8 +139,18 @@ func (in *Instance) createDevice(pd physical, family int, exts []string) (*Devic
 		C.free(unsafe.Pointer(fns))
 		return nil, err
 	}
-	return &Device{inst: in, info: info, api: pd.api, maxBuffer: pd.maxBuffer, family: uint32(family), memTypes: pd.memTypes, fns: fns,
-		queueMu: new(sync.Mutex)}, nil
+	d := &Device{inst: in, info: info, api: pd.api, maxBuffer: pd.maxBuffer, family: uint32(family), memTypes: pd.memTypes, fns: fns,
+		queueMu: newQueueLock()}
+	d.gate.SetRank(lockrank.VkDevice, 0)
+	return d, nil
+}
+
+// newQueueLock is vk's own lock of the queue, for a device whose queue no
+// program shares.
+func newQueueLock() sync.Locker {
+	m := new(lockrank.Mutex)
+	m.SetRank(lockrank.VkQueue, 0)
+	return m
 }
 
 // Info describes the physical device.

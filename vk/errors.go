@@ -49,24 +49,25 @@ const (
 var Failures = []Failure{ErrOutOfDeviceMemory, ErrDeviceLost, ErrClosed, ErrNoLoader, ErrNoDevice, ErrBadSPIRV, ErrOutOfDate, ErrNoPresentation, ErrBadAdoption, ErrUnsupported}
 
 var failureMessages = [...]string{
-	ErrOutOfDeviceMemory: "vk: out of device memory",
-	ErrDeviceLost:        "vk: device lost",
-	ErrClosed:            "vk: use of closed object",
-	ErrNoLoader:          "vk: Vulkan loader not found (install the libvulkan1 package)",
-	ErrNoDevice:          "vk: no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)",
-	ErrBadSPIRV:          "vk: invalid SPIR-V module",
-	ErrOutOfDate:         "vk: swapchain out of date with its surface",
-	ErrNoPresentation:    "vk: device not opened for presentation",
-	ErrBadAdoption:       "vk: cannot adopt the device",
-	ErrUnsupported:       "vk: unsupported by the device",
+	ErrOutOfDeviceMemory: "out of device memory",
+	ErrDeviceLost:        "device lost",
+	ErrClosed:            "use of closed object",
+	ErrNoLoader:          "Vulkan loader not found (install the libvulkan1 package)",
+	ErrNoDevice:          "no Vulkan device (install a driver, e.g. the mesa-vulkan-drivers package for lavapipe)",
+	ErrBadSPIRV:          "invalid SPIR-V module",
+	ErrOutOfDate:         "swapchain out of date with its surface",
+	ErrNoPresentation:    "device not opened for presentation",
+	ErrBadAdoption:       "cannot adopt the device",
+	ErrUnsupported:       "unsupported by the device",
 }
 
-// Error says what failed, prefixed "vk:".
+// Error says what failed, with no package prefix: the adapter above
+// lowers it onto vkc's sentinel, whose message is what a user reads.
 func (f Failure) Error() string {
 	if int(f) < len(failureMessages) && failureMessages[f] != "" {
 		return failureMessages[f]
 	}
-	return fmt.Sprintf("vk: failure %d", uint8(f))
+	return fmt.Sprintf("vk failure %d", uint8(f))
 }
 
 // Result is a VkResult code.

@@ -91,15 +91,15 @@ type Dispatch struct {
 // Misuse met while recording: the command is left out and End returns the
 // error (see CommandBuffer.err). Made once, so the check allocates nothing.
 var (
-	errDestroyedPipeline = fmt.Errorf("vk: command records a destroyed pipeline: %w", ErrClosed)
-	errReleasedBlock     = fmt.Errorf("vk: command records a released block: %w", ErrClosed)
-	errDestroyedQueries  = fmt.Errorf("vk: command records a destroyed query pool: %w", ErrClosed)
+	errDestroyedPipeline = fmt.Errorf("command records a destroyed pipeline: %w", ErrClosed)
+	errReleasedBlock     = fmt.Errorf("command records a released block: %w", ErrClosed)
+	errDestroyedQueries  = fmt.Errorf("command records a destroyed query pool: %w", ErrClosed)
 	// A nil argument is refused before the device's gate is entered: were
 	// it dereferenced inside, the panic would leave the gate read-locked
 	// and Device.Close would wait for it forever.
-	errNilDispatch = errors.New("vk: command records a nil dispatch or pipeline")
-	errNilBlock    = errors.New("vk: command records a nil block")
-	errNilQueries  = errors.New("vk: command records a nil query pool")
+	errNilDispatch = errors.New("command records a nil dispatch or pipeline")
+	errNilBlock    = errors.New("command records a nil block")
+	errNilQueries  = errors.New("command records a nil query pool")
 )
 
 // fail keeps the first misuse of a recording for End.
@@ -268,7 +268,7 @@ func (d *Device) CmdResetQueries(cb *CommandBuffer, q *QueryPool, first, count u
 		return
 	}
 	if uint64(first)+uint64(count) > uint64(q.count) {
-		cb.fail(fmt.Errorf("vk: command resets timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count))
+		cb.fail(fmt.Errorf("command resets timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(count), q.count))
 		return
 	}
 	if !d.enterRecording(cb) {
@@ -291,7 +291,7 @@ func (d *Device) CmdTimestamp(cb *CommandBuffer, q *QueryPool, query uint32) {
 		return
 	}
 	if query >= q.count {
-		cb.fail(fmt.Errorf("vk: command writes timestamp %d of a pool of %d", query, q.count))
+		cb.fail(fmt.Errorf("command writes timestamp %d of a pool of %d", query, q.count))
 		return
 	}
 	if !d.enterRecording(cb) {

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 var loader struct {
@@ -73,12 +75,12 @@ type Instance struct {
 	without Features // never enabled (InstanceOptions.WithoutFeatures)
 
 	errors, warnings atomic.Int64
-	msgMu            sync.Mutex
+	msgMu            lockrank.Mutex
 	recent           []string
 
 	// gate is held shared by every call that uses handle and exclusively
 	// by Close, so the instance is never destroyed under a call.
-	gate   sync.RWMutex
+	gate   lockrank.RWMutex
 	closed bool // guarded by gate
 }
 
@@ -91,6 +93,7 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 		return nil, err
 	}
 	in := &Instance{gipa: gipa, logger: o.Logger, without: o.WithoutFeatures}
+	in.rankLocks()
 	if in.logger == nil {
 		in.logger = slog.Default()
 	}
@@ -100,7 +103,7 @@ func NewInstance(o InstanceOptions) (*Instance, error) {
 		ok := C.vkc_layer_available(gipa, name) != 0
 		C.free(unsafe.Pointer(name))
 		if !ok {
-			in.logger.Warn("vk: validation requested but VK_LAYER_KHRONOS_validation is not installed (package vulkan-validationlayers)")
+			in.logger.Warn("vkc: validation requested but VK_LAYER_KHRONOS_validation is not installed (package vulkan-validationlayers)")
 			want = false
 		}
 	}
@@ -142,6 +145,12 @@ func LiveInstances() int64 { return liveInstances.Load() }
 
 // enter admits a call that uses the instance handle, or fails once the
 // instance is closed; leave ends it.
+// rankLocks gives the instance's locks their ranks (internal/lockrank).
+func (in *Instance) rankLocks() {
+	in.gate.SetRank(lockrank.VkInstance, 0)
+	in.msgMu.SetRank(lockrank.VkMessages, 0)
+}
+
 func (in *Instance) enter() error {
 	in.gate.RLock()
 	if in.closed {
@@ -192,7 +201,7 @@ func (in *Instance) onMessage(severity int, msg string) {
 	in.msgMu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
-			fmt.Fprintf(os.Stderr, "vk: the logger panicked on a validation message (recovered: a panic cannot unwind through the driver): %v\nmessage: %s\n", p, msg)
+			fmt.Fprintf(os.Stderr, "vkc: the logger panicked on a validation message (recovered: a panic cannot unwind through the driver): %v\nmessage: %s\n", p, msg)
 		}
 	}()
 	if isError {

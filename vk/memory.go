@@ -7,9 +7,10 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // MemoryUse says what a block is for; it picks the memory type.
@@ -33,7 +34,7 @@ type Block struct {
 	use      MemoryUse
 	coherent bool
 	hostVis  bool
-	mu       sync.Mutex           // serialises MapBlock, FlushRange, InvalidateRange and Release
+	mu       lockrank.Mutex       // serialises MapBlock, FlushRange, InvalidateRange and Release
 	mapped   atomic.Pointer[byte] // the mapping's first byte, nil when not mapped
 	released atomic.Bool
 }
@@ -90,7 +91,7 @@ func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, uint32, error) 
 			}
 		}
 	}
-	return 0, 0, fmt.Errorf("vk: no memory type for %d", use)
+	return 0, 0, fmt.Errorf("no memory type for %d", use)
 }
 
 // AllocateBlock allocates memory of the given use and a buffer spanning it
@@ -100,7 +101,7 @@ func (d *Device) memoryType(bits uint32, use MemoryUse) (uint32, uint32, error) 
 // mapped yet: MapBlock maps a host-visible one.
 func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 	if size == 0 {
-		return nil, fmt.Errorf("vk: zero-sized block")
+		return nil, fmt.Errorf("zero-sized block")
 	}
 	if d.maxBuffer != 0 && size > d.maxBuffer {
 		// Asking is invalid usage (VUID-VkBufferCreateInfo-size-06409):
@@ -114,6 +115,7 @@ func (d *Device) AllocateBlock(use MemoryUse, size uint64) (*Block, error) {
 	// Handles are kept only once their create succeeded (a failed create
 	// leaves its output undefined), so releaseLocked undoes what exists.
 	b := &Block{dev: d, size: size, use: use}
+	b.mu.SetRank(lockrank.VkMemory, 0)
 	var buf C.VkBuffer
 	if err := d.check("vkCreateBuffer", Result(C.vkc_create_buffer(d.fns, C.VkDeviceSize(size), &buf))); err != nil {
 		return nil, err
@@ -164,7 +166,7 @@ func (d *Device) MapBlock(b *Block) error {
 		return nil
 	}
 	if !b.hostVis {
-		return fmt.Errorf("vk: block is not host-visible")
+		return fmt.Errorf("block is not host-visible")
 	}
 	var p unsafe.Pointer
 	if err := d.check("vkMapMemory", Result(C.vkc_map_memory(d.fns, b.mem, &p))); err != nil {
@@ -180,7 +182,7 @@ func (d *Device) MapBlock(b *Block) error {
 // outside the memory.
 func (b *Block) atomRange(off, size uint64) (uint64, uint64, error) {
 	if off > b.size || size > b.size-off {
-		return 0, 0, fmt.Errorf("vk: range [%d,+%d) of a block of %d bytes", off, size, b.size)
+		return 0, 0, fmt.Errorf("range [%d,+%d) of a block of %d bytes", off, size, b.size)
 	}
 	atom := b.dev.info.Limits.NonCoherentAtomSize
 	if atom <= 1 {

@@ -163,6 +163,8 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 			MinStorageBufferOffsetAlignment: uint64(l.minStorageBufferOffsetAlignment),
 			MinTexelBufferOffsetAlignment:   uint64(l.minTexelBufferOffsetAlignment),
 			MaxTexelBufferElements:          uint32(l.maxTexelBufferElements),
+			MaxUniformBufferRange:           uint32(l.maxUniformBufferRange),
+			MinUniformBufferOffsetAlignment: uint64(l.minUniformBufferOffsetAlignment),
 			NonCoherentAtomSize:             uint64(l.nonCoherentAtomSize),
 			TimestampPeriod:                 float32(l.timestampPeriod),
 		},
@@ -243,7 +245,7 @@ func Select(infos []DeviceInfo, want string) (int, error) {
 	}
 	if n, err := strconv.Atoi(want); err == nil {
 		if n < 0 || n >= len(infos) {
-			return 0, fmt.Errorf("vk: device index %d out of range (have %d devices)", n, len(infos))
+			return 0, fmt.Errorf("device index %d out of range (have %d devices)", n, len(infos))
 		}
 		return n, nil
 	}
@@ -257,5 +259,5 @@ func Select(infos []DeviceInfo, want string) (int, error) {
 	for i, d := range infos {
 		names[i] = fmt.Sprintf("%d: %s", i, d.Name)
 	}
-	return 0, fmt.Errorf("vk: no device matches %q (have %s)", want, strings.Join(names, "; "))
+	return 0, fmt.Errorf("no device matches %q (have %s)", want, strings.Join(names, "; "))
 }

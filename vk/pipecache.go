@@ -20,7 +20,7 @@ const PipelineCacheHeaderSize = 32
 
 // ErrForeignPipelineCache: pipeline-cache data whose header names another
 // device, driver build or header version, or that is too short to hold one.
-var ErrForeignPipelineCache = errors.New("vk: pipeline-cache data not made by this device's driver")
+var ErrForeignPipelineCache = errors.New("pipeline-cache data not made by this device's driver")
 
 // CheckPipelineCacheHeader refuses data that this device's driver did not
 // write: a driver is only promised to reject foreign data, not to survive
@@ -69,7 +69,7 @@ func (d *Device) UsePipelineCache(initial []byte) error {
 		return ErrDeviceLost
 	}
 	if d.fns.cache != nil {
-		return errors.New("vk: the device already has a pipeline cache")
+		return errors.New("the device already has a pipeline cache")
 	}
 	var data unsafe.Pointer
 	if len(initial) > 0 {
@@ -120,4 +120,4 @@ func (d *Device) PipelineCacheData(limit int) ([]byte, error) {
 }
 
 // ErrPipelineCacheTooLarge: the pipeline cache holds more than the caller's limit.
-var ErrPipelineCacheTooLarge = errors.New("vk: pipeline cache larger than the limit")
+var ErrPipelineCacheTooLarge = errors.New("pipeline cache larger than the limit")

@@ -8,16 +8,19 @@ package vk
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/vkcompute/vkc/devinfo"
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
-// MaxBindings is the most buffers (storage or uniform texel) one kernel may bind.
+// MaxBindings is the most buffers (of any kind) one kernel may bind.
 const MaxBindings = C.VKC_MAX_BINDINGS
 
 // PipelineDesc describes a compute kernel's interface: buffers at set 0
@@ -26,20 +29,103 @@ const MaxBindings = C.VKC_MAX_BINDINGS
 // ID SpecIDs[i], or ID i when SpecIDs is nil.
 type PipelineDesc struct {
 	Bindings int
-	// Texels has bit i set when binding i is a uniform texel buffer of
-	// R32G32B32A32_UINT texels (GLSL usamplerBuffer) instead of a storage
-	// buffer: on a CPU driver a texel fetch gathers a lane's 16 bytes in
-	// one vector load, where a storage-buffer load is a bounds-checked
-	// loop over the lanes. Its sets then own one buffer view per such
-	// binding (see UpdateSet).
-	Texels   uint32
-	PushSize uint32
-	Spec     []uint32
+	// Texels has bit i set when binding i is a uniform texel buffer
+	// instead of a storage buffer (the catalogue's matmul_texel reads
+	// R32G32B32A32_UINT texels, GLSL usamplerBuffer: on a CPU driver a
+	// texel fetch gathers a lane's 16 bytes in one vector load, where a
+	// storage-buffer load is a bounds-checked loop over the lanes). Its
+	// sets then own one buffer view per texel binding, in the format of
+	// the range UpdateSet names.
+	Texels uint32
+	// StorageTexels has bit i set when binding i is a storage texel
+	// buffer, and Uniforms when it is a uniform buffer; no bit is set in
+	// two of Texels, StorageTexels and Uniforms.
+	StorageTexels, Uniforms uint32
+	PushSize                uint32
+	Spec                    []uint32
 	// SpecIDs are the IDs of the constants Spec sets, one per value and
 	// no two alike, so that a kernel sets only the constants it means to
 	// (a user module's workgroup-size constants, not an unrelated
 	// constant that happens to have ID 0); nil means 0..len(Spec)-1.
 	SpecIDs []uint32
+	// Constants set further specialization constants of any width (a
+	// bool, an 8-, 16-, 32- or 64-bit number), beside Spec's; no ID may
+	// be set twice.
+	Constants []SpecConstant
+	// Entry names the entry point the pipeline runs; "" is "main".
+	Entry string
+}
+
+// SpecConstant is the value of one specialization constant: Size bytes
+// (1, 2, 4 or 8: the constant's type's width, 4 for a bool) of Bits, low
+// bytes first, as the driver takes them.
+type SpecConstant struct {
+	ID   uint32
+	Size uint32
+	Bits uint64
+}
+
+// specialization lays out desc's constants as Vulkan takes them: one map
+// entry per constant, each value at an 8-byte-aligned offset of data.
+func specialization(desc PipelineDesc) (entries []C.VkSpecializationMapEntry, data []byte, err error) {
+	ids := make([]uint32, 0, len(desc.Spec)+len(desc.Constants))
+	for i, v := range desc.Spec {
+		id := uint32(i)
+		if desc.SpecIDs != nil {
+			id = desc.SpecIDs[i]
+		}
+		ids = append(ids, id)
+		entries = append(entries, C.VkSpecializationMapEntry{constantID: C.uint32_t(id), offset: C.uint32_t(len(data)), size: 4})
+		data = binary.LittleEndian.AppendUint64(data, uint64(v))
+	}
+	for _, c := range desc.Constants {
+		switch c.Size {
+		case 1, 2, 4, 8:
+		default:
+			return nil, nil, fmt.Errorf("specialization constant %d of %d bytes (1, 2, 4 or 8)", c.ID, c.Size)
+		}
+		if slices.Contains(ids, c.ID) {
+			return nil, nil, fmt.Errorf("specialization constant %d set twice", c.ID)
+		}
+		ids = append(ids, c.ID)
+		entries = append(entries, C.VkSpecializationMapEntry{constantID: C.uint32_t(c.ID), offset: C.uint32_t(len(data)), size: C.size_t(c.Size)})
+		data = binary.LittleEndian.AppendUint64(data, c.Bits)
+	}
+	return entries, data, nil
+}
+
+// descriptorTypes is each binding's VkDescriptorType.
+func (desc PipelineDesc) descriptorTypes() [MaxBindings]C.uint32_t {
+	var types [MaxBindings]C.uint32_t
+	for i := range types {
+		switch bit := uint32(1) << uint(i); {
+		case desc.Texels&bit != 0:
+			types[i] = C.VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+		case desc.StorageTexels&bit != 0:
+			types[i] = C.VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER
+		case desc.Uniforms&bit != 0:
+			types[i] = C.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+		default:
+			types[i] = C.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+		}
+	}
+	return types
+}
+
+// vkFormats are the VkFormat of each texel format.
+var vkFormats = map[devinfo.TexelFormat]C.uint32_t{
+	devinfo.TexelRGBA32Uint:  C.VK_FORMAT_R32G32B32A32_UINT,
+	devinfo.TexelR32Float:    C.VK_FORMAT_R32_SFLOAT,
+	devinfo.TexelR32Uint:     C.VK_FORMAT_R32_UINT,
+	devinfo.TexelR32Sint:     C.VK_FORMAT_R32_SINT,
+	devinfo.TexelRGBA32Float: C.VK_FORMAT_R32G32B32A32_SFLOAT,
+	devinfo.TexelRGBA32Sint:  C.VK_FORMAT_R32G32B32A32_SINT,
+	devinfo.TexelRGBA16Float: C.VK_FORMAT_R16G16B16A16_SFLOAT,
+	devinfo.TexelR16Float:    C.VK_FORMAT_R16_SFLOAT,
+	devinfo.TexelR16Uint:     C.VK_FORMAT_R16_UINT,
+	devinfo.TexelR16Sint:     C.VK_FORMAT_R16_SINT,
+	devinfo.TexelR8Uint:      C.VK_FORMAT_R8_UINT,
+	devinfo.TexelR8Sint:      C.VK_FORMAT_R8_SINT,
 }
 
 // checkSpecIDs refuses SpecIDs that do not name one distinct constant per
@@ -49,12 +135,12 @@ func checkSpecIDs(spec, ids []uint32) error {
 		return nil
 	}
 	if len(ids) != len(spec) {
-		return fmt.Errorf("vk: %d specialization-constant IDs for %d values", len(ids), len(spec))
+		return fmt.Errorf("%d specialization-constant IDs for %d values", len(ids), len(spec))
 	}
 	for i, id := range ids {
 		for _, earlier := range ids[:i] {
 			if id == earlier {
-				return fmt.Errorf("vk: specialization constant %d set twice", id)
+				return fmt.Errorf("specialization constant %d set twice", id)
 			}
 		}
 	}
@@ -85,20 +171,19 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	if d.closed.Load() {
 		return nil, ErrClosed // before the validator's work; enterUsable below decides
 	}
-	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
-		return nil, fmt.Errorf("vk: %d bindings (at most %d)", desc.Bindings, MaxBindings)
-	}
-	if desc.Texels>>uint(desc.Bindings) != 0 {
-		return nil, fmt.Errorf("vk: texel bindings %#x beyond the %d bindings", desc.Texels, desc.Bindings)
-	}
-	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
-		return nil, fmt.Errorf("vk: push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
-	}
-	if len(desc.Spec) > MaxSpecConstants {
-		return nil, fmt.Errorf("vk: %d specialization constants (at most %d)", len(desc.Spec), MaxSpecConstants)
-	}
-	if err := checkSpecIDs(desc.Spec, desc.SpecIDs); err != nil {
+	if err := d.checkPipelineDesc(desc); err != nil {
 		return nil, err
+	}
+	entries, data, err := specialization(desc)
+	if err != nil {
+		return nil, err
+	}
+	entry := desc.Entry
+	if entry == "" {
+		entry = "main"
+	}
+	if strings.IndexByte(entry, 0) >= 0 {
+		return nil, fmt.Errorf("entry point name %q holds a NUL byte", entry)
 	}
 	if err := ValidateSPIRV(code, d.api); err != nil {
 		return nil, err
@@ -107,7 +192,8 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 		return nil, err
 	}
 	defer d.leave()
-	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...)}}
+	p := &Pipeline{dev: d, desc: PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
+		PushSize: desc.PushSize, Spec: append([]uint32(nil), desc.Spec...), Constants: slices.Clone(desc.Constants), Entry: desc.Entry}}
 	if desc.SpecIDs != nil {
 		p.desc.SpecIDs = append([]uint32{}, desc.SpecIDs...)
 	}
@@ -126,7 +212,8 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	p.module = module
 	d.live[ObjShaderModule].Add(1)
 	var setLayout C.VkDescriptorSetLayout
-	if err := d.check("vkCreateDescriptorSetLayout", Result(C.vkc_create_set_layout(d.fns, C.uint32_t(desc.Bindings), C.uint32_t(desc.Texels), &setLayout))); err != nil {
+	types := p.desc.descriptorTypes()
+	if err := d.check("vkCreateDescriptorSetLayout", Result(C.vkc_create_set_layout(d.fns, C.uint32_t(desc.Bindings), &types[0], &setLayout))); err != nil {
 		p.destroyLocked()
 		return nil, err
 	}
@@ -139,17 +226,17 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	}
 	p.layout = layout
 	d.live[ObjPipelineLayout].Add(1)
-	var spec, ids *C.uint32_t
-	if len(p.desc.Spec) > 0 {
+	var entryPtr *C.VkSpecializationMapEntry
+	var dataPtr unsafe.Pointer
+	if len(entries) > 0 {
 		// Go pointers as direct arguments: pinned for the call, holding
 		// no pointers, copied by the driver before it returns.
-		spec = (*C.uint32_t)(unsafe.Pointer(&p.desc.Spec[0]))
-		if p.desc.SpecIDs != nil {
-			ids = (*C.uint32_t)(unsafe.Pointer(&p.desc.SpecIDs[0]))
-		}
+		entryPtr, dataPtr = &entries[0], unsafe.Pointer(&data[0])
 	}
+	name := C.CString(entry)
 	var pipeline C.VkPipeline
-	r = Result(C.vkc_create_compute_pipeline(d.fns, p.module, p.layout, C.uint32_t(len(p.desc.Spec)), spec, ids, &pipeline))
+	r = Result(C.vkc_create_compute_pipeline(d.fns, p.module, p.layout, name, C.uint32_t(len(entries)), entryPtr, dataPtr, C.size_t(len(data)), &pipeline))
+	C.free(unsafe.Pointer(name))
 	if err := d.check("vkCreateComputePipelines", r); err != nil {
 		p.destroyLocked()
 		return nil, err
@@ -157,6 +244,30 @@ func (d *Device) NewPipeline(code []byte, desc PipelineDesc) (*Pipeline, error) 
 	p.pipeline = pipeline
 	d.live[ObjPipeline].Add(1)
 	return p, nil
+}
+
+// checkPipelineDesc refuses a desc the device cannot build a pipeline
+// from: bindings out of range or of two kinds, push constants the device
+// does not allow, too many specialization constants or IDs that do not
+// match their values. NewPipeline checks these before the validator's
+// work and any Vulkan call.
+func (d *Device) checkPipelineDesc(desc PipelineDesc) error {
+	if desc.Bindings < 0 || desc.Bindings > MaxBindings {
+		return fmt.Errorf("%d bindings (at most %d)", desc.Bindings, MaxBindings)
+	}
+	if (desc.Texels|desc.StorageTexels|desc.Uniforms)>>uint(desc.Bindings) != 0 {
+		return fmt.Errorf("texel bindings %#x or uniform bindings %#x beyond the %d bindings", desc.Texels|desc.StorageTexels, desc.Uniforms, desc.Bindings)
+	}
+	if desc.Texels&desc.StorageTexels != 0 || desc.Texels&desc.Uniforms != 0 || desc.StorageTexels&desc.Uniforms != 0 {
+		return fmt.Errorf("a binding of two kinds (uniform texel %#x, storage texel %#x, uniform %#x)", desc.Texels, desc.StorageTexels, desc.Uniforms)
+	}
+	if desc.PushSize%4 != 0 || desc.PushSize > d.info.Limits.MaxPushConstantsSize || desc.PushSize > 256 {
+		return fmt.Errorf("push constants of %d bytes (multiple of 4, at most %d on this device)", desc.PushSize, min(d.info.Limits.MaxPushConstantsSize, 256))
+	}
+	if len(desc.Spec)+len(desc.Constants) > MaxSpecConstants {
+		return fmt.Errorf("%d specialization constants (at most %d)", len(desc.Spec)+len(desc.Constants), MaxSpecConstants)
+	}
+	return checkSpecIDs(desc.Spec, desc.SpecIDs)
 }
 
 // Destroy releases the pipeline and its layouts; idempotent, and a no-op
@@ -205,7 +316,7 @@ func (p *Pipeline) destroyLocked() {
 type DescriptorPool struct {
 	dev  *Device
 	pool C.VkDescriptorPool
-	mu   sync.Mutex
+	mu   lockrank.Mutex
 	// allocated holds the sets allocated and not yet freed, by handle: Free
 	// of a set not in it (the zero set, one freed already, one of another
 	// pool) is a no-op instead of a second vkFreeDescriptorSets and a
@@ -232,8 +343,9 @@ type DescriptorSet struct {
 // already have handed out again) is refused instead of making views
 // nothing would destroy. mu orders an update against Free and Destroy.
 type texelViews struct {
-	mu    sync.Mutex
-	mask  uint32
+	mu    lockrank.Mutex
+	mask  uint32                  // the texel bindings
+	types [MaxBindings]C.uint32_t // every binding's descriptor type
 	freed bool
 	views [MaxBindings]C.VkBufferView
 	// fresh receives each new view's handle from the driver: the address
@@ -267,13 +379,14 @@ func (s DescriptorSet) key() uintptr { return uintptr(unsafe.Pointer(s.set)) }
 // NewDescriptorPool makes a pool for maxSets sets of up to MaxBindings buffers each.
 func (d *Device) NewDescriptorPool(maxSets uint32) (*DescriptorPool, error) {
 	if maxSets == 0 || maxSets > math.MaxUint32/MaxBindings {
-		return nil, fmt.Errorf("vk: descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
+		return nil, fmt.Errorf("descriptor pool of %d sets (1 to %d)", maxSets, math.MaxUint32/MaxBindings)
 	}
 	if err := d.enterUsable(); err != nil {
 		return nil, err
 	}
 	defer d.leave()
 	dp := &DescriptorPool{dev: d, allocated: map[uintptr]*texelViews{}}
+	dp.mu.SetRank(lockrank.VkDescriptorPool, 0)
 	if err := d.check("vkCreateDescriptorPool", Result(C.vkc_create_descriptor_pool(d.fns, C.uint32_t(maxSets), C.uint32_t(maxSets*MaxBindings), &dp.pool))); err != nil {
 		return nil, err
 	}
@@ -298,8 +411,9 @@ func (dp *DescriptorPool) Allocate(p *Pipeline) (DescriptorSet, error) {
 		return DescriptorSet{}, err
 	}
 	d.live[ObjDescriptorSet].Add(1)
-	if p.desc.Texels != 0 {
-		s.views = &texelViews{mask: p.desc.Texels}
+	if p.desc.Texels|p.desc.StorageTexels|p.desc.Uniforms != 0 {
+		s.views = &texelViews{mask: p.desc.Texels | p.desc.StorageTexels, types: p.desc.descriptorTypes()}
+		s.views.mu.SetRank(lockrank.VkTexelViews, 0)
 	}
 	dp.allocated[s.key()] = s.views
 	return s, nil
@@ -371,14 +485,18 @@ type BufferRange struct {
 	Block  *Block
 	Offset uint64
 	Range  uint64
+	// Format is the format a texel binding views the range as (ignored
+	// for other bindings); the zero value is R32G32B32A32_UINT.
+	Format devinfo.TexelFormat
 }
 
 // UpdateSet points the set's bindings 0..len(r)-1 at the ranges. A uniform
 // texel binding among them gets a new view of its range, and its previous
 // view is destroyed (the caller guarantees no pending command buffer reads
 // through the set); its range must start at a multiple of
-// MinTexelBufferOffsetAlignment and hold whole 16-byte texels, at most
-// MaxTexelBufferElements of them. A refused update (such a range, a view
+// MinTexelBufferOffsetAlignment and hold whole texels of the binding's
+// format, at most MaxTexelBufferElements of them; a uniform buffer's range
+// is written as it is. A refused update (such a range, a view
 // the driver would not make, a set with texel bindings freed already, a
 // closed device) leaves the set as it was. The ranges go to C as a
 // fixed-size struct passed by value, so it allocates nothing: a pointer to
@@ -400,8 +518,12 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 		cr.buffer[i] = r[i].Block.cBuffer()
 		cr.offset[i] = C.VkDeviceSize(r[i].Offset)
 		cr.size[i] = C.VkDeviceSize(r[i].Range)
+		cr._type[i] = C.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
 	}
 	if tv := s.views; tv != nil {
+		for i := 0; i < n; i++ {
+			cr._type[i] = tv.types[i]
+		}
 		tv.mu.Lock()
 		defer tv.mu.Unlock()
 		if err := d.makeTexelViews(tv, r[:n], &cr); err != nil {
@@ -424,12 +546,15 @@ func (d *Device) UpdateSet(s DescriptorSet, r []BufferRange) error {
 // refuses one. The caller holds tv.mu and is inside the device's gate.
 func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_ranges) error {
 	if tv.freed {
-		return fmt.Errorf("vk: UpdateSet of a freed descriptor set: %w", ErrClosed)
+		return fmt.Errorf("UpdateSet of a freed descriptor set: %w", ErrClosed)
 	}
 	for i := range r {
 		if tv.mask>>uint(i)&1 != 0 {
-			if err := d.info.Limits.CheckTexelRange(r[i].Offset, r[i].Range); err != nil {
-				return fmt.Errorf("vk: texel binding %d: %w", i, err)
+			if _, ok := vkFormats[r[i].Format]; !ok {
+				return fmt.Errorf("texel binding %d: texel format %v", i, r[i].Format)
+			}
+			if err := d.info.Limits.CheckTexelRangeOf(r[i].Offset, r[i].Range, r[i].Format.Size()); err != nil {
+				return fmt.Errorf("texel binding %d: %w", i, err)
 			}
 		}
 	}
@@ -438,7 +563,7 @@ func (d *Device) makeTexelViews(tv *texelViews, r []BufferRange, cr *C.vkc_range
 			continue
 		}
 		tv.fresh = nil
-		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], &tv.fresh))
+		res := Result(C.vkc_create_texel_view(d.fns, cr.buffer[i], cr.offset[i], cr.size[i], vkFormats[r[i].Format], &tv.fresh))
 		if err := d.check("vkCreateBufferView", res); err != nil {
 			for j := range i {
 				d.destroyView(cr.view[j])

@@ -8,9 +8,10 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/vkcompute/vkc/internal/lockrank"
 )
 
 // Presentation: a device opened for a window's surface (OpenPresentingDevice)
@@ -106,7 +107,7 @@ func (in *Instance) CanPresent(index int, surface uint64) (bool, error) {
 		return false, err
 	}
 	if index < 0 || index >= len(pds) {
-		return false, fmt.Errorf("vk: device index %d out of range (have %d devices)", index, len(pds))
+		return false, fmt.Errorf("device index %d out of range (have %d devices)", index, len(pds))
 	}
 	family, err := in.presentFamily(in.describe(index, pds[index]), surfaceOf(surface))
 	return family >= 0, err
@@ -129,7 +130,7 @@ type presentation struct {
 // extensions (InstanceOptions.Extensions).
 func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, error) {
 	if surface == 0 {
-		return nil, fmt.Errorf("vk: presenting device without a surface")
+		return nil, fmt.Errorf("presenting device without a surface")
 	}
 	if err := in.enter(); err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, er
 		return fail(err)
 	}
 	if index < 0 || index >= len(pds) {
-		return fail(fmt.Errorf("vk: device index %d out of range (have %d devices)", index, len(pds)))
+		return fail(fmt.Errorf("device index %d out of range (have %d devices)", index, len(pds)))
 	}
 	pd := in.describe(index, pds[index])
 	family, err := in.presentFamily(pd, sf)
@@ -153,7 +154,7 @@ func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, er
 		return fail(err)
 	}
 	if family < 0 {
-		return fail(fmt.Errorf("vk: device %d (%s) has no queue family that both computes and presents to this surface", index, pd.info.Name))
+		return fail(fmt.Errorf("device %d (%s) has no queue family that both computes and presents to this surface", index, pd.info.Name))
 	}
 	d, err := in.createDevice(pd, family, []string{SwapchainExtension})
 	if err != nil {
@@ -168,7 +169,7 @@ func (in *Instance) OpenPresentingDevice(index int, surface uint64) (*Device, er
 	if C.vkc_load_present(in.gipa, in.handle, d.fns, fns) == 0 {
 		C.free(unsafe.Pointer(fns))
 		d.Close()
-		return fail(fmt.Errorf("vk: device %d (%s) lacks a VK_KHR_swapchain function", index, pd.info.Name))
+		return fail(fmt.Errorf("device %d (%s) lacks a VK_KHR_swapchain function", index, pd.info.Name))
 	}
 	d.pres = &presentation{surface: sf, pd: pd.handle, fns: fns}
 	d.live[ObjSurface].Add(1)
@@ -230,7 +231,7 @@ type Swapchain struct {
 	maxSrcW uint32 // the largest source image SetSource can make
 	maxSrcH uint32
 
-	mu        sync.Mutex
+	mu        lockrank.Mutex
 	source    C.VkImage // the frame's RGBA8 copy, srcW x srcH; nil until SetSource
 	sourceMem C.VkDeviceMemory
 	srcW      uint32
@@ -274,33 +275,18 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if p == nil {
 		return nil, ErrNoPresentation
 	}
-	in := d.inst
-	if err := in.enter(); err != nil {
-		return nil, err
-	}
 	var info C.vkc_surface_info
-	r := Result(C.vkc_surface_info_of(in.gipa, in.handle, p.pd, p.surface, &info))
-	in.leave()
-	if err := d.check("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", r); err != nil {
-		if r == ErrorSurfaceLost {
-			return nil, fmt.Errorf("%w: %w", ErrOutOfDate, err)
-		}
+	if err := d.surfaceInfo(&info); err != nil {
 		return nil, err
 	}
 	caps := &info.caps
-	w, h := o.Width, o.Height
-	if uint32(caps.currentExtent.width) != undefinedExtent {
-		w, h = uint32(caps.currentExtent.width), uint32(caps.currentExtent.height)
-	} else {
-		w = max(uint32(caps.minImageExtent.width), min(w, uint32(caps.maxImageExtent.width)))
-		h = max(uint32(caps.minImageExtent.height), min(h, uint32(caps.maxImageExtent.height)))
-	}
-	if w == 0 || h == 0 {
-		return nil, fmt.Errorf("%w: the surface has no area (a minimized window): %dx%d", ErrOutOfDate, w, h)
+	w, h, err := surfaceExtent(caps, o)
+	if err != nil {
+		return nil, err
 	}
 	usage := uint32(caps.supportedUsageFlags)
 	if usage&usageTransferDst == 0 {
-		return nil, fmt.Errorf("vk: the surface's images cannot be transfer destinations")
+		return nil, fmt.Errorf("the surface's images cannot be transfer destinations")
 	}
 	want := uint32(usageTransferDst)
 	if usage&usageTransferSrc != 0 {
@@ -310,72 +296,139 @@ func (d *Device) NewSwapchain(o SwapchainOptions) (*Swapchain, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The swapchain's images are images of format and usage: they must be
-	// no larger than such an image can be
-	// (VUID-VkSwapchainCreateInfoKHR-imageFormat-01778), and the extent
-	// no smaller than the surface's minimum (imageExtent-01274).
-	maxW, maxH, err := d.imageMaxExtent(C.VkFormat(format), C.VkImageUsageFlags(want))
-	if err != nil {
+	if w, h, err = d.fitImageExtent(caps, format, want, w, h); err != nil {
 		return nil, err
-	}
-	w, h = min(w, maxW), min(h, maxH)
-	if minW, minH := uint32(caps.minImageExtent.width), uint32(caps.minImageExtent.height); w < minW || h < minH {
-		return nil, fmt.Errorf("%w: the window takes a swapchain of at least %dx%d pixels, and this device's images are at most %dx%d (shrink the window)",
-			ErrOutOfDate, minW, minH, maxW, maxH)
 	}
 	srcW, srcH, err := d.imageMaxExtent(C.VKC_SOURCE_FORMAT, C.VKC_SOURCE_USAGE)
 	if err != nil {
 		return nil, err
 	}
-	images := uint32(caps.minImageCount) + defaultExtraImages
-	if caps.maxImageCount != 0 {
-		images = min(images, uint32(caps.maxImageCount))
-	}
-	alpha := uint32(alphaOpaque)
-	if uint32(caps.supportedCompositeAlpha)&alphaOpaque == 0 {
-		alpha = uint32(caps.supportedCompositeAlpha) & -uint32(caps.supportedCompositeAlpha) // lowest bit offered
-	}
+	images, alpha := imageCountAndAlpha(caps)
 	mode := pickMode(&info, o.VSync)
 	var old C.VkSwapchainKHR
 	if o.Old != nil {
 		old = o.Old.handle
 	}
 	sc := &Swapchain{dev: d, width: w, height: h, bgra: bgra, copyable: want&usageTransferSrc != 0, maxSrcW: srcW, maxSrcH: srcH}
+	sc.mu.SetRank(lockrank.VkSwapchain, 0)
 	if err := d.check("vkCreateSwapchainKHR", Result(C.vkc_create_swapchain(d.fns, p.fns, p.surface, C.uint32_t(images),
 		C.VkFormat(format), C.VkColorSpaceKHR(space), C.uint32_t(w), C.uint32_t(h), C.VkImageUsageFlags(want),
 		caps.currentTransform, C.VkCompositeAlphaFlagBitsKHR(alpha), C.VkPresentModeKHR(mode), old, &sc.handle))); err != nil {
 		return nil, err
 	}
 	d.live[ObjSwapchain].Add(1)
-	var all [maxSwapchainImageCount]C.VkImage
-	n := C.uint32_t(len(all))
-	if err := d.check("vkGetSwapchainImagesKHR", Result(C.vkc_swapchain_images(d.fns, p.fns, sc.handle, &n, &all[0]))); err != nil {
+	if err := sc.getImagesAndSemaphores(p); err != nil {
 		sc.destroyLocked()
 		return nil, err
 	}
+	return sc, nil
+}
+
+// surfaceInfo reads what the surface offers: its capabilities, formats and
+// present modes. A surface lost (its window gone) is ErrOutOfDate, as the
+// caller's next try at a new window would be.
+func (d *Device) surfaceInfo(info *C.vkc_surface_info) error {
+	in, p := d.inst, d.pres
+	if err := in.enter(); err != nil {
+		return err
+	}
+	r := Result(C.vkc_surface_info_of(in.gipa, in.handle, p.pd, p.surface, info))
+	in.leave()
+	if err := d.check("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", r); err != nil {
+		if r == ErrorSurfaceLost {
+			return fmt.Errorf("%w: %w", ErrOutOfDate, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// surfaceExtent is the surface's extent, or the window's size within the
+// surface's bounds where the surface leaves it to the swapchain; a surface
+// with no area (a minimized window) is ErrOutOfDate.
+func surfaceExtent(caps *C.VkSurfaceCapabilitiesKHR, o SwapchainOptions) (w, h uint32, err error) {
+	w, h = o.Width, o.Height
+	if uint32(caps.currentExtent.width) != undefinedExtent {
+		w, h = uint32(caps.currentExtent.width), uint32(caps.currentExtent.height)
+	} else {
+		w = max(uint32(caps.minImageExtent.width), min(w, uint32(caps.maxImageExtent.width)))
+		h = max(uint32(caps.minImageExtent.height), min(h, uint32(caps.maxImageExtent.height)))
+	}
+	if w == 0 || h == 0 {
+		return 0, 0, fmt.Errorf("%w: the surface has no area (a minimized window): %dx%d", ErrOutOfDate, w, h)
+	}
+	return w, h, nil
+}
+
+// fitImageExtent makes w x h no larger than an image of format and usage
+// can be on the device. The swapchain's images are such images: they must
+// be no larger than that (VUID-VkSwapchainCreateInfoKHR-imageFormat-01778),
+// and the extent no smaller than the surface's minimum (imageExtent-01274);
+// where both cannot hold, the window is too large: ErrOutOfDate.
+func (d *Device) fitImageExtent(caps *C.VkSurfaceCapabilitiesKHR, format, usage, w, h uint32) (uint32, uint32, error) {
+	maxW, maxH, err := d.imageMaxExtent(C.VkFormat(format), C.VkImageUsageFlags(usage))
+	if err != nil {
+		return 0, 0, err
+	}
+	w, h = min(w, maxW), min(h, maxH)
+	if minW, minH := uint32(caps.minImageExtent.width), uint32(caps.minImageExtent.height); w < minW || h < minH {
+		return 0, 0, fmt.Errorf("%w: the window takes a swapchain of at least %dx%d pixels, and this device's images are at most %dx%d (shrink the window)",
+			ErrOutOfDate, minW, minH, maxW, maxH)
+	}
+	return w, h, nil
+}
+
+// imageCountAndAlpha asks for defaultExtraImages more than the surface's
+// minimum, within its maximum, and for opaque composition, or the first
+// mode the surface offers where it has no opaque one.
+func imageCountAndAlpha(caps *C.VkSurfaceCapabilitiesKHR) (images, alpha uint32) {
+	images = uint32(caps.minImageCount) + defaultExtraImages
+	if caps.maxImageCount != 0 {
+		images = min(images, uint32(caps.maxImageCount))
+	}
+	alpha = uint32(alphaOpaque)
+	if uint32(caps.supportedCompositeAlpha)&alphaOpaque == 0 {
+		alpha = uint32(caps.supportedCompositeAlpha) & -uint32(caps.supportedCompositeAlpha) // lowest bit offered
+	}
+	return images, alpha
+}
+
+// getImagesAndSemaphores fetches the new swapchain's images and creates
+// its semaphores; on an error the caller destroys sc. Each semaphore is
+// created into a local and kept only once its create succeeded (a failed
+// create leaves its output undefined), so that destroyLocked destroys, and
+// uncounts, only what exists.
+func (sc *Swapchain) getImagesAndSemaphores(p *presentation) error {
+	d := sc.dev
+	var all [maxSwapchainImageCount]C.VkImage
+	n := C.uint32_t(len(all))
+	if err := d.check("vkGetSwapchainImagesKHR", Result(C.vkc_swapchain_images(d.fns, p.fns, sc.handle, &n, &all[0]))); err != nil {
+		return err
+	}
 	sc.images = append([]C.VkImage(nil), all[:n]...)
-	// Each semaphore is created into a local and kept only once its create
-	// succeeded (a failed create leaves its output undefined), so that
-	// destroyLocked destroys, and uncounts, only what exists.
-	for i := range sc.acquired {
+	newSemaphore := func() (C.VkSemaphore, error) {
 		var s C.VkSemaphore
 		if err := d.check("vkCreateSemaphore", Result(C.vkc_create_semaphore(d.fns, p.fns, &s))); err != nil {
-			sc.destroyLocked()
-			return nil, err
+			return s, err
+		}
+		d.live[ObjSemaphore].Add(1)
+		return s, nil
+	}
+	for i := range sc.acquired {
+		s, err := newSemaphore()
+		if err != nil {
+			return err
 		}
 		sc.acquired[i] = s
-		d.live[ObjSemaphore].Add(1)
 	}
 	for range sc.images {
-		var s C.VkSemaphore
-		if err := d.check("vkCreateSemaphore", Result(C.vkc_create_semaphore(d.fns, p.fns, &s))); err != nil {
-			sc.destroyLocked()
-			return nil, err
+		s, err := newSemaphore()
+		if err != nil {
+			return err
 		}
-		d.live[ObjSemaphore].Add(1)
 		sc.rendered = append(sc.rendered, s)
 	}
-	return sc, nil
+	return nil
 }
 
 // imageMaxExtent is the largest 2-D optimal-tiling image of format and
@@ -416,7 +469,7 @@ func pickFormat(info *C.vkc_surface_info) (format, space uint32, bgra bool, err 
 		}
 	}
 	if best < 0 {
-		return 0, 0, false, fmt.Errorf("vk: no surface format can be the destination of a blit")
+		return 0, 0, false, fmt.Errorf("no surface format can be the destination of a blit")
 	}
 	f := uint32(info.formats[best].format)
 	return f, uint32(info.formats[best].colorSpace), f == formatB8G8R8A8Unorm, nil
@@ -513,10 +566,10 @@ func (sc *Swapchain) releaseSource() {
 // wider or taller than MaxSource is refused, and the driver sees nothing.
 func (sc *Swapchain) SetSource(width, height uint32) error {
 	if width == 0 || height == 0 {
-		return fmt.Errorf("vk: frame of %dx%d pixels", width, height)
+		return fmt.Errorf("frame of %dx%d pixels", width, height)
 	}
 	if width > sc.maxSrcW || height > sc.maxSrcH {
-		return fmt.Errorf("vk: a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, sc.maxSrcW, sc.maxSrcH)
+		return fmt.Errorf("a frame of %dx%d pixels: this device's frame images are at most %dx%d", width, height, sc.maxSrcW, sc.maxSrcH)
 	}
 	d := sc.dev
 	if err := d.enterUsable(); err != nil {
@@ -573,7 +626,7 @@ const acquireSlice = 100 * time.Millisecond
 // next Present says so).
 func (d *Device) Acquire(sc *Swapchain, frame int, timeout time.Duration) (uint32, error) {
 	if frame < 0 || frame >= FramesInFlight {
-		return 0, fmt.Errorf("vk: frame %d of %d", frame, FramesInFlight)
+		return 0, fmt.Errorf("frame %d of %d", frame, FramesInFlight)
 	}
 	forever := timeout < 0
 	for {
@@ -640,16 +693,16 @@ func (d *Device) CmdFrameCopy(cb *CommandBuffer, sc *Swapchain, x *FrameCopy) {
 	defer sc.mu.Unlock()
 	switch {
 	case sc.destroyed:
-		cb.fail(fmt.Errorf("vk: command records a destroyed swapchain: %w", ErrClosed))
+		cb.fail(fmt.Errorf("command records a destroyed swapchain: %w", ErrClosed))
 		return
 	case sc.source == nil || sc.srcW != x.Width || sc.srcH != x.Height:
-		cb.fail(fmt.Errorf("vk: frame of %dx%d, swapchain source is %dx%d", x.Width, x.Height, sc.srcW, sc.srcH))
+		cb.fail(fmt.Errorf("frame of %dx%d, swapchain source is %dx%d", x.Width, x.Height, sc.srcW, sc.srcH))
 		return
 	case int(x.Image) >= len(sc.images):
-		cb.fail(fmt.Errorf("vk: swapchain image %d of %d", x.Image, len(sc.images)))
+		cb.fail(fmt.Errorf("swapchain image %d of %d", x.Image, len(sc.images)))
 		return
 	case x.Shot != nil && !sc.copyable:
-		cb.fail(fmt.Errorf("vk: the swapchain's images cannot be copied out"))
+		cb.fail(fmt.Errorf("the swapchain's images cannot be copied out"))
 		return
 	}
 	fc := C.vkc_frame_copy{src: x.Src.buf, src_off: C.VkDeviceSize(x.SrcOffset), src_w: C.uint32_t(x.Width),
@@ -666,7 +719,7 @@ func (d *Device) CmdFrameCopy(cb *CommandBuffer, sc *Swapchain, x *FrameCopy) {
 // fence when it completes.
 func (d *Device) SubmitFrame(cb *CommandBuffer, sc *Swapchain, frame int, image uint32, fence *Fence) error {
 	if frame < 0 || frame >= FramesInFlight {
-		return fmt.Errorf("vk: frame %d of %d", frame, FramesInFlight)
+		return fmt.Errorf("frame %d of %d", frame, FramesInFlight)
 	}
 	if cb.state == nil || fence.destroyed.Load() {
 		return ErrClosed
@@ -684,7 +737,7 @@ func (d *Device) SubmitFrame(cb *CommandBuffer, sc *Swapchain, frame int, image 
 		return ErrClosed
 	}
 	if int(image) >= len(sc.images) {
-		return fmt.Errorf("vk: swapchain image %d of %d", image, len(sc.images))
+		return fmt.Errorf("swapchain image %d of %d", image, len(sc.images))
 	}
 	d.queueMu.Lock()
 	r := C.vkc_submit_frame(d.fns, cb.state.cb, sc.acquired[frame], sc.rendered[image], fence.fence)
@@ -707,7 +760,7 @@ func (d *Device) Present(sc *Swapchain, image uint32) error {
 		return ErrClosed
 	}
 	if int(image) >= len(sc.images) {
-		return fmt.Errorf("vk: swapchain image %d of %d", image, len(sc.images))
+		return fmt.Errorf("swapchain image %d of %d", image, len(sc.images))
 	}
 	d.queueMu.Lock()
 	r := Result(C.vkc_queue_present(d.fns, d.pres.fns, sc.handle, C.uint32_t(image), sc.rendered[image]))

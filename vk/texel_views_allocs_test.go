@@ -31,7 +31,7 @@ func TestTexelUpdateSetAllocatesNothing(t *testing.T) {
 	defer out.Release()
 	set, err := pool.Allocate(p)
 	require.NoError(t, err)
-	ranges := []BufferRange{{in, 0, 1024}, {out, 0, 256}}
+	ranges := []BufferRange{{in, 0, 1024, 0}, {out, 0, 256, 0}}
 	require.NoError(t, d.UpdateSet(set, ranges))
 	allocs := testing.AllocsPerRun(200, func() { _ = d.UpdateSet(set, ranges) })
 	assert.Zero(t, allocs, "allocations per UpdateSet of a set with one texel binding")

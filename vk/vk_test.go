@@ -111,7 +111,7 @@ func newAxpyRig(t testing.TB, d *Device, n int) *axpyRig {
 	require.NoError(t, err)
 	require.NoError(t, d.MapBlock(r.x))
 	require.NoError(t, d.MapBlock(r.y))
-	d.UpdateSet(r.set, []BufferRange{{r.x, 0, uint64(4 * n)}, {r.y, 0, uint64(4 * n)}})
+	d.UpdateSet(r.set, []BufferRange{{r.x, 0, uint64(4 * n), 0}, {r.y, 0, uint64(4 * n), 0}})
 	r.cp, err = d.NewCommandPool()
 	require.NoError(t, err)
 	r.cb, err = r.cp.Allocate()
@@ -189,7 +189,7 @@ func TestValidationCountsMessages(t *testing.T) {
 	}
 	r := newAxpyRig(t, d, 64)
 	defer r.close()
-	d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0}, {r.y, 0, 256}}) // range 0 is invalid
+	d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0, 0}, {r.y, 0, 256, 0}}) // range 0 is invalid
 	errs, _ := in.ValidationCounts()
 	assert.Positive(t, errs, "the layer must report the zero range")
 	assert.NotEmpty(t, in.RecentMessages())
@@ -382,7 +382,7 @@ func TestUpdateSetAllocatesNothing(t *testing.T) {
 	d := fixture(t)
 	r := newAxpyRig(t, d, 64)
 	defer r.close()
-	ranges := []BufferRange{{r.x, 0, 256}, {r.y, 0, 256}}
+	ranges := []BufferRange{{r.x, 0, 256, 0}, {r.y, 0, 256, 0}}
 	assert.Zero(t, testing.AllocsPerRun(200, func() { d.UpdateSet(r.set, ranges) }))
 }
 
@@ -411,7 +411,7 @@ func TestPanickingLoggerIsContained(t *testing.T) {
 			}
 			r := newAxpyRig(t, d, 64)
 			defer r.close()
-			d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0}, {r.y, 0, 256}}) // range 0 is invalid
+			d.UpdateSet(r.set, []BufferRange{{r.x, 0, 0, 0}, {r.y, 0, 256, 0}}) // range 0 is invalid
 			errs, _ := in.ValidationCounts()
 			assert.Positive(t, errs, "the message is counted though the logger panicked")
 			assert.NotEmpty(t, in.RecentMessages())
@@ -493,9 +493,9 @@ func TestTexelBindingsOwnTheirViews(t *testing.T) {
 	}
 	set, err := pool.Allocate(p)
 	require.NoError(t, err)
-	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, 0, 16 * n}, {out, 0, 4 * n}}))
+	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, 0, 16 * n, 0}, {out, 0, 4 * n, 0}}))
 	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView))
-	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, align, 16 * n}, {out, 0, 4 * n}}))
+	require.NoError(t, d.UpdateSet(set, []BufferRange{{in, align, 16 * n, 0}, {out, 0, 4 * n, 0}}))
 	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView), "an update replaces the set's view")
 
 	cp, err := d.NewCommandPool()
@@ -529,12 +529,12 @@ func TestTexelBindingsOwnTheirViews(t *testing.T) {
 	}
 	sums("after the update")
 
-	for _, bad := range []BufferRange{{in, 0, 0}, {in, 0, 24}, {in, 0, uint64(d.Info().Limits.MaxTexelBufferElements+1) * 16}} {
-		assert.Error(t, d.UpdateSet(set, []BufferRange{bad, {out, 0, 4 * n}}), "range %d+%d", bad.Offset, bad.Range)
+	for _, bad := range []BufferRange{{in, 0, 0, 0}, {in, 0, 24, 0}, {in, 0, uint64(d.Info().Limits.MaxTexelBufferElements+1) * 16, 0}} {
+		assert.Error(t, d.UpdateSet(set, []BufferRange{bad, {out, 0, 4 * n, 0}}), "range %d+%d", bad.Offset, bad.Range)
 		assert.Equal(t, int64(1), d.LiveCount(ObjBufferView), "a refused update keeps the set's view")
 	}
 	if a := d.Info().Limits.MinTexelBufferOffsetAlignment; a > 1 {
-		assert.ErrorContains(t, d.UpdateSet(set, []BufferRange{{in, a / 2, 16}, {out, 0, 4 * n}}), "minTexelBufferOffsetAlignment")
+		assert.ErrorContains(t, d.UpdateSet(set, []BufferRange{{in, a / 2, 16, 0}, {out, 0, 4 * n, 0}}), "minTexelBufferOffsetAlignment")
 	}
 	sums("after the refused updates")
 	require.NoError(t, d.UpdateSet(set, nil))
@@ -543,14 +543,14 @@ func TestTexelBindingsOwnTheirViews(t *testing.T) {
 
 	pool.Free(set)
 	assert.Zero(t, d.LiveCount(ObjBufferView), "Free destroys the set's views")
-	assert.ErrorIs(t, d.UpdateSet(set, []BufferRange{{in, 0, 16}, {out, 0, 4}}), ErrClosed, "an update of a freed set")
+	assert.ErrorIs(t, d.UpdateSet(set, []BufferRange{{in, 0, 16, 0}, {out, 0, 4, 0}}), ErrClosed, "an update of a freed set")
 	assert.Zero(t, d.LiveCount(ObjBufferView), "a freed set makes no view")
 	kept, err := pool.Allocate(p)
 	require.NoError(t, err)
-	require.NoError(t, d.UpdateSet(kept, []BufferRange{{in, 0, 16}, {out, 0, 4}}))
+	require.NoError(t, d.UpdateSet(kept, []BufferRange{{in, 0, 16, 0}, {out, 0, 4, 0}}))
 	assert.Equal(t, int64(1), d.LiveCount(ObjBufferView))
 	pool.Destroy()
 	assert.Zero(t, d.LiveCount(ObjBufferView), "the pool's Destroy destroys the views of the sets left")
-	assert.ErrorIs(t, d.UpdateSet(kept, []BufferRange{{in, 0, 16}, {out, 0, 4}}), ErrClosed, "an update of a set of a destroyed pool")
+	assert.ErrorIs(t, d.UpdateSet(kept, []BufferRange{{in, 0, 16, 0}, {out, 0, 4, 0}}), ErrClosed, "an update of a set of a destroyed pool")
 	assert.Zero(t, d.LiveCount(ObjBufferView), "a set of a destroyed pool makes no view")
 }

@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	vk "github.com/vulkan-go/vulkan"
 )
 
@@ -134,8 +135,11 @@ func ReadOutside[T vkc.Element](b *vkc.Buffer[T], s *vkc.Stream, semaphore vk.Se
 }
 
 // pauseMu serialises WithCollectorPaused: one caller's restore must not
-// turn the collector back on under another's call.
-var pauseMu sync.Mutex
+// turn the collector back on under another's call. It ranks before every
+// lock of vkc's, since the program's calls under it may reach vkc.
+var pauseMu lockrank.Mutex
+
+func init() { pauseMu.SetRank(lockrank.Collector, 0) }
 
 // WithCollectorPaused runs f, which makes vulkan-go calls, with the
 // garbage collector off and the Go memory pin points to pinned, and

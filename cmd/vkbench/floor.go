@@ -190,98 +190,126 @@ func (p *floorParser) rate(best, median, mismatch string) FloorRate {
 	return FloorRate{Best: p.num(best), Median: p.num(median), Mismatch: mismatch != ""}
 }
 
+// line reads one line of the reference's output. A line that breaks the
+// format fails at once; otherwise the first unreadable number on it does.
 func (p *floorParser) line(line string) error {
 	p.firstNumberErr = nil
-	fr := p.res
+	var err error
 	switch {
 	case !strings.HasPrefix(line, "RAWVK "):
 		return nil // "built …" and anything else the build prints
 	case floorDeviceLine.MatchString(line):
-		m := floorDeviceLine.FindStringSubmatch(line)
-		fr.Device = m[1]
-		fr.K = p.integer(m[3])
-		fr.Reps = int(p.integer(m[5]))
-		p.sawDevice = true
+		p.deviceLine(floorDeviceLine.FindStringSubmatch(line))
 	case floorAxpyLine.MatchString(line), floorRatiosLine.MatchString(line):
 		// Restates K and reps, or ratios of figures parsed from other lines.
 	case floorDispatchLine.MatchString(line):
-		m := floorDispatchLine.FindStringSubmatch(line)
-		perDispatch := p.num(m[4])
-		switch m[1] {
-		case "eager":
-			fr.EagerPerDispatchUs = perDispatch
-		case "batched":
-			if m[6] == "" {
-				return errors.New("batched result without record_per_dispatch_us")
-			}
-			fr.BatchedPerDispatchUs = perDispatch
-			fr.BatchedRecordPerDispatchUs = p.num(m[6])
-		case "replay":
-			fr.ReplayPerDispatchUs = perDispatch
-		}
-		if p.dispatch == nil {
-			p.dispatch = map[string]bool{}
-		}
-		p.dispatch[m[1]] = true
+		err = p.dispatchLine(floorDispatchLine.FindStringSubmatch(line))
 	case floorBwLine.MatchString(line):
-		m := floorBwLine.FindStringSubmatch(line)
-		if fr.Bandwidth == nil {
-			fr.Bandwidth = &FloorBandwidth{}
-			p.bw = map[string]bool{}
-		}
-		size := p.integer(m[2]) << 20
-		if p.bandwidthBytesSet && size != fr.Bandwidth.Bytes {
-			return fmt.Errorf("copy size %d differs from %d", size, fr.Bandwidth.Bytes)
-		}
-		fr.Bandwidth.Bytes, p.bandwidthBytesSet = size, true
-		rate := p.rate(m[5], m[6], m[7])
-		key := m[1] + " " + m[3]
-		switch key {
-		case "vkCmdCopyBuffer ":
-			fr.Bandwidth.CopyBuffer = rate
-		case "compute-copy(vec4) ":
-			fr.Bandwidth.ComputeCopy = rate
-		case "memcpy malloc":
-			fr.Bandwidth.MemcpyHeap = rate
-		case "memcpy mapped VkDeviceMemory":
-			fr.Bandwidth.MemcpyMap = rate
-		default:
-			return fmt.Errorf("unknown bandwidth figure %q", strings.TrimSpace(key))
-		}
-		p.bw[key] = true
+		err = p.bandwidthLine(floorBwLine.FindStringSubmatch(line))
 	case floorSgemmLine.MatchString(line):
-		m := floorSgemmLine.FindStringSubmatch(line)
-		if fr.Sgemm == nil {
-			fr.Sgemm = &FloorSgemm{}
-			p.sgemm = map[string]bool{}
-			p.sgemmSizes = map[int64]bool{}
-		}
-		rows, cols := p.integer(m[2]), p.integer(m[3])
-		if rows != cols {
-			return fmt.Errorf("sgemm %dx%d is not square", rows, cols)
-		}
-		p.sgemmSizes[rows] = true
-		fr.Sgemm.Size = rows
-		rate := p.rate(m[5], m[6], m[7])
-		switch m[1] {
-		case "sgemm_naive.spv":
-			fr.Sgemm.Naive = rate
-		case "sgemm_tiled.spv":
-			fr.Sgemm.Tiled = rate
-		default:
-			return fmt.Errorf("unknown sgemm kernel %q", m[1])
-		}
-		p.sgemm[m[1]] = true
+		err = p.sgemmLine(floorSgemmLine.FindStringSubmatch(line))
 	case floorVerifyLine.MatchString(line):
-		m := floorVerifyLine.FindStringSubmatch(line)
-		fr.VerifyMismatches = int(p.integer(m[1]))
-		fr.ValidationErrors = int(p.integer(m[2]))
-		fr.ValidationWarnings = int(p.integer(m[3]))
-		p.sawVerify = true
+		p.verifyLine(floorVerifyLine.FindStringSubmatch(line))
 	case strings.HasPrefix(line, "RAWVK RESULT"):
 		return errors.New("unknown result line")
 	}
+	if err != nil {
+		return err
+	}
 	return p.firstNumberErr
+}
+
+func (p *floorParser) deviceLine(m []string) {
+	p.res.Device = m[1]
+	p.res.K = p.integer(m[3])
+	p.res.Reps = int(p.integer(m[5]))
+	p.sawDevice = true
+}
+
+func (p *floorParser) dispatchLine(m []string) error {
+	fr := p.res
+	perDispatch := p.num(m[4])
+	switch m[1] {
+	case "eager":
+		fr.EagerPerDispatchUs = perDispatch
+	case "batched":
+		if m[6] == "" {
+			return errors.New("batched result without record_per_dispatch_us")
+		}
+		fr.BatchedPerDispatchUs = perDispatch
+		fr.BatchedRecordPerDispatchUs = p.num(m[6])
+	case "replay":
+		fr.ReplayPerDispatchUs = perDispatch
+	}
+	if p.dispatch == nil {
+		p.dispatch = map[string]bool{}
+	}
+	p.dispatch[m[1]] = true
+	return nil
+}
+
+// bandwidthLine reads one copy figure; every one must be of the same size.
+func (p *floorParser) bandwidthLine(m []string) error {
+	fr := p.res
+	if fr.Bandwidth == nil {
+		fr.Bandwidth = &FloorBandwidth{}
+		p.bw = map[string]bool{}
+	}
+	size := p.integer(m[2]) << 20
+	if p.bandwidthBytesSet && size != fr.Bandwidth.Bytes {
+		return fmt.Errorf("copy size %d differs from %d", size, fr.Bandwidth.Bytes)
+	}
+	fr.Bandwidth.Bytes, p.bandwidthBytesSet = size, true
+	rate := p.rate(m[5], m[6], m[7])
+	key := m[1] + " " + m[3]
+	switch key {
+	case "vkCmdCopyBuffer ":
+		fr.Bandwidth.CopyBuffer = rate
+	case "compute-copy(vec4) ":
+		fr.Bandwidth.ComputeCopy = rate
+	case "memcpy malloc":
+		fr.Bandwidth.MemcpyHeap = rate
+	case "memcpy mapped VkDeviceMemory":
+		fr.Bandwidth.MemcpyMap = rate
+	default:
+		return fmt.Errorf("unknown bandwidth figure %q", strings.TrimSpace(key))
+	}
+	p.bw[key] = true
+	return nil
+}
+
+// sgemmLine reads one kernel's figure; the shapes must be square.
+func (p *floorParser) sgemmLine(m []string) error {
+	fr := p.res
+	if fr.Sgemm == nil {
+		fr.Sgemm = &FloorSgemm{}
+		p.sgemm = map[string]bool{}
+		p.sgemmSizes = map[int64]bool{}
+	}
+	rows, cols := p.integer(m[2]), p.integer(m[3])
+	if rows != cols {
+		return fmt.Errorf("sgemm %dx%d is not square", rows, cols)
+	}
+	p.sgemmSizes[rows] = true
+	fr.Sgemm.Size = rows
+	rate := p.rate(m[5], m[6], m[7])
+	switch m[1] {
+	case "sgemm_naive.spv":
+		fr.Sgemm.Naive = rate
+	case "sgemm_tiled.spv":
+		fr.Sgemm.Tiled = rate
+	default:
+		return fmt.Errorf("unknown sgemm kernel %q", m[1])
+	}
+	p.sgemm[m[1]] = true
+	return nil
+}
+
+func (p *floorParser) verifyLine(m []string) {
+	p.res.VerifyMismatches = int(p.integer(m[1]))
+	p.res.ValidationErrors = int(p.integer(m[2]))
+	p.res.ValidationWarnings = int(p.integer(m[3]))
+	p.sawVerify = true
 }
 
 func (p *floorParser) complete() error {

@@ -186,54 +186,121 @@ func runDispatch(cfg settings) (*suiteResult, error) {
 // are failures in res; an error means a way could not even be set up.
 func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []float32, raw *rawDevice, base *cbase.Device,
 	k int, env map[string]string, res *suiteResult) error {
-	s := dev.Stream()
-	ctx := context.Background()
-	zeros := make([]float32, dispatchN)
-	resetY := func() error {
-		if err := y.Write(zeros); err != nil {
-			return err
-		}
-		return s.Sync(ctx)
-	}
-	readY := func() ([]float32, error) {
-		ys := make([]float32, dispatchN)
-		return ys, y.ReadInto(ctx, s, ys)
-	}
-	chain := func(s *vkc.Stream) error {
-		for range k {
-			if err := vkc.Axpy(s, 1, x, y); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := resetY(); err != nil {
+	c := &kChain{s: dev.Stream(), ctx: context.Background(), x: x, y: y, k: k, zeros: make([]float32, dispatchN)}
+	defer c.close()
+	if err := c.capture(dev, res); err != nil {
 		return err
 	}
-	g, err := s.Capture(chain) // the warmup inside runs the chain once
+	if err := c.buildOthers(dev, raw, base, xs); err != nil {
+		return err
+	}
+	ways, specs := c.ways(xs)
+	cfg.progress.Printf("dispatch: K=%d, %d ways round-robin", k, len(ways))
+	perLaunch, errs := measureInterleaved(cfg, specs)
+	for i, w := range ways {
+		if err := errs[i]; err != nil {
+			if !errors.Is(err, ErrMismatch) {
+				err = fmt.Errorf("dispatch %s K=%d: %w", w.name, k, err)
+			}
+			res.fail(err)
+			continue
+		}
+		f := dispatchFigure(w.name, k, perLaunch[i], env)
+		if _, timed := deviceTimed[w.name]; timed {
+			d, err := devicePerLaunch(c.s, w, k)
+			if err != nil {
+				res.fail(fmt.Errorf("dispatch %s K=%d, device time: %w", w.name, k, err))
+				continue
+			}
+			f.Device = d
+		}
+		res.Figures = append(res.Figures, f)
+	}
+	return nil
+}
+
+// kChain is the K-chain of dependent axpy launches (y += x, K times) and
+// everything that runs it: vkc's static and dynamic graphs, the raw path
+// and the C baseline's chains. What it made is closed by close, in the
+// reverse of the order it was made in.
+type kChain struct {
+	s     *vkc.Stream
+	ctx   context.Context
+	x, y  *vkc.Buffer[float32]
+	k     int
+	zeros []float32
+
+	g, dyn     *vkc.Graph         // the chain captured; the chain of AxpyDyn sized by n
+	n          *vkc.Param[uint32] // the dynamic chain's length
+	rawChain   *rawAxpy
+	cChain     *cbase.Chain // the C baseline's scalar chain
+	emptyChain *cbase.Chain // the same with an empty kernel
+	vec4Chain  *cbase.Chain // running vkc's vec4 axpy module
+	wideChain  *cbase.Chain // running vkc's wide axpy module; nil where vkc does not
+	closers    []func()
+}
+
+func (c *kChain) onClose(f func()) { c.closers = append(c.closers, f) }
+
+func (c *kChain) close() {
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		c.closers[i]()
+	}
+}
+
+// resetY writes zeros into y and waits for it.
+func (c *kChain) resetY() error {
+	if err := c.y.Write(c.zeros); err != nil {
+		return err
+	}
+	return c.s.Sync(c.ctx)
+}
+
+func (c *kChain) readY() ([]float32, error) {
+	ys := make([]float32, dispatchN)
+	return ys, c.y.ReadInto(c.ctx, c.s, ys)
+}
+
+// chain queues the K launches on s.
+func (c *kChain) chain(s *vkc.Stream) error {
+	for range c.k {
+		if err := vkc.Axpy(s, 1, c.x, c.y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capture makes vkc's two graphs: the chain, and the dynamic chain — the
+// same K launches as AxpyDyn, sized by a length param that changes before
+// every replay (alternately the whole vector and all but its last
+// element), so each replay does a different amount of work with no
+// re-capture. A graph that fails to close is a failure in res.
+func (c *kChain) capture(dev *vkc.Device, res *suiteResult) error {
+	k := c.k
+	if err := c.resetY(); err != nil {
+		return err
+	}
+	g, err := c.s.Capture(c.chain) // the warmup inside runs the chain once
 	if err != nil {
 		return fmt.Errorf("capture of K=%d: %w", k, err)
 	}
-	defer func() {
+	c.g = g
+	c.onClose(func() {
 		if err := g.Close(); err != nil {
 			res.fail(fmt.Errorf("graph of K=%d: %w", k, err))
 		}
-	}()
-	// The dynamic chain: the same K launches as AxpyDyn, sized by a length
-	// param that changes before every replay (alternately the whole vector
-	// and all but its last element), so each replay does a different
-	// amount of work with no re-capture.
-	n, err := vkc.NewParam(dev, uint32(dispatchN))
-	if err != nil {
+	})
+	if c.n, err = vkc.NewParam(dev, uint32(dispatchN)); err != nil {
 		return err
 	}
-	defer n.Close()
-	if err := resetY(); err != nil {
+	c.onClose(func() { c.n.Close() })
+	if err := c.resetY(); err != nil {
 		return err
 	}
-	dyn, err := s.Capture(func(s *vkc.Stream) error {
+	dyn, err := c.s.Capture(func(s *vkc.Stream) error {
 		for range k {
-			if err := vkc.AxpyDyn(s, vkc.Const[float32](1), x, y, n); err != nil {
+			if err := vkc.AxpyDyn(s, vkc.Const[float32](1), c.x, c.y, c.n); err != nil {
 				return err
 			}
 		}
@@ -242,43 +309,54 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 	if err != nil {
 		return fmt.Errorf("dynamic capture of K=%d: %w", k, err)
 	}
-	defer func() {
+	c.dyn = dyn
+	c.onClose(func() {
 		if err := dyn.Close(); err != nil {
 			res.fail(fmt.Errorf("dynamic graph of K=%d: %w", k, err))
 		}
-	}()
-	rawChain, err := newRawAxpy(raw, xs, k)
-	if err != nil {
+	})
+	return nil
+}
+
+// buildOthers makes the chain on the raw path and the C baseline's chains.
+func (c *kChain) buildOthers(dev *vkc.Device, raw *rawDevice, base *cbase.Device, xs []float32) error {
+	k := c.k
+	var err error
+	if c.rawChain, err = newRawAxpy(raw, xs, k); err != nil {
 		return fmt.Errorf("raw path, K=%d: %w", k, err)
 	}
-	defer rawChain.Close()
-	cChain, err := base.NewChain(xs, k)
-	if err != nil {
-		return fmt.Errorf("C baseline, K=%d: %w", k, err)
+	c.onClose(c.rawChain.Close)
+	baseline := []struct {
+		chain *(*cbase.Chain)
+		what  string
+		make  func([]float32, int) (*cbase.Chain, error)
+	}{
+		{&c.cChain, "", base.NewChain},
+		{&c.emptyChain, ", empty kernel", base.NewEmptyChain},
+		{&c.vec4Chain, ", vec4 kernel", base.NewVec4Chain},
+		{&c.wideChain, ", wide kernel", func(xs []float32, k int) (*cbase.Chain, error) { return wideChainFor(dev, base, xs, k) }},
 	}
-	defer cChain.Close()
-	emptyChain, err := base.NewEmptyChain(xs, k)
-	if err != nil {
-		return fmt.Errorf("C baseline, empty kernel, K=%d: %w", k, err)
+	for _, b := range baseline {
+		ch, err := b.make(xs, k)
+		if err != nil {
+			return fmt.Errorf("C baseline%s, K=%d: %w", b.what, k, err)
+		}
+		if ch != nil {
+			*b.chain = ch
+			c.onClose(ch.Close)
+		}
 	}
-	defer emptyChain.Close()
-	vec4Chain, err := base.NewVec4Chain(xs, k)
-	if err != nil {
-		return fmt.Errorf("C baseline, vec4 kernel, K=%d: %w", k, err)
-	}
-	defer vec4Chain.Close()
-	wideChain, err := wideChainFor(dev, base, xs, k)
-	if err != nil {
-		return fmt.Errorf("C baseline, wide kernel, K=%d: %w", k, err)
-	}
-	if wideChain != nil {
-		defer wideChain.Close()
-	}
+	return nil
+}
 
+// ways are every way of running the chain, in the order they are measured
+// round-robin, and their timed specs.
+func (c *kChain) ways(xs []float32) ([]chainWay, []measureSpec) {
+	s, ctx, k := c.s, c.ctx, c.k
 	ways := []chainWay{
 		{"eager", func() error {
 			for range k {
-				if err := vkc.Axpy(s, 1, x, y); err != nil {
+				if err := vkc.Axpy(s, 1, c.x, c.y); err != nil {
 					return err
 				}
 				if err := s.Sync(ctx); err != nil {
@@ -286,21 +364,38 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 				}
 			}
 			return nil
-		}, k, resetY, readY},
+		}, k, c.resetY, c.readY},
 		{"eager-batched", func() error {
-			if err := chain(s); err != nil {
+			if err := c.chain(s); err != nil {
 				return err
 			}
 			return s.Sync(ctx)
-		}, k, resetY, readY},
+		}, k, c.resetY, c.readY},
 		{"replay", func() error {
-			if err := g.Replay(); err != nil {
+			if err := c.g.Replay(); err != nil {
 				return err
 			}
 			return s.Sync(ctx)
-		}, k, resetY, readY},
-		{"raw", rawChain.Replay, k, rawChain.ResetY, rawChain.Y},
-		{"raw-batched", func() error { return rawChain.Batched(k) }, k, rawChain.ResetY, rawChain.Y},
+		}, k, c.resetY, c.readY},
+		{"raw", c.rawChain.Replay, k, c.rawChain.ResetY, c.rawChain.Y},
+		{"raw-batched", func() error { return c.rawChain.Batched(k) }, k, c.rawChain.ResetY, c.rawChain.Y},
+	}
+	ways = append(ways, baselineWays(c.cChain, c.emptyChain, c.vec4Chain, c.wideChain, k)...)
+	specs := make([]measureSpec, len(ways))
+	for i, w := range ways {
+		specs[i] = w.spec(k, xs)
+	}
+	ways, specs = append(ways, chainWay{name: "record"}), append(specs, recordSpec(s, c.x, c.y, k, c.resetY))
+	ways, specs = append(ways, chainWay{name: "replay-dynamic"}), append(specs, dynamicSpec(s, c.dyn, c.n, xs, k, c.resetY, c.readY))
+	ways = append(ways, chainWay{name: "recapture"})
+	specs = append(specs, chainWay{"recapture", c.recapture, 2 * k, c.resetY, c.readY}.spec(k, xs)) // the warmup and the replay each run the chain
+	return ways, specs
+}
+
+// baselineWays are the C baseline's ways of running the chain; wide is nil
+// where vkc does not run the wide axpy.
+func baselineWays(cChain, emptyChain, vec4Chain, wideChain *cbase.Chain, k int) []chainWay {
+	ways := []chainWay{
 		{"c-eager", cChain.Eager, k, cChain.ResetY, cChain.Y},
 		{"c-batched", cChain.Batched, k, cChain.ResetY, cChain.Y},
 		{"c-record", cChain.Record, 0, cChain.ResetY, cChain.Y},
@@ -314,48 +409,23 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 	if wideChain != nil {
 		ways = append(ways, chainWay{"c-replay-bound-wide", wideChain.ReplayBound, k, wideChain.ResetY, wideChain.Y})
 	}
-	specs := make([]measureSpec, len(ways))
-	for i, w := range ways {
-		specs[i] = w.spec(k, xs)
+	return ways
+}
+
+// recapture captures the chain again, replays it once and closes it: what
+// changing a static graph costs.
+func (c *kChain) recapture() error {
+	g, err := c.s.Capture(c.chain)
+	if err != nil {
+		return err
 	}
-	ways, specs = append(ways, chainWay{name: "record"}), append(specs, recordSpec(s, x, y, k, resetY))
-	ways, specs = append(ways, chainWay{name: "replay-dynamic"}), append(specs, dynamicSpec(s, dyn, n, xs, k, resetY, readY))
-	ways = append(ways, chainWay{name: "recapture"})
-	specs = append(specs, chainWay{"recapture", func() error {
-		g, err := s.Capture(chain)
-		if err != nil {
-			return err
-		}
-		if err := g.Replay(); err != nil {
-			return errors.Join(err, g.Close())
-		}
-		if err := s.Sync(ctx); err != nil {
-			return errors.Join(err, g.Close())
-		}
-		return g.Close()
-	}, 2 * k, resetY, readY}.spec(k, xs)) // the warmup and the replay each run the chain
-	cfg.progress.Printf("dispatch: K=%d, %d ways round-robin", k, len(ways))
-	perLaunch, errs := measureInterleaved(cfg, specs)
-	for i, w := range ways {
-		if err := errs[i]; err != nil {
-			if !errors.Is(err, ErrMismatch) {
-				err = fmt.Errorf("dispatch %s K=%d: %w", w.name, k, err)
-			}
-			res.fail(err)
-			continue
-		}
-		f := dispatchFigure(w.name, k, perLaunch[i], env)
-		if _, timed := deviceTimed[w.name]; timed {
-			d, err := devicePerLaunch(s, w, k)
-			if err != nil {
-				res.fail(fmt.Errorf("dispatch %s K=%d, device time: %w", w.name, k, err))
-				continue
-			}
-			f.Device = d
-		}
-		res.Figures = append(res.Figures, f)
+	if err := g.Replay(); err != nil {
+		return errors.Join(err, g.Close())
 	}
-	return nil
+	if err := c.s.Sync(c.ctx); err != nil {
+		return errors.Join(err, g.Close())
+	}
+	return g.Close()
 }
 
 // deviceTimed names the ways whose work runs on vkc's stream s, and how

@@ -159,12 +159,12 @@ func median(xs []float64) float64 {
 
 // openDevice opens the device the settings name; with none named, vkc's
 // own choice (VKC_DEVICE, else the best) stands.
-func openDevice(cfg settings) (*vkc.Device, error) {
+func openDevice(cfg settings, extra ...vkc.Option) (*vkc.Device, error) {
 	opts := []vkc.Option{vkc.WithValidation(cfg.validate)}
 	if cfg.device != "" {
 		opts = append(opts, vkc.WithDevice(cfg.device))
 	}
-	return vkc.Open(opts...)
+	return vkc.Open(append(opts, extra...)...)
 }
 
 // openSuite opens the device a suite measures and starts its result with

@@ -95,173 +95,73 @@ func runTransfer(cfg settings) (*suiteResult, error) {
 	return res, nil
 }
 
-// transferSize measures the seven figures at one size.
+// transferSize measures the seven figures at one size, and upload-f16
+// where the device stores Float16.
 func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stream, ctx context.Context, size int64, env map[string]string, res *suiteResult) error {
+	t := &transferRun{s: s, ctx: ctx, size: size}
 	n := int(size / 4)
-	src := make([]uint32, n)
-	transferPattern(src, 0x5eed)
-	out := make([]uint32, n) // written by the first download: pre-faulted
-	a, err := vkc.NewBuffer[uint32](dev, n)
-	if err != nil {
+	t.src = make([]uint32, n)
+	transferPattern(t.src, 0x5eed)
+	t.out = make([]uint32, n) // written by the first download: pre-faulted
+	var err error
+	if t.a, err = vkc.NewBuffer[uint32](dev, n); err != nil {
 		return err
 	}
-	defer a.Close()
-	b, err := vkc.NewBuffer[uint32](dev, n)
-	if err != nil {
+	defer t.a.Close()
+	if t.b, err = vkc.NewBuffer[uint32](dev, n); err != nil {
 		return err
 	}
-	defer b.Close()
+	defer t.b.Close()
 	params := map[string]int64{"bytes": size}
 	add := func(name, elem string, secondsPerByte []float64) {
 		res.Figures = append(res.Figures, timedFigure(Figure{Suite: "transfer", Name: name, Params: params, Unit: "GB/s", Env: env, Elem: elem},
 			secondsPerByte, func(s float64) float64 { return 1 / s / 1e9 }))
 	}
 
-	hostSrc := make([]byte, size)
-	hostDst := make([]byte, size)
-	for i := range hostSrc {
-		hostSrc[i] = byte(i)
+	t.hostSrc = make([]byte, size)
+	t.hostDst = make([]byte, size)
+	for i := range t.hostSrc {
+		t.hostSrc[i] = byte(i)
 	}
-	copy(hostDst, hostSrc) // fault in every page of the destination
+	copy(t.hostDst, t.hostSrc) // fault in every page of the destination
 
-	cCopy, err := base.NewCopy(src)
-	if err != nil {
+	if t.cCopy, err = base.NewCopy(t.src); err != nil {
 		return fmt.Errorf("C baseline: %w", err)
 	}
-	defer cCopy.Close()
-	cMemcpy, err := cbase.NewMemcpy(hostSrc)
-	if err != nil {
+	defer t.cCopy.Close()
+	if t.cMemcpy, err = cbase.NewMemcpy(t.hostSrc); err != nil {
 		return fmt.Errorf("C baseline: %w", err)
 	}
-	defer cMemcpy.Close()
-	cOut := make([]uint32, n)
-	cBytes := make([]byte, size)
+	defer t.cMemcpy.Close()
+	t.cOut = make([]uint32, n)
+	t.cBytes = make([]byte, size)
 
 	// sum reads a float32 buffer of the same size with vkc.Sum: small
 	// integers, so every partial sum is exact and the float64 reference
 	// is the answer to the bit.
 	fs := make([]float32, n)
-	var fsum float64
 	for i := range fs {
 		fs[i] = float32(i%7) - 3
-		fsum += float64(fs[i])
+		t.fsum += float64(fs[i])
 	}
-	f, err := vkc.FromSlice(dev, fs)
-	if err != nil {
+	if t.f, err = vkc.FromSlice(dev, fs); err != nil {
 		return err
 	}
-	defer f.Close()
-	total, err := vkc.NewBuffer[float32](dev, 1)
-	if err != nil {
+	defer t.f.Close()
+	if t.total, err = vkc.NewBuffer[float32](dev, 1); err != nil {
 		return err
 	}
-	defer total.Close()
-	got := make([]float32, 1)
-
-	// zero clears a device buffer on the device, outside the timer, so that
-	// a check sees what the timed operation wrote and not what an earlier
-	// run left there (a copy that silently stopped running would otherwise
-	// still find src from the warm-up).
-	zero := func(buf *vkc.Buffer[uint32]) func() error {
-		return func() error {
-			if err := vkc.Fill(s, buf, 0); err != nil {
-				return err
-			}
-			return s.Sync(ctx)
-		}
-	}
+	defer t.total.Close()
+	t.got = make([]float32, 1)
 
 	// The seven figures are measured round-robin (measureInterleaved), so
 	// each ratio compares runs taken under the same conditions. Upload
 	// rewrites a with src, download reads it and copy copies it into b.
 	cfg.progress.Printf("transfer: upload, download, copy, memcpy, c-copy-buffer, c-memcpy, sum %s", formatBytes(size))
 	names := []string{"upload", "download", "copy", "memcpy", "c-copy-buffer", "c-memcpy", "sum"}
-	perByte, errs := measureInterleaved(cfg, []measureSpec{{
-		op: func() (float64, error) {
-			if err := a.Write(src); err != nil {
-				return 0, err
-			}
-			return float64(size), s.Sync(ctx)
-		},
-		reset: zero(a),
-		check: func() error {
-			if err := a.ReadInto(ctx, s, out); err != nil {
-				return err
-			}
-			return sampleDiff("upload", src, out)
-		},
-	}, {
-		op: func() (float64, error) {
-			return float64(size), a.ReadInto(ctx, s, out)
-		},
-		reset: func() error {
-			clear(out)
-			return nil
-		},
-		check: func() error { return sampleDiff("download", src, out) },
-	}, {
-		op: func() (float64, error) {
-			if err := vkc.Copy(s, a, b); err != nil {
-				return 0, err
-			}
-			return float64(size), s.Sync(ctx)
-		},
-		reset: zero(b),
-		check: func() error {
-			clear(out)
-			if err := b.ReadInto(ctx, s, out); err != nil {
-				return err
-			}
-			return sampleDiff("copy", src, out)
-		},
-	}, {
-		op: func() (float64, error) {
-			copy(hostDst, hostSrc)
-			return float64(size), nil
-		},
-	}, {
-		op: func() (float64, error) {
-			return float64(size), cCopy.Run()
-		},
-		reset: cCopy.ClearDst,
-		check: func() error {
-			if err := cCopy.Dst(cOut); err != nil {
-				return err
-			}
-			return sampleDiff("c-copy-buffer", src, cOut)
-		},
-	}, {
-		op: func() (float64, error) {
-			return float64(size), cMemcpy.Run()
-		},
-		reset: cMemcpy.ClearDst,
-		check: func() error {
-			if err := cMemcpy.Dst(cBytes); err != nil {
-				return err
-			}
-			if !bytes.Equal(cBytes, hostSrc) {
-				return fmt.Errorf("%w: c-memcpy: destination differs from the source", ErrMismatch)
-			}
-			return nil
-		},
-	}, {
-		op: func() (float64, error) {
-			if err := vkc.Sum(s, f, total); err != nil {
-				return 0, err
-			}
-			return float64(size), s.Sync(ctx)
-		},
-		reset: func() error { return total.Write([]float32{float32(math.NaN())}) },
-		check: func() error {
-			if err := total.ReadInto(ctx, s, got); err != nil {
-				return err
-			}
-			if float64(got[0]) != fsum {
-				return fmt.Errorf("%w: sum: %g, want %g", ErrMismatch, got[0], fsum)
-			}
-			return nil
-		},
-	}})
+	perByte, errs := measureInterleaved(cfg, []measureSpec{
+		t.uploadSpec(), t.downloadSpec(), t.copySpec(), t.memcpySpec(), t.cCopySpec(), t.cMemcpySpec(), t.sumSpec(),
+	})
 	elems := []string{"uint32", "uint32", "uint32", "", "uint32", "", "float32"}
 	for i, name := range names {
 		if errs[i] != nil {
@@ -273,11 +173,163 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 	if !dev.Info().Features.Has(vkc.FeatureStorage16 | vkc.FeatureFloat16) {
 		return nil
 	}
-	// upload-f16: the same bytes written as Float16 elements, so a tensor
-	// library's half-precision weights upload at the same rate.
+	return transferFloat16(cfg, dev, t, res, add)
+}
+
+// transferRun is what the transfer figures at one size read and write.
+type transferRun struct {
+	s    *vkc.Stream
+	ctx  context.Context
+	size int64
+
+	src, out []uint32             // the pattern uploaded, and what a read gets back
+	a, b     *vkc.Buffer[uint32]  // a: uploaded, downloaded and copied; b: copy's destination
+	hostSrc  []byte               // memcpy's source
+	hostDst  []byte               // memcpy's destination, pre-faulted
+	cCopy    *cbase.Copy          // the C baseline's vkCmdCopyBuffer of src
+	cMemcpy  *cbase.Memcpy        // the C baseline's memcpy of hostSrc
+	cOut     []uint32             // what cCopy wrote
+	cBytes   []byte               // what cMemcpy wrote
+	f        *vkc.Buffer[float32] // sum's input
+	total    *vkc.Buffer[float32] // sum's result
+	got      []float32            // total, read back
+	fsum     float64              // the exact sum of f
+}
+
+// zero clears a device buffer on the device, outside the timer, so that a
+// check sees what the timed operation wrote and not what an earlier run
+// left there (a copy that silently stopped running would otherwise still
+// find src from the warm-up).
+func (t *transferRun) zero(buf *vkc.Buffer[uint32]) func() error {
+	return func() error {
+		if err := vkc.Fill(t.s, buf, 0); err != nil {
+			return err
+		}
+		return t.s.Sync(t.ctx)
+	}
+}
+
+func (t *transferRun) uploadSpec() measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			if err := t.a.Write(t.src); err != nil {
+				return 0, err
+			}
+			return float64(t.size), t.s.Sync(t.ctx)
+		},
+		reset: t.zero(t.a),
+		check: func() error {
+			if err := t.a.ReadInto(t.ctx, t.s, t.out); err != nil {
+				return err
+			}
+			return sampleDiff("upload", t.src, t.out)
+		},
+	}
+}
+
+func (t *transferRun) downloadSpec() measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			return float64(t.size), t.a.ReadInto(t.ctx, t.s, t.out)
+		},
+		reset: func() error {
+			clear(t.out)
+			return nil
+		},
+		check: func() error { return sampleDiff("download", t.src, t.out) },
+	}
+}
+
+func (t *transferRun) copySpec() measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			if err := vkc.Copy(t.s, t.a, t.b); err != nil {
+				return 0, err
+			}
+			return float64(t.size), t.s.Sync(t.ctx)
+		},
+		reset: t.zero(t.b),
+		check: func() error {
+			clear(t.out)
+			if err := t.b.ReadInto(t.ctx, t.s, t.out); err != nil {
+				return err
+			}
+			return sampleDiff("copy", t.src, t.out)
+		},
+	}
+}
+
+func (t *transferRun) memcpySpec() measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			copy(t.hostDst, t.hostSrc)
+			return float64(t.size), nil
+		},
+	}
+}
+
+func (t *transferRun) cCopySpec() measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			return float64(t.size), t.cCopy.Run()
+		},
+		reset: t.cCopy.ClearDst,
+		check: func() error {
+			if err := t.cCopy.Dst(t.cOut); err != nil {
+				return err
+			}
+			return sampleDiff("c-copy-buffer", t.src, t.cOut)
+		},
+	}
+}
+
+func (t *transferRun) cMemcpySpec() measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			return float64(t.size), t.cMemcpy.Run()
+		},
+		reset: t.cMemcpy.ClearDst,
+		check: func() error {
+			if err := t.cMemcpy.Dst(t.cBytes); err != nil {
+				return err
+			}
+			if !bytes.Equal(t.cBytes, t.hostSrc) {
+				return fmt.Errorf("%w: c-memcpy: destination differs from the source", ErrMismatch)
+			}
+			return nil
+		},
+	}
+}
+
+func (t *transferRun) sumSpec() measureSpec {
+	return measureSpec{
+		op: func() (float64, error) {
+			if err := vkc.Sum(t.s, t.f, t.total); err != nil {
+				return 0, err
+			}
+			return float64(t.size), t.s.Sync(t.ctx)
+		},
+		reset: func() error { return t.total.Write([]float32{float32(math.NaN())}) },
+		check: func() error {
+			if err := t.total.ReadInto(t.ctx, t.s, t.got); err != nil {
+				return err
+			}
+			if float64(t.got[0]) != t.fsum {
+				return fmt.Errorf("%w: sum: %g, want %g", ErrMismatch, t.got[0], t.fsum)
+			}
+			return nil
+		},
+	}
+}
+
+// transferFloat16 measures upload-f16: the same bytes as upload written as
+// Float16 elements, so a tensor library's half-precision weights upload at
+// the same rate.
+func transferFloat16(cfg settings, dev *vkc.Device, t *transferRun, res *suiteResult, add func(name, elem string, secondsPerByte []float64)) error {
+	s, ctx, size := t.s, t.ctx, t.size
 	halves := make([]vkc.Float16, size/2)
 	for i := range halves {
-		halves[i] = vkc.Float16(src[i/2] >> (16 * (i % 2)))
+		halves[i] = vkc.Float16(t.src[i/2] >> (16 * (i % 2)))
 	}
 	h, err := vkc.NewBuffer[vkc.Float16](dev, len(halves))
 	if err != nil {
@@ -286,7 +338,7 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 	defer h.Close()
 	hOut := make([]vkc.Float16, len(halves))
 	cfg.progress.Printf("transfer: upload-f16 %s", formatBytes(size))
-	perByte, errs = measureInterleaved(cfg, []measureSpec{{
+	perByte, errs := measureInterleaved(cfg, []measureSpec{{
 		op: func() (float64, error) {
 			if err := h.Write(halves); err != nil {
 				return 0, err

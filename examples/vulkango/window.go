@@ -64,13 +64,13 @@ func runWindowWith(w io.Writer, validate bool, frames int, watchSize bool, befor
 		return err
 	}
 	defer r.destroy()
-	sc, err := r.newSwapchain()
-	if err != nil {
+	f := &windowFrames{w: w, r: r, win: win}
+	if f.sc, err = r.newSwapchain(); err != nil {
 		return err
 	}
-	defer func() { sc.destroy() }()
+	defer func() { f.sc.destroy() }()
 	fmt.Fprintf(w, "the program's window: %dx%d, swapchain of %d images, validation layer on: %v\n",
-		sc.extent.Width, sc.extent.Height, len(sc.images), r.validating)
+		f.sc.extent.Width, f.sc.extent.Height, len(f.sc.images), r.validating)
 
 	dev, err := vulkango.Adopt(vulkango.Device{Instance: r.instance, PhysicalDevice: r.gpu, Device: r.device,
 		Queue: r.queue, QueueFamily: r.family, APIVersion: apiVersion, QueueLock: &r.queueMu})
@@ -78,67 +78,17 @@ func runWindowWith(w io.Writer, validate bool, frames int, watchSize bool, befor
 		return err
 	}
 	defer dev.Close()
-	strip, want, err := colourStrip(dev, int(sc.extent.Width), int(sc.extent.Height))
+	f.dev = dev
+	if f.strip, f.want, err = colourStrip(dev, int(f.sc.extent.Width), int(f.sc.extent.Height)); err != nil {
+		return err
+	}
+	defer func() { f.strip.Close() }()
+	shown, err := f.present(frames, watchSize, beforeFrame)
 	if err != nil {
 		return err
 	}
-	defer func() { strip.Close() }()
-	shown, checked, stale, staleInARow := 0, false, false, 0
-	for shown < frames && !win.ShouldClose() {
-		if beforeFrame != nil {
-			beforeFrame(shown, win)
-		}
-		glfw.PollEvents()
-		fw, fh := win.GetFramebufferSize()
-		if fw == 0 || fh == 0 {
-			glfw.WaitEvents() // minimised: nothing to present to
-			continue
-		}
-		if stale || (watchSize && (uint32(fw) != sc.extent.Width || uint32(fh) != sc.extent.Height)) {
-			if staleInARow++; staleInARow > maxStaleInARow {
-				return fmt.Errorf("frame %d: %d swapchains in a row out of date", shown, maxStaleInARow)
-			}
-			// The old swapchain goes first (destroy waits for the
-			// queue); the strip is vkc's again, for the new size.
-			sc.destroy()
-			if sc, err = r.newSwapchain(); err != nil {
-				sc = &swapchain{r: r}
-				return err
-			}
-			if err := strip.Close(); err != nil {
-				return err
-			}
-			if strip, want, err = colourStrip(dev, int(sc.extent.Width), int(sc.extent.Height)); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "frame %d: swapchain made again for %dx%d\n", shown, sc.extent.Width, sc.extent.Height)
-			stale, checked = false, false
-		}
-		got, status, err := sc.presentFrame(dev.Stream(), strip)
-		if err != nil {
-			return fmt.Errorf("frame %d: %w", shown, err)
-		}
-		if status == frameOutOfDate {
-			stale = true // not shown: a new swapchain first
-			continue
-		}
-		stale = status == frameSuboptimal
-		staleInARow = 0
-		if !checked && got != nil {
-			if !slices.Equal(got, want) {
-				return fmt.Errorf("frame %d: the swapchain image does not hold vkc's strip", shown)
-			}
-			if shown == 0 {
-				fmt.Fprintln(w, "the first frame's image holds vkc's strip: ok")
-			} else {
-				fmt.Fprintf(w, "frame %d's image holds vkc's %dx%d strip: ok\n", shown, sc.extent.Width, sc.extent.Height)
-			}
-			checked = true
-		}
-		shown++
-	}
 	fmt.Fprintf(w, "presented %d frames\n", shown)
-	if err := strip.Close(); err != nil {
+	if err := f.strip.Close(); err != nil {
 		return err
 	}
 	if err := dev.Close(); err != nil {
@@ -150,6 +100,96 @@ func runWindowWith(w io.Writer, validate bool, frames int, watchSize bool, befor
 		if n != start {
 			return fmt.Errorf("validation messages: %q", msgs[min(int(start), len(msgs)):])
 		}
+	}
+	return nil
+}
+
+// windowFrames is what the frame loop of runWindowWith works on: the
+// current swapchain and the strip vkc computed for its size, which a resize
+// replaces together.
+type windowFrames struct {
+	w     io.Writer
+	r     *renderer
+	win   *glfw.Window
+	dev   *vkc.Device
+	sc    *swapchain
+	strip *vkc.Buffer[uint32]
+	want  []uint32 // the strip's texels as Go computes them
+}
+
+// present shows up to frames frames and returns how many it showed.
+func (f *windowFrames) present(frames int, watchSize bool, beforeFrame func(frame int, win *glfw.Window)) (int, error) {
+	shown, checked, stale, staleInARow := 0, false, false, 0
+	for shown < frames && !f.win.ShouldClose() {
+		if beforeFrame != nil {
+			beforeFrame(shown, f.win)
+		}
+		glfw.PollEvents()
+		fw, fh := f.win.GetFramebufferSize()
+		if fw == 0 || fh == 0 {
+			glfw.WaitEvents() // minimised: nothing to present to
+			continue
+		}
+		if stale || (watchSize && (uint32(fw) != f.sc.extent.Width || uint32(fh) != f.sc.extent.Height)) {
+			if staleInARow++; staleInARow > maxStaleInARow {
+				return shown, fmt.Errorf("frame %d: %d swapchains in a row out of date", shown, maxStaleInARow)
+			}
+			if err := f.remake(shown); err != nil {
+				return shown, err
+			}
+			stale, checked = false, false
+		}
+		got, status, err := f.sc.presentFrame(f.dev.Stream(), f.strip)
+		if err != nil {
+			return shown, fmt.Errorf("frame %d: %w", shown, err)
+		}
+		if status == frameOutOfDate {
+			stale = true // not shown: a new swapchain first
+			continue
+		}
+		stale = status == frameSuboptimal
+		staleInARow = 0
+		if !checked && got != nil {
+			if err := f.check(shown, got); err != nil {
+				return shown, err
+			}
+			checked = true
+		}
+		shown++
+	}
+	return shown, nil
+}
+
+// remake replaces the swapchain and the strip for the window's new size.
+// The old swapchain goes first (destroy waits for the queue); the strip is
+// vkc's again, for the new size.
+func (f *windowFrames) remake(shown int) error {
+	f.sc.destroy()
+	sc, err := f.r.newSwapchain()
+	if err != nil {
+		f.sc = &swapchain{r: f.r}
+		return err
+	}
+	f.sc = sc
+	if err := f.strip.Close(); err != nil {
+		return err
+	}
+	if f.strip, f.want, err = colourStrip(f.dev, int(sc.extent.Width), int(sc.extent.Height)); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.w, "frame %d: swapchain made again for %dx%d\n", shown, sc.extent.Width, sc.extent.Height)
+	return nil
+}
+
+// check compares a frame's image, read back, with the strip.
+func (f *windowFrames) check(shown int, got []uint32) error {
+	if !slices.Equal(got, f.want) {
+		return fmt.Errorf("frame %d: the swapchain image does not hold vkc's strip", shown)
+	}
+	if shown == 0 {
+		fmt.Fprintln(f.w, "the first frame's image holds vkc's strip: ok")
+	} else {
+		fmt.Fprintf(f.w, "frame %d's image holds vkc's %dx%d strip: ok\n", shown, f.sc.extent.Width, f.sc.extent.Height)
 	}
 	return nil
 }

@@ -6,7 +6,9 @@
 // A cache file is a convenience, never a dependency. One that is missing
 // is a cold start; one that is truncated, corrupt, too large, written for
 // another device or driver build, or one that cannot be written, is
-// ignored with one log line. Bytes reach the driver only after two checks:
+// ignored with one log line per device. A path that holds something other
+// than a regular file (a directory where the file should be) is reported
+// once, when the device opens, and never written over. Bytes reach the driver only after two checks:
 // a SHA-256 over what this package wrote (so a truncated or overwritten
 // file is refused whole), and the Vulkan header naming this device's
 // vendor, device and pipeline-cache UUID (vk.CheckPipelineCacheHeader).
@@ -44,6 +46,9 @@ const envelopeSize = len(magic) + 8 + sha256.Size
 var (
 	ErrCorrupt  = errors.New("pipecache: cache file corrupt or truncated")
 	ErrTooLarge = errors.New("pipecache: cache file above the size bound")
+	// ErrNotAFile: the path holds a directory, a device node or anything
+	// else but a regular file; a Store neither loads nor saves there.
+	ErrNotAFile = errors.New("pipecache: cache path is not a regular file")
 )
 
 // Key says which driver build wrote a cache: data is only ever loaded by
@@ -78,7 +83,7 @@ func Read(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+		return nil, fmt.Errorf("%w: %s is %v", ErrNotAFile, path, st.Mode().Type())
 	}
 	if st.Size() > int64(envelopeSize+MaxBytes) {
 		return nil, fmt.Errorf("%w: %s holds %d bytes (bound %d)", ErrTooLarge, path, st.Size(), envelopeSize+MaxBytes)
@@ -153,6 +158,9 @@ type Store struct {
 	path   string
 	loaded []byte
 	log    *slog.Logger
+	// notAFile: the path holds something other than a regular file, which
+	// Attach reported; Save leaves it alone rather than report it again.
+	notAFile bool
 }
 
 // Attach gives dev a pipeline cache seeded from dir's file for this
@@ -160,7 +168,8 @@ type Store struct {
 // with dir empty it does nothing and returns nil; a file it cannot use,
 // or a cache the driver refuses to create from it, costs one log line
 // (log; nil means slog.Default()) and the device starts with an empty
-// cache.
+// cache. A path that is not a regular file (ErrNotAFile) is that one
+// line for the whole device: Save does not try to replace it.
 func Attach(dev *vk.Device, dir string, log *slog.Logger) *Store {
 	if dir == "" {
 		return nil
@@ -180,6 +189,7 @@ func Attach(dev *vk.Device, dir string, log *slog.Logger) *Store {
 			return s
 		}
 	}
+	s.notAFile = errors.Is(err, ErrNotAFile)
 	if err != nil && !missing(err) {
 		log.Warn("vkc: pipeline cache file ignored", "path", s.path, "err", err)
 	}
@@ -205,11 +215,12 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Loaded() []byte { return s.loaded }
 
 // Save writes the device's cache to the file, before the device closes;
-// nil-safe, and a no-op when the cache holds what was loaded. A cache it
-// cannot read or write costs one log line, never an error: the device's
-// work is done either way.
+// nil-safe, and a no-op when the cache holds what was loaded or when the
+// path is not a regular file (Attach said so already). A cache it cannot
+// read or write costs one log line, never an error: the device's work is
+// done either way.
 func (s *Store) Save() {
-	if s == nil {
+	if s == nil || s.notAFile {
 		return
 	}
 	data, err := s.dev.PipelineCacheData(MaxBytes)

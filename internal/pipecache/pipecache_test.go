@@ -2,7 +2,10 @@ package pipecache
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -222,4 +225,60 @@ func TestKeyFileNamesDiffer(t *testing.T) {
 		require.False(t, seen[k.FileName()], k.FileName())
 		seen[k.FileName()] = true
 	}
+}
+
+// A directory (or anything but a regular file) where the cache file
+// should be costs one log line for the device, at Open: the device works,
+// Save leaves the path as it was and says nothing more.
+func TestDirectoryWhereTheFileShouldBeIsOneLogLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, filepath.Base(cachePath(t, dir)))
+	require.NoError(t, os.Mkdir(path, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(path, "inside"), []byte("kept"), 0o644))
+	loaded, log := session(t, dir)
+	require.Nil(t, loaded)
+	require.Equal(t, 1, strings.Count(log, "\n"), "one line for load and save together: %s", log)
+	require.Contains(t, log, "pipeline cache file ignored")
+	require.Contains(t, log, "not a regular file")
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.True(t, st.IsDir(), "the directory is left where it was")
+	inside, err := os.ReadFile(filepath.Join(path, "inside"))
+	require.NoError(t, err)
+	require.Equal(t, "kept", string(inside))
+	_, err = Read(path)
+	require.ErrorIs(t, err, ErrNotAFile)
+	tmp, err := filepath.Glob(filepath.Join(dir, "*.tmp"))
+	require.NoError(t, err)
+	require.Empty(t, tmp, "no temporary file was left behind")
+}
+
+// The file is what docs/ARCHITECTURE.md says, built here by hand from
+// that description: its name carries vendor, device, driver version and
+// pipeline-cache UUID; its bytes are VKCPIPE1, the data's length
+// (uint64, little-endian), the data's SHA-256, the data.
+func TestFileIsLaidOutAsDocumented(t *testing.T) {
+	dir := t.TempDir()
+	session(t, dir)
+	info := openDevice(t).Info()
+	name := fmt.Sprintf("%04x-%04x-%08x-%s.vkpc", info.VendorID, info.DeviceID, info.DriverVersionCode, hex.EncodeToString(info.PipelineCacheUUID[:]))
+	require.Equal(t, name, filepath.Base(cachePath(t, dir)))
+	raw, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	data := raw[48:]
+	require.NoError(t, vk.CheckPipelineCacheHeader(data, info), "the driver's data, header first")
+
+	var byHand bytes.Buffer
+	byHand.WriteString("VKCPIPE1")
+	require.NoError(t, binary.Write(&byHand, binary.LittleEndian, uint64(len(data))))
+	sum := sha256.Sum256(data)
+	byHand.Write(sum[:])
+	byHand.Write(data)
+	require.Equal(t, byHand.Bytes(), raw, "the saved file is the documented envelope")
+
+	other := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(other, byHand.Bytes(), 0o644))
+	got, err := Read(other)
+	require.NoError(t, err)
+	require.Equal(t, data, got, "an envelope built by the description loads")
 }

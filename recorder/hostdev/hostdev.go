@@ -18,11 +18,12 @@ package hostdev
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/devinfo"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/recorder"
 )
 
@@ -110,7 +111,7 @@ type Options struct {
 
 // Device is a recorder.Device in host memory. It is safe for concurrent use.
 type Device struct {
-	mu      sync.Mutex
+	mu      lockrank.Mutex
 	changed chan struct{} // closed and replaced whenever a submission completes
 	info    recorder.DeviceInfo
 	kernels map[string]Kernel
@@ -257,6 +258,8 @@ func New(o Options) *Device {
 				MinStorageBufferOffsetAlignment: 16,
 				MinTexelBufferOffsetAlignment:   16,
 				MaxTexelBufferElements:          rng / recorder.TexelSize,
+				MaxUniformBufferRange:           65536,
+				MinUniformBufferOffsetAlignment: 16,
 				NonCoherentAtomSize:             64,
 				TimestampPeriod:                 1,
 			},
@@ -265,6 +268,7 @@ func New(o Options) *Device {
 			Features:      devinfo.AllFeatures, // host memory stores any width
 		},
 	}
+	d.mu.SetRank(lockrank.Adapter, 0)
 	go d.run()
 	return d
 }
@@ -273,7 +277,7 @@ func New(o Options) *Device {
 func (d *Device) Info() recorder.DeviceInfo { return d.info }
 
 // ErrInjected is what an injected fault returns when the test gave no error.
-var ErrInjected = errors.New("hostdev: injected fault")
+var ErrInjected = errors.New("injected fault")
 
 // FailNth makes the nth next call of kind c fail with err (1: the next).
 // err nil means ErrInjected. It replaces any rule set for c.
@@ -312,7 +316,7 @@ func (d *Device) Count(c Call) int {
 }
 
 // Lose makes the device lost: every later fallible call and every wait for
-// pending work fails with an error wrapping recorder.ErrDeviceLost, and
+// pending work fails with an error wrapping errs.DeviceLost, and
 // the queue executes nothing more. What was pending is no longer pending
 // (Vulkan's rule for a lost device), so it may be destroyed.
 func (d *Device) Lose() {
@@ -360,14 +364,14 @@ func (d *Device) Pending() int {
 
 // errLost is the error of a call on a lost device.
 func errLost(call string) error {
-	return fmt.Errorf("hostdev: %s: %w", call, recorder.ErrDeviceLost)
+	return fmt.Errorf("%s: %w", call, errs.DeviceLost)
 }
 
 // enter runs the fault rules of call c; the caller holds mu.
 func (d *Device) enter(c Call) error {
 	d.calls[c]++
 	if d.closed {
-		return fmt.Errorf("hostdev: %s: %w", c, recorder.ErrClosed)
+		return fmt.Errorf("%s: %w", c, errs.Closed)
 	}
 	if d.lost {
 		return errLost(c.String())
@@ -381,9 +385,9 @@ func (d *Device) enter(c Call) error {
 	case f.nth != 0 && f.count == f.nth:
 		err := f.err
 		*f = fault{}
-		return fmt.Errorf("hostdev: %s: %w", c, err)
+		return fmt.Errorf("%s: %w", c, err)
 	case f.from != 0 && f.count >= f.from:
-		return fmt.Errorf("hostdev: %s: %w", c, f.err)
+		return fmt.Errorf("%s: %w", c, f.err)
 	}
 	return nil
 }
@@ -454,7 +458,7 @@ func (d *Device) AllocateMemory(kind alloc.Kind, size uint64) (recorder.Memory, 
 		return 0, err
 	}
 	if size == 0 || size > 1<<34 {
-		return 0, fmt.Errorf("hostdev: memory of %d bytes: %w", size, recorder.ErrOutOfDeviceMemory)
+		return 0, fmt.Errorf("memory of %d bytes: %w", size, errs.OutOfMemory)
 	}
 	return recorder.Memory(d.add("memory", &memory{kind: kind, bytes: make([]byte, size)})), nil
 }
@@ -469,11 +473,11 @@ func (d *Device) MapMemory(h recorder.Memory) ([]byte, error) {
 	}
 	m, ok := lookup[*memory](d, "MapMemory", uint64(h))
 	if !ok {
-		return nil, fmt.Errorf("hostdev: MapMemory of a stale handle")
+		return nil, fmt.Errorf("MapMemory of a stale handle")
 	}
 	if m.kind == alloc.DeviceLocal && !d.info.UnifiedMemory {
 		d.misuse("MapMemory: device-local memory is not host-visible on this device")
-		return nil, fmt.Errorf("hostdev: device-local memory is not host-visible")
+		return nil, fmt.Errorf("device-local memory is not host-visible")
 	}
 	m.mapped = true
 	return m.bytes, nil
@@ -485,7 +489,7 @@ func (d *Device) MapMemory(h recorder.Memory) ([]byte, error) {
 func (d *Device) hostAccess(call string, h recorder.Memory, off, size uint64, hostWrites bool) error {
 	m, ok := lookup[*memory](d, call, uint64(h))
 	if !ok {
-		return fmt.Errorf("hostdev: %s of a stale handle", call)
+		return fmt.Errorf("%s of a stale handle", call)
 	}
 	if !m.mapped {
 		d.misuse("%s: memory is not mapped", call)
@@ -563,11 +567,11 @@ func (d *Device) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.
 		return 0, err
 	}
 	if len(code) == 0 || len(code)%4 != 0 {
-		return 0, fmt.Errorf("hostdev: kernel %q: %d bytes of code: %w", desc.Name, len(code), recorder.ErrBadSPIRV)
+		return 0, fmt.Errorf("kernel %q: %d bytes of code: %w", desc.Name, len(code), errs.BadSPIRV)
 	}
 	k, ok := d.kernels[desc.Name]
 	if !ok {
-		return 0, fmt.Errorf("hostdev: no kernel %q registered", desc.Name)
+		return 0, fmt.Errorf("no kernel %q registered", desc.Name)
 	}
 	local := k.Local // constants 0, 1, 2 size x, y, z, as in the catalogue
 	for axis := range local {
@@ -631,7 +635,7 @@ func (d *Device) AllocateSet(pool recorder.DescriptorPool, p recorder.Pipeline) 
 	dp, ok1 := lookup[*descriptorPool](d, "AllocateSet", uint64(pool))
 	pp, ok2 := lookup[*pipeline](d, "AllocateSet", uint64(p))
 	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("hostdev: AllocateSet with stale handles")
+		return 0, fmt.Errorf("AllocateSet with stale handles")
 	}
 	s := &descriptorSet{pool: dp, pipe: pp}
 	dp.sets[s] = struct{}{}
@@ -665,7 +669,7 @@ func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) e
 	}
 	s, ok := lookup[*descriptorSet](d, "UpdateSet", uint64(h))
 	if !ok {
-		return fmt.Errorf("hostdev: UpdateSet with a stale handle")
+		return fmt.Errorf("UpdateSet with a stale handle")
 	}
 	if s.bound > 0 {
 		d.misuse("UpdateSet: set bound by %d recorded or pending command buffers", s.bound)
@@ -676,9 +680,9 @@ func (d *Device) UpdateSet(h recorder.DescriptorSet, r []recorder.BufferRange) e
 		if ok && br.Offset+br.Size > uint64(len(m.bytes)) {
 			d.misuse("UpdateSet: range [%d,%d) past its page of %d bytes", br.Offset, br.Offset+br.Size, len(m.bytes))
 		}
-		if s.pipe.desc.Texels>>uint(i)&1 != 0 {
-			if err := l.CheckTexelRange(br.Offset, br.Size); err != nil {
-				return fmt.Errorf("hostdev: texel binding %d: %w", i, err)
+		if (s.pipe.desc.Texels|s.pipe.desc.StorageTexels)>>uint(i)&1 != 0 {
+			if err := l.CheckTexelRangeOf(br.Offset, br.Size, br.Format.Size()); err != nil {
+				return fmt.Errorf("texel binding %d: %w", i, err)
 			}
 			continue
 		}
@@ -732,7 +736,7 @@ func (d *Device) AllocateCommandBuffer(h recorder.CommandPool) (recorder.Command
 	}
 	p, ok := lookup[*commandPool](d, "AllocateCommandBuffer", uint64(h))
 	if !ok {
-		return 0, fmt.Errorf("hostdev: AllocateCommandBuffer from a stale pool")
+		return 0, fmt.Errorf("AllocateCommandBuffer from a stale pool")
 	}
 	cb := &commandBuffer{pool: p}
 	p.buffers[cb] = struct{}{}
@@ -780,7 +784,7 @@ func (d *Device) Begin(h recorder.CommandBuffer, r recorder.Recording) error {
 	}
 	cb := d.cb("Begin", h)
 	if cb == nil {
-		return fmt.Errorf("hostdev: Begin of a stale buffer")
+		return fmt.Errorf("Begin of a stale buffer")
 	}
 	if cb.state == cbRecording || cb.pending > 0 {
 		d.misuse("Begin: buffer is recording or pending")
@@ -799,7 +803,7 @@ func (d *Device) End(h recorder.CommandBuffer) error {
 	}
 	cb := d.cb("End", h)
 	if cb == nil {
-		return fmt.Errorf("hostdev: End of a stale buffer")
+		return fmt.Errorf("End of a stale buffer")
 	}
 	if cb.state != cbRecording {
 		d.misuse("End: buffer is not recording")
@@ -817,7 +821,7 @@ func (d *Device) Reset(h recorder.CommandBuffer) error {
 	}
 	cb := d.cb("Reset", h)
 	if cb == nil {
-		return fmt.Errorf("hostdev: Reset of a stale buffer")
+		return fmt.Errorf("Reset of a stale buffer")
 	}
 	if cb.pending > 0 {
 		d.misuse("Reset: buffer is pending")
@@ -928,7 +932,7 @@ func (d *Device) NewTimestamps(count uint32) (recorder.Timestamps, error) {
 		return 0, err
 	}
 	if count == 0 {
-		return 0, fmt.Errorf("hostdev: a timestamp pool of zero queries")
+		return 0, fmt.Errorf("a timestamp pool of zero queries")
 	}
 	return recorder.Timestamps(d.add("timestamps", &timestamps{ticks: make([]uint64, count), written: make([]bool, count)})), nil
 }
@@ -974,10 +978,10 @@ func (d *Device) ReadTimestamps(h recorder.Timestamps, first uint32, out []uint6
 	}
 	q, ok := lookup[*timestamps](d, "ReadTimestamps", uint64(h))
 	if !ok {
-		return fmt.Errorf("hostdev: ReadTimestamps of a stale pool")
+		return fmt.Errorf("ReadTimestamps of a stale pool")
 	}
 	if uint64(first)+uint64(len(out)) > uint64(len(q.ticks)) {
-		return fmt.Errorf("hostdev: timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(len(out)), len(q.ticks))
+		return fmt.Errorf("timestamps [%d,%d) of a pool of %d", first, uint64(first)+uint64(len(out)), len(q.ticks))
 	}
 	for d.writesPending(q) {
 		if d.lost {
@@ -991,7 +995,7 @@ func (d *Device) ReadTimestamps(h recorder.Timestamps, first uint32, out []uint6
 	for i := range out {
 		if !q.written[first+uint32(i)] {
 			d.misuse("ReadTimestamps: query %d was never written", first+uint32(i))
-			return fmt.Errorf("hostdev: timestamp %d never written", first+uint32(i))
+			return fmt.Errorf("timestamp %d never written", first+uint32(i))
 		}
 		out[i] = q.ticks[first+uint32(i)]
 	}
@@ -1044,7 +1048,7 @@ func (d *Device) Submit(h recorder.CommandBuffer, fh recorder.Fence) error {
 	cb := d.cb("Submit", h)
 	f, ok := lookup[*fence](d, "Submit", uint64(fh))
 	if cb == nil || !ok {
-		return fmt.Errorf("hostdev: Submit with stale handles")
+		return fmt.Errorf("Submit with stale handles")
 	}
 	switch {
 	case cb.state != cbExecutable:
@@ -1099,7 +1103,7 @@ func (d *Device) WaitFence(h recorder.Fence, timeout time.Duration) (bool, error
 	}
 	f, ok := lookup[*fence](d, "WaitFence", uint64(h))
 	if !ok {
-		return false, fmt.Errorf("hostdev: WaitFence of a stale fence")
+		return false, fmt.Errorf("WaitFence of a stale fence")
 	}
 	var deadline <-chan time.Time
 	if timeout >= 0 {
@@ -1137,7 +1141,7 @@ func (d *Device) ResetFence(h recorder.Fence) error {
 	}
 	f, ok := lookup[*fence](d, "ResetFence", uint64(h))
 	if !ok {
-		return fmt.Errorf("hostdev: ResetFence of a stale fence")
+		return fmt.Errorf("ResetFence of a stale fence")
 	}
 	if f.pending {
 		d.misuse("ResetFence: fence is pending")

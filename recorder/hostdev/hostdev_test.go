@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/recorder/hostdev"
 )
@@ -326,14 +327,14 @@ func TestChecker(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	d := hostdev.New(hostdev.Options{Kernels: map[string]hostdev.Kernel{}})
 	_, err := d.NewPipeline(nil, fillDesc)
-	require.ErrorIs(t, err, recorder.ErrBadSPIRV)
+	require.ErrorIs(t, err, errs.BadSPIRV)
 	_, err = d.NewPipeline(code, fillDesc)
 	require.Error(t, err, "no kernel of that name registered")
 	_, err = d.AllocateMemory(alloc.DeviceLocal, 0)
-	require.ErrorIs(t, err, recorder.ErrOutOfDeviceMemory)
+	require.ErrorIs(t, err, errs.OutOfMemory)
 	require.NoError(t, d.Close())
 	_, err = d.NewFence()
-	require.ErrorIs(t, err, recorder.ErrClosed)
+	require.ErrorIs(t, err, errs.Closed)
 	require.Zero(t, d.Diagnostics().Errors)
 }
 
@@ -560,11 +561,11 @@ func TestLose(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := b.d.WaitFence(f, -1); done <- err }()
 	b.d.Lose()
-	require.ErrorIs(t, <-done, recorder.ErrDeviceLost)
+	require.ErrorIs(t, <-done, errs.DeviceLost)
 	require.True(t, b.d.Lost())
 	require.Equal(t, 0, b.d.Pending())
 	for _, c := range hostdev.Calls() {
-		require.ErrorIs(t, invoke(b, c), recorder.ErrDeviceLost, c.String())
+		require.ErrorIs(t, invoke(b, c), errs.DeviceLost, c.String())
 	}
 	b.d.DestroyFence(f)
 	b.d.FreeCommandBuffer(b.pool, cb)

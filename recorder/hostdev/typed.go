@@ -283,15 +283,14 @@ func registerTyped[F float32 | float64](m map[string]Kernel, suffix string, e el
 		})
 	})
 	m["axpy"+suffix] = Kernel{Local: local1D, Run: func(in *Invocation) {
-		a, op, n := scalar(in.Push), word(in.Push, scalarWords), word(in.Push, scalarWords+1)
+		a, n := scalar(in.Push), word(in.Push, scalarWords)
 		x, y := in.Buffers[0], in.Buffers[1]
-		forEach(in, n, func(i uint32) {
-			v := a * e.get(x, i)
-			if op == 0 {
-				v += e.get(y, i)
-			}
-			e.put(y, i, v)
-		})
+		forEach(in, n, func(i uint32) { e.put(y, i, a*e.get(x, i)+e.get(y, i)) })
+	}}
+	m["scale"+suffix] = Kernel{Local: local1D, Run: func(in *Invocation) {
+		a, n := scalar(in.Push), word(in.Push, scalarWords)
+		x, y := in.Buffers[0], in.Buffers[1]
+		forEach(in, n, func(i uint32) { e.put(y, i, a*e.get(x, i)) })
 	}}
 	withVariant(m, "sum"+suffix, local1D, 1, func(in *Invocation, s scalars) {
 		typedPartials(in, s[0], e, func(i uint32) F { return e.get(in.Buffers[0], i) }, in.Buffers[1])

@@ -35,11 +35,11 @@ func openPresenting(o Options) (recorder.Device, error) {
 	surface, err := surfaceOn(in, o.Surface)
 	if err != nil {
 		in.Close()
-		return nil, fmt.Errorf("vkdev: creating the window's surface: %w", err)
+		return nil, fmt.Errorf("creating the window's surface: %w", err)
 	}
 	if surface == 0 {
 		in.Close()
-		return nil, fmt.Errorf("vkdev: the surface function returned no surface")
+		return nil, fmt.Errorf("the surface function returned no surface")
 	}
 	fail := func(err error) (recorder.Device, error) {
 		in.DestroySurface(surface)
@@ -67,7 +67,7 @@ func openPresenting(o Options) (recorder.Device, error) {
 			}
 		}
 		if len(able) == 0 {
-			return fail(fmt.Errorf("vkdev: no Vulkan device can present to the window's surface"))
+			return fail(fmt.Errorf("no Vulkan device can present to the window's surface"))
 		}
 		best, _ := vk.Select(able, "")
 		idx = able[best].Index

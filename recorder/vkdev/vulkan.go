@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc/alloc"
+	"github.com/vkcompute/vkc/internal/errs"
+	"github.com/vkcompute/vkc/internal/lockrank"
 	"github.com/vkcompute/vkc/internal/pipecache"
 	"github.com/vkcompute/vkc/recorder"
 	"github.com/vkcompute/vkc/vk"
@@ -130,7 +132,7 @@ type vulkanDevice struct {
 // take no lock: entries live in chunks that never move, each published
 // with an atomic store. Adding and removing lock; freed handles are reused.
 type table[T any] struct {
-	mu     sync.Mutex
+	mu     lockrank.LeafMutex
 	chunks [tableChunks]atomic.Pointer[[tableChunk]atomic.Pointer[T]]
 	next   uint64 // handles handed out so far
 	free   []uint64
@@ -212,7 +214,13 @@ func (v *vulkanDevice) InvalidateMemory(m recorder.Memory, off, size uint64) err
 func (v *vulkanDevice) FreeMemory(m recorder.Memory) { v.mems.remove(uint64(m)).Release() }
 
 func (v *vulkanDevice) NewPipeline(code []byte, desc recorder.PipelineDesc) (recorder.Pipeline, error) {
-	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs})
+	constants := make([]vk.SpecConstant, len(desc.Constants))
+	for i, c := range desc.Constants {
+		constants[i] = vk.SpecConstant{ID: c.ID, Size: c.Size, Bits: c.Bits}
+	}
+	p, err := v.d.NewPipeline(code, vk.PipelineDesc{Bindings: desc.Bindings, Texels: desc.Texels, StorageTexels: desc.StorageTexels, Uniforms: desc.Uniforms,
+		PushSize: desc.PushSize, Spec: desc.Spec, SpecIDs: desc.SpecIDs,
+		Constants: constants, Entry: desc.Entry})
 	if err != nil {
 		return 0, fromVK(err)
 	}
@@ -249,7 +257,7 @@ func (v *vulkanDevice) UpdateSet(s recorder.DescriptorSet, r []recorder.BufferRa
 	var ranges [recorder.MaxBindings]vk.BufferRange
 	n := min(len(r), recorder.MaxBindings)
 	for i := 0; i < n; i++ {
-		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size}
+		ranges[i] = vk.BufferRange{Block: v.mems.get(uint64(r[i].Memory)), Offset: r[i].Offset, Range: r[i].Size, Format: r[i].Format}
 	}
 	return fromVK(v.d.UpdateSet(v.sets.get(uint64(s)), ranges[:n]))
 }
@@ -320,7 +328,7 @@ func (v *vulkanDevice) CmdCopy(cb recorder.CommandBuffer, src recorder.Memory, s
 
 func (v *vulkanDevice) NewTimestamps(count uint32) (recorder.Timestamps, error) {
 	if v.info.Limits.TimestampPeriod <= 0 {
-		return 0, fmt.Errorf("vkdev: %q takes no timestamps on its compute queue: %w", v.info.Name, recorder.ErrUnsupported)
+		return 0, fmt.Errorf("%q takes no timestamps on its compute queue: %w", v.info.Name, errs.Unsupported)
 	}
 	q, err := v.d.NewTimestampPool(count)
 	if err != nil {

@@ -47,6 +47,11 @@ void main() {
     if (r0 >= rows) return;
     uint end = min(rows, r0 + pc.perGroup) * inner;
     bool ca = (pc.flags & 2u) != 0u, cb = (pc.flags & 4u) != 0u, co = (pc.flags & 8u) != 0u;
+    if (ca && cb && co) { // every operand contiguous: no index arithmetic
+        for (uint e = r0 * inner + gl_LocalInvocationID.x; e < end; e += WG)
+            o[pc.offO + e] = ST(apply(pc.op, CT(a[pc.offA + e]), CT(b[pc.offB + e])));
+        return;
+    }
     for (uint e = r0 * inner + gl_LocalInvocationID.x; e < end; e += WG) {
         uvec3 at = uvec3(pc.offA, pc.offB, pc.offO);
         uint rem = e;

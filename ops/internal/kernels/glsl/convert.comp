@@ -67,6 +67,11 @@ void main() {
     if (r0 >= rows) return;
     uint end = min(rows, r0 + pc.perGroup) * inner;
     bool cs = (pc.flags & 2u) != 0u, cd = (pc.flags & 8u) != 0u;
+    if (cs && cd) { // both contiguous: no index arithmetic
+        for (uint e = r0 * inner + gl_LocalInvocationID.x; e < end; e += WG)
+            d[pc.offD + e] = convert(s[pc.offS + e]);
+        return;
+    }
     for (uint e = r0 * inner + gl_LocalInvocationID.x; e < end; e += WG) {
         uvec2 at = uvec2(pc.offS, pc.offD);
         uint rem = e;

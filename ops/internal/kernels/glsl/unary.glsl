@@ -72,6 +72,16 @@ void main() {
     if (r0 >= rows) return;
     uint end = min(rows, r0 + pc.perGroup) * inner;
     bool cx = (pc.flags & 2u) != 0u, cy = (pc.flags & 8u) != 0u;
+    if (cx && cy) { // both contiguous: no index arithmetic
+        for (uint e = r0 * inner + gl_LocalInvocationID.x; e < end; e += WG) {
+#ifdef AXPY
+            y[pc.offY + e] = ST(alpha * CT(x[pc.offX + e]) + CT(y[pc.offY + e]));
+#else
+            y[pc.offY + e] = ST(apply(pc.op, CT(x[pc.offX + e]), alpha));
+#endif
+        }
+        return;
+    }
     for (uint e = r0 * inner + gl_LocalInvocationID.x; e < end; e += WG) {
         uvec2 at = uvec2(pc.offX, pc.offY);
         uint rem = e;

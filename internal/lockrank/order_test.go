@@ -49,14 +49,15 @@ func TestInversionPanicsNamingBoth(t *testing.T) {
 		first, second *Mutex
 		want          string
 	}{
-		{ranked(Slot, 1), ranked(Presentation, 0), "acquiring Presentation.mu (rank 3) while holding slot.mu[1] (rank 4)"},
-		{ranked(Guards, 0), ranked(Staging, 0), "acquiring Recorder.stagingMu (rank 5) while holding Recorder.guardMu (rank 8)"},
-		{ranked(Slot, 2), ranked(Slot, 1), "acquiring slot.mu[1] (rank 4) while holding slot.mu[2] (rank 4)"},
-		{ranked(Graphs, 0), ranked(Graphs, 0), "acquiring Recorder.graphsMu (rank 7) while holding Recorder.graphsMu (rank 7)"},
+		{ranked(Slot, 1), ranked(Presentation, 0), fmt.Sprintf("acquiring Presentation.mu (rank %d) while holding slot.mu[1] (rank %d)", Presentation, Slot)},
+		{ranked(Guards, 0), ranked(Staging, 0), fmt.Sprintf("acquiring Recorder.stagingMu (rank %d) while holding Recorder.guardMu (rank %d)", Staging, Guards)},
+		{ranked(Slot, 2), ranked(Slot, 1), fmt.Sprintf("acquiring slot.mu[1] (rank %d) while holding slot.mu[2] (rank %d)", Slot, Slot)},
+		{ranked(Graphs, 0), ranked(Graphs, 0), fmt.Sprintf("acquiring Recorder.graphsMu (rank %d) while holding Recorder.graphsMu (rank %d)", Graphs, Graphs)},
+		{ranked(Device, 0), ranked(Param, 0), fmt.Sprintf("acquiring vkc.paramCore.mu (rank %d) while holding Recorder.devMu (rank %d)", Param, Device)},
 	}
 	for _, c := range cases {
 		c.first.Lock()
-		require.PanicsWithValue(t, "lockrank: "+c.want+": locks are taken in increasing rank (see recorder/internal/lockrank)", c.second.Lock)
+		require.PanicsWithValue(t, "lockrank: "+c.want+": locks are taken in increasing rank (see internal/lockrank)", c.second.Lock)
 		c.first.Unlock()
 	}
 }
@@ -103,4 +104,23 @@ func TestMisuse(t *testing.T) {
 	require.Panics(t, m.Lock)
 	r := ranked(Kernels, 0)
 	require.PanicsWithValue(t, fmt.Sprintf("lockrank: unlocking %s, which this goroutine does not hold", &r.l), r.Unlock)
+}
+
+// TestLeafMutexReadyAtZero: a zero LeafMutex is ranked last without a
+// SetRank, so it may be taken under any ranked lock, and nothing (another
+// leaf included) under it.
+func TestLeafMutexReadyAtZero(t *testing.T) {
+	var a, b LeafMutex
+	slot := ranked(Slot, 0)
+	require.NotPanics(t, func() {
+		slot.Lock()
+		a.Lock()
+		a.Unlock()
+		slot.Unlock()
+	})
+	a.Lock()
+	require.PanicsWithValue(t, fmt.Sprintf("lockrank: acquiring a leaf lock (rank %d) while holding a leaf lock (rank %d): locks are taken in increasing rank (see internal/lockrank)", Leaf, Leaf), b.Lock)
+	require.Panics(t, slot.Lock, "a ranked lock under a leaf")
+	a.Unlock()
+	require.Panics(t, b.Unlock, "a leaf this goroutine does not hold")
 }

@@ -46,6 +46,30 @@ func (m *Mutex) Unlock() {
 	m.mu.Unlock()
 }
 
+// LeafMutex is a sync.Mutex of rank Leaf, ready at its zero value: for a lock
+// that guards a few fields and takes nothing under it, in values made in
+// many places (a lifetime, a handle table) where a SetRank would be
+// forgotten. Checked under the vkc_lockrank tag like a Mutex.
+type LeafMutex struct {
+	mu sync.Mutex
+}
+
+// leafLock is what the checker knows of every LeafMutex; one is told apart
+// from another by its address.
+var leafLock = lock{rank: Leaf}
+
+// Lock checks that nothing of rank Leaf is held, then locks.
+func (m *LeafMutex) Lock() {
+	acquireAt(&m.mu, &leafLock)
+	m.mu.Lock()
+}
+
+// Unlock unlocks and forgets the lock.
+func (m *LeafMutex) Unlock() {
+	releaseAt(&m.mu, &leafLock)
+	m.mu.Unlock()
+}
+
 // RWMutex is a sync.RWMutex with a rank, checked under the vkc_lockrank
 // tag; a read lock counts as holding it.
 type RWMutex struct {
@@ -82,19 +106,29 @@ func (m *RWMutex) RUnlock() {
 	m.mu.RUnlock()
 }
 
+// heldLock is one lock a goroutine holds: the lock's identity (its
+// address) and its rank.
+type heldLock struct {
+	at any
+	l  *lock
+}
+
 var (
 	heldMu sync.Mutex
 	// held is what each goroutine holds, by goroutine id, in acquisition
 	// order. A goroutine's entry stays when it holds nothing, so its list
 	// keeps its capacity and a checked build allocates nothing per lock
 	// once warm (the tests that count allocations run with the checker).
-	held  = map[uint64][]*lock{}
+	held  = map[uint64][]heldLock{}
 	stack [64]byte // goid's buffer, used under heldMu
 )
 
 // acquire panics unless the goroutine may take l after what it holds, and
 // records l as held.
-func acquire(l *lock) {
+func acquire(l *lock) { acquireAt(l, l) }
+
+// acquireAt is acquire of the lock at the address at, ranked as l says.
+func acquireAt(at any, l *lock) {
 	if l.rank == unranked {
 		panic("lockrank: Lock of a lock with no rank (SetRank it where it is made)")
 	}
@@ -102,11 +136,11 @@ func acquire(l *lock) {
 	defer heldMu.Unlock()
 	g := goid()
 	for _, h := range held[g] {
-		if !mayFollow(h, l) {
-			panic(fmt.Sprintf("lockrank: acquiring %s while holding %s: locks are taken in increasing rank (see recorder/internal/lockrank)", l, h))
+		if !mayFollow(h.l, l) {
+			panic(fmt.Sprintf("lockrank: acquiring %s while holding %s: locks are taken in increasing rank (see internal/lockrank)", l, h.l))
 		}
 	}
-	held[g] = append(held[g], l)
+	held[g] = append(held[g], heldLock{at: at, l: l})
 }
 
 // mayFollow reports whether l may be taken while h is held.
@@ -118,15 +152,18 @@ func mayFollow(h, l *lock) bool {
 }
 
 // release forgets l; unlocking a lock this goroutine did not take panics.
-func release(l *lock) {
+func release(l *lock) { releaseAt(l, l) }
+
+// releaseAt is release of the lock at the address at.
+func releaseAt(at any, l *lock) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
 	g := goid()
 	hs := held[g]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i] == l {
+		if hs[i].at == at {
 			n := copy(hs[i:], hs[i+1:])
-			hs[i+n] = nil
+			hs[i+n] = heldLock{}
 			held[g] = hs[:i+n]
 			return
 		}

@@ -20,3 +20,7 @@ type RWMutex struct{ sync.RWMutex }
 
 // SetRank is Mutex.SetRank.
 func (m *RWMutex) SetRank(Rank, int) {}
+
+// LeafMutex is a sync.Mutex of rank Leaf, ready at its zero value, checked
+// under the vkc_lockrank tag.
+type LeafMutex struct{ sync.Mutex }

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ratioDef is one row of vkbench's verdict table: which two figures a ratio
+// divides, when it is computed and against which limit. The table is data
+// so that the code that computes ratios, the test that checks them and the
+// reference in cmd/vkbench/README.md all read the same rows.
+//
+// Every ratio is written so that smaller is better: times divided by times
+// (vkc's over the baseline's), or rates the other way round (the
+// baseline's speed over vkc's). A ratio is computed at the parameters of
+// each figure named Trigger — one per chain length, size or shape the run
+// measured — and only where both of its figures exist at those parameters.
+type ratioDef struct {
+	Suite       string
+	Trigger     string // the figure whose presence asks for this ratio, at its parameters
+	Numerator   string
+	Denominator string
+	Limit       ratioLimit
+	Min         paramMin   // the trigger's parameters must reach it; zero: always
+	Topic       ratioTopic // the note that explains the ratio in the report
+	// Target, when not zero, is the denominator in place of a figure: the
+	// ratio is the numerator over a number the project set (a compile time
+	// in the figure's unit), and Denominator only names it ("5ms").
+	Target float64
+}
+
+// Name is the ratio as the report shows it: numerator/denominator.
+func (d ratioDef) Name() string { return d.Numerator + "/" + d.Denominator }
+
+// longChainK is the chain length the dispatch targets are stated for:
+// long chains, where the launches outweigh the one submit every way pays.
+const longChainK = 1000
+
+// ratioLimit is the most a ratio may be. Long applies from K=longChainK,
+// Short to shorter chains and to figures with no K; a zero limit means the
+// ratio is informational (INFO), shown with no verdict. Ratios outside the
+// dispatch suite use atEveryK, for which the difference does not arise.
+type ratioLimit struct {
+	Long, Short float64
+}
+
+// atEveryK is a limit that does not depend on the chain length.
+func atEveryK(limit float64) ratioLimit { return ratioLimit{Long: limit, Short: limit} }
+
+// byChainLength is a dispatch limit: the target for long chains and a
+// looser bound for short ones, where one submit dominates every way.
+func byChainLength(short, long float64) ratioLimit { return ratioLimit{Long: long, Short: short} }
+
+// longChainsOnly is a target for long chains that shorter ones show as INFO.
+func longChainsOnly(long float64) ratioLimit { return ratioLimit{Long: long} }
+
+// informational is no limit at all: the ratio is always INFO.
+var informational = ratioLimit{}
+
+// at is the limit for a figure's parameters; 0 means informational.
+func (l ratioLimit) at(params map[string]int64) float64 {
+	if params["k"] >= longChainK {
+		return l.Long
+	}
+	return l.Short
+}
+
+// paramMin asks that a parameter reach a value before a ratio is computed.
+type paramMin struct {
+	Key   string
+	Value int64
+}
+
+func (m paramMin) admits(params map[string]int64) bool {
+	return m.Key == "" || params[m.Key] >= m.Value
+}
+
+// transferRatioMinBytes is the smallest size at which transfer speed is
+// compared with the C baseline's memcpy: below it Go's copy (which upload
+// and download use) still runs largely from cache (on this project's
+// machines ~35 GB/s up to 16 MiB, DRAM speed only at 64 MiB), while glibc's
+// memcpy switches to non-temporal stores that bypass the cache, so the
+// ratio would compare cache with DRAM rather than vkc with C. The device
+// copy is compared with the baseline's vkCmdCopyBuffer at every size: both
+// run the driver's copy.
+const transferRatioMinBytes = 64 << 20
+
+// recordRatioMinK is the shortest chain record/c-record is reported for:
+// below it the window's fixed cost (open, command buffer, close) outweighs
+// the launches.
+const recordRatioMinK = 100
+
+// ratioTopic names a note of the report; each is printed once, in the
+// order of ratioNotes, when a ratio (or figure) of its topic is there.
+type ratioTopic int
+
+const (
+	topicDispatch ratioTopic = iota
+	topicBound
+	topicEmptyKernel
+	topicVec4
+	topicWide
+	topicFloor
+	topicNaive
+	topicBlocked
+	topicTexel
+	topicCopyBuffer
+	topicMemcpy
+	topicSum
+	topicCompile
+	topicReduce
+)
+
+var (
+	dispatchRecordMin = paramMin{Key: "k", Value: recordRatioMinK}
+	memcpyMin         = paramMin{Key: "bytes", Value: transferRatioMinBytes}
+)
+
+// ratioDefs are vkbench's ratios, in the order the report lists those of
+// one trigger figure.
+var ratioDefs = []ratioDef{
+	// Against the C baseline that binds and pushes before every launch.
+	// Short chains are a submit and a wait, which vkc may pay a little
+	// more for than C; long chains are where vkc must beat it: no slower
+	// one submit per launch, well ahead batched (vkc hands the device the
+	// first launches while it records the rest), ahead on replay, and
+	// within half again of C's recording while it tracks every launch.
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "eager", Denominator: "c-eager", Limit: byChainLength(1.3, 1), Topic: topicDispatch},
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "eager-batched", Denominator: "c-batched", Limit: byChainLength(1.5, 0.8), Topic: topicDispatch},
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "replay", Denominator: "c-replay", Limit: byChainLength(1.15, 0.9), Topic: topicDispatch},
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "raw", Denominator: "c-replay", Limit: atEveryK(1.1), Topic: topicDispatch},
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "record", Denominator: "c-record", Limit: atEveryK(1.5), Min: dispatchRecordMin, Topic: topicDispatch},
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "replay-dynamic", Denominator: "replay", Limit: atEveryK(1.2), Topic: topicDispatch},
+
+	// Against the C baseline that binds and pushes once per command
+	// buffer: the best plain C. vkc records the same commands (it skips
+	// binds that change nothing) plus its tracking, and the project states
+	// no target against it, except for the kernel: vkc's axpy takes four
+	// elements per invocation against the scalar C kernel.
+	{Suite: "dispatch", Trigger: "c-replay-bound", Numerator: "eager-batched", Denominator: "c-batched-bound", Limit: informational, Topic: topicBound},
+	{Suite: "dispatch", Trigger: "c-replay-bound", Numerator: "replay", Denominator: "c-replay-bound", Limit: longChainsOnly(0.65), Topic: topicBound},
+	{Suite: "dispatch", Trigger: "c-replay-bound", Numerator: "raw", Denominator: "c-replay-bound", Limit: informational, Topic: topicBound},
+	{Suite: "dispatch", Trigger: "c-replay-bound", Numerator: "record", Denominator: "c-record-bound", Limit: informational, Min: dispatchRecordMin, Topic: topicBound},
+
+	// The same kernel shape as vkc's axpy in plain C, bound once: what is
+	// left is vkc's own cost around the same kernel; where vkc runs axpy's
+	// wide variant (a CPU driver), that module in plain C.
+	{Suite: "dispatch", Trigger: "c-replay-bound-vec4", Numerator: "replay", Denominator: "c-replay-bound-vec4", Limit: atEveryK(1.05), Topic: topicVec4},
+	{Suite: "dispatch", Trigger: "c-replay-bound-wide", Numerator: "replay", Denominator: "c-replay-bound-wide", Limit: atEveryK(1.05), Topic: topicWide},
+
+	// The external reference's own targets, where -floor gave one.
+	{Suite: "dispatch", Trigger: "floor-replay", Numerator: "eager", Denominator: "floor-eager", Limit: atEveryK(0.5), Topic: topicFloor},
+	{Suite: "dispatch", Trigger: "floor-replay", Numerator: "eager-batched", Denominator: "floor-batched", Limit: atEveryK(0.8), Topic: topicFloor},
+	{Suite: "dispatch", Trigger: "floor-replay", Numerator: "replay", Denominator: "floor-replay", Limit: atEveryK(0.8), Topic: topicFloor},
+	{Suite: "dispatch", Trigger: "floor-replay", Numerator: "record", Denominator: "floor-batched-record", Limit: atEveryK(1), Topic: topicFloor},
+
+	// Rates: the baseline's GFLOP/s over vkc's. c-texel is the kernel vkc
+	// runs on a CPU driver, in plain C.
+	{Suite: "matmul", Trigger: "c-naive", Numerator: "c-naive", Denominator: "matmul", Limit: atEveryK(1.0 / 3), Topic: topicNaive},
+	{Suite: "matmul", Trigger: "c-blocked", Numerator: "c-blocked", Denominator: "matmul", Limit: atEveryK(1.1), Topic: topicBlocked},
+	{Suite: "matmul", Trigger: "c-texel", Numerator: "c-texel", Denominator: "matmul", Limit: atEveryK(1.1), Topic: topicTexel},
+
+	// Rates: the baseline's GB/s over vkc's.
+	{Suite: "transfer", Trigger: "c-copy-buffer", Numerator: "c-copy-buffer", Denominator: "copy", Limit: atEveryK(1.1), Topic: topicCopyBuffer},
+	{Suite: "transfer", Trigger: "c-memcpy", Numerator: "c-memcpy", Denominator: "upload", Limit: atEveryK(1.25), Min: memcpyMin, Topic: topicMemcpy},
+	{Suite: "transfer", Trigger: "c-memcpy", Numerator: "c-memcpy", Denominator: "download", Limit: atEveryK(1.25), Min: memcpyMin, Topic: topicMemcpy},
+	{Suite: "transfer", Trigger: "c-memcpy", Numerator: "c-memcpy", Denominator: "copy", Limit: atEveryK(1 / 0.85), Min: memcpyMin, Topic: topicMemcpy},
+	{Suite: "transfer", Trigger: "c-memcpy", Numerator: "c-memcpy", Denominator: "sum", Limit: atEveryK(1.25), Min: memcpyMin, Topic: topicSum},
+
+	// WGSL compiled at run time: compile times over their targets, and a
+	// reduction's device time over the same algorithm compiled by glslc
+	// (and the translator's zeroing of workgroup memory, kept, over it).
+	{Suite: "kernels", Trigger: "compile-cold", Numerator: "compile-cold", Denominator: fmt.Sprintf("%dms", compileColdTargetMs), Target: compileColdTargetMs, Limit: atEveryK(1), Topic: topicCompile},
+	{Suite: "kernels", Trigger: "compile-cached", Numerator: "compile-cached", Denominator: fmt.Sprintf("%dus", compileCachedTargetUs), Target: compileCachedTargetUs, Limit: atEveryK(1), Topic: topicCompile},
+	{Suite: "kernels", Trigger: "reduce-glsl", Numerator: "reduce-wgsl", Denominator: "reduce-glsl", Limit: atEveryK(reduceWGSLOverGLSL), Topic: topicReduce},
+	{Suite: "kernels", Trigger: "reduce-glsl", Numerator: "reduce-wgsl-zeroed", Denominator: "reduce-wgsl", Limit: informational, Topic: topicReduce},
+}
+
+// figureTopics are notes a figure calls for by itself, with no ratio.
+var figureTopics = []struct {
+	Suite, Name string
+	Topic       ratioTopic
+}{
+	{"dispatch", "c-replay-empty", topicEmptyKernel},
+}
+
+// ratioNotes are the report's notes on the ratios, by topic, in the order
+// they are printed.
+var ratioNotes = []struct {
+	Topic ratioTopic
+	Lines []string
+}{
+	{topicDispatch, []string{
+		"dispatch: x/c-y is vkc's time per launch over the C baseline's for the same chain (eager: a submit per launch; batched: one submit per chain; replay: a command buffer recorded once; record: recording alone), where C binds the pipeline and set and pushes the constants before every launch; the K=1000 limits are the project's targets",
+		"dispatch: replay-dynamic replays a chain whose length param changes before every replay; recapture captures the chain again each time (what changing a static graph costs): the gap between the two is what a Param saves",
+		fmt.Sprintf("dispatch: record/c-record from K=%d: below, the window's fixed cost (open, command buffer, close) outweighs the launches", recordRatioMinK),
+	}},
+	{topicBound, []string{
+		"dispatch: x/c-y-bound compares with the C baseline binding the pipeline and set and pushing the constants once per command buffer (a dispatch and a barrier per launch: the fewest commands plain C records for the chain); vkc skips the same binds, so this is the comparison with the best plain C; informational, no limit (INFO)",
+	}},
+	{topicEmptyKernel, []string{
+		"dispatch: c-replay-empty is c-replay-bound with a kernel whose body is empty: what the driver charges per launch for a dispatch and a barrier; the rest of a replay's launch is the kernel's own execution, which no way of recording removes",
+	}},
+	{topicVec4, []string{
+		"dispatch: the C chains run a scalar axpy (one element per invocation); vkc's axpy takes four (vec4; eight, in 64-bit words, on a CPU driver with shaderInt64: see c-replay-bound-wide), so replay/c-replay-bound at K=1000 (<= 0.65) is the kernel's gain, and replay/c-replay-bound-vec4 (<= 1.05) compares with plain C running vkc's own axpy module, bound once",
+	}},
+	{topicWide, []string{
+		"dispatch: on this device vkc's axpy is its wide variant (axpy_wide: eight elements per invocation as 64-bit words, 32 invocations per group; a CPU driver runs each load once per lane and component, so wider components do less work); replay/c-replay-bound-wide (<= 1.05) compares with plain C running that module, bound once: the same kernel shape. replay/c-replay-bound-vec4 then compares vkc with plain C running the vec4 module it no longer runs here",
+	}},
+	{topicFloor, []string{
+		"dispatch: x/floor-y compares with the external reference -floor ran, in the same run",
+	}},
+	{topicNaive, []string{
+		"matmul: c-naive/matmul <= 0.333 means vkc's matmul runs at least 3x the C baseline's naive sgemm",
+	}},
+	{topicBlocked, []string{
+		"matmul: c-blocked/matmul <= 1.1 means vkc's matmul runs at least 91% of the C baseline's register-blocked sgemm, the 16 x 16 block per invocation of vkc's blocked kernel (a CPU driver runs matmul_texel for these shapes instead, where the ratio falls below 1; a GPU runs a smaller block, and the ratio says how the shapes compare there)",
+	}},
+	{topicTexel, []string{
+		"matmul: c-texel is plain C running vkc's own matmul_texel module (A and B read as texels of uniform texel buffers, 16 x 32 of C per invocation), the kernel vkc runs on a CPU driver for these shapes; c-texel/matmul <= 1.1 means vkc adds at most 10% around the same kernel (the limit of c-blocked/matmul: on a 2-core CPU driver two runs of one kernel differ by about that much)",
+	}},
+	{topicCopyBuffer, []string{
+		"transfer: c-copy-buffer/copy <= 1.1 means vkc.Copy reaches at least 91% of the C baseline's vkCmdCopyBuffer",
+	}},
+	{topicMemcpy, []string{
+		fmt.Sprintf("transfer: compared with the C baseline's memcpy from %s up (smaller copies run from cache); c-memcpy/x <= 1.25 is x at >= 80%% of memcpy, c-memcpy/copy <= 1.176 is copy at >= 85%%", formatBytes(transferRatioMinBytes)),
+	}},
+	{topicSum, []string{
+		"transfer: sum is vkc.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy",
+	}},
+	{topicCompile, []string{
+		"kernels: compile-cold is wgsl.Compile of a tiled matmul whose source the cache has not seen (the translator and the SPIR-V repairs), compile-cached the same call again; compile-x/T is the figure over its target T",
+	}},
+	{topicReduce, []string{
+		fmt.Sprintf("kernels: reduce-x is the device time of a two-pass sum (per run, the median of 16 sums by each module, interleaved) from reduce.wgsl compiled by package wgsl, from the same algorithm in GLSL compiled by glslc -O, and from the WGSL with the translator's zeroing of workgroup memory kept; reduce-wgsl/reduce-glsl <= %g", reduceWGSLOverGLSL),
+	}},
+}
+
+// figureIndex finds figures by suite, name and parameters.
+type figureIndex map[string]float64
+
+func figureKey(suite, name string, params map[string]int64) string {
+	var b strings.Builder
+	b.WriteString(suite + "/" + name)
+	for _, k := range paramKeys(params) {
+		fmt.Fprintf(&b, "/%s=%d", k, params[k])
+	}
+	return b.String()
+}
+
+func indexFigures(figs []Figure) figureIndex {
+	idx := figureIndex{}
+	for _, f := range figs {
+		idx[figureKey(f.Suite, f.Name, f.Params)] = f.Value
+	}
+	return idx
+}
+
+// computeRatios derives the verdicts from the figures: for each figure, in
+// the order of figs, every ratio it triggers whose two figures exist at its
+// parameters, then one note per topic that any of them (or a figure of
+// figureTopics) called for.
+func computeRatios(figs []Figure) ([]Ratio, []string) {
+	idx := indexFigures(figs)
+	var ratios []Ratio
+	topics := map[ratioTopic]bool{}
+	for _, f := range figs {
+		for _, def := range ratioDefs {
+			if def.Suite != f.Suite || def.Trigger != f.Name || !def.Min.admits(f.Params) {
+				continue
+			}
+			if r, ok := def.ratio(idx, f.Params); ok {
+				ratios = append(ratios, r)
+				topics[def.Topic] = true
+			}
+		}
+		for _, ft := range figureTopics {
+			if ft.Suite == f.Suite && ft.Name == f.Name {
+				topics[ft.Topic] = true
+			}
+		}
+	}
+	var notes []string
+	for _, n := range ratioNotes {
+		if topics[n.Topic] {
+			notes = append(notes, n.Lines...)
+		}
+	}
+	return ratios, notes
+}
+
+// ratio computes def at params, if both of its figures were measured there.
+func (d ratioDef) ratio(idx figureIndex, params map[string]int64) (Ratio, bool) {
+	n, okN := idx[figureKey(d.Suite, d.Numerator, params)]
+	den, okD := idx[figureKey(d.Suite, d.Denominator, params)]
+	if d.Target != 0 {
+		den, okD = d.Target, true
+	}
+	if !okN || !okD {
+		return Ratio{}, false
+	}
+	if limit := d.Limit.at(params); limit != 0 {
+		return NewRatio(d.Suite, d.Name(), params, n, den, limit), true
+	}
+	return NewInfoRatio(d.Suite, d.Name(), params, n, den), true
+}
