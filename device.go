@@ -231,6 +231,8 @@ type Device struct {
 	rec  *recorder.Recorder
 	info DeviceInfo
 
+	cacheDir string // where the pipeline cache file lives ("": nowhere); see PipelineCacheDir
+
 	nextStream atomic.Uint64
 	def        *Stream
 
@@ -289,7 +291,7 @@ func Open(opts ...Option) (*Device, error) {
 	}
 	info := deviceInfoOf(rec.Info())
 	info.Features &^= c.without // a device vkc did not open through Vulkan leaves them out here
-	d := &Device{rec: rec, info: info,
+	d := &Device{rec: rec, info: info, cacheDir: c.pipelineCacheDir(),
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
 		user: map[*Kernel]struct{}{}, consts: make([]constantCache, rec.Slots())}
 	d.mu.SetRank(lockrank.Handles, 0)

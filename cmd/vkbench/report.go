@@ -163,7 +163,7 @@ func (r *Report) Validate() error {
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // suiteOrder is the order in which suites are printed: the headline first.
-var suiteOrder = []string{"dispatch", "transfer", "matmul", "alloc", "startup", "kernels"}
+var suiteOrder = []string{"dispatch", "transfer", "matmul", "alloc", "startup", "kernels", "decode"}
 
 // figuresBySuite groups figures by suite, known suites first in suiteOrder,
 // others after them alphabetically; within a suite the measuring order stays.
@@ -196,6 +196,8 @@ func paramKeys(params map[string]int64) []string {
 	}
 	rank := func(k string) int {
 		switch k {
+		case "b": // a batch count comes first: b=32/m=128/n=128/k=64
+			return -1
 		case "m":
 			return 0
 		case "n":

@@ -7,18 +7,43 @@ import (
 
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
+	"github.com/vkcompute/vkc/ops"
 )
 
-// matmulShape is C[m x n] = A[m x k] · B[k x n].
-type matmulShape struct{ m, n, k int }
+// matmulShape is C[m x n] = A[m x k] · B[k x n], b times over b distinct
+// pairs of matrices when b > 0 (a batched product).
+type matmulShape struct{ m, n, k, b int }
 
-// matmulShapes are the squares 256..2048 and one non-square shape whose
-// sides are not multiples of any tile.
+// batches is the number of products (1 for an unbatched shape).
+func (sh matmulShape) batches() int { return max(sh.b, 1) }
+
+// params are the shape's figure parameters: m, n, k, and b when batched.
+func (sh matmulShape) params() map[string]int64 {
+	p := map[string]int64{"m": int64(sh.m), "n": int64(sh.n), "k": int64(sh.k)}
+	if sh.b > 0 {
+		p["b"] = int64(sh.b)
+	}
+	return p
+}
+
+// bandwidthBound reports whether the shape's speed is set by reading its
+// operands (matrix-vector products, long K into few outputs): those
+// figures are also given in bytes read per second, to set beside memcpy.
+func (sh matmulShape) bandwidthBound() bool {
+	return sh.m == 1 || sh.n == 1 || sh.k >= 64*max(sh.m, sh.n)
+}
+
+// matmulShapes are the squares 256..2048, one non-square shape whose
+// sides are not multiples of any tile, the two matrix-vector products of
+// a 4096 x 4096 matrix, a long-K product into a 3 x 16 output, and a
+// batch of 32 small products.
 func matmulShapes(quick bool) []matmulShape {
 	if quick {
-		return []matmulShape{{64, 64, 64}}
+		return []matmulShape{{m: 64, n: 64, k: 64}, {m: 1, n: 64, k: 64}, {m: 4, n: 8, k: 16, b: 3}}
 	}
-	return []matmulShape{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 3000, 500}}
+	return []matmulShape{{m: 256, n: 256, k: 256}, {m: 512, n: 512, k: 512}, {m: 1024, n: 1024, k: 1024},
+		{m: 2048, n: 2048, k: 2048}, {m: 1000, n: 3000, k: 500},
+		{m: 1, n: 4096, k: 4096}, {m: 4096, n: 1, k: 4096}, {m: 3, n: 16, k: 100000}, {m: 128, n: 128, k: 64, b: 32}}
 }
 
 // naiveMaxSide is the largest square the C baseline's naive sgemm is
@@ -51,11 +76,14 @@ func checkMatmul(sh matmulShape, a, b, c []float32) error {
 }
 
 // checkMatmulTolerance is checkMatmul with a relative tolerance of its own:
-// tol times the sum of the products' magnitudes (and at least tol).
+// tol times the sum of the products' magnitudes (and at least tol). A
+// batched shape's matrices follow one another in a, b and c.
 func checkMatmulTolerance(sh matmulShape, a, b, c []float32, tol float64) error {
 	for s := range matmulSamples {
+		batch := (s * 7) % sh.batches()
 		row := (s * 97) % sh.m
 		col := (s*389 + 13) % sh.n
+		a, b, c := a[batch*sh.m*sh.k:], b[batch*sh.k*sh.n:], c[batch*sh.m*sh.n:]
 		var want, scale float64
 		for q := range sh.k {
 			p := float64(a[row*sh.k+q]) * float64(b[q*sh.n+col])
@@ -64,14 +92,18 @@ func checkMatmulTolerance(sh matmulShape, a, b, c []float32, tol float64) error 
 		}
 		got := float64(c[row*sh.n+col])
 		if math.Abs(got-want) > tol*max(scale, 1) {
-			return fmt.Errorf("%w: matmul %dx%dx%d: C[%d,%d] = %g, want %g", ErrMismatch, sh.m, sh.n, sh.k, row, col, got, want)
+			return fmt.Errorf("%w: matmul %dx%dx%d: C[%d][%d,%d] = %g, want %g", ErrMismatch, sh.m, sh.n, sh.k, batch, row, col, got, want)
 		}
 	}
 	return nil
 }
 
-// runMatmul measures vkc.Matmul in GFLOP/s (2·m·n·k per product), checking
-// every shape's result against a float64 reference, and beside it on the
+// runMatmul measures vkc.Matmul ("matmul"; a batch is one call per
+// product) and ops.Matmul ("ops-matmul", tuned: its first call per shape
+// class times its variants) in GFLOP/s (2·m·n·k per product), checking
+// every shape's result against a float64 reference; for bandwidth-bound
+// shapes ops.Matmul also as "ops-matmul-read", the bytes of A and B per
+// second, to set beside the transfer suite's memcpy. Beside them on the
 // squares the C baseline: its naive sgemm ("c-naive") up to naiveMaxSide,
 // its register-blocked sgemm ("c-blocked", the 16 x 16 block vkc runs on a
 // CPU driver, written out in plain C and GLSL) at every square, 1024 and
@@ -108,9 +140,10 @@ func runMatmul(cfg settings) (*suiteResult, error) {
 // matmulShapeRun measures one shape: vkc's matmul and, on squares, the C
 // baseline's sgemms round-robin with it.
 func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmulShape, env map[string]string, res *suiteResult) error {
-	cfg.progress.Printf("matmul: %dx%dx%d", sh.m, sh.n, sh.k)
-	as := make([]float32, sh.m*sh.k)
-	bs := make([]float32, sh.k*sh.n)
+	cfg.progress.Printf("matmul: %dx%dx%d (batches %d)", sh.m, sh.n, sh.k, sh.batches())
+	nb := sh.batches()
+	as := make([]float32, nb*sh.m*sh.k)
+	bs := make([]float32, nb*sh.k*sh.n)
 	matmulInputs(as, bs)
 	a, err := vkc.FromSlice(dev, as)
 	if err != nil {
@@ -122,31 +155,51 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		return err
 	}
 	defer b.Close()
-	c, err := vkc.NewBuffer[float32](dev, sh.m*sh.n)
+	c, err := vkc.NewBuffer[float32](dev, nb*sh.m*sh.n)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	s := dev.Stream()
 	ctx := context.Background()
-	cs := make([]float32, sh.m*sh.n)
-	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k)
-	names := []string{"matmul"}
+	cs := make([]float32, nb*sh.m*sh.n)
+	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k) * float64(nb)
+	check := func() error {
+		if err := c.ReadInto(ctx, s, cs); err != nil {
+			return err
+		}
+		return checkMatmul(sh, as, bs, cs)
+	}
+	root, closeViews, err := rootMatmul(s, sh, a, b, c)
+	if err != nil {
+		return err
+	}
+	defer closeViews()
+	var at, bt, ct ops.Tensor[float32]
+	if sh.b > 0 {
+		at, bt, ct = ops.Of(a, sh.b, sh.m, sh.k), ops.Of(b, sh.b, sh.k, sh.n), ops.Of(c, sh.b, sh.m, sh.n)
+	} else {
+		at, bt, ct = ops.Of(a, sh.m, sh.k), ops.Of(b, sh.k, sh.n), ops.Of(c, sh.m, sh.n)
+	}
+	names := []string{"matmul", "ops-matmul"}
 	specs := []measureSpec{{
 		op: func() (float64, error) {
-			if err := vkc.Matmul(s, a, b, c, sh.m, sh.n, sh.k); err != nil {
+			if err := root(); err != nil {
 				return 0, err
 			}
 			return flops, s.Sync(ctx)
 		},
-		check: func() error {
-			if err := c.ReadInto(ctx, s, cs); err != nil {
-				return err
+		check: check,
+	}, {
+		op: func() (float64, error) {
+			if err := ops.Matmul(s, at, bt, ct); err != nil {
+				return 0, err
 			}
-			return checkMatmul(sh, as, bs, cs)
+			return flops, s.Sync(ctx)
 		},
+		check: check,
 	}}
-	square := sh.m == sh.n && sh.n == sh.k
+	square := sh.m == sh.n && sh.n == sh.k && sh.b == 0
 	baselines := []struct {
 		name string
 		ok   bool
@@ -157,7 +210,7 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		// vkc's own texel kernel in plain C, where vkc runs it for the shape.
 		{"c-texel", square && sh.n%8 == 0 && dev.Info().Type == vkc.TypeCPU, base.NewSgemmTexel},
 	}
-	elems := []string{"float32"} // one per name: matmul's, then each baseline's
+	elems := []string{"float32", "float32"} // one per name: matmul's, ops-matmul's, then each baseline's
 	for _, bl := range baselines {
 		if !bl.ok {
 			continue
@@ -179,7 +232,7 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			},
 		})
 	}
-	if dev.Info().Features.Has(vkc.FeatureStorage16 | vkc.FeatureFloat16) {
+	if dev.Info().Features.Has(vkc.FeatureStorage16|vkc.FeatureFloat16) && sh.b == 0 && !sh.bandwidthBound() {
 		spec, done, err := matmulF16Spec(dev, sh, as, bs, flops)
 		if err != nil {
 			return err
@@ -194,12 +247,60 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			continue
 		}
 		res.Figures = append(res.Figures, timedFigure(Figure{
-			Suite: "matmul", Name: name,
-			Params: map[string]int64{"m": int64(sh.m), "n": int64(sh.n), "k": int64(sh.k)},
-			Unit:   "GFLOP/s", Env: env, Elem: elems[i],
+			Suite: "matmul", Name: name, Params: sh.params(),
+			Unit: "GFLOP/s", Env: env, Elem: elems[i],
 		}, perFlop[i], func(s float64) float64 { return 1 / s / 1e9 }))
+		if name == "ops-matmul" && sh.bandwidthBound() {
+			bytesPerFlop := 4 * float64(nb) * float64(sh.m*sh.k+sh.k*sh.n) / flops
+			res.Figures = append(res.Figures, timedFigure(Figure{
+				Suite: "matmul", Name: "ops-matmul-read", Params: sh.params(),
+				Unit: "GB/s", Env: env, Elem: elems[i],
+			}, perFlop[i], func(s float64) float64 { return bytesPerFlop / s / 1e9 }))
+		}
 	}
 	return nil
+}
+
+// rootMatmul is the root package's vkc.Matmul over sh: one call, or one
+// per product of a batch, through views of each product's matrices (the
+// root's matmul takes whole buffers). closeViews closes the views.
+func rootMatmul(s *vkc.Stream, sh matmulShape, a, b, c *vkc.Buffer[float32]) (run func() error, closeViews func(), err error) {
+	if sh.b == 0 {
+		return func() error { return vkc.Matmul(s, a, b, c, sh.m, sh.n, sh.k) }, func() {}, nil
+	}
+	var views []*vkc.Buffer[float32]
+	closeViews = func() {
+		for _, v := range views {
+			_ = v.Close()
+		}
+	}
+	view := func(buf *vkc.Buffer[float32], i, n int) *vkc.Buffer[float32] {
+		v, verr := buf.View(i*n, n)
+		if verr != nil && err == nil {
+			err = verr
+		}
+		if v != nil {
+			views = append(views, v)
+		}
+		return v
+	}
+	type product struct{ a, b, c *vkc.Buffer[float32] }
+	products := make([]product, sh.b)
+	for i := range products {
+		products[i] = product{view(a, i, sh.m*sh.k), view(b, i, sh.k*sh.n), view(c, i, sh.m*sh.n)}
+	}
+	if err != nil {
+		closeViews()
+		return nil, nil, err
+	}
+	return func() error {
+		for _, p := range products {
+			if err := vkc.Matmul(s, p.a, p.b, p.c, sh.m, sh.n, sh.k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, closeViews, nil
 }
 
 // matmulF16Spec is vkc.MatmulOf on Float16 copies of the inputs (small

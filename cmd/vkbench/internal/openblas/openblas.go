@@ -30,9 +30,9 @@ static const char *ob_open(const char *name) {
 	return NULL;
 }
 
-// ob_sgemm computes C = A·B for row-major n x n matrices.
-static void ob_sgemm(int n, const float *a, const float *b, float *c) {
-	ob_sgemm_ptr(ob_row_major, ob_no_trans, ob_no_trans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+// ob_sgemm computes C = A·B for row-major m x k and k x n matrices.
+static void ob_sgemm(int m, int n, int k, const float *a, const float *b, float *c) {
+	ob_sgemm_ptr(ob_row_major, ob_no_trans, ob_no_trans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
 }
 */
 import "C"
@@ -83,6 +83,20 @@ func Sgemm(n int, a, b, c []float32) error {
 	if n <= 0 || n > 1<<15 || len(a) != n*n || len(b) != n*n || len(c) != n*n {
 		return fmt.Errorf("openblas: Sgemm of side %d needs three slices of %d elements (got %d, %d, %d)", n, n*n, len(a), len(b), len(c))
 	}
-	C.ob_sgemm(C.int(n), (*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&b[0])), (*C.float)(unsafe.Pointer(&c[0])))
+	return SgemmShape(n, n, n, a, b, c)
+}
+
+// SgemmShape computes c[m x n] = a[m x k]·b[k x n], row-major, with
+// cblas_sgemm, for the shapes that are not squares (matrix-vector
+// products, long K). It refuses slices of the wrong length, sizes past
+// 2^15 per side, and calls before a successful Open.
+func SgemmShape(m, n, k int, a, b, c []float32) error {
+	if err := Open(); err != nil {
+		return err
+	}
+	if m <= 0 || n <= 0 || k <= 0 || m > 1<<15 || n > 1<<15 || k > 1<<20 || len(a) != m*k || len(b) != k*n || len(c) != m*n {
+		return fmt.Errorf("openblas: Sgemm of %d x %d x %d needs slices of %d, %d, %d elements (got %d, %d, %d)", m, n, k, m*k, k*n, m*n, len(a), len(b), len(c))
+	}
+	C.ob_sgemm(C.int(m), C.int(n), C.int(k), (*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&b[0])), (*C.float)(unsafe.Pointer(&c[0])))
 	return nil
 }

@@ -59,3 +59,34 @@ func TestMissingLibraryIsErrMissing(t *testing.T) {
 	require.ErrorIs(t, err, ErrMissing)
 	assert.Contains(t, err.Error(), "cblas_sgemm")
 }
+
+// SgemmShape computes non-square products (a matrix-vector product among
+// them) as the float64 reference does, and refuses slices that do not fit.
+func TestSgemmShapeMatchesReference(t *testing.T) {
+	if errors.Is(Open(), ErrMissing) {
+		t.Skipf("%s is not installed", Library)
+	}
+	for _, sh := range []struct{ m, n, k int }{{1, 37, 50}, {23, 1, 41}, {5, 9, 300}} {
+		a, b, c := make([]float32, sh.m*sh.k), make([]float32, sh.k*sh.n), make([]float32, sh.m*sh.n)
+		for i := range a {
+			a[i] = float32(math.Sin(float64(i)))
+		}
+		for i := range b {
+			b[i] = float32(math.Cos(float64(5 * i)))
+		}
+		require.NoError(t, SgemmShape(sh.m, sh.n, sh.k, a, b, c))
+		u := math.Pow(2, -24)
+		for i := range sh.m {
+			for j := range sh.n {
+				var want, mag float64
+				for k := range sh.k {
+					p := float64(a[i*sh.k+k]) * float64(b[k*sh.n+j])
+					want += p
+					mag += math.Abs(p)
+				}
+				require.InDelta(t, want, float64(c[i*sh.n+j]), float64(sh.k+1)*u*mag, "%v C[%d,%d]", sh, i, j)
+			}
+		}
+	}
+	assert.Error(t, SgemmShape(2, 3, 4, make([]float32, 8), make([]float32, 11), make([]float32, 6)))
+}

@@ -1,0 +1,283 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/vkcompute/vkc"
+)
+
+// mmElem is the element type a matmul computes with, which picks the
+// kernels' build (matmul_common.glsl's ELEM and ACC).
+type mmElem uint8
+
+const (
+	elemF32 mmElem = iota
+	elemF16
+	elemF64
+)
+
+func (e mmElem) String() string { return [...]string{"f32", "f16", "f64"}[e] }
+
+// suffix is the kernel-name suffix of e's builds ("" for float32).
+func (e mmElem) suffix() string { return [...]string{"", "_f16", "_f64"}[e] }
+
+// mmElemOf is T's mmElem.
+func mmElemOf[T vkc.Float]() mmElem {
+	switch any(*new(T)).(type) {
+	case vkc.Float16:
+		return elemF16
+	case float64:
+		return elemF64
+	}
+	return elemF32
+}
+
+// matrix is where one operand's matrices sit in its buffer: the element
+// offset of the first, the strides along the matrix's two axes (rows,
+// columns) and along each batch axis of the product (0 where the operand
+// is broadcast).
+type matrix struct {
+	off      int
+	row, col int
+	batch    []int
+}
+
+// problem is a matmul reduced to what the kernels take: sizes, the
+// collapsed batch axes, each operand's layout, the epilogue, and the
+// param sizing M, if any. It holds no buffer, so that the variant rules
+// and the tuner's classes are tested with no device.
+type problem struct {
+	elem    mmElem
+	m, n, k int
+	batch   []int // extents of the batch axes, outermost first, none of 1
+	a, b, c matrix
+	hasBias bool
+	bias    matrix // bias[n] at bias.off + n*bias.col
+	act     Activation
+	dynamic bool // M is a param's value (at most m)
+	// buffer lengths, for the wide kernels' reads past a ragged edge
+	aLen, bLen int
+	// root: every operand is a whole buffer, row-major, one matrix: what
+	// vkc.MatmulOf takes.
+	rootShaped bool
+	// batchRowMajor: a batch whose every matrix is row-major with adjacent
+	// rows (as a whole buffer would be), with no epilogue.
+	batchRowMajor bool
+	int64         bool // the device has shaderInt64 (wide loads)
+}
+
+// batches is the number of matrices in the product.
+func (p *problem) batches() int {
+	n := 1
+	for _, e := range p.batch {
+		n *= e
+	}
+	return n
+}
+
+// plan is a checked Matmul call: the problem and the buffers.
+type matmulPlan[T vkc.Float] struct {
+	problem
+	dev                       *vkc.Device
+	aBuf, bBuf, cBuf, biasBuf *vkc.Buffer[T]
+	rows                      *vkc.Param[uint32]
+	heuristic                 bool
+	describe                  string // the operands, for errors
+}
+
+// planMatmul checks a Matmul call and reduces it to a plan.
+func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T]) (*matmulPlan[T], error) {
+	if s == nil {
+		return nil, errMatmulNilStream
+	}
+	for _, t := range []struct {
+		name string
+		err  error
+	}{{"A", a.Err()}, {"B", b.Err()}, {"C", c.Err()}} {
+		if t.err != nil {
+			return nil, fmt.Errorf("vkc: Matmul: %s: %w", t.name, t.err)
+		}
+	}
+	describe := fmt.Sprintf("A %v · B %v → C %v", a.at.shape, b.at.shape, c.at.shape)
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("vkc: Matmul: %s: %s", describe, fmt.Sprintf(format, args...))
+	}
+	dev := s.Device()
+	for _, t := range []*vkc.Buffer[T]{a.buf, b.buf, c.buf} {
+		if t.Device() != dev {
+			return nil, fail("an operand is on another device than the stream")
+		}
+	}
+	ra, rb, rc := a.Rank(), b.Rank(), c.Rank()
+	if ra < 2 || rb < 2 || rc < 2 {
+		return nil, fail("every operand needs at least two axes (a row vector is [1, K])")
+	}
+	m, k := a.at.shape[ra-2], a.at.shape[ra-1]
+	kb, n := b.at.shape[rb-2], b.at.shape[rb-1]
+	if kb != k {
+		return nil, fail("A's %d columns are not B's %d rows", k, kb)
+	}
+	if c.at.shape[rc-2] != m || c.at.shape[rc-1] != n {
+		return nil, fail("C must be %d x %d", m, n)
+	}
+	if rc < max(ra, rb) {
+		return nil, fail("C has fewer batch axes than A or B")
+	}
+	if c.at.overlapsItself() {
+		return nil, fail("C's layout (strides %v) writes some elements twice", c.at.strides)
+	}
+	p := &matmulPlan[T]{dev: dev, aBuf: a.buf, bBuf: b.buf, cBuf: c.buf, heuristic: o.Heuristic, describe: describe}
+	p.elem = mmElemOf[T]()
+	p.m, p.n, p.k = m, n, k
+	p.act = o.Activation
+	if p.act > ActSilu {
+		return nil, fail("unknown activation %v", p.act)
+	}
+	p.int64 = dev.Info().Features.Has(vkc.FeatureInt64)
+	p.aLen, p.bLen = a.buf.Len(), b.buf.Len()
+
+	// Dynamic rows: M of rank-2 A and C, one param.
+	if b.rows != nil {
+		return nil, fail("B cannot be dynamic (only M, axis 0 of rank-2 A and C, can)")
+	}
+	for _, t := range []Tensor[T]{a, c} {
+		if t.rows == nil {
+			continue
+		}
+		if t.Rank() != 2 {
+			return nil, fail("a dynamic axis 0 must be M: A and C of rank 2")
+		}
+		if p.rows != nil && p.rows != t.rows {
+			return nil, fail("A and C are dynamic with two different params")
+		}
+		p.rows = t.rows
+	}
+	p.dynamic = p.rows != nil
+
+	// Batch axes: C's leading axes; A's and B's broadcast to them.
+	cBatch := c.at.shape[:rc-2]
+	var axes []batchAxis
+	for i, e := range cBatch {
+		ax := batchAxis{extent: e, c: c.at.strides[i]}
+		var err error
+		if ax.a, err = batchStride(a.at, len(cBatch), i, e); err != nil {
+			return nil, fail("A: %v", err)
+		}
+		if ax.b, err = batchStride(b.at, len(cBatch), i, e); err != nil {
+			return nil, fail("B: %v", err)
+		}
+		axes = append(axes, ax)
+	}
+	axes = collapseBatch(axes)
+	for _, ax := range axes {
+		p.batch = append(p.batch, ax.extent)
+		p.a.batch = append(p.a.batch, ax.a)
+		p.b.batch = append(p.b.batch, ax.b)
+		p.c.batch = append(p.c.batch, ax.c)
+	}
+	p.a.off, p.a.row, p.a.col = a.at.offset, a.at.strides[ra-2], a.at.strides[ra-1]
+	p.b.off, p.b.row, p.b.col = b.at.offset, b.at.strides[rb-2], b.at.strides[rb-1]
+	p.c.off, p.c.row, p.c.col = c.at.offset, c.at.strides[rc-2], c.at.strides[rc-1]
+
+	// The bias: N elements or one, along the last axis.
+	if o.Bias.buf != nil || o.Bias.err != nil {
+		bias := o.Bias
+		if err := bias.Err(); err != nil {
+			return nil, fail("bias: %v", err)
+		}
+		if bias.buf.Device() != dev {
+			return nil, fail("the bias is on another device than the stream")
+		}
+		if bias.rows != nil {
+			return nil, fail("the bias cannot be dynamic")
+		}
+		r := bias.Rank()
+		last := bias.at.shape[r-1]
+		for _, e := range bias.at.shape[:r-1] {
+			if e != 1 {
+				return nil, fail("bias %v: want a vector of %d elements (or 1)", bias.at.shape, n)
+			}
+		}
+		if last != n && last != 1 {
+			return nil, fail("bias %v: want a vector of %d elements (or 1)", bias.at.shape, n)
+		}
+		p.hasBias, p.biasBuf = true, bias.buf
+		p.bias.off, p.bias.col = bias.at.offset, bias.at.strides[r-1]
+		if last == 1 {
+			p.bias.col = 0
+		}
+	}
+
+	// C is written while the others are read: no shared elements.
+	for _, in := range []struct {
+		name string
+		buf  *vkc.Buffer[T]
+		at   layout
+	}{{"A", a.buf, a.at}, {"B", b.buf, b.at}, {"the bias", p.biasBuf, o.Bias.at}} {
+		if in.buf == c.buf && in.buf != nil && overlap(in.at, c.at) {
+			return nil, fail("C shares elements with %s", in.name)
+		}
+	}
+
+	p.batchRowMajor = len(p.batch) > 0 && !p.hasBias && p.act == ActNone &&
+		p.a.col == 1 && p.a.row == k && p.b.col == 1 && p.b.row == n && p.c.col == 1 && p.c.row == n
+	p.rootShaped = len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
+		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
+	return p, nil
+}
+
+// batchAxis is one batch axis of the product: its extent and each
+// operand's stride along it.
+type batchAxis struct{ extent, a, b, c int }
+
+// batchStride is the stride of operand l along batch axis i of C's nb
+// batch axes (extent e), by NumPy's broadcasting: matched from the last
+// batch axis, and 0 where l lacks the axis or has extent 1.
+func batchStride(l layout, nb, i, e int) (int, error) {
+	lb := len(l.shape) - 2
+	j := i - (nb - lb)
+	if j < 0 {
+		return 0, nil
+	}
+	switch l.shape[j] {
+	case e:
+		return l.strides[j], nil
+	case 1:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("batch axis %d has extent %d, C's %d", j, l.shape[j], e)
+}
+
+// collapseBatch drops batch axes of extent 1 and merges neighbours that
+// step through every operand as one axis would, so that most products
+// have one batch axis (the kernels' group z) or none.
+func collapseBatch(axes []batchAxis) []batchAxis {
+	var out []batchAxis
+	for _, ax := range axes {
+		if ax.extent == 1 {
+			continue
+		}
+		if len(out) > 0 {
+			prev := &out[len(out)-1]
+			if prev.a == ax.a*ax.extent && prev.b == ax.b*ax.extent && prev.c == ax.c*ax.extent {
+				prev.extent *= ax.extent
+				prev.a, prev.b, prev.c = ax.a, ax.b, ax.c
+				continue
+			}
+		}
+		out = append(out, ax)
+	}
+	return out
+}
+
+// overlap reports whether two layouts of one buffer may address a common
+// element, by the ranges they span.
+func overlap(x, y layout) bool {
+	return x.offset < y.span() && y.offset < x.span()
+}
+
+// wholeRowMajor reports whether l is a whole buffer of n elements as one
+// row-major matrix (batch axes all of extent 1).
+func wholeRowMajor(l layout, n int) bool {
+	return l.offset == 0 && l.isContiguous() && l.span() == n
+}

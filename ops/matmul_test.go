@@ -1,0 +1,374 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vkcompute/vkc"
+)
+
+// openMatmulDevice opens the default device with validation on and its
+// pipeline cache (and so the tuner's file) in a temporary directory, and
+// at cleanup closes it, failing the test on any validation message.
+func openMatmulDevice(t testing.TB) *vkc.Device {
+	t.Helper()
+	dev, err := vkc.Open(vkc.WithValidation(true), vkc.WithPipelineCache(t.TempDir()))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, dev.Close())
+		errs, warns, recent := dev.ValidationMessages()
+		assert.Zero(t, errs+warns, "validation messages: %q", recent)
+	})
+	return dev
+}
+
+// elemEps is the unit roundoff of T's stored values and of its sums.
+func elemEps[T vkc.Float]() (stored, acc float64) {
+	switch mmElemOf[T]() {
+	case elemF16:
+		return 0x1p-11, 0x1p-24
+	case elemF64:
+		return 0x1p-53, 0x1p-53
+	}
+	return 0x1p-24, 0x1p-24
+}
+
+// toElem and fromElem convert between float64 and T.
+func toElem[T vkc.Float](x float64) T {
+	var out T
+	switch p := any(&out).(type) {
+	case *float32:
+		*p = float32(x)
+	case *float64:
+		*p = x
+	case *vkc.Float16:
+		*p = vkc.Float16From(float32(x))
+	}
+	return out
+}
+
+func fromElem[T vkc.Float](x T) float64 {
+	switch v := any(x).(type) {
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	case vkc.Float16:
+		return float64(v.Float32())
+	}
+	return math.NaN()
+}
+
+// hostTensor is a tensor's elements on the host, as float64, addressed
+// through the same layout as the device's.
+type hostTensor struct {
+	data []float64
+	at   layout
+}
+
+func (h hostTensor) at2(batch []int, i, j int) float64 {
+	r := len(h.at.shape)
+	idx := h.at.offset + i*h.at.strides[r-2] + j*h.at.strides[r-1]
+	lead := len(batch) - (r - 2)
+	for ax := 0; ax < r-2; ax++ {
+		if h.at.shape[ax] > 1 {
+			idx += batch[lead+ax] * h.at.strides[ax]
+		}
+	}
+	return h.data[idx]
+}
+
+// activate64 is the activation in float64, the reference's.
+func activate64(act Activation, x float64) float64 {
+	switch act {
+	case ActRelu:
+		return math.Max(x, 0)
+	case ActGelu:
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	case ActSilu:
+		return x / (1 + math.Exp(-x))
+	}
+	return x
+}
+
+// referenceMatmul is act(A·B + bias) in float64 over C's shape, with the
+// bound Σ|a||b| + |bias| of each element (for the tolerance).
+func referenceMatmul(a, b hostTensor, bias []float64, biasStride int, act Activation, cShape []int) (ref, bound []float64) {
+	r := len(cShape)
+	m, n, k := cShape[r-2], cShape[r-1], a.at.shape[len(a.at.shape)-1]
+	batchShape := cShape[:r-2]
+	nb, _ := count(batchShape)
+	idx := make([]int, len(batchShape))
+	for bi := 0; bi < nb; bi++ {
+		rem := bi
+		for ax := len(batchShape) - 1; ax >= 0; ax-- {
+			idx[ax] = rem % batchShape[ax]
+			rem /= batchShape[ax]
+		}
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				s, mag := 0.0, 0.0
+				for kk := 0; kk < k; kk++ {
+					x := a.at2(idx, i, kk) * b.at2(idx, kk, j)
+					s += x
+					mag += math.Abs(x)
+				}
+				if bias != nil {
+					s += bias[j*biasStride]
+					mag += math.Abs(bias[j*biasStride])
+				}
+				ref = append(ref, activate64(act, s))
+				bound = append(bound, mag)
+			}
+		}
+	}
+	return ref, bound
+}
+
+// randomTensor fills a new buffer of n elements with values of T in
+// [-1, 1] and returns it with its host copy.
+func randomTensor[T vkc.Float](t testing.TB, dev *vkc.Device, rng *rand.Rand, n int) (*vkc.Buffer[T], []float64) {
+	t.Helper()
+	xs := make([]T, n)
+	host := make([]float64, n)
+	for i := range xs {
+		xs[i] = toElem[T](rng.Float64()*2 - 1)
+		host[i] = fromElem(xs[i])
+	}
+	buf, err := vkc.FromSlice(dev, xs)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = buf.Close() })
+	return buf, host
+}
+
+// matmulCase is one product to check: A, B and C as shapes over fresh
+// buffers, with optional transposes (the buffer holds the transpose and
+// the operand is its .T()), a bias and an activation.
+type matmulCase struct {
+	name         string
+	a, b, c      []int
+	aT, bT       bool
+	bias         int // 0: none; else the bias's length (N or 1)
+	act          Activation
+	wantVariants []variant // variants that must apply
+}
+
+// swapLast is shape with its last two axes swapped.
+func swapLast(shape []int) []int {
+	out := append([]int(nil), shape...)
+	r := len(out)
+	out[r-1], out[r-2] = out[r-2], out[r-1]
+	return out
+}
+
+// checkMatmul runs every variant that applies to tc (and Matmul itself,
+// tuned) and compares C with the float64 reference.
+func checkMatmul[T vkc.Float](t *testing.T, dev *vkc.Device, tc matmulCase) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(len(tc.name)), 7))
+	s := dev.Stream()
+	mk := func(shape []int, transposed bool) (Tensor[T], hostTensor) {
+		stored := shape
+		if transposed {
+			stored = swapLast(shape)
+		}
+		n, err := count(stored)
+		require.NoError(t, err)
+		buf, host := randomTensor[T](t, dev, rng, n)
+		ten := Of(buf, stored...)
+		if transposed {
+			ten = ten.T()
+		}
+		require.NoError(t, ten.Err())
+		return ten, hostTensor{host, ten.at}
+	}
+	a, ha := mk(tc.a, tc.aT)
+	b, hb := mk(tc.b, tc.bT)
+	var opts MatmulOptions[T]
+	var biasHost []float64
+	biasStride := 1
+	if tc.bias > 0 {
+		buf, host := randomTensor[T](t, dev, rng, tc.bias)
+		opts.Bias = Of(buf)
+		biasHost = host
+		if tc.bias == 1 {
+			biasStride = 0
+		}
+	}
+	opts.Activation = tc.act
+	ref, bound := referenceMatmul(ha, hb, biasHost, biasStride, tc.act, tc.c)
+	nc, err := count(tc.c)
+	require.NoError(t, err)
+	cBuf, err := vkc.NewBuffer[T](dev, nc)
+	require.NoError(t, err)
+	defer cBuf.Close()
+	c := Of(cBuf, tc.c...)
+
+	stored, acc := elemEps[T]()
+	k := tc.a[len(tc.a)-1]
+	check := func(what string) {
+		got, err := cBuf.Read(context.Background())
+		require.NoError(t, err)
+		for i := range ref {
+			// Summation error of K terms, the output's rounding, and the
+			// activation's float32 evaluation of its nonlinear factor.
+			tol := float64(k+2)*acc*bound[i] + stored*math.Abs(ref[i]) + 1e-6*(bound[i]+1)
+			if diff := math.Abs(fromElem(got[i]) - ref[i]); !(diff <= tol) {
+				require.Failf(t, "wrong element", "%s: %s element %d: got %v, want %v (tolerance %.3g)", tc.name, what, i, fromElem(got[i]), ref[i], tol)
+			}
+		}
+	}
+	p, err := planMatmul(s, a, b, c, opts)
+	require.NoError(t, err)
+	for _, v := range tc.wantVariants {
+		require.True(t, p.applies(v), "%s: variant %v should apply", tc.name, v)
+	}
+	for _, v := range p.candidates() {
+		require.NoError(t, fill(cBuf, toElem[T](math.NaN())))
+		require.NoError(t, p.runVariant(s, v), "%s: %v", tc.name, v)
+		check(v.String())
+	}
+	require.NoError(t, fill(cBuf, toElem[T](math.NaN())))
+	require.NoError(t, Matmul(s, a, b, c, opts))
+	check("Matmul")
+}
+
+// fill writes x into every element of buf.
+func fill[T vkc.Element](buf *vkc.Buffer[T], x T) error {
+	xs := make([]T, buf.Len())
+	for i := range xs {
+		xs[i] = x
+	}
+	return buf.Write(xs)
+}
+
+var matmulCases = []matmulCase{
+	{name: "1x1x1", a: []int{1, 1}, b: []int{1, 1}, c: []int{1, 1}},
+	{name: "irregular", a: []int{37, 23}, b: []int{23, 45}, c: []int{37, 45}},
+	{name: "irregular transposed", a: []int{19, 29}, b: []int{29, 13}, c: []int{19, 13}, aT: true, bT: true},
+	{name: "wide", a: []int{40, 64}, b: []int{64, 72}, c: []int{40, 72}, bias: 72, act: ActGelu, wantVariants: []variant{variantWide}},
+	{name: "wide ragged n", a: []int{33, 16}, b: []int{16, 21}, c: []int{33, 21}, act: ActRelu},
+	{name: "gemv m=1", a: []int{1, 200}, b: []int{200, 96}, c: []int{1, 96}, bias: 96, act: ActSilu, wantVariants: []variant{variantGEMV}},
+	{name: "gemv m=1 transposed", a: []int{1, 77}, b: []int{77, 35}, c: []int{1, 35}, bT: true, wantVariants: []variant{variantGEMV}},
+	{name: "gemv n=1", a: []int{90, 130}, b: []int{130, 1}, c: []int{90, 1}, bias: 1, act: ActRelu, wantVariants: []variant{variantGEMV}},
+	{name: "gemv n=1 transposed", a: []int{50, 64}, b: []int{64, 1}, c: []int{50, 1}, aT: true, wantVariants: []variant{variantGEMV}},
+	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitK}},
+	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: ActSilu, wantVariants: []variant{variantWide}},
+	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantRootBatched}},
+	{name: "batched broadcast B", a: []int{2, 3, 9, 8}, b: []int{8, 11}, c: []int{2, 3, 9, 11}, bias: 11},
+	{name: "batched broadcast A", a: []int{1, 7, 10}, b: []int{3, 10, 5}, c: []int{3, 7, 5}, aT: true},
+	{name: "batched gemv", a: []int{5, 1, 40}, b: []int{5, 40, 24}, c: []int{5, 1, 24}, wantVariants: []variant{variantGEMV}},
+	{name: "packed", a: []int{70, 90}, b: []int{90, 66}, c: []int{70, 66}, aT: true, wantVariants: []variant{variantRootPacked}},
+	{name: "packed whole", a: []int{64, 20}, b: []int{20, 72}, c: []int{64, 72}, wantVariants: []variant{variantRootPacked, variantRoot}},
+	{name: "root square", a: []int{64, 64}, b: []int{64, 64}, c: []int{64, 64}, wantVariants: []variant{variantRoot}},
+}
+
+func TestMatmulMatchesFloat64ReferenceFloat32(t *testing.T) {
+	dev := openMatmulDevice(t)
+	for _, tc := range matmulCases {
+		t.Run(tc.name, func(t *testing.T) { checkMatmul[float32](t, dev, tc) })
+	}
+}
+
+func TestMatmulMatchesFloat64ReferenceFloat16(t *testing.T) {
+	dev := openMatmulDevice(t)
+	if !dev.Info().Features.Has(vkc.FeatureStorage16) {
+		t.Skip("no 16-bit storage")
+	}
+	for _, tc := range matmulCases {
+		tc.wantVariants = nil
+		t.Run(tc.name, func(t *testing.T) { checkMatmul[vkc.Float16](t, dev, tc) })
+	}
+}
+
+func TestMatmulMatchesFloat64ReferenceFloat64(t *testing.T) {
+	dev := openMatmulDevice(t)
+	if !dev.Info().Features.Has(vkc.FeatureFloat64) {
+		t.Skip("no float64")
+	}
+	for _, tc := range matmulCases {
+		tc.wantVariants = nil
+		t.Run(tc.name, func(t *testing.T) { checkMatmul[float64](t, dev, tc) })
+	}
+}
+
+func TestMatmulRefusesBadOperandsNamingShapes(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	buf := func(n int) *vkc.Buffer[float32] {
+		b, err := vkc.NewBuffer[float32](dev, n)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = b.Close() })
+		return b
+	}
+	a, b, c := Of(buf(6), 2, 3), Of(buf(12), 3, 4), Of(buf(8), 2, 4)
+	require.NoError(t, fill(a.Buffer(), 1))
+	require.NoError(t, fill(b.Buffer(), 1))
+	for _, tc := range []struct {
+		name    string
+		err     error
+		contain string
+	}{
+		{"inner mismatch", Matmul(s, a, Of(buf(8), 2, 4), c), "A's 3 columns are not B's 2 rows"},
+		{"C shape", Matmul(s, a, b, Of(buf(6), 2, 3)), "C must be 2 x 4"},
+		{"rank 1", Matmul(s, Of(buf(3)), b, c), "at least two axes"},
+		{"broadcast C", Matmul(s, a, b, Of(buf(4), 1, 4).BroadcastTo(2, 4)), "writes some elements twice"},
+		{"C is A", Matmul(s, Of(a.Buffer(), 2, 3), Of(buf(9), 3, 3), Of(a.Buffer(), 2, 3)), "shares elements with A"},
+		{"bias length", Matmul(s, a, b, c, MatmulOptions[float32]{Bias: Of(buf(3))}), "want a vector of 4"},
+		{"batch mismatch", Matmul(s, Of(buf(12), 2, 2, 3), Of(buf(36), 3, 3, 4), Of(buf(24), 3, 2, 4)), "batch axis 0 has extent 2"},
+		{"two options", Matmul(s, a, b, c, MatmulOptions[float32]{}, MatmulOptions[float32]{}), "at most one"},
+		{"bad tensor", Matmul(s, a, b, Of(buf(8), 3, 3)), "vkc: Matmul: C"},
+		{"nil stream", Matmul(nil, a, b, c), "nil stream"},
+		{"activation", Matmul(s, a, b, c, MatmulOptions[float32]{Activation: 9}), "unknown activation"},
+	} {
+		require.ErrorContains(t, tc.err, tc.contain, tc.name)
+		require.Contains(t, tc.err.Error(), "vkc: Matmul", tc.name)
+	}
+	err := Matmul(s, a, Of(buf(8), 2, 4), c)
+	require.ErrorContains(t, err, "A [2 3] · B [2 4] → C [2 4]")
+}
+
+func TestMatmulDynamicRowsFollowTheParamOnReplay(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, shape := range []struct{ m, n, k int }{{40, 24, 16}, {30, 1, 20}, {33, 13, 9}} {
+		t.Run(fmt.Sprintf("%dx%dx%d", shape.m, shape.n, shape.k), func(t *testing.T) {
+			aBuf, ha := randomTensor[float32](t, dev, rng, shape.m*shape.k)
+			bBuf, hb := randomTensor[float32](t, dev, rng, shape.k*shape.n)
+			cBuf, err := vkc.NewBuffer[float32](dev, shape.m*shape.n)
+			require.NoError(t, err)
+			defer cBuf.Close()
+			rows, err := vkc.NewParam[uint32](dev, uint32(shape.m))
+			require.NoError(t, err)
+			defer rows.Close()
+			a := Of(aBuf, shape.m, shape.k).Dynamic(rows)
+			b := Of(bBuf, shape.k, shape.n)
+			c := Of(cBuf, shape.m, shape.n).Dynamic(rows)
+			g, err := s.Capture(func(s *vkc.Stream) error { return Matmul(s, a, b, c) })
+			require.NoError(t, err)
+			defer g.Close()
+			ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{shape.m, shape.n})
+			for _, m := range []int{shape.m, 1, shape.m / 2} {
+				require.NoError(t, fill(cBuf, float32(-7)))
+				require.NoError(t, rows.Set(uint32(m)))
+				require.NoError(t, g.Replay())
+				got, err := cBuf.Read(context.Background())
+				require.NoError(t, err)
+				for i := range got {
+					if i/shape.n >= m {
+						require.Equal(t, float32(-7), got[i], "row %d past M=%d was written", i/shape.n, m)
+						continue
+					}
+					tol := float64(shape.k+2)*0x1p-24*bound[i] + 1e-6
+					require.InDelta(t, ref[i], float64(got[i]), tol, "M=%d element %d", m, i)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package ops
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/vkcompute/vkc"
+)
+
+// shapeClass is the key the tuner keeps a choice under: the element type,
+// each size's power of two, the batch count's, whether M is dynamic, and
+// which variants apply (so two layouts that admit different kernels are
+// two classes).
+func (p *problem) shapeClass() string {
+	mask := 0
+	for _, v := range p.candidates() {
+		mask |= 1 << v
+	}
+	return fmt.Sprintf("%v m%d n%d k%d b%d dyn%t v%x", p.elem, bits.Len(uint(p.m)), bits.Len(uint(p.n)),
+		bits.Len(uint(p.k)), bits.Len(uint(p.batches())), p.dynamic, mask)
+}
+
+// tunings are the measured choices of one device: in memory, and in a
+// small JSON file beside the pipeline cache (when the device has one).
+type tunings struct {
+	mu      sync.Mutex
+	path    string // "": not kept on disk
+	choices map[string]string
+}
+
+// tuningFileVersion is written into the file; a file of another version
+// is ignored (and replaced at the next save).
+const tuningFileVersion = 1
+
+type tuningFile struct {
+	Version int               `json:"version"`
+	Device  string            `json:"device"`
+	Choices map[string]string `json:"choices"`
+}
+
+// newTunings is dev's tunings, read from its file. A file that cannot be
+// read or parsed is ignored with one warning.
+func newTunings(dev *vkc.Device) *tunings {
+	t := &tunings{choices: map[string]string{}}
+	if dir := dev.PipelineCacheDir(); dir != "" {
+		t.path = filepath.Join(dir, tuningFileName(dev.Info()))
+		t.load(deviceLabel(dev.Info()))
+	}
+	return t
+}
+
+// deviceLabel names a device and driver exactly enough that a choice
+// measured on one is never used on another.
+func deviceLabel(info vkc.DeviceInfo) string {
+	return fmt.Sprintf("%s %04x:%04x driver %s", info.Name, info.VendorID, info.DeviceID, info.DriverVersion)
+}
+
+// tuningFileName is the file of a device's choices: its label's hash, so
+// that two devices in one cache directory keep two files.
+func tuningFileName(info vkc.DeviceInfo) string {
+	h := fnv.New64a()
+	h.Write([]byte(deviceLabel(info)))
+	return fmt.Sprintf("vkc-ops-matmul-%016x.json", h.Sum64())
+}
+
+func (t *tunings) load(label string) {
+	data, err := os.ReadFile(t.path)
+	if os.IsNotExist(err) {
+		return
+	}
+	var f tuningFile
+	if err == nil {
+		err = json.Unmarshal(data, &f)
+	}
+	if err == nil && (f.Version != tuningFileVersion || f.Device != label) {
+		err = fmt.Errorf("version %d of device %q, want version %d of %q", f.Version, f.Device, tuningFileVersion, label)
+	}
+	if err == nil {
+		for class, name := range f.Choices {
+			if _, ok := variantNamed(name); !ok {
+				err = fmt.Errorf("class %q: unknown variant %q", class, name)
+				break
+			}
+		}
+	}
+	if err != nil {
+		slog.Warn("vkc: ops: ignoring the matmul tuning file", "path", t.path, "err", err)
+		return
+	}
+	t.choices = f.Choices
+}
+
+// save writes the choices to the file: a temporary in the same directory
+// renamed over it, so a reader never sees half a file. Failures are
+// ignored: the choices stay in memory.
+func (t *tunings) save(label string) {
+	if t.path == "" {
+		return
+	}
+	data, err := json.MarshalIndent(tuningFile{Version: tuningFileVersion, Device: label, Choices: t.choices}, "", "  ")
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(t.path), ".vkc-ops-matmul-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), t.path) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+// choice is the variant a class was measured to run fastest with, if any.
+func (t *tunings) choice(class string) (variant, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	name, ok := t.choices[class]
+	if !ok {
+		return 0, false
+	}
+	return variantNamed(name)
+}
+
+func (t *tunings) keep(class string, v variant, label string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.choices[class] = v.String()
+	t.save(label)
+}
+
+// run computes the product with the variant the tuner picks: the
+// heuristic's when asked, when only one variant applies, or when nothing
+// can be timed (inside a capture window, or while the stream is
+// profiled); a class's measured choice when there is one; otherwise every
+// variant that applies is run and timed on the device, the fastest kept
+// for the class, and the product computed once more with it, so that
+// what C holds is that variant's result whatever happened while timing.
+func (p *matmulPlan[T]) run(s *vkc.Stream) error {
+	cands := p.candidates()
+	if p.heuristic || len(cands) == 1 {
+		return p.runVariant(s, p.problem.heuristic())
+	}
+	md, err := matmulDeviceOf(p.dev)
+	if err != nil {
+		return fmt.Errorf("vkc: Matmul: %w", err)
+	}
+	t := md.tunings
+	class := p.shapeClass()
+	if v, ok := t.choice(class); ok && p.applies(v) {
+		return p.runVariant(s, v)
+	}
+	if s.Capturing() {
+		return p.runVariant(s, p.problem.heuristic())
+	}
+	best, ok := p.measure(s, cands)
+	if !ok {
+		return p.runVariant(s, p.problem.heuristic())
+	}
+	t.keep(class, best, deviceLabel(p.dev.Info()))
+	return p.runVariant(s, best)
+}
+
+// measure times each candidate on the device (once to warm it, once
+// profiled) and returns the fastest. It reports false when no time could
+// be taken (the stream is profiled already, or the device takes no
+// timestamps); a variant that fails is left out.
+func (p *matmulPlan[T]) measure(s *vkc.Stream, cands []variant) (variant, bool) {
+	best, bestTime, timed := variant(0), time.Duration(0), false
+	for _, v := range cands {
+		if err := p.runVariant(s, v); err != nil {
+			continue
+		}
+		prof, err := s.Profile(func(s *vkc.Stream) error { return p.runVariant(s, v) })
+		if err != nil || prof == nil || len(prof.Launches) == 0 {
+			continue
+		}
+		if !timed || prof.Total < bestTime {
+			best, bestTime, timed = v, prof.Total, true
+		}
+	}
+	return best, timed
+}

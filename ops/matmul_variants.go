@@ -1,0 +1,758 @@
+package ops
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/vkcompute/vkc"
+)
+
+// variant is one way of computing a matmul. Every variant computes the
+// same product (to the stated tolerance); they differ in speed by shape.
+type variant uint8
+
+const (
+	// generic: matmul_generic, any layout and type, 4 x 4 blocks of C
+	// per invocation and one element per load.
+	variantGeneric variant = iota
+	// wide: matmul_wide, float32 with 16 x 32 blocks and eight elements
+	// per load; needs unit strides along K (A) and N (B), aligned.
+	variantWide
+	// gemv: matmul_gemv, M = 1 or N = 1, each element of the matrix read
+	// once, eight at a time where aligned.
+	variantGEMV
+	// splitK: matmul_generic_partial over slices of K into a temporary,
+	// then matmul_reduce: for long K and few outputs.
+	variantSplitK
+	// root: the root package's vkc.MatmulOf, an interim fast path for
+	// whole row-major matrices with no epilogue: on CPU drivers it reads
+	// through texel bindings (see the root's matmul_texel), which user
+	// kernels cannot bind yet. It goes when they can.
+	variantRoot
+	// rootBatched: variantRoot once per product of a batch, through views
+	// of each product's matrices (the root's matmul takes whole buffers):
+	// for batches of row-major matrices with no epilogue, whose products
+	// are too small for the kernels above to fill a CPU driver's lanes.
+	// Interim, like variantRoot.
+	variantRootBatched
+	// rootPacked: A and B copied (Transpose) into temporaries whose K and N
+	// are padded with zeros to multiples of 8, multiplied by the root's
+	// matmul on its texel path, and C copied out where N was padded or C
+	// is not a whole row-major buffer: for large float32 products of any
+	// layout whose sizes keep them off that path. Interim, like
+	// variantRoot.
+	variantRootPacked
+	numVariants
+)
+
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed"}
+
+func (v variant) String() string {
+	if v < numVariants {
+		return variantNames[v]
+	}
+	return fmt.Sprintf("variant(%d)", uint8(v))
+}
+
+// variantNamed is the variant of a name String gave, for the tuner's file.
+func variantNamed(name string) (variant, bool) {
+	for i, n := range variantNames {
+		if n == name {
+			return variant(i), true
+		}
+	}
+	return 0, false
+}
+
+// The limits of the kernels' geometry.
+const (
+	genericTile    = 4  // matmul_generic: a 4 x 4 block of C per invocation
+	genericLocalX  = 16 // its default workgroup, 16 x 8
+	genericLocalY  = 8
+	splitLocal     = 8  // matmul_generic_partial: 8 x 1
+	wideRows       = 16 // matmul_wide: 16 rows x 4 octets per invocation
+	wideOcts       = 4
+	wideLocal      = 8 // 8 x 8
+	gemvLocal      = 64
+	reduceLocal    = 64
+	splitMinK      = 1024 // split-K applies from this K
+	splitMaxOut    = 4096 // and up to this many elements of C (batches included)
+	splitLanes     = 512  // split-K aims at about this many invocations
+	splitMinSlice  = 256  // and at least this much of K per invocation
+	maxGroupsLimit = 65535
+	rootBatchMax   = 256 // root-batched: at most this many launches
+	packMin        = 64  // root-packed: M and N at least this
+)
+
+// applies reports whether variant v can compute p.
+func (p *problem) applies(v variant) bool {
+	switch v {
+	case variantGeneric:
+		return true
+	case variantWide:
+		return p.wideFits()
+	case variantGEMV:
+		return p.elem == elemF32 && p.int64 && (p.m == 1 || p.n == 1) && len(p.batch) <= 1
+	case variantSplitK:
+		return !p.dynamic && p.k >= splitMinK && p.m*p.n*p.batches() <= splitMaxOut
+	case variantRoot:
+		return p.rootShaped
+	case variantRootBatched:
+		return p.batchRowMajor && p.batches() <= rootBatchMax
+	case variantRootPacked:
+		return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone && !p.dynamic &&
+			p.m >= packMin && p.n >= packMin
+	}
+	return false
+}
+
+// aligned8 reports whether every value is a multiple of 8.
+func aligned8(xs ...int) bool {
+	for _, x := range xs {
+		if x%8 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// aligned4 reports whether every value is a multiple of 4.
+func aligned4(xs ...int) bool {
+	for _, x := range xs {
+		if x%4 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// reach is the largest offset the batch axes add to a matrix.
+func (p *problem) reach(strides []int) int {
+	r := 0
+	for i, st := range strides {
+		r += (p.batch[i] - 1) * st
+	}
+	return r
+}
+
+// wideFits reports whether matmul_wide can read A and B: float32 with
+// 64-bit loads, A's rows and B's rows unit-stride and starting on
+// multiples of 8 elements, K a multiple of 8, and B's last octet inside
+// its buffer.
+func (p *problem) wideFits() bool {
+	if p.elem != elemF32 || !p.int64 || p.k%8 != 0 || p.a.col != 1 || p.b.col != 1 {
+		return false
+	}
+	if !aligned8(p.a.off, p.a.row, p.b.off, p.b.row) || !aligned8(p.a.batch...) || !aligned8(p.b.batch...) {
+		return false
+	}
+	lastB := p.b.off + p.reach(p.b.batch) + (p.k-1)*p.b.row + 8*ceilDiv(p.n, 8)
+	return lastB <= p.bLen
+}
+
+// heuristic is the variant chosen with no measurement, from what lavapipe
+// measured: the matrix-vector kernel for m = 1 or n = 1; the root's kernel
+// per product for batches of row-major matrices; the root's kernel
+// for large whole row-major matrices (its texel path needs N and K
+// multiples of 8 for float32); the wide kernel where A and B allow and the
+// output is large; the root's kernel on padded copies for other large
+// float32 products; split-K for long K into few outputs; the wide kernel;
+// else the generic kernel.
+func (p *problem) heuristic() variant {
+	large := p.m >= 64 && p.n >= 64
+	switch {
+	case p.applies(variantGEMV):
+		return variantGEMV
+	case p.applies(variantRootBatched):
+		return variantRootBatched
+	case p.applies(variantRoot) && large && (p.elem != elemF32 || (p.n%8 == 0 && p.k%8 == 0)):
+		return variantRoot
+	case p.applies(variantWide) && large:
+		return variantWide
+	case p.applies(variantRootPacked):
+		return variantRootPacked
+	case p.applies(variantSplitK):
+		return variantSplitK
+	case p.applies(variantWide):
+		return variantWide
+	case p.applies(variantRoot) && large:
+		return variantRoot
+	}
+	return variantGeneric
+}
+
+// candidates are the variants that apply to p, the tuner's choices.
+func (p *problem) candidates() []variant {
+	var out []variant
+	for v := range numVariants {
+		if p.applies(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// kernel is the matmul kernel variant name on dev, loaded on first use
+// and kept with the other ops kernels until the device closes.
+func kernel(dev *vkc.Device, name string) (*vkc.Kernel, error) {
+	dk, err := kernelsOf(dev)
+	if err != nil {
+		return nil, err
+	}
+	return dk.kernel(name)
+}
+
+// pushWords encodes push-constant words.
+func pushWords(words ...int) []byte {
+	out := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(out[4*i:], uint32(w))
+	}
+	return out
+}
+
+// runVariant computes p with v, one launch (or two, for split-K) per
+// combination of the batch axes the kernels do not take.
+func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
+	switch v {
+	case variantRoot:
+		return p.runRoot(s)
+	case variantRootBatched:
+		return p.runRootBatched(s)
+	case variantRootPacked:
+		return p.runRootPacked(s)
+	}
+	outer, inner := p.batch, 1
+	if len(outer) > 0 {
+		inner = outer[len(outer)-1]
+		outer = outer[:len(outer)-1]
+	}
+	idx := make([]int, len(outer))
+	for {
+		var da, db, dc int
+		for i, x := range idx {
+			da += x * p.a.batch[i]
+			db += x * p.b.batch[i]
+			dc += x * p.c.batch[i]
+		}
+		var err error
+		switch v {
+		case variantWide:
+			err = p.runWide(s, inner, da, db, dc)
+		case variantGEMV:
+			err = p.runGEMV(s, inner, da, db, dc)
+		case variantSplitK:
+			err = p.runSplitK(s, inner, da, db, dc)
+		default:
+			err = p.runGeneric(s, inner, da, db, dc)
+		}
+		if err != nil {
+			return fmt.Errorf("vkc: Matmul: %s (%v kernel): %w", p.describe, v, err)
+		}
+		i := len(idx) - 1
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < outer[i] {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return nil
+		}
+	}
+}
+
+// innerStride is a matrix's stride along the batch axis the kernel takes
+// (its group z), 0 with no batch axis.
+func innerStride(m matrix) int {
+	if len(m.batch) == 0 {
+		return 0
+	}
+	return m.batch[len(m.batch)-1]
+}
+
+// groups checks group counts against the kernels' limit.
+func groups(x, y, z int) ([3]uint32, error) {
+	if x > maxGroupsLimit || y > maxGroupsLimit || z > maxGroupsLimit {
+		return [3]uint32{}, fmt.Errorf("%d x %d x %d workgroups exceed %d per axis", x, y, z, maxGroupsLimit)
+	}
+	return [3]uint32{uint32(x), uint32(y), uint32(z)}, nil
+}
+
+// biasArg is the buffer bound as the bias, and the flag word's bit: A's
+// buffer stands in when there is none (the kernel does not read it).
+func (p *matmulPlan[T]) biasArg() (*vkc.Buffer[T], int) {
+	if p.hasBias {
+		return p.biasBuf, 1
+	}
+	return p.aBuf, 0
+}
+
+// dynSuffix is the kernel-name suffix of the build reading M from the
+// rows param, when M is dynamic.
+func (p *matmulPlan[T]) dynSuffix() string {
+	if p.dynamic {
+		return "_dyn"
+	}
+	return ""
+}
+
+// args are the kernel's buffers, with the rows param last when dynamic.
+func (p *matmulPlan[T]) args(bufs ...vkc.Arg) []vkc.Arg {
+	if p.dynamic {
+		bufs = append(bufs, p.rows)
+	}
+	return bufs
+}
+
+func (p *matmulPlan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
+	k, err := kernel(p.dev, "matmul_generic"+p.elem.suffix()+p.dynSuffix())
+	if err != nil {
+		return err
+	}
+	g, err := groups(ceilDiv(p.n, genericTile*genericLocalX), ceilDiv(p.m, genericTile*genericLocalY), inner)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	words := pushWords(p.m, p.n, p.k, p.k,
+		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
+		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
+		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
+		p.bias.off, p.bias.col, int(p.act), 1, flags)
+	return k.Launch(s, g, words, p.args(p.aBuf, p.bBuf, p.cBuf, bias)...)
+}
+
+func (p *matmulPlan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
+	k, err := kernel(p.dev, "matmul_wide"+p.dynSuffix())
+	if err != nil {
+		return err
+	}
+	g, err := groups(ceilDiv(ceilDiv(p.n, 8), wideOcts*wideLocal), ceilDiv(p.m, wideRows*wideLocal), inner)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	if p.c.col == 1 && p.c.off%4 == 0 && p.c.row%4 == 0 && aligned4(p.c.batch...) {
+		flags |= 2
+	}
+	words := pushWords(p.m, p.n, p.k, 0,
+		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
+		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
+		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
+		p.bias.off, p.bias.col, int(p.act), 1, flags)
+	return k.Launch(s, g, words, p.args(p.aBuf, p.bBuf, p.cBuf, bias)...)
+}
+
+// runGEMV runs matmul_gemv as y[j] = Σ v[k]·W[j][k]: for m = 1, W is B
+// seen as n x k and v A's row; for n = 1, W is A and v B's column.
+func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
+	type vec struct{ off, step, batch int }
+	var (
+		j, wOff, wJ, wK, wB int
+		w, v                *vkc.Buffer[T]
+		vv, y               vec
+		wLen                int
+		wBatch              []int
+		dyn                 bool
+	)
+	if p.m == 1 {
+		j, w, wOff, wJ, wK, wB, wLen, wBatch = p.n, p.bBuf, p.b.off+db, p.b.col, p.b.row, innerStride(p.b), p.bLen, p.b.batch
+		v, vv = p.aBuf, vec{p.a.off + da, p.a.col, innerStride(p.a)}
+		y = vec{p.c.off + dc, p.c.col, innerStride(p.c)}
+	} else {
+		j, w, wOff, wJ, wK, wB, wLen, wBatch = p.m, p.aBuf, p.a.off+da, p.a.row, p.a.col, innerStride(p.a), p.aLen, p.a.batch
+		v, vv = p.bBuf, vec{p.b.off + db, p.b.row, innerStride(p.b)}
+		y = vec{p.c.off + dc, p.c.row, innerStride(p.c)}
+		dyn = p.dynamic
+	}
+	mode, wide := 0, false
+	switch {
+	case wK == 1:
+		wide = p.k >= 8 && aligned8(wOff, wJ) && aligned8(wBatch...)
+	case wJ == 1:
+		mode = 1
+		wide = aligned8(wOff, wK) && aligned8(wBatch...) && wOff+p.reach(wBatch)+(p.k-1)*wK+8*ceilDiv(j, 8) <= wLen
+	}
+	name := "matmul_gemv"
+	if dyn {
+		name += "_dyn"
+	}
+	k, err := kernel(p.dev, name)
+	if err != nil {
+		return err
+	}
+	lanes := j
+	if mode == 1 {
+		lanes = ceilDiv(j, 8)
+	}
+	g, err := groups(ceilDiv(lanes, gemvLocal), 1, inner)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	if wide {
+		flags |= 2
+	}
+	words := pushWords(j, p.k, mode, flags,
+		wOff, wJ, wK, wB,
+		vv.off, vv.step, vv.batch, 0,
+		y.off, y.step, y.batch, int(p.act),
+		p.bias.off, p.bias.col)
+	args := []vkc.Arg{w, v, p.cBuf, bias}
+	if dyn {
+		args = append(args, p.rows)
+	}
+	return k.Launch(s, g, words, args...)
+}
+
+// splitShape is split-K's geometry for p: the K of each slice and the
+// number of slices, enough slices to give about splitLanes invocations
+// (the partial kernel's small groups of splitLocal x 1 leave few idle).
+func (p *problem) splitShape(inner int) (kSlice, splits int) {
+	blocks := ceilDiv(p.n, genericTile) * ceilDiv(p.m, genericTile) * inner
+	splits = max(1, min(splitLanes/max(blocks, 1), p.k/splitMinSlice))
+	kSlice = ceilDiv(p.k, splits)
+	splits = ceilDiv(p.k, kSlice)
+	return kSlice, splits
+}
+
+// splitKScratch is a stream's temporary for split-K's partial sums, kept and
+// grown per device, stream and accumulation type. mu is held from the
+// partial launch to the reduction, so calls on one stream from several
+// goroutines do not interleave their use of it.
+type splitKScratch struct {
+	mu  sync.Mutex
+	f32 *vkc.Buffer[float32]
+	f64 *vkc.Buffer[float64]
+}
+
+// scratchKey names a stream's split-K temporary of one accumulation type.
+type scratchKey struct {
+	stream uint64
+	f64    bool
+}
+
+// matmulDevice is what Matmul keeps per device besides its kernels: the
+// tuner's choices and the streams' temporaries (split-K's partial sums,
+// root-packed's padded copies). It is dropped when the device closes
+// (the device frees the buffers).
+type matmulDevice struct {
+	tunings *tunings
+	mu      sync.Mutex
+	scratch map[scratchKey]*splitKScratch
+	packed  map[uint64]*packed
+}
+
+var matmulDevices = struct {
+	mu   sync.Mutex
+	devs map[*vkc.Device]*matmulDevice
+}{devs: map[*vkc.Device]*matmulDevice{}}
+
+// matmulDeviceOf is dev's entry, made on first use (reading the tuner's
+// file) and forgotten when dev closes.
+func matmulDeviceOf(dev *vkc.Device) (*matmulDevice, error) {
+	matmulDevices.mu.Lock()
+	defer matmulDevices.mu.Unlock()
+	if md := matmulDevices.devs[dev]; md != nil {
+		return md, nil
+	}
+	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*splitKScratch{}, packed: map[uint64]*packed{}}
+	err := dev.OnClose(func() {
+		matmulDevices.mu.Lock()
+		delete(matmulDevices.devs, dev)
+		matmulDevices.mu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	matmulDevices.devs[dev] = md
+	return md, nil
+}
+
+// packedOf is the stream's set of root-packed temporaries.
+func (md *matmulDevice) packedOf(stream uint64) *packed {
+	md.mu.Lock()
+	defer md.mu.Unlock()
+	pk := md.packed[stream]
+	if pk == nil {
+		pk = &packed{}
+		md.packed[stream] = pk
+	}
+	return pk
+}
+
+// scratchOf is the stream's temporary of the accumulation type.
+func (md *matmulDevice) scratchOf(key scratchKey) *splitKScratch {
+	md.mu.Lock()
+	defer md.mu.Unlock()
+	sc := md.scratch[key]
+	if sc == nil {
+		sc = &splitKScratch{}
+		md.scratch[key] = sc
+	}
+	return sc
+}
+
+func (p *matmulPlan[T]) runSplitK(s *vkc.Stream, inner, da, db, dc int) error {
+	kSlice, splits := p.splitShape(inner)
+	n := inner * splits * p.m * p.n
+	partial, err := kernel(p.dev, "matmul_generic"+p.elem.suffix()+"_partial")
+	if err != nil {
+		return err
+	}
+	reduce, err := kernel(p.dev, "matmul_reduce"+p.elem.suffix())
+	if err != nil {
+		return err
+	}
+	g, err := groups(ceilDiv(p.n, genericTile*splitLocal), ceilDiv(p.m, genericTile), inner*splits)
+	if err != nil {
+		return err
+	}
+	total := inner * p.m * p.n
+	gr, err := groups(ceilDiv(total, reduceLocal), 1, 1)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	partialWords := pushWords(p.m, p.n, p.k, kSlice,
+		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
+		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
+		0, 0, 0, 0, 0, 0, 0, splits, 0)
+	reduceWords := pushWords(p.m, p.n, splits, total,
+		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
+		p.bias.off, p.bias.col, int(p.act), flags)
+	run := func(tmp vkc.Arg) error {
+		if err := partial.Launch(s, g, partialWords, p.aBuf, p.bBuf, tmp); err != nil {
+			return err
+		}
+		return reduce.Launch(s, gr, reduceWords, tmp, p.cBuf, bias)
+	}
+	if p.elem == elemF64 {
+		return withScratch[float64](s, p.dev, n, run)
+	}
+	return withScratch[float32](s, p.dev, n, run)
+}
+
+// withScratch runs fn with a temporary of at least n elements. Inside a
+// capture window it is a buffer of its own, which the graph keeps after
+// Close; eagerly, the stream's kept one.
+func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn func(vkc.Arg) error) error {
+	if s.Capturing() {
+		tmp, err := vkc.NewBuffer[A](dev, n)
+		if err != nil {
+			return err
+		}
+		err = fn(tmp)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	var zero A
+	_, wide := any(zero).(float64)
+	md, err := matmulDeviceOf(dev)
+	if err != nil {
+		return err
+	}
+	sc := md.scratchOf(scratchKey{s.ID(), wide})
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	held := any(sc.f32)
+	if wide {
+		held = sc.f64
+	}
+	buf, _ := held.(*vkc.Buffer[A])
+	if buf == nil || buf.Len() < n {
+		if buf != nil {
+			if err := buf.Close(); err != nil {
+				return err
+			}
+		}
+		if buf, err = vkc.NewBuffer[A](dev, n); err != nil {
+			return err
+		}
+		switch b := any(buf).(type) {
+		case *vkc.Buffer[float32]:
+			sc.f32 = b
+		case *vkc.Buffer[float64]:
+			sc.f64 = b
+		}
+	}
+	return fn(buf)
+}
+
+// runRoot is the interim path through the root's public matmul (see
+// variantRoot).
+func (p *matmulPlan[T]) runRoot(s *vkc.Stream) error {
+	var err error
+	if p.dynamic {
+		err = vkc.MatmulDynOf(s, p.aBuf, p.bBuf, p.cBuf, p.rows, p.n, p.k)
+	} else {
+		err = vkc.MatmulOf(s, p.aBuf, p.bBuf, p.cBuf, p.m, p.n, p.k)
+	}
+	if err != nil {
+		return fmt.Errorf("vkc: Matmul: %s (root kernel): %w", p.describe, err)
+	}
+	return nil
+}
+
+// runRootBatched is vkc.MatmulOf once per product of the batch, each on
+// views of its three matrices (see variantRootBatched). Each product's
+// views are closed once it is queued: a view's Close leaves the memory to
+// its buffer, and the queued work keeps what it binds.
+func (p *matmulPlan[T]) runRootBatched(s *vkc.Stream) error {
+	idx := make([]int, len(p.batch))
+	for range p.batches() {
+		offA, offB, offC := p.a.off, p.b.off, p.c.off
+		for i, x := range idx {
+			offA += x * p.a.batch[i]
+			offB += x * p.b.batch[i]
+			offC += x * p.c.batch[i]
+		}
+		if err := p.rootProduct(s, offA, offB, offC); err != nil {
+			return fmt.Errorf("vkc: Matmul: %s (root kernel per product): %w", p.describe, err)
+		}
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < p.batch[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return nil
+}
+
+// rootProduct is vkc.MatmulOf on views of one product's matrices, at
+// element offsets offA, offB and offC.
+func (p *matmulPlan[T]) rootProduct(s *vkc.Stream, offA, offB, offC int) (err error) {
+	var views []*vkc.Buffer[T]
+	defer func() {
+		for _, v := range views {
+			if cerr := v.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}()
+	for _, v := range []struct {
+		buf    *vkc.Buffer[T]
+		off, n int
+	}{{p.aBuf, offA, p.m * p.k}, {p.bBuf, offB, p.k * p.n}, {p.cBuf, offC, p.m * p.n}} {
+		view, err := v.buf.View(v.off, v.n)
+		if err != nil {
+			return err
+		}
+		views = append(views, view)
+	}
+	return vkc.MatmulOf(s, views[0], views[1], views[2], p.m, p.n, p.k)
+}
+
+// runRootPacked is variantRootPacked: A into an M x K8 temporary and B
+// into a K8 x N8 one (K8, N8: K and N rounded up to multiples of 8, the
+// padding zero), vkc.MatmulOf on them, and C out of an M x N8 temporary
+// unless C is the whole row-major M x N buffer and N is N8.
+func (p *matmulPlan[T]) runRootPacked(s *vkc.Stream) error {
+	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
+	direct := p.rootShaped && n8 == p.n
+	sizes := []int{p.m * k8, k8 * n8}
+	if !direct {
+		sizes = append(sizes, p.m*n8)
+	}
+	err := withPacked(s, p.dev, sizes, func(tmp []*vkc.Buffer[float32]) error {
+		a, b, c := any(p.aBuf).(*vkc.Buffer[float32]), any(p.bBuf).(*vkc.Buffer[float32]), any(p.cBuf).(*vkc.Buffer[float32])
+		at := Strided(a, p.a.off, []int{p.m, p.k}, []int{p.a.row, p.a.col})
+		bt := Strided(b, p.b.off, []int{p.k, p.n}, []int{p.b.row, p.b.col})
+		if err := Transpose(s, at, Strided(tmp[0], 0, []int{p.m, p.k}, []int{k8, 1})); err != nil {
+			return err
+		}
+		if err := Transpose(s, bt, Strided(tmp[1], 0, []int{p.k, p.n}, []int{n8, 1})); err != nil {
+			return err
+		}
+		if direct {
+			return vkc.MatmulOf(s, tmp[0], tmp[1], c, p.m, n8, k8)
+		}
+		if err := vkc.MatmulOf(s, tmp[0], tmp[1], tmp[2], p.m, n8, k8); err != nil {
+			return err
+		}
+		return Transpose(s, Strided(tmp[2], 0, []int{p.m, p.n}, []int{n8, 1}), Strided(c, p.c.off, []int{p.m, p.n}, []int{p.c.row, p.c.col}))
+	})
+	if err != nil {
+		return fmt.Errorf("vkc: Matmul: %s (root kernel on padded copies): %w", p.describe, err)
+	}
+	return nil
+}
+
+// packed is a stream's temporaries for root-packed, zero where no copy
+// writes, kept while the shape stays the same.
+type packed struct {
+	mu    sync.Mutex
+	sizes []int
+	bufs  []*vkc.Buffer[float32]
+}
+
+// withPacked runs fn with zero-filled temporaries of the sizes given. The
+// copies into them write the same elements on every call of one shape,
+// so the padding stays zero: the stream's set is kept and zeroed again
+// only when the shape changes. Inside a capture window the set is fresh
+// and closed after (the graph keeps it).
+func withPacked(s *vkc.Stream, dev *vkc.Device, sizes []int, fn func([]*vkc.Buffer[float32]) error) error {
+	fresh := func() ([]*vkc.Buffer[float32], error) {
+		var bufs []*vkc.Buffer[float32]
+		for _, n := range sizes {
+			b, err := vkc.FromSlice(dev, make([]float32, n))
+			if err != nil {
+				closeAll(bufs)
+				return nil, err
+			}
+			bufs = append(bufs, b)
+		}
+		return bufs, nil
+	}
+	if s.Capturing() {
+		bufs, err := fresh()
+		if err != nil {
+			return err
+		}
+		err = fn(bufs)
+		if cerr := closeAll(bufs); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	md, err := matmulDeviceOf(dev)
+	if err != nil {
+		return err
+	}
+	pk := md.packedOf(s.ID())
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	if !slices.Equal(pk.sizes, sizes) {
+		if err := closeAll(pk.bufs); err != nil {
+			return err
+		}
+		pk.bufs, pk.sizes = nil, nil
+		bufs, err := fresh()
+		if err != nil {
+			return err
+		}
+		pk.bufs, pk.sizes = bufs, slices.Clone(sizes)
+	}
+	return fn(pk.bufs)
+}
+
+// closeAll closes every buffer, returning the first error.
+func closeAll(bufs []*vkc.Buffer[float32]) error {
+	var first error
+	for _, b := range bufs {
+		if err := b.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
