@@ -423,11 +423,11 @@ func (p *problem) splitShape(inner int) (kSlice, splits int) {
 	return kSlice, splits
 }
 
-// splitScratch is a stream's temporary for split-K's partial sums, kept and
+// splitKScratch is a stream's temporary for split-K's partial sums, kept and
 // grown per device, stream and accumulation type. mu is held from the
 // partial launch to the reduction, so calls on one stream from several
 // goroutines do not interleave their use of it.
-type splitScratch struct {
+type splitKScratch struct {
 	mu  sync.Mutex
 	f32 *vkc.Buffer[float32]
 	f64 *vkc.Buffer[float64]
@@ -446,7 +446,7 @@ type scratchKey struct {
 type matmulDevice struct {
 	tunings *tunings
 	mu      sync.Mutex
-	scratch map[scratchKey]*splitScratch
+	scratch map[scratchKey]*splitKScratch
 	packed  map[uint64]*packed
 }
 
@@ -463,7 +463,7 @@ func matmulDeviceOf(dev *vkc.Device) (*matmulDevice, error) {
 	if md := matmulDevices.devs[dev]; md != nil {
 		return md, nil
 	}
-	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*splitScratch{}, packed: map[uint64]*packed{}}
+	md := &matmulDevice{tunings: newTunings(dev), scratch: map[scratchKey]*splitKScratch{}, packed: map[uint64]*packed{}}
 	err := dev.OnClose(func() {
 		matmulDevices.mu.Lock()
 		delete(matmulDevices.devs, dev)
@@ -489,12 +489,12 @@ func (md *matmulDevice) packedOf(stream uint64) *packed {
 }
 
 // scratchOf is the stream's temporary of the accumulation type.
-func (md *matmulDevice) scratchOf(key scratchKey) *splitScratch {
+func (md *matmulDevice) scratchOf(key scratchKey) *splitKScratch {
 	md.mu.Lock()
 	defer md.mu.Unlock()
 	sc := md.scratch[key]
 	if sc == nil {
-		sc = &splitScratch{}
+		sc = &splitKScratch{}
 		md.scratch[key] = sc
 	}
 	return sc

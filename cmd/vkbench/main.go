@@ -23,7 +23,7 @@
 //
 // Usage:
 //
-//	vkbench [-suite dispatch|transfer|matmul|alloc|startup|kernels|all] [-format table|json|bench]
+//	vkbench [-suite dispatch|transfer|matmul|alloc|startup|kernels|decode|all] [-format table|json|bench]
 //	        [-plot FILE.svg|FILE.png] [-device INDEX|NAME] [-validate]
 //	        [-count N] [-time DURATION] [-quick] [-floor DIR]
 //	vkbench -devices
@@ -70,6 +70,7 @@ var suiteRunners = map[string]func(settings) (*suiteResult, error){
 	"alloc":    runAlloc,
 	"startup":  runStartup,
 	"kernels":  runKernels,
+	"decode":   runDecode,
 }
 
 // options is the parsed command line.
@@ -101,7 +102,9 @@ buffer), transfer (upload, download, device copy, memcpy), matmul, alloc
 (vkc against the raw vk path; no C baseline), startup (Open plus a first
 Matmul in a fresh process, with cold and warm caches), kernels (WGSL compiled
 at run time: compile times, and a reduction's device time against the same
-GLSL compiled by glslc). Ratios compare vkc with the C baseline
+GLSL compiled by glslc), decode (a step of a small transformer decoder
+built from package ops, eager and captured, checked against a float64
+model). Ratios compare vkc with the C baseline
 (replay-dynamic/replay: vkc with itself; x/floor-y: with -floor's
 reference; compile-x/T: a compile time over its target T; reduce-wgsl/y:
 WGSL's module over another); smaller is better, LIMIT is the most allowed, INFO marks a ratio
@@ -122,7 +125,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, startup, kernels, or all; each runs once, in that order")
+	fs.StringVar(suite, "suite", "all", "suites to run, comma-separated: dispatch, transfer, matmul, alloc, startup, kernels, decode, or all; each runs once, in that order")
 	fs.StringVar(&o.format, "format", "table", "output format: table (for people), json (one document with stable field names) or bench (Go benchmark lines for benchstat, one per timed run)")
 	fs.StringVar(plots, "plot", "", "also draw the dispatch and transfer figures into `FILE` (.svg or .png, checked before anything runs; several, comma-separated); with neither suite's figures there is nothing to draw, which is a note, not a failure")
 	fs.StringVar(&o.device, "device", "", "device by `INDEX or NAME` substring, as -devices lists them (default: $VKC_DEVICE, else the best)")
@@ -130,7 +133,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 	fs.BoolVar(&o.validate, "validate", false, "run vkc and the C baseline with the Khronos validation layer (slow; any message fails the run)")
 	fs.IntVar(&o.count, "count", 5, "timed runs per figure; the figure is their median, and -format json and bench also carry each run")
 	fs.DurationVar(&o.minTime, "time", 200*time.Millisecond, "minimum `duration` of one timed run (the operation repeats until it has passed)")
-	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul), to check that everything runs")
+	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul, a tiny decoder), to check that everything runs")
 	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others and four dispatch ratios (eager, eager-batched, replay, record over floor-...) compare vkc with them; a reference that cannot build or run, fails its own checks or prints a figure that is not finite and positive is left out with a note")
 	fs.StringVar(&o.child, "child", "", "internal: run one `suite` in this process and print its result as JSON (vkbench runs each suite this way)")
 	fs.StringVar(&o.probe, "startup-probe", "", "internal: time Open and a first Matmul in this process, with vkc's pipeline cache `on or off`, and print the time as JSON (the startup suite runs each probe this way)")
@@ -190,7 +193,7 @@ func parseSuites(list string) ([]string, error) {
 	want := map[string]bool{}
 	for _, s := range strings.Split(list, ",") {
 		if _, ok := suiteRunners[s]; !ok && s != "all" {
-			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc, startup, kernels or all)", ErrUsage, s)
+			return nil, fmt.Errorf("%w: unknown suite %q (dispatch, transfer, matmul, alloc, startup, kernels, decode or all)", ErrUsage, s)
 		}
 		want[s] = true
 	}

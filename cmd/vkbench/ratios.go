@@ -109,6 +109,7 @@ const (
 	topicSum
 	topicCompile
 	topicReduce
+	topicDecode
 )
 
 var (
@@ -174,6 +175,10 @@ var ratioDefs = []ratioDef{
 	{Suite: "kernels", Trigger: "compile-cached", Numerator: "compile-cached", Denominator: fmt.Sprintf("%dus", compileCachedTargetUs), Target: compileCachedTargetUs, Limit: atEveryK(1), Topic: topicCompile},
 	{Suite: "kernels", Trigger: "reduce-glsl", Numerator: "reduce-wgsl", Denominator: "reduce-glsl", Limit: atEveryK(reduceWGSLOverGLSL), Topic: topicReduce},
 	{Suite: "kernels", Trigger: "reduce-glsl", Numerator: "reduce-wgsl-zeroed", Denominator: "reduce-wgsl", Limit: informational, Topic: topicReduce},
+
+	// A decode step captured once and replayed per token, over the same
+	// ops launched one by one: what capture saves a model's step.
+	{Suite: "decode", Trigger: "replay", Numerator: "replay", Denominator: "eager", Limit: informational, Topic: topicDecode},
 }
 
 // figureTopics are notes a figure calls for by itself, with no ratio.
@@ -233,6 +238,9 @@ var ratioNotes = []struct {
 	}},
 	{topicReduce, []string{
 		fmt.Sprintf("kernels: reduce-x is the device time of a two-pass sum (per run, the median of 16 sums by each module, interleaved) from reduce.wgsl compiled by package wgsl, from the same algorithm in GLSL compiled by glslc -O, and from the WGSL with the translator's zeroing of workgroup memory kept; reduce-wgsl/reduce-glsl <= %g", reduceWGSLOverGLSL),
+	}},
+	{topicDecode, []string{
+		"decode: one step of a transformer decoder built from package ops (embedding gathers, layernorms, attention over a K/V cache, a fused bias+GELU MLP, logits and argmax), host time per token with the token written before and the argmax read after; eager launches the ops, replay replays them captured once; DEVICE is the device's time per step (a Profile of the ops, timed events around a replay); replay/eager is informational",
 	}},
 }
 

@@ -163,7 +163,7 @@ func (r *Report) Validate() error {
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // suiteOrder is the order in which suites are printed: the headline first.
-var suiteOrder = []string{"dispatch", "transfer", "matmul", "alloc", "startup", "kernels"}
+var suiteOrder = []string{"dispatch", "transfer", "matmul", "alloc", "startup", "kernels", "decode"}
 
 // figuresBySuite groups figures by suite, known suites first in suiteOrder,
 // others after them alphabetically; within a suite the measuring order stays.
