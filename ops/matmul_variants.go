@@ -28,8 +28,9 @@ const (
 	variantSplitK
 	// root: the root package's vkc.MatmulOf, an interim fast path for
 	// whole row-major matrices with no epilogue: on CPU drivers it reads
-	// through texel bindings (see the root's matmul_texel), which user
-	// kernels cannot bind yet. It goes when they can.
+	// A and B as 16-byte texels (the root's matmul_texel), which ops'
+	// kernels, reading storage buffers, do not match yet. It goes when
+	// ops' wide kernels read through texel bindings as fast.
 	variantRoot
 	// rootBatched: variantRoot once per product of a batch, through views
 	// of each product's matrices (the root's matmul takes whole buffers):
