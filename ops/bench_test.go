@@ -24,16 +24,23 @@ func benchInput(b *testing.B) (*vkc.Device, *vkc.Buffer[float32]) {
 
 // BenchmarkSum64MiB sums a contiguous 64 MiB float32 tensor into one
 // element; its bytes per second compare with BenchmarkMemcpy64MiB's.
-func BenchmarkSum64MiB(b *testing.B) {
+func BenchmarkSum64MiB(b *testing.B) { benchReduce(b, Sum[float32], benchElems) }
+
+// BenchmarkMax64MiB is BenchmarkSum64MiB for Max.
+func BenchmarkMax64MiB(b *testing.B) { benchReduce(b, Max[float32], 1) }
+
+// benchReduce reduces a contiguous 64 MiB float32 tensor of ones into one
+// element with fn (Sum or Max), which gives want.
+func benchReduce(b *testing.B, fn func(*vkc.Stream, Tensor[float32], int, Tensor[float32]) error, want float32) {
 	dev, x := benchInput(b)
 	out := fresh[float32](b, dev, 1)
 	s := dev.Stream()
 	// The first call loads and compiles the kernels: not what is measured.
-	require.NoError(b, Sum(s, Of(x), 0, Of(out)))
+	require.NoError(b, fn(s, Of(x), 0, Of(out)))
 	require.NoError(b, s.Sync(context.Background()))
 	b.SetBytes(benchElems * 4)
 	for b.Loop() {
-		if err := Sum(s, Of(x), 0, Of(out)); err != nil {
+		if err := fn(s, Of(x), 0, Of(out)); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Sync(context.Background()); err != nil {
@@ -43,7 +50,7 @@ func BenchmarkSum64MiB(b *testing.B) {
 	b.StopTimer()
 	got, err := out.Read(context.Background())
 	require.NoError(b, err)
-	require.Equal(b, float32(benchElems), got[0])
+	require.Equal(b, want, got[0])
 }
 
 // BenchmarkMemcpy64MiB copies 64 MiB from one buffer to another on the
@@ -95,4 +102,20 @@ func BenchmarkAdd16MiB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReducePaths is BenchmarkSum64MiB and BenchmarkMax64MiB with
+// each first pass over contiguous float32 rows forced in turn (Max takes
+// the reduce kernel's first pass unless texels are forced), then
+// BenchmarkMemcpy64MiB, so that the ratios come from one run.
+func BenchmarkReducePaths(b *testing.B) {
+	for _, path := range []string{pathTexel, pathWide, pathVec4} {
+		b.Run(path, func(b *testing.B) {
+			sumPath = path
+			defer func() { sumPath = "" }()
+			b.Run("Sum", BenchmarkSum64MiB)
+			b.Run("Max", BenchmarkMax64MiB)
+		})
+	}
+	b.Run("memcpy", BenchmarkMemcpy64MiB)
 }
