@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
@@ -104,18 +105,59 @@ func BenchmarkAdd16MiB(b *testing.B) {
 	}
 }
 
-// BenchmarkReducePaths is BenchmarkSum64MiB and BenchmarkMax64MiB with
-// each first pass over contiguous float32 rows forced in turn (Max takes
-// the reduce kernel's first pass unless texels are forced), then
-// BenchmarkMemcpy64MiB, so that the ratios come from one run.
-func BenchmarkReducePaths(b *testing.B) {
-	for _, path := range []string{pathTexel, pathWide, pathVec4} {
-		b.Run(path, func(b *testing.B) {
-			sumPath = path
-			defer func() { sumPath = "" }()
-			b.Run("Sum", BenchmarkSum64MiB)
-			b.Run("Max", BenchmarkMax64MiB)
-		})
+// BenchmarkReduceOverMemcpy64MiB times Sum and Max of a contiguous 64 MiB
+// float32 tensor (each first pass over contiguous rows forced in turn)
+// and BenchmarkMemcpy64MiB's copy one after the other, iteration by
+// iteration, and reports the reduction's bandwidth over the copy's
+// (x-memcpy): on a machine shared with other work, a ratio of times taken
+// moments apart drifts less than one of two separate runs.
+func BenchmarkReduceOverMemcpy64MiB(b *testing.B) {
+	for _, path := range []string{"", pathTexel, pathWide, pathVec4} {
+		for _, op := range []struct {
+			name string
+			fn   func(*vkc.Stream, Tensor[float32], int, Tensor[float32]) error
+		}{{"Sum", Sum[float32]}, {"Max", Max[float32]}} {
+			name := path
+			if name == "" {
+				name = "default"
+			}
+			b.Run(name+"/"+op.name, func(b *testing.B) {
+				sumPath = path
+				defer func() { sumPath = "" }()
+				benchOverMemcpy(b, func(s *vkc.Stream, x, out *vkc.Buffer[float32]) error { return op.fn(s, Of(x), 0, Of(out)) })
+			})
+		}
 	}
-	b.Run("memcpy", BenchmarkMemcpy64MiB)
+}
+
+// benchOverMemcpy runs fn (reading x, writing one element of out) and a
+// copy of x, alternately, and reports fn's bandwidth over the copy's.
+func benchOverMemcpy(b *testing.B, fn func(s *vkc.Stream, x, out *vkc.Buffer[float32]) error) {
+	dev, x := benchInput(b)
+	out := fresh[float32](b, dev, 1)
+	y := fresh[float32](b, dev, benchElems)
+	s := dev.Stream()
+	timed := func(f func() error) time.Duration {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Sync(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	run := func() error { return fn(s, x, out) }
+	cp := func() error { return vkc.Copy(s, x, y) }
+	timed(run)
+	timed(cp)
+	b.SetBytes(benchElems * 4)
+	var tRun, tCopy time.Duration
+	for b.Loop() {
+		tRun += timed(run)
+		b.StopTimer()
+		tCopy += timed(cp)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(tCopy)/float64(tRun), "x-memcpy")
 }

@@ -5,15 +5,13 @@
 // 4), x bound as rgba32f texels, for CPU drivers. Lavapipe compiles a
 // storage-buffer load whose address differs per lane into a loop over
 // the lanes with a bounds check each, but a texel load into one gather of
-// each lane's 16-byte texel with no branch. A group is LOCAL invocations
-// (lavapipe's 8 SIMD lanes); invocation l reduces texels first+l,
-// first+l+LOCAL, ... of its group's span into four running vec4s, and
-// invocation 0 combines the group's LOCAL results in a fixed order, so the
-// order of the additions depends on the shape only.
+// each lane's 16-byte texel with one vector load and no branch. A group is
+// LOCAL (8, lavapipe's SIMD lanes) invocations, each reducing its share
+// of the group's span into four running vec4s; invocation 0 combines the
+// group's LOCAL results in a fixed order, so the order of the additions
+// depends on the shape only.
 #include "types.glsl"
-#ifndef LOCAL
 #define LOCAL 8
-#endif
 #ifdef MAX
 #define ACC(a, v) a = max(a, v)
 #define COMBINE(a, b) max(a, b)
@@ -43,14 +41,22 @@ void main() {
 #else
     vec4 a = vec4(0.0), b = vec4(0.0), c = vec4(0.0), d = vec4(0.0);
 #endif
-    uint i = first + lid;
-    for (; i + 3u * LOCAL < last; i += 4u * LOCAL) {
-        ACC(a, texel(base + i));
-        ACC(b, texel(base + i + LOCAL));
-        ACC(c, texel(base + i + 2u * LOCAL));
-        ACC(d, texel(base + i + 3u * LOCAL));
+    // Invocation l takes texel pairs l, l+8, l+16, ... of the span (texels
+    // 2p and 2p+1 of pair p), two pairs a step: sum_rows_wide_f32's
+    // eight-element loads and its order of additions, so the same bits
+    // where both apply (R and off multiples of 8).
+    uint i = first / 2u + lid;
+    for (; 2u * i + 17u < last; i += 16u) {
+        ACC(a, texel(base + 2u * i));
+        ACC(b, texel(base + 2u * i + 1u));
+        ACC(c, texel(base + 2u * i + 16u));
+        ACC(d, texel(base + 2u * i + 17u));
     }
-    for (; i < last; i += LOCAL) ACC(a, texel(base + i));
+    // What is left of the lane's texels: at most those of two pairs, the
+    // second cut short (a span of an odd number of texels).
+    if (2u * i < last) ACC(a, texel(base + 2u * i));
+    if (2u * i + 1u < last) ACC(b, texel(base + 2u * i + 1u));
+    if (2u * i + 16u < last) ACC(c, texel(base + 2u * i + 16u));
     a = COMBINE(COMBINE(a, b), COMBINE(c, d));
     part[lid] = COMBINE(COMBINE(a.x, a.y), COMBINE(a.z, a.w));
     barrier();
