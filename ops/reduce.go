@@ -29,10 +29,13 @@ const flagLanes = 1
 // rows that are contiguous (axis the last, its extent and x's offset
 // multiples of 4) Sum reads four elements a load. On a CPU driver it
 // reads them as rgba32f texels where x's buffer can be bound so (see
-// rowsKernel), which brings it to about memcpy's speed on lavapipe, else
-// eight elements a 64-bit load where they are multiples of 8 and the
-// device has 64-bit integers (FeatureInt64). Max reads such rows as
-// texels too, where Sum would.
+// rowsKernel), about memcpy's speed on lavapipe, else eight elements a
+// 64-bit load where they are multiples of 8 and the device has 64-bit
+// integers (FeatureInt64); both add in the same order. Where the texel
+// kernel applies and the 64-bit one does not, the order differs from the
+// one a buffer that cannot be bound as texels gets, so a sum may then
+// differ in its last bits between the two. Max reads such rows as texels
+// too, where Sum would.
 func Sum[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
 	return reduce(s, "Sum", redSum, numericTypes, x, axis, out, false)
 }
@@ -376,5 +379,6 @@ func (r reducing) mode() int {
 	return 1
 }
 
-// sumSpan is how many elements a group of sum_rows_f32 sums (its SPAN).
+// sumSpan is how many elements a group of each of rowsFirst's kernels
+// reduces (their SPAN).
 const sumSpan = 16384
