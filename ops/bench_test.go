@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
@@ -24,16 +25,23 @@ func benchInput(b *testing.B) (*vkc.Device, *vkc.Buffer[float32]) {
 
 // BenchmarkSum64MiB sums a contiguous 64 MiB float32 tensor into one
 // element; its bytes per second compare with BenchmarkMemcpy64MiB's.
-func BenchmarkSum64MiB(b *testing.B) {
+func BenchmarkSum64MiB(b *testing.B) { benchReduce(b, Sum[float32], benchElems) }
+
+// BenchmarkMax64MiB is BenchmarkSum64MiB for Max.
+func BenchmarkMax64MiB(b *testing.B) { benchReduce(b, Max[float32], 1) }
+
+// benchReduce reduces a contiguous 64 MiB float32 tensor of ones into one
+// element with fn (Sum or Max), which gives want.
+func benchReduce(b *testing.B, fn func(*vkc.Stream, Tensor[float32], int, Tensor[float32]) error, want float32) {
 	dev, x := benchInput(b)
 	out := fresh[float32](b, dev, 1)
 	s := dev.Stream()
 	// The first call loads and compiles the kernels: not what is measured.
-	require.NoError(b, Sum(s, Of(x), 0, Of(out)))
+	require.NoError(b, fn(s, Of(x), 0, Of(out)))
 	require.NoError(b, s.Sync(context.Background()))
 	b.SetBytes(benchElems * 4)
 	for b.Loop() {
-		if err := Sum(s, Of(x), 0, Of(out)); err != nil {
+		if err := fn(s, Of(x), 0, Of(out)); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Sync(context.Background()); err != nil {
@@ -43,7 +51,7 @@ func BenchmarkSum64MiB(b *testing.B) {
 	b.StopTimer()
 	got, err := out.Read(context.Background())
 	require.NoError(b, err)
-	require.Equal(b, float32(benchElems), got[0])
+	require.Equal(b, want, got[0])
 }
 
 // BenchmarkMemcpy64MiB copies 64 MiB from one buffer to another on the
@@ -95,4 +103,61 @@ func BenchmarkAdd16MiB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReduceOverMemcpy64MiB times Sum and Max of a contiguous 64 MiB
+// float32 tensor (each first pass over contiguous rows forced in turn)
+// and BenchmarkMemcpy64MiB's copy one after the other, iteration by
+// iteration, and reports the reduction's bandwidth over the copy's
+// (x-memcpy): on a machine shared with other work, a ratio of times taken
+// moments apart drifts less than one of two separate runs.
+func BenchmarkReduceOverMemcpy64MiB(b *testing.B) {
+	for _, path := range []string{"", pathTexel, pathWide, pathVec4} {
+		for _, op := range []struct {
+			name string
+			fn   func(*vkc.Stream, Tensor[float32], int, Tensor[float32]) error
+		}{{"Sum", Sum[float32]}, {"Max", Max[float32]}} {
+			name := path
+			if name == "" {
+				name = "default"
+			}
+			b.Run(name+"/"+op.name, func(b *testing.B) {
+				sumPath = path
+				defer func() { sumPath = "" }()
+				benchOverMemcpy(b, func(s *vkc.Stream, x, out *vkc.Buffer[float32]) error { return op.fn(s, Of(x), 0, Of(out)) })
+			})
+		}
+	}
+}
+
+// benchOverMemcpy runs fn (reading x, writing one element of out) and a
+// copy of x, alternately, and reports fn's bandwidth over the copy's.
+func benchOverMemcpy(b *testing.B, fn func(s *vkc.Stream, x, out *vkc.Buffer[float32]) error) {
+	dev, x := benchInput(b)
+	out := fresh[float32](b, dev, 1)
+	y := fresh[float32](b, dev, benchElems)
+	s := dev.Stream()
+	timed := func(f func() error) time.Duration {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Sync(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	run := func() error { return fn(s, x, out) }
+	cp := func() error { return vkc.Copy(s, x, y) }
+	timed(run)
+	timed(cp)
+	b.SetBytes(benchElems * 4)
+	var tRun, tCopy time.Duration
+	for b.Loop() {
+		tRun += timed(run)
+		b.StopTimer()
+		tCopy += timed(cp)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(tCopy)/float64(tRun), "x-memcpy")
 }

@@ -27,9 +27,15 @@ const flagLanes = 1
 //
 // Summing all of a tensor is a Sum of it reshaped to one axis. On float32
 // rows that are contiguous (axis the last, its extent and x's offset
-// multiples of 4) Sum reads four elements a load, and eight where they
-// are multiples of 8 and the device has 64-bit integers
-// (FeatureInt64), which brings it near the memory's speed on lavapipe.
+// multiples of 4) Sum reads four elements a load. On a CPU driver it
+// reads them as rgba32f texels where x's buffer can be bound so (see
+// rowsKernel), about memcpy's speed on lavapipe, else eight elements a
+// 64-bit load where they are multiples of 8 and the device has 64-bit
+// integers (FeatureInt64); both add in the same order. Where the texel
+// kernel applies and the 64-bit one does not, the order differs from the
+// one a buffer that cannot be bound as texels gets, so a sum may then
+// differ in its last bits between the two. Max reads such rows as texels
+// too, where Sum would.
 func Sum[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
 	return reduce(s, "Sum", redSum, numericTypes, x, axis, out, false)
 }
@@ -217,13 +223,13 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 	return twoPass(c, op, code, et, r, x, out, scale)
 }
 
-// twoPass reduces into partials[e*splits + j], the first pass (the
-// 64-bit or vec4 kernel for contiguous float32 sums), then reduces each
-// output element's splits into out.
+// twoPass reduces into partials[e*splits + j], the first pass (one of
+// rowsFirst's for contiguous float32 rows, else the reduce kernel), then
+// reduces each output element's splits into out.
 func twoPass[T vkc.Element](c *opContext, op string, code uint32, et elemType, r reducing, x, out Tensor[T], scale float64) error {
 	splits := (r.R + perGroup - 1) / perGroup
-	fast := et.suffix == "f32" && code == redSum && r.contiguousRow && x.at.offset%4 == 0 && r.R%4 == 0
-	if fast {
+	rows := rowsFirst(c.dev, code, et, r, x)
+	if rows != "" {
 		splits = (r.R + sumSpan - 1) / sumSpan
 	}
 	if r.outCount > maxElements/splits {
@@ -234,8 +240,8 @@ func twoPass[T vkc.Element](c *opContext, op string, code uint32, et elemType, r
 		return fmt.Errorf("vkc: %s: partials: %w", op, err)
 	}
 	defer release()
-	if fast {
-		err = sumRows(c, op, r, x, splits, part)
+	if rows != "" {
+		err = sumRows(c, op, rows, r, x, splits, part)
 	} else {
 		err = firstPass(c, op, code, et, r, x, splits, part)
 	}
@@ -275,15 +281,28 @@ func firstPass[T vkc.Element](c *opContext, op string, code uint32, et elemType,
 	return r.launch(c, k, code, splits, x.at.offset, 0, 1, et, x.buf, part)
 }
 
-// sumRows is the first pass of a sum over contiguous float32 rows: the
-// 64-bit-load build where the device has 64-bit integers and the rows
-// start at multiples of 8 elements (lavapipe's loads cost per load, not
-// per byte), the vec4 one otherwise.
-func sumRows[T vkc.Element](c *opContext, op string, r reducing, x Tensor[T], splits int, part vkc.Arg) error {
-	name := "sum_rows_f32"
-	if c.dev.Info().Features.Has(vkc.FeatureInt64) && x.at.offset%8 == 0 && r.R%8 == 0 {
-		name = "sum_rows_wide_f32"
+// rowsFirst names the first pass over contiguous float32 rows (R and
+// the offset multiples of 4) that reads four or eight elements a load,
+// SPAN (sumSpan) elements a group: for a sum rowsKernel's choice, for a
+// maximum max_texel_f32 where that choice is the texel kernel; "" where
+// none applies (the reduce kernel's first pass).
+func rowsFirst[T vkc.Element](dev *vkc.Device, code uint32, et elemType, r reducing, x Tensor[T]) string {
+	if et.suffix != "f32" || !r.contiguousRow || x.at.offset%4 != 0 || r.R%4 != 0 {
+		return ""
 	}
+	name := rowsKernel(dev, r, x)
+	switch {
+	case code == redSum:
+		return name
+	case code == redMax && name == pathTexel:
+		return "max_texel_f32"
+	}
+	return ""
+}
+
+// sumRows runs the first pass name (rowsFirst) over contiguous float32
+// rows into part.
+func sumRows[T vkc.Element](c *opContext, op, name string, r reducing, x Tensor[T], splits int, part vkc.Arg) error {
 	k, err := c.kernel(op, name)
 	if err != nil {
 		return err
@@ -294,6 +313,57 @@ func sumRows[T vkc.Element](c *opContext, op string, r reducing, x Tensor[T], sp
 	}
 	p := push{}.u(uint32(r.outCount), uint32(r.R), uint32(splits), uint32(x.at.offset))
 	return k.Launch(c.s, g, p, x.buf, part)
+}
+
+// sumPath, when set, forces rowsKernel's choice (tests): pathTexel,
+// pathWide or pathVec4.
+var sumPath string
+
+// rowsKernel's kernels.
+const (
+	pathTexel = "sum_texel_f32"
+	pathWide  = "sum_rows_wide_f32"
+	pathVec4  = "sum_rows_f32"
+)
+
+// rowsKernel names the first pass of a sum over contiguous float32 rows
+// (R and the offset multiples of 4). On a CPU driver (lavapipe's loads
+// cost per load, not per byte): sum_texel_f32 where x's buffer can be
+// bound as rgba32f texels (texelBindable), which gathers each lane's
+// four elements with one vector load; else the 64-bit-load build where
+// the device has 64-bit integers and the rows start at multiples of 8
+// elements. Elsewhere, and as the last resort, the vec4 one.
+func rowsKernel[T vkc.Element](dev *vkc.Device, r reducing, x Tensor[T]) string {
+	info := dev.Info()
+	wide := info.Features.Has(vkc.FeatureInt64) && x.at.offset%8 == 0 && r.R%8 == 0
+	switch {
+	case sumPath == pathTexel && texelBindable(info.Limits, x.buf), sumPath == pathVec4, sumPath == pathWide && wide:
+		return sumPath
+	case sumPath != "" || info.Type != vkc.TypeCPU:
+		return pathVec4
+	case texelBindable(info.Limits, x.buf):
+		return pathTexel
+	case wide:
+		return pathWide
+	}
+	return pathVec4
+}
+
+// texelBindable reports whether b can be bound whole to a storage texel
+// binding of four-element texels: its first byte at a multiple of both
+// offset alignments (a buffer at a storage-aligned offset is bound as it
+// is, with no stand-in) and at most maxTexelBufferElements texels.
+func texelBindable[T vkc.Element](lim vkc.Limits, b *vkc.Buffer[T]) bool {
+	vb, err := b.VulkanBuffer()
+	if err != nil {
+		return false
+	}
+	for _, a := range []uint64{lim.MinTexelBufferOffsetAlignment, lim.MinStorageBufferOffsetAlignment} {
+		if a != 0 && vb.Offset%a != 0 {
+			return false
+		}
+	}
+	return b.Len()/4 >= 1 && b.Len()/4 <= int(lim.MaxTexelBufferElements)
 }
 
 // perGroup is how many elements a workgroup of the reduce kernel reduces
@@ -309,5 +379,6 @@ func (r reducing) mode() int {
 	return 1
 }
 
-// sumSpan is how many elements a group of sum_rows_f32 sums (its SPAN).
+// sumSpan is how many elements a group of each of rowsFirst's kernels
+// reduces (their SPAN).
 const sumSpan = 16384
