@@ -12,12 +12,6 @@ import (
 // repoRoot is the repository's root, two levels above this package.
 const repoRoot = "../.."
 
-// pendingChapters are guide chapters that docs/GUIDE.md links to before
-// they are written; a link to one of them is not yet a broken link.
-var pendingChapters = map[string]bool{
-	"docs/guide/matmul.md": true,
-}
-
 var (
 	// markdownLink matches [text](target) and ![alt](target), with an
 	// optional "title" after the target.
@@ -123,8 +117,8 @@ func itoa(n int) string {
 }
 
 // Every relative link in README.md and docs/**/*.md leads to a file that
-// exists (or to a chapter still being written: pendingChapters), and every
-// fragment of a link to a Markdown file names one of its headings.
+// exists, and every fragment of a link to a Markdown file names one of
+// its headings.
 func TestDocumentationLinksResolve(t *testing.T) {
 	checked := 0
 	for _, doc := range documents(t) {
@@ -143,9 +137,6 @@ func TestDocumentationLinksResolve(t *testing.T) {
 				resolved := doc
 				if file != "" {
 					resolved = filepath.ToSlash(filepath.Join(filepath.Dir(doc), file))
-				}
-				if pendingChapters[resolved] {
-					continue
 				}
 				text, err := os.ReadFile(filepath.Join(repoRoot, resolved))
 				if err != nil {
