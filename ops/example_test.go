@@ -59,3 +59,37 @@ func ExampleTensor_Dynamic() {
 	// 1 rows: [0.269 0.731]
 	// 3 rows: [0.269 0.731 0.269 0.731 0.269 0.731]
 }
+
+// A dense layer with a fused epilogue, then a softmax over each row: the
+// weights are read transposed through their strides (no copy), and the
+// bias and activation are applied inside the product. This is README's
+// "The op library" example, as written there.
+func ExampleMatmul() {
+	dev, err := vkc.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	xb, _ := vkc.FromSlice(dev, []float32{1, 0, 2, -1, 1, 0}) // 2 rows of 3
+	wb, _ := vkc.FromSlice(dev, []float32{1, 0, 1, 0, 1, 1})  // 2 outputs × 3 inputs
+	bb, _ := vkc.FromSlice(dev, []float32{0.5, -0.5})
+	hb, _ := vkc.NewBuffer[float32](dev, 4)
+	pb, _ := vkc.NewBuffer[float32](dev, 4)
+	s := dev.Stream()
+
+	x, w, h, p := ops.Of(xb, 2, 3), ops.Of(wb, 2, 3), ops.Of(hb, 2, 2), ops.Of(pb, 2, 2)
+	err = ops.Matmul(s, x, w.T(), h, ops.MatmulOptions[float32]{Bias: ops.Of(bb, 2), Activation: ops.ActRelu})
+	if err == nil {
+		err = ops.Softmax(s, h, -1, p) // along the last axis
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	hidden, _ := hb.Read(context.Background())
+	probs, _ := pb.Read(context.Background())
+	fmt.Println(hidden)
+	fmt.Printf("%.3f\n", probs)
+	// Output:
+	// [3.5 1.5 0 0.5]
+	// [0.881 0.119 0.378 0.622]
+}
