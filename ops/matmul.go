@@ -75,8 +75,8 @@ type MatmulOptions[T vkc.Float] struct {
 //
 // C must be writable (no broadcast or overlapping axes) and must not
 // share memory with A, B or the bias: the product reads what other
-// invocations write. A view of the same memory under another Buffer is
-// not detected, and gives undefined results.
+// invocations write. Such sharing, through one buffer or through views
+// of it, is refused with an error wrapping vkc.ErrOverlap.
 //
 // The kernel is chosen per shape class by measured device time, unless
 // opts sets Heuristic (see MatmulOptions); the choice never changes a

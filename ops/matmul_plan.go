@@ -208,15 +208,10 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 		}
 	}
 
-	// C is written while the others are read: no shared elements.
-	for _, in := range []struct {
-		name string
-		buf  *vkc.Buffer[T]
-		at   layout
-	}{{"A", a.buf, a.at}, {"B", b.buf, b.at}, {"the bias", p.biasBuf, o.Bias.at}} {
-		if in.buf == c.buf && in.buf != nil && overlap(in.at, c.at) {
-			return nil, fail("C shares elements with %s", in.name)
-		}
+	// C is written while the others are read: no shared memory, through
+	// one buffer or through views of it.
+	if err := matmulNoOverlap(c, a, b, o.Bias); err != nil {
+		return nil, fmt.Errorf("vkc: Matmul: %s: %w", describe, err)
 	}
 
 	p.batchRowMajor = len(p.batch) > 0 && !p.hasBias && p.act == ActNone &&
@@ -270,10 +265,26 @@ func collapseBatch(axes []batchAxis) []batchAxis {
 	return out
 }
 
-// overlap reports whether two layouts of one buffer may address a common
-// element, by the ranges they span.
-func overlap(x, y layout) bool {
-	return x.offset < y.span() && y.offset < x.span()
+// matmulNoOverlap refuses a C sharing memory with A, B or the bias (the
+// zero Tensor for none), wherever their buffers' views lie.
+func matmulNoOverlap[T vkc.Float](c Tensor[T], ins ...Tensor[T]) error {
+	cr, err := rangeOf(c)
+	if err != nil {
+		return err
+	}
+	for i, in := range ins {
+		if in.buf == nil {
+			continue
+		}
+		r, err := rangeOf(in)
+		if err != nil {
+			return err
+		}
+		if r.handle == cr.handle && r.start < cr.end && cr.start < r.end {
+			return fmt.Errorf("C shares elements with %s: %w", [...]string{"A", "B", "the bias"}[i], vkc.ErrOverlap)
+		}
+	}
+	return nil
 }
 
 // wholeRowMajor reports whether l is a whole buffer of n elements as one
