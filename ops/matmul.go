@@ -71,7 +71,10 @@ type MatmulOptions[T vkc.Float] struct {
 // A and C may be dynamic (Tensor.Dynamic), with rank 2, sharing one
 // param: M is then the param's value when the work runs, at most their
 // capacity, so a captured graph multiplies as many rows as the param says
-// on every replay. Rows of C past M are left as they were.
+// on every replay. Rows of C past M are left as they were in their bytes,
+// but the launch (its groups are tiles of C at the capacity) counts A and
+// C used whole: rows of A past M must have been written, and rows of C
+// past M that no work wrote then read as written.
 //
 // C must be writable (no broadcast or overlapping axes) and must not
 // share memory with A, B or the bias: the product reads what other
