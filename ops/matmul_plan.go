@@ -64,6 +64,10 @@ type problem struct {
 	// rows (as a whole buffer would be), with no epilogue.
 	batchRowMajor bool
 	int64         bool // the device has shaderInt64 (wide loads)
+	// texelA, texelB: A's and B's buffers can be bound whole as rgba32f
+	// storage texels (texelBindable).
+	texelA, texelB bool
+	cpu            bool // the device is a CPU driver (DeviceInfo.Type)
 }
 
 // batches is the number of matrices in the product.
@@ -135,6 +139,11 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	}
 	p.int64 = dev.Info().Features.Has(vkc.FeatureInt64)
 	p.aLen, p.bLen = a.buf.Len(), b.buf.Len()
+	if p.elem == elemF32 {
+		lim := dev.Info().Limits
+		p.texelA, p.texelB = texelBindable(lim, a.buf), texelBindable(lim, b.buf)
+	}
+	p.cpu = dev.Info().Type == vkc.TypeCPU
 
 	// Dynamic rows: M of rank-2 A and C, one param.
 	if b.rows != nil {

@@ -167,6 +167,14 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tc.p.heuristic(), "%dx%dx%d", tc.p.m, tc.p.n, tc.p.k)
 	}
+	for _, p := range []problem{row(1, 4096, 4096), row(4096, 1, 4096)} {
+		p.texelA, p.texelB = true, true
+		assert.Equal(t, variantGEMV, p.heuristic(), "not a CPU driver")
+		p.cpu = true
+		assert.Equal(t, variantGEMVTexel, p.heuristic(), "CPU driver")
+		p.texelB = false
+		assert.Equal(t, variantGEMV, p.heuristic(), "B not bindable as texels")
+	}
 	batched := row(128, 128, 64)
 	batched.rootShaped = false
 	batched.batch = []int{32}

@@ -45,10 +45,17 @@ const (
 	// layout whose sizes keep them off that path. Interim, like
 	// variantRoot.
 	variantRootPacked
+	// gemvTexel: matmul_gemv_texel, float32 M = 1 or N = 1 with the
+	// matrix and the vector read as rgba32f storage texels: for CPU
+	// drivers, where a texel load gathers each lane's four elements at
+	// once. Needs both buffers bindable as texels, unit strides along the
+	// vector and along K (n = 1) or N (m = 1), texel-aligned offsets and
+	// row strides, and no batch or dynamic M.
+	variantGEMVTexel
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed", "gemv-texel"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -103,8 +110,35 @@ func (p *problem) applies(v variant) bool {
 	case variantRootBatched:
 		return p.batchRowMajor && p.batches() <= rootBatchMax
 	case variantRootPacked:
-		return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone && !p.dynamic &&
-			p.m >= packMin && p.n >= packMin
+		return p.packFits()
+	case variantGEMVTexel:
+		return p.gemvTexelFits()
+	}
+	return false
+}
+
+// packFits reports whether root-packed can compute p: float32, one
+// product with no epilogue, static M, and M and N large.
+func (p *problem) packFits() bool {
+	return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone && !p.dynamic &&
+		p.m >= packMin && p.n >= packMin
+}
+
+// gemvTexelFits reports whether matmul_gemv_texel can compute p: float32,
+// one product, static M, A and B bindable as texels, and (n = 1) A's rows
+// unit-stride and B's column too, or (m = 1) B's rows and A's row
+// unit-stride, with A's and B's offsets and row strides multiples of 4
+// and, for m = 1, the last row's texel past N inside B's buffer.
+func (p *problem) gemvTexelFits() bool {
+	if p.elem != elemF32 || len(p.batch) != 0 || p.dynamic || !p.texelA || !p.texelB {
+		return false
+	}
+	switch {
+	case p.n == 1:
+		return p.a.col == 1 && p.b.row == 1 && aligned4(p.a.off, p.a.row, p.b.off)
+	case p.m == 1:
+		return p.b.col == 1 && p.a.col == 1 && aligned4(p.b.off, p.b.row, p.a.off) &&
+			p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4
 	}
 	return false
 }
@@ -154,7 +188,8 @@ func (p *problem) wideFits() bool {
 }
 
 // heuristic is the variant chosen with no measurement, from what lavapipe
-// measured: the matrix-vector kernel for m = 1 or n = 1; the root's kernel
+// measured: on a CPU driver the texel matrix-vector kernel where it
+// applies; the matrix-vector kernel for m = 1 or n = 1; the root's kernel
 // per product for batches of row-major matrices; the root's kernel
 // for large whole row-major matrices (its texel path needs N and K
 // multiples of 8 for float32); the wide kernel where A and B allow and the
@@ -164,6 +199,8 @@ func (p *problem) wideFits() bool {
 func (p *problem) heuristic() variant {
 	large := p.m >= 64 && p.n >= 64
 	switch {
+	case p.cpu && p.applies(variantGEMVTexel):
+		return variantGEMVTexel
 	case p.applies(variantGEMV):
 		return variantGEMV
 	case p.applies(variantRootBatched):
@@ -226,6 +263,11 @@ func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 		return p.runRootBatched(s)
 	case variantRootPacked:
 		return p.runRootPacked(s)
+	case variantGEMVTexel:
+		if err := p.runGEMVTexel(s); err != nil {
+			return fmt.Errorf("vkc: Matmul: %s (%v kernel): %w", p.describe, v, err)
+		}
+		return nil
 	}
 	outer, inner := p.batch, 1
 	if len(outer) > 0 {
@@ -410,6 +452,40 @@ func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 		args = append(args, p.rows)
 	}
 	return k.Launch(s, g, words, args...)
+}
+
+// gemvTexelRows is how many rows a group of matmul_gemv_texel's dot form
+// takes (its ROWS), and gemvTexelLocal its group size (LOCAL).
+const (
+	gemvTexelRows  = 8
+	gemvTexelLocal = 8
+)
+
+// runGEMVTexel runs matmul_gemv_texel (see variantGEMVTexel): for n = 1
+// its dot form over A's rows with B's column as v, for m = 1 its axpy
+// form over B's rows with A's row as v.
+func (p *matmulPlan[T]) runGEMVTexel(s *vkc.Stream) error {
+	k, err := kernel(p.dev, "matmul_gemv_texel")
+	if err != nil {
+		return err
+	}
+	j, mode, w, v := p.m, 0, p.aBuf, p.bBuf
+	wOff, wS, vOff, yJ := p.a.off, p.a.row, p.b.off, p.c.row
+	lanes := ceilDiv(j, gemvTexelRows)
+	if p.n != 1 {
+		j, mode, w, v = p.n, 1, p.bBuf, p.aBuf
+		wOff, wS, vOff, yJ = p.b.off, p.b.row, p.a.off, p.c.col
+		lanes = ceilDiv(ceilDiv(j, 4), gemvTexelLocal)
+	}
+	g, err := groups(lanes, 1, 1)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	words := pushWords(j, p.k, mode, flags,
+		wOff, wS, vOff, p.c.off,
+		yJ, int(p.act), p.bias.off, p.bias.col)
+	return k.Launch(s, g, words, w, w, v, v, p.cBuf, bias)
 }
 
 // splitShape is split-K's geometry for p: the K of each slice and the
