@@ -261,6 +261,8 @@ var matmulCases = []matmulCase{
 	{name: "gemv texel m=1 ragged", a: []int{1, 203}, b: []int{203, 36}, c: []int{1, 36}, bias: 1, act: ActSilu, wantVariants: []variant{variantGEMVTexel}},
 	{name: "gemv texel n=1", a: []int{90, 132}, b: []int{132, 1}, c: []int{90, 1}, bias: 1, act: ActRelu, wantVariants: []variant{variantGEMVTexel}},
 	{name: "gemv texel n=1 one row", a: []int{1, 1000}, b: []int{1000, 1}, c: []int{1, 1}, wantVariants: []variant{variantGEMVTexel}},
+	{name: "split-K texel", a: []int{3, 3004}, b: []int{3004, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitKTexel}},
+	{name: "split-K texel ragged N", a: []int{4, 2048}, b: []int{2048, 20}, c: []int{4, 20}, bias: 1, wantVariants: []variant{variantSplitKTexel}},
 	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitK}},
 	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: ActSilu, wantVariants: []variant{variantWide}},
 	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantRootBatched}},
@@ -377,9 +379,10 @@ func TestMatmulDynamicRowsFollowTheParamOnReplay(t *testing.T) {
 	}
 }
 
-// TestMatmulGEMVTexelLayouts checks matmul_gemv_texel on offset and
-// padded layouts (K and N not multiples of 4), and that it stands aside
-// where its operands are not texel-aligned.
+// TestMatmulGEMVTexelLayouts checks matmul_gemv_texel and
+// matmul_splitk_texel on offset and padded layouts (K and N not multiples
+// of 4), and that they stand aside where their operands are not
+// texel-aligned.
 func TestMatmulGEMVTexelLayouts(t *testing.T) {
 	dev := openMatmulDevice(t)
 	s := dev.Stream()
@@ -390,13 +393,16 @@ func TestMatmulGEMVTexelLayouts(t *testing.T) {
 		aOff, aRow int // A at aOff, rows aRow apart (column stride 1)
 		bOff, bRow int
 		applies    bool
+		v          variant // gemv-texel where zero
 	}{
-		{"n=1 padded rows, K%4=3", 37, 1, 103, 4, 108, 8, 1, true},
-		{"n=1 offset, K%4=1", 9, 1, 17, 12, 20, 4, 1, true},
-		{"m=1 offset, N%4=2, K%4=1", 1, 30, 21, 8, 21, 4, 32, true},
-		{"n=1 unaligned rows", 20, 1, 30, 0, 30, 0, 1, false},
-		{"m=1 unaligned offset", 1, 16, 12, 2, 12, 0, 16, false},
-		{"m=1 unaligned rows", 1, 18, 12, 0, 12, 0, 18, false},
+		{"n=1 padded rows, K%4=3", 37, 1, 103, 4, 108, 8, 1, true, 0},
+		{"n=1 offset, K%4=1", 9, 1, 17, 12, 20, 4, 1, true, 0},
+		{"m=1 offset, N%4=2, K%4=1", 1, 30, 21, 8, 21, 4, 32, true, 0},
+		{"n=1 unaligned rows", 20, 1, 30, 0, 30, 0, 1, false, 0},
+		{"m=1 unaligned offset", 1, 16, 12, 2, 12, 0, 16, false, 0},
+		{"m=1 unaligned rows", 1, 18, 12, 0, 12, 0, 18, false, 0},
+		{"split-K texel padded, K%4=2, N%4=3", 3, 15, 1030, 4, 1032, 8, 16, true, variantSplitKTexel},
+		{"split-K texel unaligned A", 3, 16, 1030, 0, 1030, 0, 16, false, variantSplitKTexel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			aBuf, ha := randomTensor[float32](t, dev, rng, tc.aOff+(tc.m-1)*tc.aRow+tc.k)
@@ -409,9 +415,12 @@ func TestMatmulGEMVTexelLayouts(t *testing.T) {
 			c := Strided(cBuf, 3, []int{tc.m, tc.n}, []int{tc.n, 1})
 			p, err := planMatmul(s, a, b, c, MatmulOptions[float32]{})
 			require.NoError(t, err)
-			require.Equal(t, tc.applies, p.applies(variantGEMVTexel))
+			if tc.v == 0 {
+				tc.v = variantGEMVTexel
+			}
+			require.Equal(t, tc.applies, p.applies(tc.v))
 			if !tc.applies {
-				require.NotEqual(t, variantGEMVTexel, p.problem.heuristic())
+				require.NotEqual(t, tc.v, p.problem.heuristic())
 			}
 			ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{tc.m, tc.n})
 			for _, v := range p.candidates() {

@@ -175,6 +175,11 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 		p.texelB = false
 		assert.Equal(t, variantGEMV, p.heuristic(), "B not bindable as texels")
 	}
+	long := row(3, 16, 100000)
+	long.texelA, long.texelB = true, true
+	assert.Equal(t, variantSplitK, long.heuristic(), "not a CPU driver")
+	long.cpu = true
+	assert.Equal(t, variantSplitKTexel, long.heuristic(), "CPU driver")
 	batched := row(128, 128, 64)
 	batched.rootShaped = false
 	batched.batch = []int{32}

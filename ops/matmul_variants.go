@@ -52,10 +52,15 @@ const (
 	// vector and along K (n = 1) or N (m = 1), texel-aligned offsets and
 	// row strides, and no batch or dynamic M.
 	variantGEMVTexel
+	// splitKTexel: matmul_splitk_texel, split-K's first pass for at most
+	// splitTexelMaxM rows of float32 with A and B read as storage texels,
+	// then matmul_reduce: long K into few outputs on CPU drivers. Needs
+	// what gemvTexel needs of A (rows) and B (rows).
+	variantSplitKTexel
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed", "gemv-texel"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed", "gemv-texel", "splitk-texel"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -113,8 +118,20 @@ func (p *problem) applies(v variant) bool {
 		return p.packFits()
 	case variantGEMVTexel:
 		return p.gemvTexelFits()
+	case variantSplitKTexel:
+		return p.m <= splitTexelMaxM && p.k >= splitMinK && p.texelRowMajor()
 	}
 	return false
+}
+
+// texelRowMajor reports whether matmul_splitk_texel can read A and B:
+// float32, one product, static M, both bindable as texels, unit strides
+// along K (A) and N (B), offsets and row strides multiples of 4, and the
+// last row's texel past N inside B's buffer.
+func (p *problem) texelRowMajor() bool {
+	return p.elem == elemF32 && len(p.batch) == 0 && !p.dynamic && p.texelA && p.texelB &&
+		p.a.col == 1 && p.b.col == 1 && aligned4(p.a.off, p.a.row, p.b.off, p.b.row) &&
+		p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4
 }
 
 // packFits reports whether root-packed can compute p: float32, one
@@ -201,6 +218,8 @@ func (p *problem) heuristic() variant {
 	switch {
 	case p.cpu && p.applies(variantGEMVTexel):
 		return variantGEMVTexel
+	case p.cpu && p.applies(variantSplitKTexel) && p.m*p.n <= splitMaxOut:
+		return variantSplitKTexel
 	case p.applies(variantGEMV):
 		return variantGEMV
 	case p.applies(variantRootBatched):
@@ -263,8 +282,12 @@ func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 		return p.runRootBatched(s)
 	case variantRootPacked:
 		return p.runRootPacked(s)
-	case variantGEMVTexel:
-		if err := p.runGEMVTexel(s); err != nil {
+	case variantGEMVTexel, variantSplitKTexel:
+		run := p.runGEMVTexel
+		if v == variantSplitKTexel {
+			run = p.runSplitKTexel
+		}
+		if err := run(s); err != nil {
 			return fmt.Errorf("vkc: Matmul: %s (%v kernel): %w", p.describe, v, err)
 		}
 		return nil
@@ -486,6 +509,52 @@ func (p *matmulPlan[T]) runGEMVTexel(s *vkc.Stream) error {
 		wOff, wS, vOff, p.c.off,
 		yJ, int(p.act), p.bias.off, p.bias.col)
 	return k.Launch(s, g, words, w, w, v, v, p.cBuf, bias)
+}
+
+// matmul_splitk_texel's geometry: at most splitTexelMaxM rows (its
+// MAXM), about splitTexelGroups groups, at least splitTexelMinSteps texel
+// steps (4 k each) per invocation.
+const (
+	splitTexelMaxM     = 4
+	splitTexelGroups   = 128
+	splitTexelMinSteps = 16
+)
+
+// runSplitKTexel runs matmul_splitk_texel into a temporary of partial
+// products, then matmul_reduce (see variantSplitKTexel).
+func (p *matmulPlan[T]) runSplitKTexel(s *vkc.Stream) error {
+	partial, err := kernel(p.dev, "matmul_splitk_texel")
+	if err != nil {
+		return err
+	}
+	reduce, err := kernel(p.dev, "matmul_reduce")
+	if err != nil {
+		return err
+	}
+	n4, k4 := ceilDiv(p.n, 4), p.k/4
+	splits := max(1, min(splitTexelGroups/n4, k4/(splitTexelMinSteps*gemvTexelLocal)))
+	sliceQ := ceilDiv(k4, splits)
+	splits = max(1, ceilDiv(k4, sliceQ))
+	g, err := groups(n4, splits, 1)
+	if err != nil {
+		return err
+	}
+	total := p.m * p.n
+	gr, err := groups(ceilDiv(total, reduceLocal), 1, 1)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	partialWords := pushWords(p.m, p.n, p.k, sliceQ, p.a.off, p.a.row, p.b.off, p.b.row)
+	reduceWords := pushWords(p.m, p.n, splits, total,
+		p.c.off, p.c.row, p.c.col, 0,
+		p.bias.off, p.bias.col, int(p.act), flags)
+	return withScratch[float32](s, p.dev, splits*total, func(tmp vkc.Arg) error {
+		if err := partial.Launch(s, g, partialWords, p.aBuf, p.aBuf, p.bBuf, tmp); err != nil {
+			return err
+		}
+		return reduce.Launch(s, gr, reduceWords, tmp, p.cBuf, bias)
+	})
 }
 
 // splitShape is split-K's geometry for p: the K of each slice and the
