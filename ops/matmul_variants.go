@@ -214,12 +214,11 @@ func (p *problem) wideFits() bool {
 // float32 products; split-K for long K into few outputs; the wide kernel;
 // else the generic kernel.
 func (p *problem) heuristic() variant {
+	if v, ok := p.texelChoice(); ok {
+		return v
+	}
 	large := p.m >= 64 && p.n >= 64
 	switch {
-	case p.cpu && p.applies(variantGEMVTexel):
-		return variantGEMVTexel
-	case p.cpu && p.applies(variantSplitKTexel) && p.m*p.n <= splitMaxOut:
-		return variantSplitKTexel
 	case p.applies(variantGEMV):
 		return variantGEMV
 	case p.applies(variantRootBatched):
@@ -238,6 +237,19 @@ func (p *problem) heuristic() variant {
 		return variantRoot
 	}
 	return variantGeneric
+}
+
+// texelChoice is the heuristic's choice among the texel variants, on a
+// CPU driver: gemv-texel where it applies, splitk-texel for few outputs.
+func (p *problem) texelChoice() (variant, bool) {
+	switch {
+	case !p.cpu:
+	case p.applies(variantGEMVTexel):
+		return variantGEMVTexel, true
+	case p.applies(variantSplitKTexel) && p.m*p.n <= splitMaxOut:
+		return variantSplitKTexel, true
+	}
+	return 0, false
 }
 
 // candidates are the variants that apply to p, the tuner's choices.
