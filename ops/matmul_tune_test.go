@@ -175,6 +175,9 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 		p.texelB = false
 		assert.Equal(t, variantGEMV, p.heuristic(), "B not bindable as texels")
 	}
+	tall := row(8*65536, 1, 8)
+	tall.texelA, tall.texelB, tall.cpu = true, true, true
+	assert.NotEqual(t, variantGEMVTexel, tall.heuristic(), "more groups than one axis takes")
 	long := row(3, 16, 100000)
 	long.texelA, long.texelB = true, true
 	assert.Equal(t, variantSplitK, long.heuristic(), "not a CPU driver")

@@ -126,12 +126,12 @@ func (p *problem) applies(v variant) bool {
 
 // texelRowMajor reports whether matmul_splitk_texel can read A and B:
 // float32, one product, static M, both bindable as texels, unit strides
-// along K (A) and N (B), offsets and row strides multiples of 4, and the
-// last row's texel past N inside B's buffer.
+// along K (A) and N (B), offsets and row strides multiples of 4, the
+// last row's texel past N inside B's buffer, and few enough groups.
 func (p *problem) texelRowMajor() bool {
 	return p.elem == elemF32 && len(p.batch) == 0 && !p.dynamic && p.texelA && p.texelB &&
 		p.a.col == 1 && p.b.col == 1 && aligned4(p.a.off, p.a.row, p.b.off, p.b.row) &&
-		p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4
+		p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4 && ceilDiv(p.n, 4) <= maxGroupsLimit
 }
 
 // packFits reports whether root-packed can compute p: float32, one
@@ -145,17 +145,20 @@ func (p *problem) packFits() bool {
 // one product, static M, A and B bindable as texels, and (n = 1) A's rows
 // unit-stride and B's column too, or (m = 1) B's rows and A's row
 // unit-stride, with A's and B's offsets and row strides multiples of 4
-// and, for m = 1, the last row's texel past N inside B's buffer.
+// and, for m = 1, the last row's texel past N inside B's buffer; and
+// few enough groups.
 func (p *problem) gemvTexelFits() bool {
 	if p.elem != elemF32 || len(p.batch) != 0 || p.dynamic || !p.texelA || !p.texelB {
 		return false
 	}
 	switch {
 	case p.n == 1:
-		return p.a.col == 1 && p.b.row == 1 && aligned4(p.a.off, p.a.row, p.b.off)
+		return p.a.col == 1 && p.b.row == 1 && aligned4(p.a.off, p.a.row, p.b.off) &&
+			ceilDiv(p.m, gemvTexelRows) <= maxGroupsLimit
 	case p.m == 1:
 		return p.b.col == 1 && p.a.col == 1 && aligned4(p.b.off, p.b.row, p.a.off) &&
-			p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4
+			p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4 &&
+			ceilDiv(ceilDiv(p.n, 4), gemvTexelLocal) <= maxGroupsLimit
 	}
 	return false
 }
