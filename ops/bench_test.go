@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -134,6 +135,13 @@ func BenchmarkReduceOverMemcpy64MiB(b *testing.B) {
 // copy of x, alternately, and reports fn's bandwidth over the copy's.
 func benchOverMemcpy(b *testing.B, fn func(s *vkc.Stream, x, out *vkc.Buffer[float32]) error) {
 	dev, x := benchInput(b)
+	benchBytesOverMemcpy(b, dev, x, benchElems*4, fn)
+}
+
+// benchBytesOverMemcpy is benchOverMemcpy for an fn that reads bytes
+// bytes (of x, or of operands of its own): the ratio is fn's bytes per
+// second over the 64 MiB copy's.
+func benchBytesOverMemcpy(b *testing.B, dev *vkc.Device, x *vkc.Buffer[float32], bytes int64, fn func(s *vkc.Stream, x, out *vkc.Buffer[float32]) error) {
 	out := fresh[float32](b, dev, 1)
 	y := fresh[float32](b, dev, benchElems)
 	s := dev.Stream()
@@ -151,7 +159,7 @@ func benchOverMemcpy(b *testing.B, fn func(s *vkc.Stream, x, out *vkc.Buffer[flo
 	cp := func() error { return vkc.Copy(s, x, y) }
 	timed(run)
 	timed(cp)
-	b.SetBytes(benchElems * 4)
+	b.SetBytes(bytes)
 	var tRun, tCopy time.Duration
 	for b.Loop() {
 		tRun += timed(run)
@@ -159,5 +167,35 @@ func benchOverMemcpy(b *testing.B, fn func(s *vkc.Stream, x, out *vkc.Buffer[flo
 		tCopy += timed(cp)
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(tCopy)/float64(tRun), "x-memcpy")
+	b.ReportMetric(float64(bytes)*float64(tCopy)/(float64(benchElems*4)*float64(tRun)), "x-memcpy")
+}
+
+// BenchmarkMatmulGEMVOverMemcpy64MiB times each applicable variant of the
+// matrix-vector products (64 MiB matrices) and of a long-K product with
+// few outputs, alternating with the 64 MiB copy, and reports the bytes of
+// A and B read per second over the copy's (x-memcpy).
+func BenchmarkMatmulGEMVOverMemcpy64MiB(b *testing.B) {
+	for _, sh := range []struct{ m, n, k int }{{1, 4096, 4096}, {4096, 1, 4096}, {3, 16, 100000}} {
+		for v := range numVariants {
+			probe := problem{elem: elemF32, m: sh.m, n: sh.n, k: sh.k}
+			if v == variantGeneric && sh.k < 100000 || probe.applies(variantRootPacked) && v == variantRootPacked {
+				continue // far slower than the others
+			}
+			b.Run(fmt.Sprintf("%dx%dx%d/%v", sh.m, sh.n, sh.k, v), func(b *testing.B) {
+				dev, x := benchInput(b)
+				a := fresh[float32](b, dev, sh.m*sh.k)
+				bm := fresh[float32](b, dev, sh.k*sh.n)
+				c := fresh[float32](b, dev, sh.m*sh.n)
+				require.NoError(b, vkc.Fill(dev.Stream(), a, 1))
+				require.NoError(b, vkc.Fill(dev.Stream(), bm, 1))
+				p, err := planMatmul(dev.Stream(), Of(a, sh.m, sh.k), Of(bm, sh.k, sh.n), Of(c, sh.m, sh.n), MatmulOptions[float32]{})
+				require.NoError(b, err)
+				if !p.applies(v) {
+					b.Skip("does not apply")
+				}
+				bytes := int64(4 * (sh.m*sh.k + sh.k*sh.n))
+				benchBytesOverMemcpy(b, dev, x, bytes, func(s *vkc.Stream, _, _ *vkc.Buffer[float32]) error { return p.runVariant(s, v) })
+			})
+		}
+	}
 }

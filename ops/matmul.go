@@ -71,10 +71,12 @@ type MatmulOptions[T vkc.Float] struct {
 // A and C may be dynamic (Tensor.Dynamic), with rank 2, sharing one
 // param: M is then the param's value when the work runs, at most their
 // capacity, so a captured graph multiplies as many rows as the param says
-// on every replay. Rows of C past M are left as they were in their bytes,
-// but the launch (its groups are tiles of C at the capacity) counts A and
-// C used whole: rows of A past M must have been written, and rows of C
-// past M that no work wrote then read as written.
+// on every replay. Only the rows M covers are checked and marked written:
+// rows of C past M that no work wrote read as vkc.ErrUnwritten, and rows
+// of A past M need not have been written. A dynamic product takes whole
+// row-major A, B and C and no bias or activation; any other is refused
+// with an error wrapping vkc.ErrUnsupported (its kernels' launches are
+// tiles of C at the capacity, which cannot mark rows alone).
 //
 // C must be writable (no broadcast or overlapping axes) and must not
 // share memory with A, B or the bias: the product reads what other

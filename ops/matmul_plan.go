@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/vkcompute/vkc"
@@ -64,6 +65,10 @@ type problem struct {
 	// rows (as a whole buffer would be), with no epilogue.
 	batchRowMajor bool
 	int64         bool // the device has shaderInt64 (wide loads)
+	// texelA, texelB: A's and B's buffers can be bound whole as rgba32f
+	// storage texels (texelBindable).
+	texelA, texelB bool
+	cpu            bool // the device is a CPU driver (DeviceInfo.Type)
 }
 
 // batches is the number of matrices in the product.
@@ -90,41 +95,17 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	if s == nil {
 		return nil, errMatmulNilStream
 	}
-	for _, t := range []struct {
-		name string
-		err  error
-	}{{"A", a.Err()}, {"B", b.Err()}, {"C", c.Err()}} {
-		if t.err != nil {
-			return nil, fmt.Errorf("vkc: Matmul: %s: %w", t.name, t.err)
-		}
+	if err := operandErr(a, b, c); err != nil {
+		return nil, err
 	}
 	describe := fmt.Sprintf("A %v · B %v → C %v", a.at.shape, b.at.shape, c.at.shape)
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("vkc: Matmul: %s: %s", describe, fmt.Sprintf(format, args...))
 	}
 	dev := s.Device()
-	for _, t := range []*vkc.Buffer[T]{a.buf, b.buf, c.buf} {
-		if t.Device() != dev {
-			return nil, fail("an operand is on another device than the stream")
-		}
-	}
-	ra, rb, rc := a.Rank(), b.Rank(), c.Rank()
-	if ra < 2 || rb < 2 || rc < 2 {
-		return nil, fail("every operand needs at least two axes (a row vector is [1, K])")
-	}
-	m, k := a.at.shape[ra-2], a.at.shape[ra-1]
-	kb, n := b.at.shape[rb-2], b.at.shape[rb-1]
-	if kb != k {
-		return nil, fail("A's %d columns are not B's %d rows", k, kb)
-	}
-	if c.at.shape[rc-2] != m || c.at.shape[rc-1] != n {
-		return nil, fail("C must be %d x %d", m, n)
-	}
-	if rc < max(ra, rb) {
-		return nil, fail("C has fewer batch axes than A or B")
-	}
-	if c.at.overlapsItself() {
-		return nil, fail("C's layout (strides %v) writes some elements twice", c.at.strides)
+	m, n, k, err := matmulSizes(dev, a, b, c)
+	if err != nil {
+		return nil, fail("%v", err)
 	}
 	p := &matmulPlan[T]{dev: dev, aBuf: a.buf, bBuf: b.buf, cBuf: c.buf, heuristic: o.Heuristic, describe: describe}
 	p.elem = mmElemOf[T]()
@@ -133,38 +114,126 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	if p.act > ActSilu {
 		return nil, fail("unknown activation %v", p.act)
 	}
-	p.int64 = dev.Info().Features.Has(vkc.FeatureInt64)
-	p.aLen, p.bLen = a.buf.Len(), b.buf.Len()
+	p.deviceCaps()
+	for _, step := range []func() error{
+		func() error { return p.dynamicRows(a, b, c) },
+		func() error { return p.batchAxes(a, b, c) },
+		func() error { return p.biasOf(o.Bias) },
+		func() error { return p.checkOverlap(a, b, c, o.Bias) },
+	} {
+		if err := step(); err != nil {
+			return nil, fmt.Errorf("vkc: Matmul: %s: %w", describe, err) // wrapped: ErrOverlap and ErrUnsupported stay reachable
+		}
+	}
+	p.rootLayouts(a, b, c)
+	if p.dynamic && !p.rootShaped {
+		return nil, fmt.Errorf("vkc: Matmul: %s: %w: a dynamic M needs whole row-major A, B and C and no bias or activation, the one product that marks written only the rows M covers", describe, vkc.ErrUnsupported)
+	}
+	return p, nil
+}
 
-	// Dynamic rows: M of rank-2 A and C, one param.
+// rootLayouts notes whether the root's matmul can take the operands as
+// they are: a batch of row-major matrices with adjacent rows, or whole
+// row-major buffers; either with no epilogue.
+func (p *matmulPlan[T]) rootLayouts(a, b, c Tensor[T]) {
+	plain := !p.hasBias && p.act == ActNone
+	p.batchRowMajor = len(p.batch) > 0 && plain &&
+		p.a.col == 1 && p.a.row == p.k && p.b.col == 1 && p.b.row == p.n && p.c.col == 1 && p.c.row == p.n
+	p.rootShaped = len(p.batch) == 0 && plain &&
+		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
+}
+
+// operandErr is the first of A's, B's and C's errors, named.
+func operandErr[T vkc.Float](a, b, c Tensor[T]) error {
+	for _, t := range []struct {
+		name string
+		err  error
+	}{{"A", a.Err()}, {"B", b.Err()}, {"C", c.Err()}} {
+		if t.err != nil {
+			return fmt.Errorf("vkc: Matmul: %s: %w", t.name, t.err)
+		}
+	}
+	return nil
+}
+
+// deviceCaps notes what the variants need of the device and the buffers:
+// 64-bit integers, the lengths of A and B, whether they can be bound as
+// texels, and whether the device is a CPU driver.
+func (p *matmulPlan[T]) deviceCaps() {
+	info := p.dev.Info()
+	p.int64 = info.Features.Has(vkc.FeatureInt64)
+	p.aLen, p.bLen = p.aBuf.Len(), p.bBuf.Len()
+	if p.elem == elemF32 {
+		p.texelA, p.texelB = texelBindable(info.Limits, p.aBuf), texelBindable(info.Limits, p.bBuf)
+	}
+	p.cpu = info.Type == vkc.TypeCPU
+}
+
+// matmulSizes checks the operands' devices, ranks and shapes and returns
+// M, N and K.
+func matmulSizes[T vkc.Float](dev *vkc.Device, a, b, c Tensor[T]) (m, n, k int, err error) {
+	for _, t := range []*vkc.Buffer[T]{a.buf, b.buf, c.buf} {
+		if t.Device() != dev {
+			return 0, 0, 0, errors.New("an operand is on another device than the stream")
+		}
+	}
+	ra, rb, rc := a.Rank(), b.Rank(), c.Rank()
+	if ra < 2 || rb < 2 || rc < 2 {
+		return 0, 0, 0, errors.New("every operand needs at least two axes (a row vector is [1, K])")
+	}
+	m, k = a.at.shape[ra-2], a.at.shape[ra-1]
+	kb, n := b.at.shape[rb-2], b.at.shape[rb-1]
+	if kb != k {
+		return 0, 0, 0, fmt.Errorf("A's %d columns are not B's %d rows", k, kb)
+	}
+	if c.at.shape[rc-2] != m || c.at.shape[rc-1] != n {
+		return 0, 0, 0, fmt.Errorf("C must be %d x %d", m, n)
+	}
+	if rc < max(ra, rb) {
+		return 0, 0, 0, errors.New("C has fewer batch axes than A or B")
+	}
+	if c.at.overlapsItself() {
+		return 0, 0, 0, fmt.Errorf("C's layout (strides %v) writes some elements twice", c.at.strides)
+	}
+	return m, n, k, nil
+}
+
+// dynamicRows takes the param sizing M, if any: M of rank-2 A and C, one
+// param.
+func (p *matmulPlan[T]) dynamicRows(a, b, c Tensor[T]) error {
 	if b.rows != nil {
-		return nil, fail("B cannot be dynamic (only M, axis 0 of rank-2 A and C, can)")
+		return errors.New("B cannot be dynamic (only M, axis 0 of rank-2 A and C, can)")
 	}
 	for _, t := range []Tensor[T]{a, c} {
 		if t.rows == nil {
 			continue
 		}
 		if t.Rank() != 2 {
-			return nil, fail("a dynamic axis 0 must be M: A and C of rank 2")
+			return errors.New("a dynamic axis 0 must be M: A and C of rank 2")
 		}
 		if p.rows != nil && p.rows != t.rows {
-			return nil, fail("A and C are dynamic with two different params")
+			return errors.New("A and C are dynamic with two different params")
 		}
 		p.rows = t.rows
 	}
 	p.dynamic = p.rows != nil
+	return nil
+}
 
-	// Batch axes: C's leading axes; A's and B's broadcast to them.
+// batchAxes sets the batch axes (C's leading axes, A's and B's broadcast
+// to them, collapsed) and each operand's matrix layout.
+func (p *matmulPlan[T]) batchAxes(a, b, c Tensor[T]) error {
+	ra, rb, rc := a.Rank(), b.Rank(), c.Rank()
 	cBatch := c.at.shape[:rc-2]
 	var axes []batchAxis
 	for i, e := range cBatch {
 		ax := batchAxis{extent: e, c: c.at.strides[i]}
 		var err error
 		if ax.a, err = batchStride(a.at, len(cBatch), i, e); err != nil {
-			return nil, fail("A: %v", err)
+			return fmt.Errorf("A: %w", err)
 		}
 		if ax.b, err = batchStride(b.at, len(cBatch), i, e); err != nil {
-			return nil, fail("B: %v", err)
+			return fmt.Errorf("B: %w", err)
 		}
 		axes = append(axes, ax)
 	}
@@ -178,47 +247,46 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	p.a.off, p.a.row, p.a.col = a.at.offset, a.at.strides[ra-2], a.at.strides[ra-1]
 	p.b.off, p.b.row, p.b.col = b.at.offset, b.at.strides[rb-2], b.at.strides[rb-1]
 	p.c.off, p.c.row, p.c.col = c.at.offset, c.at.strides[rc-2], c.at.strides[rc-1]
+	return nil
+}
 
-	// The bias: N elements or one, along the last axis.
-	if o.Bias.buf != nil || o.Bias.err != nil {
-		bias := o.Bias
-		if err := bias.Err(); err != nil {
-			return nil, fail("bias: %v", err)
-		}
-		if bias.buf.Device() != dev {
-			return nil, fail("the bias is on another device than the stream")
-		}
-		if bias.rows != nil {
-			return nil, fail("the bias cannot be dynamic")
-		}
-		r := bias.Rank()
-		last := bias.at.shape[r-1]
-		for _, e := range bias.at.shape[:r-1] {
-			if e != 1 {
-				return nil, fail("bias %v: want a vector of %d elements (or 1)", bias.at.shape, n)
-			}
-		}
-		if last != n && last != 1 {
-			return nil, fail("bias %v: want a vector of %d elements (or 1)", bias.at.shape, n)
-		}
-		p.hasBias, p.biasBuf = true, bias.buf
-		p.bias.off, p.bias.col = bias.at.offset, bias.at.strides[r-1]
-		if last == 1 {
-			p.bias.col = 0
+// biasOf checks and takes the bias: N elements or one, along the last
+// axis.
+func (p *matmulPlan[T]) biasOf(bias Tensor[T]) error {
+	if bias.buf == nil && bias.err == nil {
+		return nil
+	}
+	if err := bias.Err(); err != nil {
+		return fmt.Errorf("bias: %w", err)
+	}
+	if bias.buf.Device() != p.dev {
+		return errors.New("the bias is on another device than the stream")
+	}
+	if bias.rows != nil {
+		return errors.New("the bias cannot be dynamic")
+	}
+	r := bias.Rank()
+	last := bias.at.shape[r-1]
+	for _, e := range bias.at.shape[:r-1] {
+		if e != 1 {
+			return fmt.Errorf("bias %v: want a vector of %d elements (or 1)", bias.at.shape, p.n)
 		}
 	}
-
-	// C is written while the others are read: no shared memory, through
-	// one buffer or through views of it.
-	if err := matmulNoOverlap(c, a, b, o.Bias); err != nil {
-		return nil, fmt.Errorf("vkc: Matmul: %s: %w", describe, err)
+	if last != p.n && last != 1 {
+		return fmt.Errorf("bias %v: want a vector of %d elements (or 1)", bias.at.shape, p.n)
 	}
+	p.hasBias, p.biasBuf = true, bias.buf
+	p.bias.off, p.bias.col = bias.at.offset, bias.at.strides[r-1]
+	if last == 1 {
+		p.bias.col = 0
+	}
+	return nil
+}
 
-	p.batchRowMajor = len(p.batch) > 0 && !p.hasBias && p.act == ActNone &&
-		p.a.col == 1 && p.a.row == k && p.b.col == 1 && p.b.row == n && p.c.col == 1 && p.c.row == n
-	p.rootShaped = len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
-		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
-	return p, nil
+// checkOverlap refuses a C sharing memory with an input, through one
+// buffer or through views of it: C is written while the others are read.
+func (p *matmulPlan[T]) checkOverlap(a, b, c Tensor[T], bias Tensor[T]) error {
+	return matmulNoOverlap(c, a, b, bias)
 }
 
 // batchAxis is one batch axis of the product: its extent and each

@@ -257,6 +257,12 @@ var matmulCases = []matmulCase{
 	{name: "gemv m=1 transposed", a: []int{1, 77}, b: []int{77, 35}, c: []int{1, 35}, bT: true, wantVariants: []variant{variantGEMV}},
 	{name: "gemv n=1", a: []int{90, 130}, b: []int{130, 1}, c: []int{90, 1}, bias: 1, act: ActRelu, wantVariants: []variant{variantGEMV}},
 	{name: "gemv n=1 transposed", a: []int{50, 64}, b: []int{64, 1}, c: []int{50, 1}, aT: true, wantVariants: []variant{variantGEMV}},
+	{name: "gemv texel m=1", a: []int{1, 200}, b: []int{200, 96}, c: []int{1, 96}, bias: 96, act: ActGelu, wantVariants: []variant{variantGEMVTexel}},
+	{name: "gemv texel m=1 ragged", a: []int{1, 203}, b: []int{203, 36}, c: []int{1, 36}, bias: 1, act: ActSilu, wantVariants: []variant{variantGEMVTexel}},
+	{name: "gemv texel n=1", a: []int{90, 132}, b: []int{132, 1}, c: []int{90, 1}, bias: 1, act: ActRelu, wantVariants: []variant{variantGEMVTexel}},
+	{name: "gemv texel n=1 one row", a: []int{1, 1000}, b: []int{1000, 1}, c: []int{1, 1}, wantVariants: []variant{variantGEMVTexel}},
+	{name: "split-K texel", a: []int{3, 3004}, b: []int{3004, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitKTexel}},
+	{name: "split-K texel ragged N", a: []int{4, 2048}, b: []int{2048, 20}, c: []int{4, 20}, bias: 1, wantVariants: []variant{variantSplitKTexel}},
 	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitK}},
 	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: ActSilu, wantVariants: []variant{variantWide}},
 	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantRootBatched}},
@@ -371,4 +377,107 @@ func TestMatmulDynamicRowsFollowTheParamOnReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMatmulGEMVTexelLayouts checks matmul_gemv_texel and
+// matmul_splitk_texel on offset and padded layouts (K and N not multiples
+// of 4), and that they stand aside where their operands are not
+// texel-aligned.
+func TestMatmulGEMVTexelLayouts(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name       string
+		m, n, k    int
+		aOff, aRow int // A at aOff, rows aRow apart (column stride 1)
+		bOff, bRow int
+		applies    bool
+		v          variant // gemv-texel where zero
+	}{
+		{"n=1 padded rows, K%4=3", 37, 1, 103, 4, 108, 8, 1, true, 0},
+		{"n=1 offset, K%4=1", 9, 1, 17, 12, 20, 4, 1, true, 0},
+		{"m=1 offset, N%4=2, K%4=1", 1, 30, 21, 8, 21, 4, 32, true, 0},
+		{"n=1 unaligned rows", 20, 1, 30, 0, 30, 0, 1, false, 0},
+		{"m=1 unaligned offset", 1, 16, 12, 2, 12, 0, 16, false, 0},
+		{"m=1 unaligned rows", 1, 18, 12, 0, 12, 0, 18, false, 0},
+		{"split-K texel padded, K%4=2, N%4=3", 3, 15, 1030, 4, 1032, 8, 16, true, variantSplitKTexel},
+		{"split-K texel unaligned A", 3, 16, 1030, 0, 1030, 0, 16, false, variantSplitKTexel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			aBuf, ha := randomTensor[float32](t, dev, rng, tc.aOff+(tc.m-1)*tc.aRow+tc.k)
+			bBuf, hb := randomTensor[float32](t, dev, rng, tc.bOff+(tc.k-1)*tc.bRow+tc.n+4) // room for the last texel past N
+			a := Strided(aBuf, tc.aOff, []int{tc.m, tc.k}, []int{tc.aRow, 1})
+			b := Strided(bBuf, tc.bOff, []int{tc.k, tc.n}, []int{tc.bRow, 1})
+			cBuf, err := vkc.NewBuffer[float32](dev, tc.m*tc.n+3)
+			require.NoError(t, err)
+			defer cBuf.Close()
+			c := Strided(cBuf, 3, []int{tc.m, tc.n}, []int{tc.n, 1})
+			p, err := planMatmul(s, a, b, c, MatmulOptions[float32]{})
+			require.NoError(t, err)
+			if tc.v == 0 {
+				tc.v = variantGEMVTexel
+			}
+			require.Equal(t, tc.applies, p.applies(tc.v))
+			if !tc.applies {
+				require.NotEqual(t, tc.v, p.problem.heuristic())
+			}
+			ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{tc.m, tc.n})
+			for _, v := range p.candidates() {
+				require.NoError(t, fill(cBuf, float32(math.NaN())))
+				require.NoError(t, p.runVariant(s, v))
+				got, err := cBuf.Read(context.Background())
+				require.NoError(t, err)
+				for i := range ref {
+					tol := float64(tc.k+2)*0x1p-24*bound[i] + 1e-6
+					require.InDelta(t, ref[i], float64(got[3+i]), tol, "%v element %d", v, i)
+				}
+			}
+		})
+	}
+}
+
+// A dynamic M never makes rows of C past it read as written: the product
+// runs through the one variant whose launch marks just the rows M covers,
+// and a dynamic product no such launch can run (a bias, an activation, a
+// strided operand) is refused rather than run over the whole of C.
+func TestMatmulDynamicRowsPastMStayUnwritten(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const m, n, k = 12, 8, 16
+	aBuf, ha := randomTensor[float32](t, dev, rng, m*k)
+	bBuf, hb := randomTensor[float32](t, dev, rng, k*n)
+	cBuf, err := vkc.NewBuffer[float32](dev, m*n) // never written
+	require.NoError(t, err)
+	defer cBuf.Close()
+	const half = m / 2
+	rows, err := vkc.NewParam[uint32](dev, half) // the capture's warmup runs with it too
+	require.NoError(t, err)
+	defer rows.Close()
+	a, b, c := Of(aBuf, m, k).Dynamic(rows), Of(bBuf, k, n), Of(cBuf, m, n).Dynamic(rows)
+	g, err := s.Capture(func(s *vkc.Stream) error { return Matmul(s, a, b, c) })
+	require.NoError(t, err)
+	defer g.Close()
+	ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{m, n})
+
+	require.NoError(t, g.Replay())
+	head, err := cBuf.View(0, half*n)
+	require.NoError(t, err)
+	defer head.Close()
+	got, err := head.Read(context.Background())
+	require.NoError(t, err)
+	for i := range got {
+		require.InDelta(t, ref[i], float64(got[i]), float64(k+2)*0x1p-24*bound[i]+1e-6, "element %d", i)
+	}
+	tail, err := cBuf.View(half*n, (m-half)*n)
+	require.NoError(t, err)
+	defer tail.Close()
+	_, err = tail.Read(context.Background())
+	require.ErrorIs(t, err, vkc.ErrUnwritten, "rows of C past M were never written")
+
+	biasBuf, _ := randomTensor[float32](t, dev, rng, n)
+	err = Matmul(s, a, b, c, MatmulOptions[float32]{Bias: Of(biasBuf, n), Activation: ActRelu})
+	require.ErrorIs(t, err, vkc.ErrUnsupported, "a dynamic M with an epilogue")
+	require.ErrorContains(t, err, "vkc: Matmul")
 }

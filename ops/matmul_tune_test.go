@@ -167,6 +167,22 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tc.p.heuristic(), "%dx%dx%d", tc.p.m, tc.p.n, tc.p.k)
 	}
+	for _, p := range []problem{row(1, 4096, 4096), row(4096, 1, 4096)} {
+		p.texelA, p.texelB = true, true
+		assert.Equal(t, variantGEMV, p.heuristic(), "not a CPU driver")
+		p.cpu = true
+		assert.Equal(t, variantGEMVTexel, p.heuristic(), "CPU driver")
+		p.texelB = false
+		assert.Equal(t, variantGEMV, p.heuristic(), "B not bindable as texels")
+	}
+	tall := row(8*65536, 1, 8)
+	tall.texelA, tall.texelB, tall.cpu = true, true, true
+	assert.NotEqual(t, variantGEMVTexel, tall.heuristic(), "more groups than one axis takes")
+	long := row(3, 16, 100000)
+	long.texelA, long.texelB = true, true
+	assert.Equal(t, variantSplitK, long.heuristic(), "not a CPU driver")
+	long.cpu = true
+	assert.Equal(t, variantSplitKTexel, long.heuristic(), "CPU driver")
 	batched := row(128, 128, 64)
 	batched.rootShaped = false
 	batched.batch = []int{32}

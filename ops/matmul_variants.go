@@ -45,10 +45,22 @@ const (
 	// layout whose sizes keep them off that path. Interim, like
 	// variantRoot.
 	variantRootPacked
+	// gemvTexel: matmul_gemv_texel, float32 M = 1 or N = 1 with the
+	// matrix and the vector read as rgba32f storage texels: for CPU
+	// drivers, where a texel load gathers each lane's four elements at
+	// once. Needs both buffers bindable as texels, unit strides along the
+	// vector and along K (n = 1) or N (m = 1), texel-aligned offsets and
+	// row strides, and no batch or dynamic M.
+	variantGEMVTexel
+	// splitKTexel: matmul_splitk_texel, split-K's first pass for at most
+	// splitTexelMaxM rows of float32 with A and B read as storage texels,
+	// then matmul_reduce: long K into few outputs on CPU drivers. Needs
+	// what gemvTexel needs of A (rows) and B (rows).
+	variantSplitKTexel
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed", "gemv-texel", "splitk-texel"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -87,8 +99,21 @@ const (
 	packMin        = 64  // root-packed: M and N at least this
 )
 
-// applies reports whether variant v can compute p.
+// applies reports whether variant v can compute p. A dynamic M runs only
+// through the root's matmul (variantRoot), whose launch marks written just
+// the rows M covers on every replay: the other kernels' launches are tiles
+// of C at its capacity, which would count rows of C past M as written
+// (and make rows of A past M that no work wrote skip the product).
 func (p *problem) applies(v variant) bool {
+	if p.dynamic && v != variantRoot {
+		return false
+	}
+	return p.fits(v)
+}
+
+// fits reports whether variant v's kernels can compute p's shape and
+// layouts, M taken as static.
+func (p *problem) fits(v variant) bool {
 	switch v {
 	case variantGeneric:
 		return true
@@ -103,8 +128,50 @@ func (p *problem) applies(v variant) bool {
 	case variantRootBatched:
 		return p.batchRowMajor && p.batches() <= rootBatchMax
 	case variantRootPacked:
-		return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone && !p.dynamic &&
-			p.m >= packMin && p.n >= packMin
+		return p.packFits()
+	case variantGEMVTexel:
+		return p.gemvTexelFits()
+	case variantSplitKTexel:
+		return p.m <= splitTexelMaxM && p.k >= splitMinK && p.texelRowMajor()
+	}
+	return false
+}
+
+// texelRowMajor reports whether matmul_splitk_texel can read A and B:
+// float32, one product, static M, both bindable as texels, unit strides
+// along K (A) and N (B), offsets and row strides multiples of 4, the
+// last row's texel past N inside B's buffer, and few enough groups.
+func (p *problem) texelRowMajor() bool {
+	return p.elem == elemF32 && len(p.batch) == 0 && !p.dynamic && p.texelA && p.texelB &&
+		p.a.col == 1 && p.b.col == 1 && aligned4(p.a.off, p.a.row, p.b.off, p.b.row) &&
+		p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4 && ceilDiv(p.n, 4) <= maxGroupsLimit
+}
+
+// packFits reports whether root-packed can compute p: float32, one
+// product with no epilogue, static M, and M and N large.
+func (p *problem) packFits() bool {
+	return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone && !p.dynamic &&
+		p.m >= packMin && p.n >= packMin
+}
+
+// gemvTexelFits reports whether matmul_gemv_texel can compute p: float32,
+// one product, static M, A and B bindable as texels, and (n = 1) A's rows
+// unit-stride and B's column too, or (m = 1) B's rows and A's row
+// unit-stride, with A's and B's offsets and row strides multiples of 4
+// and, for m = 1, the last row's texel past N inside B's buffer; and
+// few enough groups.
+func (p *problem) gemvTexelFits() bool {
+	if p.elem != elemF32 || len(p.batch) != 0 || p.dynamic || !p.texelA || !p.texelB {
+		return false
+	}
+	switch {
+	case p.n == 1:
+		return p.a.col == 1 && p.b.row == 1 && aligned4(p.a.off, p.a.row, p.b.off) &&
+			ceilDiv(p.m, gemvTexelRows) <= maxGroupsLimit
+	case p.m == 1:
+		return p.b.col == 1 && p.a.col == 1 && aligned4(p.b.off, p.b.row, p.a.off) &&
+			p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4 &&
+			ceilDiv(ceilDiv(p.n, 4), gemvTexelLocal) <= maxGroupsLimit
 	}
 	return false
 }
@@ -153,8 +220,10 @@ func (p *problem) wideFits() bool {
 	return lastB <= p.bLen
 }
 
-// heuristic is the variant chosen with no measurement, from what lavapipe
-// measured: the matrix-vector kernel for m = 1 or n = 1; the root's kernel
+// heuristic is the variant chosen with no measurement: for a dynamic M
+// the root's kernel (the only one that applies); otherwise, from what
+// lavapipe measured (staticHeuristic): on a CPU driver the texel matrix-vector kernel where it
+// applies; the matrix-vector kernel for m = 1 or n = 1; the root's kernel
 // per product for batches of row-major matrices; the root's kernel
 // for large whole row-major matrices (its texel path needs N and K
 // multiples of 8 for float32); the wide kernel where A and B allow and the
@@ -162,6 +231,17 @@ func (p *problem) wideFits() bool {
 // float32 products; split-K for long K into few outputs; the wide kernel;
 // else the generic kernel.
 func (p *problem) heuristic() variant {
+	if p.dynamic {
+		return variantRoot // the only variant a dynamic M takes (see applies)
+	}
+	return p.staticHeuristic()
+}
+
+// staticHeuristic is heuristic's rule for a static M (see heuristic).
+func (p *problem) staticHeuristic() variant {
+	if v, ok := p.texelChoice(); ok {
+		return v
+	}
 	large := p.m >= 64 && p.n >= 64
 	switch {
 	case p.applies(variantGEMV):
@@ -182,6 +262,19 @@ func (p *problem) heuristic() variant {
 		return variantRoot
 	}
 	return variantGeneric
+}
+
+// texelChoice is the heuristic's choice among the texel variants, on a
+// CPU driver: gemv-texel where it applies, splitk-texel for few outputs.
+func (p *problem) texelChoice() (variant, bool) {
+	switch {
+	case !p.cpu:
+	case p.applies(variantGEMVTexel):
+		return variantGEMVTexel, true
+	case p.applies(variantSplitKTexel) && p.m*p.n <= splitMaxOut:
+		return variantSplitKTexel, true
+	}
+	return 0, false
 }
 
 // candidates are the variants that apply to p, the tuner's choices.
@@ -226,6 +319,15 @@ func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 		return p.runRootBatched(s)
 	case variantRootPacked:
 		return p.runRootPacked(s)
+	case variantGEMVTexel, variantSplitKTexel:
+		run := p.runGEMVTexel
+		if v == variantSplitKTexel {
+			run = p.runSplitKTexel
+		}
+		if err := run(s); err != nil {
+			return fmt.Errorf("vkc: Matmul: %s (%v kernel): %w", p.describe, v, err)
+		}
+		return nil
 	}
 	outer, inner := p.batch, 1
 	if len(outer) > 0 {
@@ -410,6 +512,86 @@ func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 		args = append(args, p.rows)
 	}
 	return k.Launch(s, g, words, args...)
+}
+
+// gemvTexelRows is how many rows a group of matmul_gemv_texel's dot form
+// takes (its ROWS), and gemvTexelLocal its group size (LOCAL).
+const (
+	gemvTexelRows  = 8
+	gemvTexelLocal = 8
+)
+
+// runGEMVTexel runs matmul_gemv_texel (see variantGEMVTexel): for n = 1
+// its dot form over A's rows with B's column as v, for m = 1 its axpy
+// form over B's rows with A's row as v.
+func (p *matmulPlan[T]) runGEMVTexel(s *vkc.Stream) error {
+	k, err := kernel(p.dev, "matmul_gemv_texel")
+	if err != nil {
+		return err
+	}
+	j, mode, w, v := p.m, 0, p.aBuf, p.bBuf
+	wOff, wS, vOff, yJ := p.a.off, p.a.row, p.b.off, p.c.row
+	lanes := ceilDiv(j, gemvTexelRows)
+	if p.n != 1 {
+		j, mode, w, v = p.n, 1, p.bBuf, p.aBuf
+		wOff, wS, vOff, yJ = p.b.off, p.b.row, p.a.off, p.c.col
+		lanes = ceilDiv(ceilDiv(j, 4), gemvTexelLocal)
+	}
+	g, err := groups(lanes, 1, 1)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	words := pushWords(j, p.k, mode, flags,
+		wOff, wS, vOff, p.c.off,
+		yJ, int(p.act), p.bias.off, p.bias.col)
+	return k.Launch(s, g, words, w, w, v, v, p.cBuf, bias)
+}
+
+// matmul_splitk_texel's geometry: at most splitTexelMaxM rows (its
+// MAXM), about splitTexelGroups groups, at least splitTexelMinSteps texel
+// steps (4 k each) per invocation.
+const (
+	splitTexelMaxM     = 4
+	splitTexelGroups   = 128
+	splitTexelMinSteps = 16
+)
+
+// runSplitKTexel runs matmul_splitk_texel into a temporary of partial
+// products, then matmul_reduce (see variantSplitKTexel).
+func (p *matmulPlan[T]) runSplitKTexel(s *vkc.Stream) error {
+	partial, err := kernel(p.dev, "matmul_splitk_texel")
+	if err != nil {
+		return err
+	}
+	reduce, err := kernel(p.dev, "matmul_reduce")
+	if err != nil {
+		return err
+	}
+	n4, k4 := ceilDiv(p.n, 4), p.k/4
+	splits := max(1, min(splitTexelGroups/n4, k4/(splitTexelMinSteps*gemvTexelLocal)))
+	sliceQ := ceilDiv(k4, splits)
+	splits = max(1, ceilDiv(k4, sliceQ))
+	g, err := groups(n4, splits, 1)
+	if err != nil {
+		return err
+	}
+	total := p.m * p.n
+	gr, err := groups(ceilDiv(total, reduceLocal), 1, 1)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	partialWords := pushWords(p.m, p.n, p.k, sliceQ, p.a.off, p.a.row, p.b.off, p.b.row)
+	reduceWords := pushWords(p.m, p.n, splits, total,
+		p.c.off, p.c.row, p.c.col, 0,
+		p.bias.off, p.bias.col, int(p.act), flags)
+	return withScratch[float32](s, p.dev, splits*total, func(tmp vkc.Arg) error {
+		if err := partial.Launch(s, g, partialWords, p.aBuf, p.aBuf, p.bBuf, tmp); err != nil {
+			return err
+		}
+		return reduce.Launch(s, gr, reduceWords, tmp, p.cBuf, bias)
+	})
 }
 
 // splitShape is split-K's geometry for p: the K of each slice and the

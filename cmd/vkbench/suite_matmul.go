@@ -199,6 +199,44 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		},
 		check: check,
 	}}
+	elems := []string{"float32", "float32"} // one per name: matmul's, ops-matmul's, then each baseline's
+	bl, err := matmulBaselines(dev, base, sh, as, bs, flops)
+	defer bl.close()
+	if err != nil {
+		return err
+	}
+	names, elems, specs = append(names, bl.names...), append(elems, bl.elems...), append(specs, bl.specs...)
+	if dev.Info().Features.Has(vkc.FeatureStorage16|vkc.FeatureFloat16) && sh.b == 0 && !sh.bandwidthBound() {
+		spec, done, err := matmulF16Spec(dev, sh, as, bs, flops)
+		if err != nil {
+			return err
+		}
+		defer done()
+		names, elems, specs = append(names, "matmul-f16"), append(elems, "Float16"), append(specs, spec)
+	}
+	perFlop, errs := measureInterleaved(cfg, specs)
+	matmulFigures(res, env, sh, names, elems, perFlop, errs, flops)
+	return nil
+}
+
+// matmulRuns are measured runs besides vkc's: their names, element types
+// and specs, and what closes them.
+type matmulRuns struct {
+	names, elems []string
+	specs        []measureSpec
+	closers      []func()
+}
+
+func (r *matmulRuns) close() {
+	for _, c := range r.closers {
+		c()
+	}
+}
+
+// matmulBaselines are the C baseline's sgemms that apply to sh (squares
+// only): its naive one up to naiveMaxSide, its blocked one, and on a CPU
+// driver vkc's own texel kernel in plain C.
+func matmulBaselines(dev *vkc.Device, base *cbase.Device, sh matmulShape, as, bs []float32, flops float64) (*matmulRuns, error) {
 	square := sh.m == sh.n && sh.n == sh.k && sh.b == 0
 	baselines := []struct {
 		name string
@@ -210,18 +248,18 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		// vkc's own texel kernel in plain C, where vkc runs it for the shape.
 		{"c-texel", square && sh.n%8 == 0 && dev.Info().Type == vkc.TypeCPU, base.NewSgemmTexel},
 	}
-	elems := []string{"float32", "float32"} // one per name: matmul's, ops-matmul's, then each baseline's
+	runs := &matmulRuns{}
 	for _, bl := range baselines {
 		if !bl.ok {
 			continue
 		}
 		sg, err := bl.make(sh.n, as, bs)
 		if err != nil {
-			return fmt.Errorf("C baseline %s: %w", bl.name, err)
+			return runs, fmt.Errorf("C baseline %s: %w", bl.name, err)
 		}
-		defer sg.Close()
-		names, elems = append(names, bl.name), append(elems, "float32")
-		specs = append(specs, measureSpec{
+		runs.closers = append(runs.closers, func() { sg.Close() })
+		runs.names, runs.elems = append(runs.names, bl.name), append(runs.elems, "float32")
+		runs.specs = append(runs.specs, measureSpec{
 			op: func() (float64, error) { return flops, sg.Run() },
 			check: func() error {
 				got, err := sg.C()
@@ -232,15 +270,12 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			},
 		})
 	}
-	if dev.Info().Features.Has(vkc.FeatureStorage16|vkc.FeatureFloat16) && sh.b == 0 && !sh.bandwidthBound() {
-		spec, done, err := matmulF16Spec(dev, sh, as, bs, flops)
-		if err != nil {
-			return err
-		}
-		defer done()
-		names, elems, specs = append(names, "matmul-f16"), append(elems, "Float16"), append(specs, spec)
-	}
-	perFlop, errs := measureInterleaved(cfg, specs)
+	return runs, nil
+}
+
+// matmulFigures records one shape's figures: GFLOP/s per run, and for
+// bandwidth-bound shapes ops.Matmul's bytes of A and B read per second.
+func matmulFigures(res *suiteResult, env map[string]string, sh matmulShape, names, elems []string, perFlop [][]float64, errs []error, flops float64) {
 	for i, name := range names {
 		if errs[i] != nil {
 			res.fail(fmt.Errorf("%s: %w", name, errs[i]))
@@ -251,14 +286,13 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 			Unit: "GFLOP/s", Env: env, Elem: elems[i],
 		}, perFlop[i], func(s float64) float64 { return 1 / s / 1e9 }))
 		if name == "ops-matmul" && sh.bandwidthBound() {
-			bytesPerFlop := 4 * float64(nb) * float64(sh.m*sh.k+sh.k*sh.n) / flops
+			bytesPerFlop := 4 * float64(sh.batches()) * float64(sh.m*sh.k+sh.k*sh.n) / flops
 			res.Figures = append(res.Figures, timedFigure(Figure{
 				Suite: "matmul", Name: "ops-matmul-read", Params: sh.params(),
 				Unit: "GB/s", Env: env, Elem: elems[i],
 			}, perFlop[i], func(s float64) float64 { return bytesPerFlop / s / 1e9 }))
 		}
 	}
-	return nil
 }
 
 // rootMatmul is the root package's vkc.Matmul over sh: one call, or one
