@@ -34,6 +34,7 @@ func sampleReport() *Report {
 			{Suite: "alloc", Name: "claim-free", Value: 2.5e7, Unit: "ops/s", Samples: 3, Runs: []float64{2.5e7, 2.4e7, 2.75e7}},
 			{Suite: "startup", Name: "warm", Params: map[string]int64{"m": 256, "n": 256, "k": 256}, Value: 199.6, Unit: "ms", Samples: 3, Runs: []float64{199.6, 190, 210}},
 			{Suite: "kernels", Name: "compile-cold", Value: 1.05, Unit: "ms", Samples: 3, Runs: []float64{1.05, 0.98, 1.2}},
+			{Suite: "decode", Name: "replay", Params: map[string]int64{"d": 256, "layers": 4}, Value: 7336, Unit: "us/step", Samples: 5},
 		},
 		Ratios: []Ratio{
 			NewRatio("dispatch", "replay/floor-replay", map[string]int64{"k": 1000}, 1843.5, 1781, 1.15),
