@@ -122,7 +122,7 @@ func (p *problem) fits(v variant) bool {
 	case variantGEMV:
 		return p.elem == elemF32 && p.int64 && (p.m == 1 || p.n == 1) && len(p.batch) <= 1
 	case variantSplitK:
-		return !p.dynamic && p.k >= splitMinK && p.m*p.n*p.batches() <= splitMaxOut
+		return p.k >= splitMinK && p.m*p.n*p.batches() <= splitMaxOut
 	case variantRoot:
 		return p.rootShaped
 	case variantRootBatched:
@@ -138,30 +138,30 @@ func (p *problem) fits(v variant) bool {
 }
 
 // texelRowMajor reports whether matmul_splitk_texel can read A and B:
-// float32, one product, static M, both bindable as texels, unit strides
+// float32, one product, both bindable as texels, unit strides
 // along K (A) and N (B), offsets and row strides multiples of 4, the
 // last row's texel past N inside B's buffer, and few enough groups.
 func (p *problem) texelRowMajor() bool {
-	return p.elem == elemF32 && len(p.batch) == 0 && !p.dynamic && p.texelA && p.texelB &&
+	return p.elem == elemF32 && len(p.batch) == 0 && p.texelA && p.texelB &&
 		p.a.col == 1 && p.b.col == 1 && aligned4(p.a.off, p.a.row, p.b.off, p.b.row) &&
 		p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4 && ceilDiv(p.n, 4) <= maxGroupsLimit
 }
 
 // packFits reports whether root-packed can compute p: float32, one
-// product with no epilogue, static M, and M and N large.
+// product with no epilogue, and M and N large.
 func (p *problem) packFits() bool {
-	return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone && !p.dynamic &&
+	return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
 		p.m >= packMin && p.n >= packMin
 }
 
 // gemvTexelFits reports whether matmul_gemv_texel can compute p: float32,
-// one product, static M, A and B bindable as texels, and (n = 1) A's rows
+// one product, A and B bindable as texels, and (n = 1) A's rows
 // unit-stride and B's column too, or (m = 1) B's rows and A's row
 // unit-stride, with A's and B's offsets and row strides multiples of 4
 // and, for m = 1, the last row's texel past N inside B's buffer; and
 // few enough groups.
 func (p *problem) gemvTexelFits() bool {
-	if p.elem != elemF32 || len(p.batch) != 0 || p.dynamic || !p.texelA || !p.texelB {
+	if p.elem != elemF32 || len(p.batch) != 0 || !p.texelA || !p.texelB {
 		return false
 	}
 	switch {
@@ -396,25 +396,8 @@ func (p *matmulPlan[T]) biasArg() (*vkc.Buffer[T], int) {
 	return p.aBuf, 0
 }
 
-// dynSuffix is the kernel-name suffix of the build reading M from the
-// rows param, when M is dynamic.
-func (p *matmulPlan[T]) dynSuffix() string {
-	if p.dynamic {
-		return "_dyn"
-	}
-	return ""
-}
-
-// args are the kernel's buffers, with the rows param last when dynamic.
-func (p *matmulPlan[T]) args(bufs ...vkc.Arg) []vkc.Arg {
-	if p.dynamic {
-		bufs = append(bufs, p.rows)
-	}
-	return bufs
-}
-
 func (p *matmulPlan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
-	k, err := kernel(p.dev, "matmul_generic"+p.elem.suffix()+p.dynSuffix())
+	k, err := kernel(p.dev, "matmul_generic"+p.elem.suffix())
 	if err != nil {
 		return err
 	}
@@ -428,11 +411,11 @@ func (p *matmulPlan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
 		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
 		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
 		p.bias.off, p.bias.col, int(p.act), 1, flags)
-	return k.Launch(s, g, words, p.args(p.aBuf, p.bBuf, p.cBuf, bias)...)
+	return k.Launch(s, g, words, p.aBuf, p.bBuf, p.cBuf, bias)
 }
 
 func (p *matmulPlan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
-	k, err := kernel(p.dev, "matmul_wide"+p.dynSuffix())
+	k, err := kernel(p.dev, "matmul_wide")
 	if err != nil {
 		return err
 	}
@@ -449,7 +432,7 @@ func (p *matmulPlan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
 		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
 		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
 		p.bias.off, p.bias.col, int(p.act), 1, flags)
-	return k.Launch(s, g, words, p.args(p.aBuf, p.bBuf, p.cBuf, bias)...)
+	return k.Launch(s, g, words, p.aBuf, p.bBuf, p.cBuf, bias)
 }
 
 // runGEMV runs matmul_gemv as y[j] = Σ v[k]·W[j][k]: for m = 1, W is B
@@ -462,7 +445,6 @@ func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 		vv, y               vec
 		wLen                int
 		wBatch              []int
-		dyn                 bool
 	)
 	if p.m == 1 {
 		j, w, wOff, wJ, wK, wB, wLen, wBatch = p.n, p.bBuf, p.b.off+db, p.b.col, p.b.row, innerStride(p.b), p.bLen, p.b.batch
@@ -472,7 +454,6 @@ func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 		j, w, wOff, wJ, wK, wB, wLen, wBatch = p.m, p.aBuf, p.a.off+da, p.a.row, p.a.col, innerStride(p.a), p.aLen, p.a.batch
 		v, vv = p.bBuf, vec{p.b.off + db, p.b.row, innerStride(p.b)}
 		y = vec{p.c.off + dc, p.c.row, innerStride(p.c)}
-		dyn = p.dynamic
 	}
 	mode, wide := 0, false
 	switch {
@@ -482,11 +463,7 @@ func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 		mode = 1
 		wide = aligned8(wOff, wK) && aligned8(wBatch...) && wOff+p.reach(wBatch)+(p.k-1)*wK+8*ceilDiv(j, 8) <= wLen
 	}
-	name := "matmul_gemv"
-	if dyn {
-		name += "_dyn"
-	}
-	k, err := kernel(p.dev, name)
+	k, err := kernel(p.dev, "matmul_gemv")
 	if err != nil {
 		return err
 	}
@@ -507,11 +484,7 @@ func (p *matmulPlan[T]) runGEMV(s *vkc.Stream, inner, da, db, dc int) error {
 		vv.off, vv.step, vv.batch, 0,
 		y.off, y.step, y.batch, int(p.act),
 		p.bias.off, p.bias.col)
-	args := []vkc.Arg{w, v, p.cBuf, bias}
-	if dyn {
-		args = append(args, p.rows)
-	}
-	return k.Launch(s, g, words, args...)
+	return k.Launch(s, g, words, w, v, p.cBuf, bias)
 }
 
 // gemvTexelRows is how many rows a group of matmul_gemv_texel's dot form

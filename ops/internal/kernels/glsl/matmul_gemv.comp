@@ -16,9 +16,8 @@
 //           the last step lies inside W's buffer; the host checks it).
 // Flag 1 adds the bias. Any J, K and batches; v and y any strides.
 // Groups: x = ceil(J / 64) (dot) or ceil(ceil(J/8) / 64) (axpy), z = batches.
-// With -DDYNAMIC J is min(J, rows) (n = 1 with a dynamic M).
 //
-// Bindings: 0 W, 1 v (read), 2 y (write), 3 bias (read), 4 rows (read, -DDYNAMIC).
+// Bindings: 0 W, 1 v (read), 2 y (write), 3 bias (read).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -29,9 +28,6 @@ layout(std430, set = 0, binding = 0) readonly buffer W8_ { u64vec4 w8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer V_ { float v[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y_ { float y[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Bias_ { float bias[]; };
-#ifdef DYNAMIC
-layout(std430, set = 0, binding = 4) readonly buffer Rows_ { uint rows; };
-#endif
 layout(push_constant) uniform Push {
     uint J, K, mode, flags;
     uint wOff, wJ, wK, wB;
@@ -49,9 +45,6 @@ void store(uint batch, uint j, float s) {
 
 void main() {
     uint J = pc.J;
-#ifdef DYNAMIC
-    J = min(J, rows);
-#endif
     uint batch = gl_WorkGroupID.z;
     uint vBase = pc.vOff + batch * pc.vB;
     uint wBase = pc.wOff + batch * pc.wB;

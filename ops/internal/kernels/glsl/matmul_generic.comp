@@ -11,11 +11,9 @@
 // splits; W is 16 x 8, and 8 x 1 with -DPARTIAL. With -DPARTIAL (split-K) group z's split s sums k in
 // [s*kSplit, min(K, (s+1)*kSplit)) into partial sums P[z][M][N] in the
 // accumulation type, with no bias or activation: matmul_reduce finishes.
-// With -DDYNAMIC M is min(M, rows), rows a uint32 the device reads when the
-// launch runs (a vkc.Param), so a replayed graph follows it.
 //
 // Bindings: 0 A, 1 B (read); 2 C (write) and 3 bias (read), or 2 P (write)
-// with -DPARTIAL; 4 rows (read, -DDYNAMIC).
+// with -DPARTIAL.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "matmul_common.glsl"
@@ -32,9 +30,6 @@ layout(std430, set = 0, binding = 2) writeonly buffer P_ { ACC p[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C_ { ELEM c[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Bias_ { ELEM bias[]; };
 #endif
-#ifdef DYNAMIC
-layout(std430, set = 0, binding = 4) readonly buffer Rows_ { uint rows; };
-#endif
 layout(push_constant) uniform Push {
     uint M, N, K, kSplit;
     uint aOff, aM, aK, aB; // A[b][m][k] at aOff + b*aB + m*aM + k*aK
@@ -48,9 +43,6 @@ const uint TM = 4u, TN = 4u;
 
 void main() {
     uint M = pc.M;
-#ifdef DYNAMIC
-    M = min(M, rows);
-#endif
     uint row0 = gl_GlobalInvocationID.y * TM;
     uint col0 = gl_GlobalInvocationID.x * TN;
     if (row0 >= M || col0 >= pc.N) return;

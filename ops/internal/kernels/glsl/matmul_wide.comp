@@ -17,10 +17,8 @@
 // Geometry: a group of W.x x W.y invocations covers 16*W.y rows and
 // 32*W.x columns; invocation x takes the column octets x, x + W.x, ...
 // Groups: x = ceil(ceil(N/8) / (4*W.x)), y = ceil(M / (16*W.y)), z = batches.
-// With -DDYNAMIC M is min(M, rows), rows read when the launch runs.
 //
-// Bindings: 0 A, 1 B (read, as u64vec4), 2 C (write), 3 bias (read),
-// 4 rows (read, -DDYNAMIC).
+// Bindings: 0 A, 1 B (read, as u64vec4), 2 C (write), 3 bias (read).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -31,9 +29,6 @@ layout(std430, set = 0, binding = 1) readonly buffer B_ { u64vec4 b[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C_ { float c[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C4_ { vec4 c4[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Bias_ { float bias[]; };
-#ifdef DYNAMIC
-layout(std430, set = 0, binding = 4) readonly buffer Rows_ { uint rows; };
-#endif
 layout(push_constant) uniform Push {
     uint M, N, K, unused;
     uint aOff, aM, aK, aB; // in elements, as matmul_generic's (aK is 1)
@@ -50,9 +45,6 @@ vec2 floats(uint64_t w) { return uintBitsToFloat(unpackUint2x32(w)); }
 
 void main() {
     uint M = pc.M;
-#ifdef DYNAMIC
-    M = min(M, rows);
-#endif
     uint row0 = gl_GlobalInvocationID.y * ROWS;
     if (row0 >= M) return;
     uint batch = gl_WorkGroupID.z;
