@@ -196,8 +196,11 @@ func (d *declarations) bindings(layouts *layoutReader) ([]ModuleBinding, error) 
 			if prev.Elem != b.Elem {
 				prev.Elem = ScalarUnknown
 			}
-			if prev.Kind == StorageBuffer {
-				prev.Kind = b.Kind
+			if prev.Kind != b.Kind {
+				// One binding declared as two kinds (a uniform block and a
+				// storage block) has no one descriptor type: not bindable,
+				// so LoadKernel refuses it.
+				prev.Kind = OtherDescriptor
 			}
 			prev.Arrayed = prev.Arrayed || b.Arrayed
 			prev.NonWritable = prev.NonWritable && b.NonWritable
