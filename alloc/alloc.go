@@ -343,8 +343,8 @@ func (a *Allocator[B]) overLimit(kind Kind, reserve, pageSize uint64) error {
 	for k := range a.free {
 		largest = max(largest, a.free[k].largest(a.nodes))
 	}
-	return fmt.Errorf("%w: %d bytes of %s need a page of %d bytes; limit %d, reserved %d, used %d, guarded %d, largest free range %d",
-		ErrOverLimit, reserve, kind, pageSize, a.cfg.Limit, a.reserved, a.used, a.guarded, largest)
+	return fmt.Errorf("%w: %w: %d bytes of %s need a page of %d bytes; limit %d, reserved %d, used %d, guarded %d, largest free range %d",
+		errs.OutOfMemory, ErrOverLimit, reserve, kind, pageSize, a.cfg.Limit, a.reserved, a.used, a.guarded, largest)
 }
 
 // Trim releases every empty page now, cached ones included, and returns

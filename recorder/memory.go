@@ -19,20 +19,9 @@ import (
 // limit's numbers in its chain.
 
 // outOfMemory reports whether err says memory ran out, in the device, in
-// the host or under the limit: the failures reclaiming may cure.
-func outOfMemory(err error) bool {
-	return err != nil && (errors.Is(err, errs.OutOfMemory) || errors.Is(err, alloc.ErrOverLimit))
-}
-
-// memoryError makes the allocator's limit refusal the recorder's
-// out-of-memory, keeping the allocator's message and chain, so a caller
-// tests one sentinel whether the driver or the limit said no.
-func memoryError(err error) error {
-	if err != nil && errors.Is(err, alloc.ErrOverLimit) && !errors.Is(err, errs.OutOfMemory) {
-		return fmt.Errorf("%w: %w", errs.OutOfMemory, err)
-	}
-	return err
-}
+// the host or under the limit (the allocator's refusal wraps
+// errs.OutOfMemory too): the failures reclaiming may cure.
+func outOfMemory(err error) bool { return errors.Is(err, errs.OutOfMemory) }
 
 // retryOutOfMemory runs make, and when it fails for want of memory,
 // reclaims what nothing uses and runs it once more. self is the slot whose
@@ -44,7 +33,7 @@ func retryOutOfMemory[T any](r *Recorder, self *slot, make func() (T, error)) (T
 	}
 	r.reclaim(self)
 	v, err = make()
-	return v, memoryError(err)
+	return v, err
 }
 
 // reclaim gives back memory nothing live uses: the claims submitted work
