@@ -274,9 +274,12 @@ func fixStorageAccess(m *module) {
 // variables, which one invocation does for the whole group, and the
 // barrier after them, which then orders nothing (on a CPU driver a
 // barrier suspends and resumes every invocation of the group). It
-// returns how many stores it dropped. The barrier is dropped only where
-// it follows the translator's pattern exactly: a block of nothing but
-// such stores branching to a merge block that starts with the barrier.
+// returns how many stores it dropped. Only the translator's pattern is
+// dropped: a block of nothing but such stores branching to a merge block
+// that starts with the barrier, and only the first such block of each
+// function (the translator emits its zeroing before the function's own
+// code). The same stores anywhere else are the source's (total = f32())
+// and stay.
 func stripWorkgroupZeroing(m *module) int {
 	workgroup, null := map[uint32]bool{}, map[uint32]bool{}
 	for _, in := range m.insts {
@@ -291,21 +294,22 @@ func stripWorkgroupZeroing(m *module) int {
 		return in.op == opStore && len(in.operands) >= 2 && workgroup[in.operands[0]] && null[in.operands[1]]
 	}
 	dropped := 0
+	first := false // no zeroing block seen yet in the current function
 	kept := m.insts[:0:0]
 	for i := 0; i < len(m.insts); i++ {
 		in := m.insts[i]
-		if zeroing(in) {
-			dropped++
-			continue
-		}
 		kept = append(kept, in)
-		if in.op != opLabel {
+		switch {
+		case in.op == opFunction:
+			first = true
+		case in.op != opLabel || !first:
 			continue
 		}
 		if end, ok := zeroingBlock(m.insts, i, zeroing); ok {
 			dropped += end - (i + 1)
 			kept = append(kept, m.insts[end], m.insts[end+1]) // the branch and the merge label
 			i = end + 2                                       // the barrier is skipped
+			first = false
 		}
 	}
 	m.insts = kept
