@@ -88,7 +88,7 @@ func decodeModule(code []byte) (*module, error) {
 		if count == 0 || at+count > len(words) {
 			return nil, fmt.Errorf("%w: instruction at word %d has word count %d, %d words left", errMalformed, at, count, len(words)-at)
 		}
-		m.insts = append(m.insts, instruction{op: words[at] & 0xffff, operands: words[at+1 : at+count]})
+		m.insts = append(m.insts, instruction{op: words[at] & 0xffff, operands: words[at+1 : at+count : at+count]})
 		at += count
 	}
 	return m, nil
