@@ -21,6 +21,7 @@ var errMalformed = errors.New("malformed SPIR-V")
 const (
 	spirvMagic = 0x07230203
 
+	opLine                = 8
 	opConstantNull        = 46
 	opFunction            = 54
 	opFunctionEnd         = 56
@@ -34,12 +35,19 @@ const (
 	opPtrAccessChain      = 67
 	opArrayLength         = 68
 	opDecorate            = 71
+	opVectorShuffle       = 79
+	opCompositeExtract    = 81
+	opCompositeInsert     = 82
 	opCopyObject          = 83
 	opControlBarrier      = 224
 	opAtomicLoad          = 227
 	opAtomicStore         = 228
+	opLoopMerge           = 246
+	opSelectionMerge      = 247
 	opLabel               = 248
 	opBranch              = 249
+	opBranchConditional   = 250
+	opSwitch              = 251
 
 	decorationNonWritable   = 24
 	decorationNonReadable   = 25
@@ -146,7 +154,7 @@ func storageAccess(m *module) map[uint32]*access {
 			inFunction = false
 		default:
 			if inFunction && !tr.follow(in) {
-				markUnknown(tr.vars, tr.root, in.operands)
+				markUnknown(tr.vars, tr.root, idOperands(in))
 			}
 		}
 	}
@@ -218,6 +226,27 @@ func markUnknown(vars map[uint32]*access, root map[uint32]uint32, ops []uint32) 
 			vars[v].reads, vars[v].writes = true, true
 		}
 	}
+}
+
+// idOperands are the operands of in that may be ids, for markUnknown: an
+// instruction of a function body that carries literals (a switch's case
+// values, a composite's indices, a line number, a merge's control mask)
+// or only labels gives just its id operands, so a literal equal to a
+// pointer's id is no use of the pointer.
+func idOperands(in instruction) []uint32 {
+	ops := in.operands
+	upTo := func(n int) []uint32 { return ops[:min(n, len(ops))] }
+	switch in.op {
+	case opLine, opLoopMerge, opSelectionMerge, opBranch:
+		return nil // a file name, numbers, labels and masks
+	case opBranchConditional, opSwitch:
+		return upTo(1) // the condition or selector; then labels and literals
+	case opCompositeExtract:
+		return upTo(3) // result type, result, composite; then indices
+	case opVectorShuffle, opCompositeInsert:
+		return upTo(4) // result type, result, two ids; then literals
+	}
+	return ops
 }
 
 // fixStorageAccess makes each storage buffer's NonWritable and NonReadable

@@ -534,3 +534,28 @@ func TestSourceNullStoresStay(t *testing.T) {
 	assert.Equal(t, 1, workgroupNullStores(t, code), "the source's store is dropped")
 	assert.Equal(t, 2, barriers(t, code))
 }
+
+// A literal of the code (a switch's case value, a composite's index) that
+// equals the id of a pointer into a read-only buffer is no store to it:
+// the kernel compiles and the buffer keeps NonWritable, whichever ids the
+// translator gives.
+func TestLiteralsAreNoPointerUses(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		src := fmt.Sprintf(`
+@group(0) @binding(0) var<storage, read> x: array<u32>;
+@group(0) @binding(1) var<storage, read_write> y: array<vec4<u32>>;
+@compute @workgroup_size(1)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  var v = vec4<u32>(g.x, 1u, 2u, 3u);
+  switch x[g.x] {
+    case %du: { v = v.wzyx; }
+    default: { v.y = 5u; }
+  }
+  y[g.x] = v;
+}
+`, n)
+		spec, err := Compile(src, Options{Name: "lit"})
+		require.NoError(t, err, "case %d", n)
+		assert.True(t, decorated(t, spec.SPIRV, 0, decorationNonWritable), "case %d: x lost NonWritable", n)
+	}
+}
