@@ -273,3 +273,16 @@ func TestPushConstantsOnDevice(t *testing.T) {
 		assert.Equal(t, want, got[i], "y[%d]", i)
 	}
 }
+
+// The source's own zero store reaches the device: total is 7 before it
+// and 0 after.
+func TestSourceNullStoreOnDevice(t *testing.T) {
+	dev := openDevice(t)
+	k := load(t, dev, userNullStoreSrc, Options{Name: "u"})
+	y := newBuffer[float32](t, dev, nil, 64)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, y))
+	got := read(t, y)
+	for li := range got {
+		require.Equal(t, float32(63-li), got[li], "y[%d]", li)
+	}
+}

@@ -63,23 +63,28 @@ func FuzzRepair(f *testing.F) {
 		if len(before.Bindings) != len(after.Bindings) || before.LocalSize != after.LocalSize || strings.Join(before.EntryPoints, ",") != strings.Join(after.EntryPoints, ",") {
 			t.Fatalf("repair changed the interface: %+v -> %+v", before, after)
 		}
-		// Every access decoration left on a storage buffer agrees with
-		// what the code does (as the rewriter sees it: a use it does not
-		// follow counts as a read and a write).
-		done := storageAccess(again)
-		for _, in := range again.insts {
-			if in.op != opDecorate || len(in.operands) != 2 {
-				continue
-			}
-			a, ok := done[in.operands[0]]
-			if !ok {
-				continue
-			}
-			if (in.operands[1] == decorationNonWritable && a.writes) || (in.operands[1] == decorationNonReadable && a.reads) {
-				t.Fatalf("variable %d decorated %d although its code reads %v, writes %v", in.operands[0], in.operands[1], a.reads, a.writes)
-			}
-		}
+		checkAccessDecorations(t, again)
 	})
+}
+
+// checkAccessDecorations fails t where an access decoration left on a
+// storage buffer disagrees with what the code does (as the rewriter sees
+// it: a use it does not follow counts as a read and a write).
+func checkAccessDecorations(t *testing.T, m *module) {
+	t.Helper()
+	done := storageAccess(m)
+	for _, in := range m.insts {
+		if in.op != opDecorate || len(in.operands) != 2 {
+			continue
+		}
+		a, ok := done[in.operands[0]]
+		if !ok {
+			continue
+		}
+		if (in.operands[1] == decorationNonWritable && a.writes) || (in.operands[1] == decorationNonReadable && a.reads) {
+			t.Fatalf("variable %d decorated %d although its code reads %v, writes %v", in.operands[0], in.operands[1], a.reads, a.writes)
+		}
+	}
 }
 
 // firstEntry is the name of the first function marked @compute in src.

@@ -21,6 +21,7 @@ var errMalformed = errors.New("malformed SPIR-V")
 const (
 	spirvMagic = 0x07230203
 
+	opLine                = 8
 	opConstantNull        = 46
 	opFunction            = 54
 	opFunctionEnd         = 56
@@ -34,12 +35,19 @@ const (
 	opPtrAccessChain      = 67
 	opArrayLength         = 68
 	opDecorate            = 71
+	opVectorShuffle       = 79
+	opCompositeExtract    = 81
+	opCompositeInsert     = 82
 	opCopyObject          = 83
 	opControlBarrier      = 224
 	opAtomicLoad          = 227
 	opAtomicStore         = 228
+	opLoopMerge           = 246
+	opSelectionMerge      = 247
 	opLabel               = 248
 	opBranch              = 249
+	opBranchConditional   = 250
+	opSwitch              = 251
 
 	decorationNonWritable   = 24
 	decorationNonReadable   = 25
@@ -88,7 +96,7 @@ func decodeModule(code []byte) (*module, error) {
 		if count == 0 || at+count > len(words) {
 			return nil, fmt.Errorf("%w: instruction at word %d has word count %d, %d words left", errMalformed, at, count, len(words)-at)
 		}
-		m.insts = append(m.insts, instruction{op: words[at] & 0xffff, operands: words[at+1 : at+count]})
+		m.insts = append(m.insts, instruction{op: words[at] & 0xffff, operands: words[at+1 : at+count : at+count]})
 		at += count
 	}
 	return m, nil
@@ -146,7 +154,7 @@ func storageAccess(m *module) map[uint32]*access {
 			inFunction = false
 		default:
 			if inFunction && !tr.follow(in) {
-				markUnknown(tr.vars, tr.root, in.operands)
+				markUnknown(tr.vars, tr.root, idOperands(in))
 			}
 		}
 	}
@@ -220,6 +228,27 @@ func markUnknown(vars map[uint32]*access, root map[uint32]uint32, ops []uint32) 
 	}
 }
 
+// idOperands are the operands of in that may be ids, for markUnknown: an
+// instruction of a function body that carries literals (a switch's case
+// values, a composite's indices, a line number, a merge's control mask)
+// or only labels gives just its id operands, so a literal equal to a
+// pointer's id is no use of the pointer.
+func idOperands(in instruction) []uint32 {
+	ops := in.operands
+	upTo := func(n int) []uint32 { return ops[:min(n, len(ops))] }
+	switch in.op {
+	case opLine, opLoopMerge, opSelectionMerge, opBranch:
+		return nil // a file name, numbers, labels and masks
+	case opBranchConditional, opSwitch:
+		return upTo(1) // the condition or selector; then labels and literals
+	case opCompositeExtract:
+		return upTo(3) // result type, result, composite; then indices
+	case opVectorShuffle, opCompositeInsert:
+		return upTo(4) // result type, result, two ids; then literals
+	}
+	return ops
+}
+
 // fixStorageAccess makes each storage buffer's NonWritable and NonReadable
 // decorations say what the code does: a buffer the code writes loses a
 // NonWritable the translator put on it (it decorates WGSL's
@@ -274,9 +303,12 @@ func fixStorageAccess(m *module) {
 // variables, which one invocation does for the whole group, and the
 // barrier after them, which then orders nothing (on a CPU driver a
 // barrier suspends and resumes every invocation of the group). It
-// returns how many stores it dropped. The barrier is dropped only where
-// it follows the translator's pattern exactly: a block of nothing but
-// such stores branching to a merge block that starts with the barrier.
+// returns how many stores it dropped. Only the translator's pattern is
+// dropped: a block of nothing but such stores branching to a merge block
+// that starts with the barrier, and only the first such block of each
+// function (the translator emits its zeroing before the function's own
+// code). The same stores anywhere else are the source's (total = f32())
+// and stay.
 func stripWorkgroupZeroing(m *module) int {
 	workgroup, null := map[uint32]bool{}, map[uint32]bool{}
 	for _, in := range m.insts {
@@ -291,21 +323,22 @@ func stripWorkgroupZeroing(m *module) int {
 		return in.op == opStore && len(in.operands) >= 2 && workgroup[in.operands[0]] && null[in.operands[1]]
 	}
 	dropped := 0
+	first := false // no zeroing block seen yet in the current function
 	kept := m.insts[:0:0]
 	for i := 0; i < len(m.insts); i++ {
 		in := m.insts[i]
-		if zeroing(in) {
-			dropped++
-			continue
-		}
 		kept = append(kept, in)
-		if in.op != opLabel {
+		switch {
+		case in.op == opFunction:
+			first = true
+		case in.op != opLabel || !first:
 			continue
 		}
 		if end, ok := zeroingBlock(m.insts, i, zeroing); ok {
 			dropped += end - (i + 1)
 			kept = append(kept, m.insts[end], m.insts[end+1]) // the branch and the merge label
 			i = end + 2                                       // the barrier is skipped
+			first = false
 		}
 	}
 	m.insts = kept
