@@ -209,7 +209,8 @@ func WithPageSize(bytes uint64) Option { return func(c *config) { c.rec.PageSize
 // then fails with ErrOutOfMemory, whose message gives the request,
 // the limit, what is reserved and used, and the largest free range.
 // Nothing live is touched: every buffer stays intact and every stream
-// usable. A page size above the limit is lowered to it.
+// usable. A page size above the limit is lowered to it; a limit below the
+// device's buffer alignment, which no page fits, makes Open fail.
 func WithMemoryLimit(bytes uint64) Option { return func(c *config) { c.rec.MemoryLimit = bytes } }
 
 // Devices lists the Vulkan devices of this machine.

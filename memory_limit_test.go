@@ -414,3 +414,13 @@ func TestMemoryLimitUnderPressureRacesTrimAndClose(t *testing.T) {
 	t.Logf("%d requests refused at the limit", refusals.Load())
 	closeAndCheck(t, dev)
 }
+
+// A limit below the device's buffer alignment fits no page: Open refuses
+// it and says why, rather than open a device every allocation fails on.
+func TestOpenRefusesAMemoryLimitBelowTheAlignment(t *testing.T) {
+	dev, err := Open(WithValidation(true), WithMemoryLimit(1))
+	if err == nil {
+		_ = dev.Close()
+	}
+	require.ErrorContains(t, err, "memory limit 1 below the alignment")
+}

@@ -93,7 +93,8 @@ type Config struct {
 	// releases empty pages (the cache KeepEmpty keeps), and fails with
 	// ErrOverLimit when even that leaves no room, so a library sharing
 	// the device with others can budget its memory. A PageSize above the
-	// limit is lowered to it, so the first page fits.
+	// limit is lowered to it, so the first page fits; a limit below the
+	// Alignment, which no page fits, is refused.
 	Limit uint64
 }
 
@@ -104,8 +105,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Alignment == 0 {
 		c.Alignment = DefaultAlignment
 	}
-	if c.Limit != 0 && c.PageSize > c.Limit && c.Alignment&(c.Alignment-1) == 0 {
-		c.PageSize = max(c.Limit&^(c.Alignment-1), c.Alignment)
+	if c.Limit >= c.Alignment && c.PageSize > c.Limit && c.Alignment&(c.Alignment-1) == 0 {
+		c.PageSize = c.Limit &^ (c.Alignment - 1)
 		c.DedicatedThreshold = min(c.DedicatedThreshold, c.PageSize)
 		c.KeepEmpty = min(c.KeepEmpty, c.PageSize)
 	}
@@ -126,6 +127,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Alignment&(c.Alignment-1) != 0:
 		return c, fmt.Errorf("%w: alignment %d is not a power of two", ErrInvalidConfig, c.Alignment)
+	case c.Limit != 0 && c.Limit < c.Alignment:
+		return c, fmt.Errorf("%w: memory limit %d below the alignment %d", ErrInvalidConfig, c.Limit, c.Alignment)
 	case c.PageSize%c.Alignment != 0:
 		return c, fmt.Errorf("%w: page size %d is not a multiple of alignment %d", ErrInvalidConfig, c.PageSize, c.Alignment)
 	case c.PageSize > maxRequest:

@@ -43,12 +43,26 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"page not a multiple":          {PageSize: 1000, Alignment: 256},
 		"threshold above page":         {PageSize: 4096, DedicatedThreshold: 8192},
 		"page too large":               {PageSize: 1 << 63},
+		"limit below the alignment":    {Alignment: 256, Limit: 255},
+		"limit below the default":      {Limit: 1},
 	} {
 		_, err := New[*fakeBlock](src, cfg)
 		assert.ErrorIs(t, err, ErrInvalidConfig, name)
 	}
 	_, err := New[*fakeBlock](nil, Config{})
 	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// A limit of exactly one alignment is the smallest accepted: the page
+// size is lowered to it.
+func TestLimitOfOneAlignment(t *testing.T) {
+	a, err := New[*fakeBlock](&fakeSource{}, Config{Alignment: 256, Limit: 256})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(256), a.Config().PageSize)
+	mustAlloc(t, a, DeviceLocal, 256)
+	_, err = New[*fakeBlock](&fakeSource{}, Config{Alignment: 256, Limit: 255})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorContains(t, err, "memory limit 255 below the alignment 256")
 }
 
 func TestNewFillsDefaults(t *testing.T) {

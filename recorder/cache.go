@@ -111,7 +111,7 @@ func (c *setCache) allocate(k *Kernel) (DescriptorSet, DescriptorPool, error) {
 		c.outstand[pool]++
 		return set, pool, nil
 	}
-	pool, err := retryOutOfMemory(c.r, c.self, func() (DescriptorPool, error) {
+	pool, err := retryOutOfMemory(c.r, c.self, true, func() (DescriptorPool, error) {
 		pool, err := d.NewDescriptorPool(setsPerPool)
 		return pool, c.r.observe(err)
 	})

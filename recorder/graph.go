@@ -102,7 +102,7 @@ func (b *slot) openRecording() (CommandBuffer, error) {
 		return 0, err
 	}
 	b.win.reserveParked()
-	cb, err := retryOutOfMemory(r, b, func() (CommandBuffer, error) {
+	cb, err := retryOutOfMemory(r, b, false, func() (CommandBuffer, error) {
 		cb, err := r.dev.AllocateCommandBuffer(b.pool)
 		return cb, r.observe(err)
 	})

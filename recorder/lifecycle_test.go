@@ -185,6 +185,12 @@ func TestNewFails(t *testing.T) {
 	_, err = recorder.New(dev, recorder.Options{PageSize: 1000})
 	require.Error(t, err, "a page size the allocator cannot honour")
 	requireClean(t, dev)
+
+	dev = hostdev.New(hostdev.Options{})
+	_, err = recorder.New(dev, recorder.Options{MemoryLimit: 1})
+	require.ErrorIs(t, err, alloc.ErrInvalidConfig, "a memory limit no page fits")
+	require.ErrorContains(t, err, "memory limit 1 below the alignment")
+	requireClean(t, dev)
 }
 
 // The recorder describes itself and its device.

@@ -25,13 +25,15 @@ func outOfMemory(err error) bool { return errors.Is(err, errs.OutOfMemory) }
 
 // retryOutOfMemory runs make, and when it fails for want of memory,
 // reclaims what nothing uses and runs it once more. self is the slot whose
-// lock the caller holds (nil: none), which bounds what may be reclaimed.
-func retryOutOfMemory[T any](r *Recorder, self *slot, make func() (T, error)) (T, error) {
+// lock the caller holds (nil: none), which bounds what may be reclaimed;
+// recording says the caller is recording into self's open eager batch,
+// which must then stay open under it.
+func retryOutOfMemory[T any](r *Recorder, self *slot, recording bool, make func() (T, error)) (T, error) {
 	v, err := make()
 	if !outOfMemory(err) {
 		return v, err
 	}
-	r.reclaim(self)
+	r.reclaim(self, recording)
 	v, err = make()
 	return v, err
 }
@@ -43,30 +45,34 @@ func retryOutOfMemory[T any](r *Recorder, self *slot, make func() (T, error)) (T
 // (alloc's Trim keeps them while growth or pages are locked). The caller
 // holding a slot's lock (self) reclaims that slot's drops only, since a
 // call never waits for a second slot lock while it holds one; a caller
-// holding none reclaims every slot's.
-func (r *Recorder) reclaim(self *slot) {
+// recording into that slot's open batch (recording) reclaims only the
+// drops already submitted, so the batch stays open under it. A caller
+// holding none reclaims every slot's, open batches included.
+func (r *Recorder) reclaim(self *slot, recording bool) {
 	if self != nil {
-		self.reclaimDrops()
+		self.reclaimDrops(!recording)
 	} else {
 		for _, b := range r.slots {
 			b.mu.Lock()
-			b.reclaimDrops()
+			b.reclaimDrops(true)
 			b.mu.Unlock()
 		}
 	}
 	r.mem.Trim()
 }
 
-// reclaimDrops submits the open eager batch when it holds drops and waits
-// for the submissions holding drops, which frees them. A failure is not
-// reported here: it taints what that work writes, as it would have at the
-// stream's next sync, and a failed fence wait keeps its drops.
-func (b *slot) reclaimDrops() {
+// reclaimDrops waits for the submissions holding drops, which frees them;
+// with submitOpen it first submits the open eager batch when that holds
+// drops. A caller recording into the open batch passes false, so the
+// batch stays open under it. A failure is not reported here: it taints
+// what that work writes, as it would have at the stream's next sync, and
+// a failed fence wait keeps its drops.
+func (b *slot) reclaimDrops(submitOpen bool) {
 	if b.r.usable() != nil || b.win.IsRecording() {
 		return
 	}
 	q := &b.subs
-	if q.open != nil && len(q.open.drops) > 0 {
+	if submitOpen && q.open != nil && len(q.open.drops) > 0 {
 		if err := q.submit(); err != nil {
 			return
 		}

@@ -290,6 +290,23 @@ func TestOutOfMemoryAtEveryAllocationSite(t *testing.T) {
 	}
 }
 
+// A launch's descriptor pool refused on a device without unified memory,
+// right after a write whose staging the open eager batch drops: the
+// reclaim the retry runs leaves the batch the launch records into open,
+// waiting only for work already submitted, and the launch then completes
+// and reads back right.
+func TestOutOfMemoryAtDescriptorPoolKeepsTheOpenBatch(t *testing.T) {
+	g := newRig(t, false, recorder.Options{Slots: 2, PageSize: 64 << 10})
+	x, y := g.buf(), g.buf()
+	require.NoError(t, g.write(0, x, nil, ramp(1)))
+	g.dev.FailNth(hostdev.NewDescriptorPool, 1, oomCause("descriptor pool"))
+	require.NoError(t, g.copyK(0, x, y), "one out-of-memory is absorbed by the retry")
+	g.mustRead(0, y, ramp(1))
+	g.mustRead(0, x, ramp(1))
+	require.NoError(t, g.r.Validate())
+	g.close()
+}
+
 // Inside a capture window the driver's out-of-memory dooms the window
 // with that cause: at BeginCapture's command buffer the window goes back
 // to idle; at a recorded launch's descriptor pool the window ends without

@@ -371,7 +371,7 @@ func (r *Recorder) Alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 			}
 		}
 	}
-	c, err := retryOutOfMemory(r, nil, func() (alloc.Claim, error) { return r.mem.AllocOutsideWindow(kind, size) })
+	c, err := retryOutOfMemory(r, nil, false, func() (alloc.Claim, error) { return r.mem.AllocOutsideWindow(kind, size) })
 	if err != nil {
 		return alloc.Claim{}, r.observe(err)
 	}

@@ -139,7 +139,7 @@ func (b *slot) alloc(kind alloc.Kind, size uint64) (alloc.Claim, error) {
 		b.win.Fail(err)
 		return c, b.r.observe(err)
 	}
-	c, err := retryOutOfMemory(b.r, b, func() (alloc.Claim, error) { return b.r.mem.AllocOutsideWindow(kind, size) })
+	c, err := retryOutOfMemory(b.r, b, false, func() (alloc.Claim, error) { return b.r.mem.AllocOutsideWindow(kind, size) })
 	return c, b.r.observe(err)
 }
 

@@ -95,7 +95,7 @@ func (q *submissions) newBatch(owned bool) (*batch, error) {
 	if q.index >= len(q.r.slots) {
 		return q.makeBatch(owned) // the slot is still being made: nothing to reclaim
 	}
-	return retryOutOfMemory(q.r, q.r.slots[q.index], func() (*batch, error) { return q.makeBatch(owned) })
+	return retryOutOfMemory(q.r, q.r.slots[q.index], false, func() (*batch, error) { return q.makeBatch(owned) })
 }
 
 // makeBatch is one try of newBatch.
