@@ -720,6 +720,7 @@ func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore
 	for i := range cores {
 		if k.texels>>uint(i)&1 != 0 {
 			rl.Formats[i] = k.formatFor(i, cores[i].elem)
+			rl.TexelBytes[i] = uint64(cores[i].n) * cores[i].elem.size()
 		}
 	}
 	var err error

@@ -190,7 +190,10 @@ func (c *setCache) get(k *Kernel, l *Launch, done uint64, pinned bool) (*setEntr
 		cl := key.claims[i]
 		c.ranges[i] = BufferRange{Memory: c.r.memoryOf(cl), Offset: cl.Offset, Size: cl.Size, Format: key.formats[i]}
 		if (k.desc.Texels|k.desc.StorageTexels)>>uint(i)&1 != 0 {
-			c.ranges[i].Size -= cl.Size % key.formats[i].Size() // a texel view covers whole texels
+			if b := l.TexelBytes[i]; b != 0 {
+				c.ranges[i].Size = min(c.ranges[i].Size, b) // the data, not the claim's padding
+			}
+			c.ranges[i].Size -= c.ranges[i].Size % key.formats[i].Size() // a texel view covers whole texels
 		}
 	}
 	if err := c.r.dev.UpdateSet(set, c.ranges[:key.n]); err != nil {

@@ -209,6 +209,11 @@ type Launch struct {
 	// claims as, where not zero; a zero entry is the pipeline's
 	// (PipelineDesc.Formats).
 	Formats [MaxBindings]TexelFormat
+	// TexelBytes are the bytes of data each texel binding holds, where not
+	// zero: its view stops there. A claim is rounded up to whole 32-bit
+	// words, and a view over the padding would show texels no element is
+	// (textureSize one too large for an odd-length 16-bit buffer).
+	TexelBytes [MaxBindings]uint64
 }
 
 // Limit bounds a device length: a graph that launches work sized by the
