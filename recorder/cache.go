@@ -143,6 +143,9 @@ func sameClaims(key *setKey, args []capture.Binding, formats *[MaxBindings]Texel
 func texelFormats(k *Kernel, l *Launch) [MaxBindings]TexelFormat {
 	var out [MaxBindings]TexelFormat
 	texels := k.desc.Texels | k.desc.StorageTexels
+	if texels == 0 {
+		return out // most kernels: nothing to look at on the launch path
+	}
 	for i := range out {
 		if texels>>uint(i)&1 == 0 {
 			continue
