@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -212,6 +213,96 @@ func TestKernelCachePerDevice(t *testing.T) {
 	assert.Empty(t, dev.LiveObjects())
 	assert.Error(t, Relu(dev.Stream(), x, x), "a closed device")
 	assert.Equal(t, before, cachedDevices(), "a closed device is not cached again")
+}
+
+// A device closing while another goroutine runs two-pass reductions
+// (which hold their scratch while they load kernels) closes: each Sum
+// either works or is refused as closed.
+func TestCloseDuringTwoPassSums(t *testing.T) {
+	dev, err := vkc.Open(vkc.WithValidation(true))
+	require.NoError(t, err)
+	const n = 1 << 17 // more than one group's share: two passes
+	vs := make([]float64, n)
+	for i := range vs {
+		vs[i] = 1
+	}
+	xf := Of(upload[float32](t, dev, vs), n)
+	xi := Of(upload[int32](t, dev, vs), n)
+	of, oi := Of(fresh[float32](t, dev, 1)), Of(fresh[int32](t, dev, 1))
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		s := dev.NewStream()
+		for i := 0; ; i++ {
+			err := errors.Join(Sum(s, xf, 0, of), Sum(s, xi, 0, oi))
+			if i == 0 {
+				close(started)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- dev.Close() }()
+	timeout := time.After(60 * time.Second)
+	for range 2 {
+		select {
+		case err := <-closed:
+			require.NoError(t, err)
+			closed = nil
+		case err := <-done:
+			assert.ErrorIs(t, err, vkc.ErrClosed)
+			done = nil
+		case <-timeout:
+			t.Fatal("the device's Close or the Sums still running after a minute")
+		}
+	}
+	assert.Empty(t, dev.LiveObjects())
+}
+
+// The device's close releases the ops cache while an op holds its
+// scratch: it marks the cache closed without waiting for the scratch, a
+// kernel lookup then fails as closed (loading nothing), and the close
+// ends once the op lets the scratch go.
+func TestCloseWhileScratchHeld(t *testing.T) {
+	dev, err := vkc.Open(vkc.WithValidation(true))
+	require.NoError(t, err)
+	dk, err := kernelsOf(dev)
+	require.NoError(t, err)
+	_, release, err := scratchOf[float32](dk, 16)
+	require.NoError(t, err)
+	closed := make(chan error, 1)
+	go func() { closed <- dev.Close() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if dk.mu.TryLock() {
+			done := dk.closed
+			dk.mu.Unlock()
+			if done {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the close holds the cache's lock while it waits for the scratch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, err = dk.kernel("reduce_f32")
+	assert.ErrorIs(t, err, vkc.ErrClosed)
+	release()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the device's Close still running a minute after the scratch was released")
+	}
+	_, _, err = scratchOf[float32](dk, 16)
+	assert.ErrorIs(t, err, vkc.ErrClosed)
+	assert.Nil(t, dk.kernels)
+	assert.Empty(t, dev.LiveObjects())
 }
 
 // Ops on one device from several goroutines, each on its own stream,

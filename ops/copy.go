@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/vkcompute/vkc"
 )
@@ -79,6 +81,11 @@ func convert[S, D vkc.Element](s *vkc.Stream, op string, src Tensor[S], dst Tens
 	}
 	p := push{}.u(uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup), uint32(ls.offset), uint32(dst.at.offset)).
 		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
-	pre := append(prefixOf(0, src.at, src.rows != nil), prefixOf(1, dst.at, rowsP != nil)...)
+	preSrc, errSrc := prefixOf(op, "src", 0, src, src.rows != nil, false)
+	preDst, errDst := prefixOf(op, "dst", 1, dst, rowsP != nil, true)
+	if err := cmp.Or(errSrc, errDst); err != nil {
+		return err
+	}
+	pre := slices.Concat(preSrc, preDst)
 	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, src.buf, dst.buf, c.rowsArg(rowsP))
 }

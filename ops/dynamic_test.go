@@ -172,3 +172,63 @@ func TestDynamicOpsMarkOnlyTheirRowsWritten(t *testing.T) {
 	_, err = out.Read(context.Background())
 	require.ErrorIs(t, err, vkc.ErrUnwritten, "rows past the param were never written")
 }
+
+// A dynamic output whose first rows do not lie in a prefix of its buffer
+// (not from offset 0, rows longer than axis 0's stride, or a buffer short
+// of its last row's stride) is refused as unsupported, writing nothing,
+// since its launch could not mark written only the rows it wrote. A
+// dynamic input laid out so is read whole.
+func TestDynamicOutputsOutsideAPrefixAreRefused(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	const capRows, C = 8, 3
+	rows, err := vkc.NewParam[uint32](dev, 3)
+	require.NoError(t, err)
+	defer rows.Close()
+	xv := make([]float64, capRows*C)
+	for i := range xv {
+		xv[i] = float64(i) - 10
+	}
+	x := Of(upload[float32](t, dev, xv), capRows, C).Dynamic(rows)
+	idx := Of(upload[int32](t, dev, []float64{0, 1, 2, 0, 1, 2, 0, 1}), capRows).Dynamic(rows)
+	table := Of(upload[float32](t, dev, xv[:3*C]), 3, C)
+	wide := fresh[float32](t, dev, capRows*(C+1))
+	cols := fresh[float32](t, dev, C*capRows)
+	short := fresh[float32](t, dev, capRows*(C+1)-1)
+	outs := map[string]Tensor[float32]{
+		"a Slice along axis 1":     Of(wide, capRows, C+1).Slice(1, 1, C+1).Dynamic(rows),
+		"a T":                      Of(cols, C, capRows).T().Dynamic(rows),
+		"rows past a short buffer": Strided(short, 0, []int{capRows, C}, []int{C + 1, 1}).Dynamic(rows),
+		"an offset Strided":        Strided(wide, 1, []int{capRows, C}, []int{C + 1, 1}).Dynamic(rows),
+	}
+	for name, out := range outs {
+		require.NoError(t, out.Err(), name)
+		runs := map[string]error{
+			"Relu":      Relu(s, x, out),
+			"Add":       Add(s, x, x, out),
+			"Transpose": Transpose(s, x, out),
+			"Softmax":   Softmax(s, x, -1, out),
+			"Gather":    Gather(s, table, idx, out),
+		}
+		for op, err := range runs {
+			require.ErrorIs(t, err, vkc.ErrUnsupported, "%s into %s", op, name)
+			require.ErrorContains(t, err, op, "%s into %s", op, name)
+		}
+	}
+	for _, b := range []*vkc.Buffer[float32]{wide, cols, short} {
+		_, err := b.Read(context.Background())
+		require.ErrorIs(t, err, vkc.ErrUnwritten, "a refused op writes nothing")
+	}
+	// A dynamic input of such a layout is read whole.
+	in := Of(upload[float32](t, dev, xv), C, capRows).T().Dynamic(rows)
+	out := fresh[float32](t, dev, capRows*C)
+	require.NoError(t, Relu(s, in, Of(out, capRows, C).Dynamic(rows)))
+	head, err := out.View(0, 3*C)
+	require.NoError(t, err)
+	defer head.Close()
+	got := download(t, head)
+	for i, v := range got {
+		r, c := i/C, i%C
+		require.Equal(t, math.Max(xv[c*capRows+r], 0), v, "element %d", i)
+	}
+}

@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/vkcompute/vkc"
 )
@@ -103,7 +105,13 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
 		u(uint32(la.offset), uint32(lb.offset), uint32(out.at.offset)).
 		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[2]).ints(maxRank, pl.strides[0])
-	pre := append(append(prefixOf(0, a.at, a.rows != nil), prefixOf(1, b.at, b.rows != nil)...), prefixOf(2, out.at, rowsP != nil)...)
+	preA, errA := prefixOf(op, "a", 0, a, a.rows != nil, false)
+	preB, errB := prefixOf(op, "b", 1, b, b.rows != nil, false)
+	preOut, errOut := prefixOf(op, "out", 2, out, rowsP != nil, true)
+	if err := cmp.Or(errA, errB, errOut); err != nil {
+		return err
+	}
+	pre := slices.Concat(preA, preB, preOut)
 	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP))
 }
 

@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/vkcompute/vkc"
 )
@@ -67,7 +69,12 @@ func Gather[T vkc.Element, I int32 | uint32](s *vkc.Stream, table Tensor[T], idx
 		u(uint32(table.at.offset), uint32(table.at.strides[0]), uint32(table.at.strides[1])).
 		u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
 		u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
-	pre := append(prefixOf(1, idx.at, idx.rows != nil), prefixOf(2, out.at, rowsP != nil)...)
+	preIdx, errIdx := prefixOf(op, "idx", 1, idx, idx.rows != nil, false)
+	preOut, errOut := prefixOf(op, "out", 2, out, rowsP != nil, true)
+	if err := cmp.Or(errIdx, errOut); err != nil {
+		return err
+	}
+	pre := slices.Concat(preIdx, preOut)
 	return run(s, k, rowsP, pre, N, per, p, table.buf, idx.buf, out.buf, c.rowsArg(rowsP))
 }
 

@@ -33,9 +33,10 @@ type deviceKernels struct {
 // orders the device work of ops on other streams (and graph replays)
 // that use it by the bytes they read and write, as for any buffer.
 type scratch struct {
-	mu  sync.Mutex
-	buf interface{ Close() error } // a *vkc.Buffer of the type; nil until first use
-	n   int
+	mu     sync.Mutex
+	buf    interface{ Close() error } // a *vkc.Buffer of the type; nil until first use
+	n      int
+	closed bool // released at the device's close: buf stays nil
 }
 
 // cache holds the deviceKernels of every open device ops has used.
@@ -66,7 +67,11 @@ func kernelsOf(d *vkc.Device) (*deviceKernels, error) {
 	return dk, nil
 }
 
-// forget drops d's entry and releases what it held; d is closing.
+// forget drops d's entry and releases what it held; d is closing. Under
+// dk.mu it only marks dk closed and takes its maps and params, so that no
+// lookup recreates them; it closes them after unlocking dk.mu, since an op
+// holding a scratch lock takes dk.mu (for its kernels) and forget takes
+// each scratch lock.
 func forget(d *vkc.Device) {
 	cache.mu.Lock()
 	dk := cache.devs[d]
@@ -76,27 +81,35 @@ func forget(d *vkc.Device) {
 		return
 	}
 	dk.mu.Lock()
-	defer dk.mu.Unlock()
 	dk.closed = true
-	for _, k := range dk.kernels {
+	loaded, scratches := dk.kernels, dk.scratch
+	var params []interface{ Close() error }
+	if dk.rows != nil {
+		params = append(params, dk.rows)
+	}
+	if dk.f32 != nil {
+		params = append(params, dk.f32)
+	}
+	if dk.f64 != nil {
+		params = append(params, dk.f64)
+	}
+	dk.kernels, dk.scratch = nil, nil
+	dk.rows, dk.f32, dk.f64 = nil, nil, nil
+	dk.mu.Unlock()
+	for _, k := range loaded {
 		_ = k.Close() // the closing device destroys it anyway
 	}
-	dk.kernels = nil
-	for _, p := range []interface{ Close() error }{dk.rows, dk.f32, dk.f64} {
-		if p != nil {
-			_ = p.Close()
-		}
+	for _, p := range params {
+		_ = p.Close()
 	}
-	dk.rows, dk.f32, dk.f64 = nil, nil, nil
-	for _, sc := range dk.scratch {
+	for _, sc := range scratches {
 		sc.mu.Lock()
 		if sc.buf != nil {
 			_ = sc.buf.Close()
 		}
-		sc.buf = nil
+		sc.buf, sc.closed = nil, true
 		sc.mu.Unlock()
 	}
-	dk.scratch = nil
 }
 
 // cachedDevices is how many devices the cache holds (for tests: a closed
@@ -176,6 +189,10 @@ func scratchOf[T vkc.Element](dk *deviceKernels, n int) (*vkc.Buffer[T], func(),
 	}
 	dk.mu.Unlock()
 	sc.mu.Lock()
+	if sc.closed {
+		sc.mu.Unlock()
+		return nil, nil, vkc.ErrClosed
+	}
 	if sc.buf == nil || sc.n < n {
 		if sc.buf != nil {
 			if err := sc.buf.Close(); err != nil {

@@ -130,10 +130,10 @@ func groupsFor(n int, lim [3]uint32) ([3]uint32, error) {
 // from the param when the launch runs (LaunchIndirect), the param bound
 // where the kernel reads its row count.
 //
-// prefixes name the bindings of dynamic tensors whose first rows lie in a
-// prefix of their buffer: the launch checks and marks only that prefix
-// (vkc.Groups.Prefix), so rows past the param's value are neither read
-// nor counted as written.
+// prefixes name the bindings of the dynamic tensors (prefixOf), whose
+// first rows lie in a prefix of their buffer: the launch checks and marks
+// only that prefix (vkc.Groups.Prefix), so rows past the param's value
+// are neither read nor counted as written.
 func run(s *vkc.Stream, k *vkc.Kernel, rowsParam *vkc.Param[uint32], prefixes []rowPrefix, rows, perGroup int, p push, args ...vkc.Arg) error {
 	if rowsParam != nil {
 		g := vkc.GroupsOf(rowsParam, uint32(perGroup))
@@ -153,22 +153,54 @@ func run(s *vkc.Stream, k *vkc.Kernel, rowsParam *vkc.Param[uint32], prefixes []
 // elements a row.
 type rowPrefix struct{ binding, per int }
 
-// prefixOf is, for a dynamic tensor laid out as l at binding, the prefix
-// of its buffer its first rows lie in: none unless it is dynamic, starts
-// at offset 0 and each row lies inside its axis-0 stride. A tensor with
-// none is used whole, as any launch's buffers are.
-func prefixOf(binding int, l layout, dynamic bool) []rowPrefix {
-	if !dynamic || l.offset != 0 || len(l.shape) == 0 || l.strides[0] == 0 {
-		return nil
+// prefixOf is, for tensor t at binding, dynamic when the op runs over
+// its param's rows, the prefix of its buffer its first rows lie in
+// (rowStride). A dynamic input whose rows do not lie so has none: the
+// launch checks it whole. A dynamic output (written) whose rows do not
+// lie so is refused with an error wrapping vkc.ErrUnsupported, since the
+// launch would count all of it written, rows past the param's value too.
+func prefixOf[T vkc.Element](op, name string, binding int, t Tensor[T], dynamic, written bool) ([]rowPrefix, error) {
+	if !dynamic {
+		return nil, nil
+	}
+	per, err := rowStride(t.at, t.buf.Len())
+	switch {
+	case err != nil && written:
+		return nil, fmt.Errorf("vkc: %s: dynamic %s %v: %w", op, name, t, err)
+	case err != nil:
+		return nil, nil
+	}
+	return []rowPrefix{{binding: binding, per: per}}, nil
+}
+
+// rowStride is how many elements apart the rows of a dynamic layout l
+// lie, in a buffer of n elements, so that its first k rows lie in the
+// buffer's first k*rowStride elements for every k: its axis-0 stride (a
+// single row's span where axis 0 has extent 1). l must start at offset 0,
+// each row must lie inside that stride and the buffer must hold all of
+// its rows' strides; else an error wrapping vkc.ErrUnsupported.
+func rowStride(l layout, n int) (int, error) {
+	if len(l.shape) == 0 {
+		return 0, fmt.Errorf("a scalar has no rows: %w", vkc.ErrUnsupported)
+	}
+	if l.offset != 0 {
+		return 0, fmt.Errorf("its rows start at offset %d, not 0: %w", l.offset, vkc.ErrUnsupported)
 	}
 	rowSpan := 1
 	for i := 1; i < len(l.shape); i++ {
 		rowSpan += (l.shape[i] - 1) * l.strides[i]
 	}
-	if rowSpan > l.strides[0] {
-		return nil
+	per := l.strides[0]
+	if l.shape[0] == 1 {
+		per = rowSpan
 	}
-	return []rowPrefix{{binding: binding, per: l.strides[0]}}
+	if rowSpan > per {
+		return 0, fmt.Errorf("a row spans %d elements, more than axis 0's stride %d: %w", rowSpan, per, vkc.ErrUnsupported)
+	}
+	if l.shape[0]*per > n {
+		return 0, fmt.Errorf("its %d rows %d elements apart need %d elements, its buffer has %d: %w", l.shape[0], per, l.shape[0]*per, n, vkc.ErrUnsupported)
+	}
+	return per, nil
 }
 
 // opContext is what every op starts from: the stream's device and its

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -123,7 +124,12 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	p := push{}.u(code, uint32(len(rl.shape)), flags, uint32(perLead*inner)).
 		u(uint32(x.at.offset), uint32(y.at.offset), uint32(aff.offW), uint32(aff.offB), uint32(aff.sW), uint32(aff.sB)).
 		scalar(eps.value, et).ints(maxRank, rl.shape).ints(maxRank, rl.sx).ints(maxRank, rl.sy)
-	pre := append(prefixOf(0, x.at, x.rows != nil), prefixOf(1, y.at, rowsP != nil)...)
+	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
+	preY, errY := prefixOf(op, "y", 1, y, rowsP != nil, true)
+	if err := cmp.Or(errX, errY); err != nil {
+		return err
+	}
+	pre := slices.Concat(preX, preY)
 	return run(s, k, rowsP, pre, rl.shape[0], perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
 }
 

@@ -1,8 +1,11 @@
 package ops
 
 import (
+	"errors"
 	"slices"
 	"testing"
+
+	"github.com/vkcompute/vkc"
 )
 
 // walk lists, for each operand, the element index each position of shape
@@ -66,11 +69,12 @@ func FuzzMergeAxes(f *testing.F) {
 	})
 }
 
-// FuzzPrefixOf: when a dynamic tensor's first rows are said to lie in a
+// FuzzRowStride: when a dynamic tensor's first rows are said to lie in a
 // prefix of per elements a row, every element of rows 0..n-1 is below
 // n*per, for every n (so marking that prefix written misses nothing the
-// kernel writes).
-func FuzzPrefixOf(f *testing.F) {
+// kernel writes), and a buffer shorter than all its rows' strides is
+// refused; a layout whose rows do not lie so is refused as unsupported.
+func FuzzRowStride(f *testing.F) {
 	f.Add([]byte{3, 4}, []byte{4, 1})
 	f.Add([]byte{2, 3, 2}, []byte{9, 3, 1})
 	f.Fuzz(func(t *testing.T, dims, rawStrides []byte) {
@@ -82,11 +86,13 @@ func FuzzPrefixOf(f *testing.F) {
 			l.shape[i] = int(d%5) + 1
 			l.strides[i] = int(rawStrides[i] % 17)
 		}
-		pre := prefixOf(0, l, true)
-		if len(pre) == 0 {
+		per, err := rowStride(l, 1<<20)
+		if err != nil {
+			if !errors.Is(err, vkc.ErrUnsupported) {
+				t.Fatalf("layout %v %v: %v, not ErrUnsupported", l.shape, l.strides, err)
+			}
 			return
 		}
-		per := pre[0].per
 		idx := indices(l)
 		rowLen := len(idx) / l.shape[0]
 		for n := 1; n <= l.shape[0]; n++ {
@@ -96,8 +102,8 @@ func FuzzPrefixOf(f *testing.F) {
 				}
 			}
 		}
-		if got := prefixOf(0, l, false); got != nil {
-			t.Fatalf("a static tensor has a prefix: %v", got)
+		if _, err := rowStride(l, l.shape[0]*per-1); !errors.Is(err, vkc.ErrUnsupported) {
+			t.Fatalf("layout %v %v: rows %d apart in %d elements: %v, not ErrUnsupported", l.shape, l.strides, per, l.shape[0]*per-1, err)
 		}
 	})
 }

@@ -73,9 +73,6 @@ func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis in
 	if err := noOverlap(op, x, out); err != nil {
 		return err
 	}
-	if x.at.shape[r.axis] > 1<<31 {
-		return fmt.Errorf("vkc: %s: axis of %d elements", op, x.at.shape[r.axis])
-	}
 	k, err := c.kernel(op, "argmax_"+et.suffix)
 	if err != nil {
 		return err
@@ -129,7 +126,7 @@ func reducePlan[T vkc.Element](op string, x Tensor[T], axis int, lo layout, werr
 	}
 	n, _ := count(shape)
 	r := reducing{axis: axis, R: x.at.shape[axis], sR: x.at.strides[axis], shape: shape, sIn: st[0], sOut: st[1], outCount: n}
-	r.contiguousRow = (r.sR == 1 || r.R == 1) && rowMajor(shape, scaled(st[0], r.R)) && (r.R == 1 || r.sR == 1)
+	r.contiguousRow = (r.sR == 1 || r.R == 1) && rowMajor(shape, scaled(st[0], r.R))
 	return r, nil
 }
 

@@ -23,7 +23,8 @@ import (
 // Axis 0 may be dynamic (Dynamic): its extent is then a vkc.Param's value
 // when the work runs, at most the extent given, which is the capacity. A
 // captured graph then does as many rows as the param says on every replay,
-// with no re-capture, and marks written only the rows it wrote.
+// with no re-capture, and marks written only the rows it wrote (a dynamic
+// output must lie so that it can: see Dynamic).
 //
 // A Tensor built from bad arguments (a nil buffer, a shape that does not
 // fit, an axis out of range) is not a panic: it carries the error, which
@@ -209,7 +210,12 @@ func (t Tensor[T]) Slice(axis, start, end int) Tensor[T] {
 // that many rows, and a captured graph follows every rows.Set with no
 // re-capture; rows.Set refuses a value above the capacity of any live
 // graph that recorded it. Operands of one op that are dynamic must share
-// the same param.
+// the same param. A dynamic output must start at offset 0 with each row
+// inside axis 0's stride, and its buffer must hold capacity times that
+// stride elements (a contiguous tensor always does): only then can the
+// launch mark written just the rows it wrote, so an op refuses any other
+// dynamic output with an error wrapping vkc.ErrUnsupported. A dynamic
+// input of another layout is read whole.
 func (t Tensor[T]) Dynamic(rows *vkc.Param[uint32]) Tensor[T] {
 	switch {
 	case t.err != nil:

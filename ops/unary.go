@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/vkcompute/vkc"
 )
@@ -145,6 +147,11 @@ func unaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []strin
 	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
 		u(uint32(lx.offset), uint32(y.at.offset)).scalar(a.value, et).
 		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
-	pre := append(prefixOf(0, x.at, x.rows != nil), prefixOf(1, y.at, rowsP != nil)...)
+	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
+	preY, errY := prefixOf(op, "y", 1, y, rowsP != nil, true)
+	if err := cmp.Or(errX, errY); err != nil {
+		return err
+	}
+	pre := slices.Concat(preX, preY)
 	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha)
 }
