@@ -80,7 +80,7 @@ func TestSuitesInProcess(t *testing.T) {
 	t.Run("matmul", func(t *testing.T) {
 		res, err := runMatmul(cfg)
 		require.NoError(t, err)
-		names := []string{"matmul", "ops-matmul", "c-naive", "c-blocked", "matmul-f16"}
+		names := []string{"matmul", "c-naive", "c-blocked", "matmul-f16"}
 		if res.Device.Type == vkc.TypeCPU.String() {
 			names = append(names, "c-texel") // the kernel vkc runs there, in plain C
 		}
@@ -91,14 +91,14 @@ func TestSuitesInProcess(t *testing.T) {
 		flops := *res
 		flops.Figures = nil
 		for _, f := range res.Figures {
-			if f.Name == "ops-matmul-read" {
+			if f.Name == "matmul-read" {
 				read.Figures = append(read.Figures, f)
 			} else {
 				flops.Figures = append(flops.Figures, f)
 			}
 		}
 		requireFigures(t, &flops, "matmul", "GFLOP/s", names...)
-		requireFigures(t, &read, "matmul", "GB/s", "ops-matmul-read")
+		requireFigures(t, &read, "matmul", "GB/s", "matmul-read")
 		batched := false
 		for _, f := range res.Figures {
 			batched = batched || f.Params["b"] > 0

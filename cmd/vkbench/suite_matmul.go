@@ -98,17 +98,17 @@ func checkMatmulTolerance(sh matmulShape, a, b, c []float32, tol float64) error 
 	return nil
 }
 
-// runMatmul measures vkc.Matmul ("matmul"; a batch is one call per
-// product) and ops.Matmul ("ops-matmul", tuned: its first call per shape
-// class times its variants) in GFLOP/s (2·m·n·k per product), checking
-// every shape's result against a float64 reference; for bandwidth-bound
-// shapes ops.Matmul also as "ops-matmul-read", the bytes of A and B per
-// second, to set beside the transfer suite's memcpy. Beside them on the
-// squares the C baseline: its naive sgemm ("c-naive") up to naiveMaxSide,
-// its register-blocked sgemm ("c-blocked", the 16 x 16 block vkc runs on a
-// CPU driver, written out in plain C and GLSL) at every square, 1024 and
-// 2048 included, and on a CPU driver vkc's own matmul_texel module run by
-// plain C ("c-texel", the kernel vkc runs there for these shapes).
+// runMatmul measures ops.Matmul ("matmul", tuned: its first call per
+// shape class, outside the clock, times its variants; a batch is one call)
+// in GFLOP/s (2·m·n·k per product), checking every shape's result against
+// a float64 reference; for bandwidth-bound shapes also as "matmul-read",
+// the bytes of A and B per second, to set beside the transfer suite's
+// memcpy. Beside it on the squares the C baseline: its naive sgemm
+// ("c-naive") up to naiveMaxSide, its register-blocked sgemm ("c-blocked",
+// the 16 x 16 block vkc runs on a CPU driver, written out in plain C and
+// GLSL) at every square, 1024 and 2048 included, and on a CPU driver vkc's
+// own matmul_texel module run by plain C ("c-texel", the kernel ops.Matmul
+// runs there for these shapes).
 func runMatmul(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
 	if err != nil {
@@ -137,7 +137,7 @@ func runMatmul(cfg settings) (*suiteResult, error) {
 	return res, nil
 }
 
-// matmulShapeRun measures one shape: vkc's matmul and, on squares, the C
+// matmulShapeRun measures one shape: ops.Matmul and, on squares, the C
 // baseline's sgemms round-robin with it.
 func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmulShape, env map[string]string, res *suiteResult) error {
 	cfg.progress.Printf("matmul: %dx%dx%d (batches %d)", sh.m, sh.n, sh.k, sh.batches())
@@ -170,27 +170,14 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		}
 		return checkMatmul(sh, as, bs, cs)
 	}
-	root, closeViews, err := rootMatmul(s, sh, a, b, c)
-	if err != nil {
-		return err
-	}
-	defer closeViews()
 	var at, bt, ct ops.Tensor[float32]
 	if sh.b > 0 {
 		at, bt, ct = ops.Of(a, sh.b, sh.m, sh.k), ops.Of(b, sh.b, sh.k, sh.n), ops.Of(c, sh.b, sh.m, sh.n)
 	} else {
 		at, bt, ct = ops.Of(a, sh.m, sh.k), ops.Of(b, sh.k, sh.n), ops.Of(c, sh.m, sh.n)
 	}
-	names := []string{"matmul", "ops-matmul"}
+	names := []string{"matmul"}
 	specs := []measureSpec{{
-		op: func() (float64, error) {
-			if err := root(); err != nil {
-				return 0, err
-			}
-			return flops, s.Sync(ctx)
-		},
-		check: check,
-	}, {
 		op: func() (float64, error) {
 			if err := ops.Matmul(s, at, bt, ct); err != nil {
 				return 0, err
@@ -199,7 +186,7 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 		},
 		check: check,
 	}}
-	elems := []string{"float32", "float32"} // one per name: matmul's, ops-matmul's, then each baseline's
+	elems := []string{"float32"} // one per name: matmul's, then each baseline's
 	bl, err := matmulBaselines(dev, base, sh, as, bs, flops)
 	defer bl.close()
 	if err != nil {
@@ -274,7 +261,7 @@ func matmulBaselines(dev *vkc.Device, base *cbase.Device, sh matmulShape, as, bs
 }
 
 // matmulFigures records one shape's figures: GFLOP/s per run, and for
-// bandwidth-bound shapes ops.Matmul's bytes of A and B read per second.
+// bandwidth-bound shapes matmul's bytes of A and B read per second.
 func matmulFigures(res *suiteResult, env map[string]string, sh matmulShape, names, elems []string, perFlop [][]float64, errs []error, flops float64) {
 	for i, name := range names {
 		if errs[i] != nil {
@@ -285,59 +272,17 @@ func matmulFigures(res *suiteResult, env map[string]string, sh matmulShape, name
 			Suite: "matmul", Name: name, Params: sh.params(),
 			Unit: "GFLOP/s", Env: env, Elem: elems[i],
 		}, perFlop[i], func(s float64) float64 { return 1 / s / 1e9 }))
-		if name == "ops-matmul" && sh.bandwidthBound() {
+		if name == "matmul" && sh.bandwidthBound() {
 			bytesPerFlop := 4 * float64(sh.batches()) * float64(sh.m*sh.k+sh.k*sh.n) / flops
 			res.Figures = append(res.Figures, timedFigure(Figure{
-				Suite: "matmul", Name: "ops-matmul-read", Params: sh.params(),
+				Suite: "matmul", Name: "matmul-read", Params: sh.params(),
 				Unit: "GB/s", Env: env, Elem: elems[i],
 			}, perFlop[i], func(s float64) float64 { return bytesPerFlop / s / 1e9 }))
 		}
 	}
 }
 
-// rootMatmul is the root package's vkc.Matmul over sh: one call, or one
-// per product of a batch, through views of each product's matrices (the
-// root's matmul takes whole buffers). closeViews closes the views.
-func rootMatmul(s *vkc.Stream, sh matmulShape, a, b, c *vkc.Buffer[float32]) (run func() error, closeViews func(), err error) {
-	if sh.b == 0 {
-		return func() error { return vkc.Matmul(s, a, b, c, sh.m, sh.n, sh.k) }, func() {}, nil
-	}
-	var views []*vkc.Buffer[float32]
-	closeViews = func() {
-		for _, v := range views {
-			_ = v.Close()
-		}
-	}
-	view := func(buf *vkc.Buffer[float32], i, n int) *vkc.Buffer[float32] {
-		v, verr := buf.View(i*n, n)
-		if verr != nil && err == nil {
-			err = verr
-		}
-		if v != nil {
-			views = append(views, v)
-		}
-		return v
-	}
-	type product struct{ a, b, c *vkc.Buffer[float32] }
-	products := make([]product, sh.b)
-	for i := range products {
-		products[i] = product{view(a, i, sh.m*sh.k), view(b, i, sh.k*sh.n), view(c, i, sh.m*sh.n)}
-	}
-	if err != nil {
-		closeViews()
-		return nil, nil, err
-	}
-	return func() error {
-		for _, p := range products {
-			if err := vkc.Matmul(s, p.a, p.b, p.c, sh.m, sh.n, sh.k); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, closeViews, nil
-}
-
-// matmulF16Spec is vkc.MatmulOf on Float16 copies of the inputs (small
+// matmulF16Spec is ops.Matmul on Float16 copies of the inputs (small
 // integers, exact in Float16), measured beside float32's: loads and
 // stores in 16 bits, accumulation in float32. done closes its buffers.
 func matmulF16Spec(dev *vkc.Device, sh matmulShape, as, bs []float32, flops float64) (measureSpec, func(), error) {
@@ -375,7 +320,7 @@ func matmulF16Spec(dev *vkc.Device, sh matmulShape, as, bs []float32, flops floa
 	cs := make([]float32, sh.m*sh.n)
 	return measureSpec{
 		op: func() (float64, error) {
-			if err := vkc.MatmulOf(s, a, b, c, sh.m, sh.n, sh.k); err != nil {
+			if err := ops.Matmul(s, ops.Of(a, sh.m, sh.k), ops.Of(b, sh.k, sh.n), ops.Of(c, sh.m, sh.n)); err != nil {
 				return 0, err
 			}
 			return flops, s.Sync(ctx)
