@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -15,6 +16,9 @@ import (
 // baseline's speed over vkc's). A ratio is computed at the parameters of
 // each figure named Trigger — one per chain length, size or shape the run
 // measured — and only where both of its figures exist at those parameters.
+// A figure may instead be placed elsewhere (NumeratorAt, DenominatorAt):
+// a reference measured once, at parameters of its own and perhaps by
+// another suite, that a target relates every trigger's figure to.
 type ratioDef struct {
 	Suite       string
 	Trigger     string // the figure whose presence asks for this ratio, at its parameters
@@ -23,14 +27,60 @@ type ratioDef struct {
 	Limit       ratioLimit
 	Min         paramMin   // the trigger's parameters must reach it; zero: always
 	Topic       ratioTopic // the note that explains the ratio in the report
+	// At, when set, asks for the trigger at exactly these parameters: a
+	// target stated for one shape rather than for every one measured.
+	At map[string]int64
+	// NumeratorAt and DenominatorAt, where set, read that figure at their
+	// place instead of beside the trigger.
+	NumeratorAt, DenominatorAt figurePlace
 	// Target, when not zero, is the denominator in place of a figure: the
 	// ratio is the numerator over a number the project set (a compile time
 	// in the figure's unit), and Denominator only names it ("5ms").
 	Target float64
 }
 
-// Name is the ratio as the report shows it: numerator/denominator.
-func (d ratioDef) Name() string { return d.Numerator + "/" + d.Denominator }
+// Name is the ratio as the report shows it: numerator/denominator, each
+// figure placed elsewhere than the trigger's parameters followed by its
+// place, as in "c-memcpy[transfer 64 MiB]/matmul-read".
+func (d ratioDef) Name() string {
+	return d.NumeratorAt.label(d.Suite, d.Numerator) + "/" + d.DenominatorAt.label(d.Suite, d.Denominator)
+}
+
+// figurePlace is where a ratio reads one of its figures when not beside
+// its trigger: in Suite ("": the ratio's own) at Params (nil: the
+// trigger's). The zero place is beside the trigger.
+type figurePlace struct {
+	Suite  string
+	Params map[string]int64
+}
+
+// key is the index key of name at this place, for a ratio of suite
+// computed at the trigger's params.
+func (p figurePlace) key(suite, name string, params map[string]int64) string {
+	if p.Suite != "" {
+		suite = p.Suite
+	}
+	if p.Params != nil {
+		params = p.Params
+	}
+	return figureKey(suite, name, params)
+}
+
+// label is name as a ratio's name shows it: bare beside the trigger, else
+// with its suite (where not the ratio's) and parameters in brackets.
+func (p figurePlace) label(suite, name string) string {
+	var where []string
+	if p.Suite != "" && p.Suite != suite {
+		where = append(where, p.Suite)
+	}
+	if p.Params != nil {
+		where = append(where, formatParams(p.Params))
+	}
+	if len(where) == 0 {
+		return name
+	}
+	return name + "[" + strings.Join(where, " ") + "]"
+}
 
 // longChainK is the chain length the dispatch targets are stated for:
 // long chains, where the launches outweigh the one submit every way pays.
@@ -75,6 +125,13 @@ func (m paramMin) admits(params map[string]int64) bool {
 	return m.Key == "" || params[m.Key] >= m.Value
 }
 
+// triggeredBy reports whether figure f asks for this ratio at its
+// parameters.
+func (d ratioDef) triggeredBy(f Figure) bool {
+	return d.Suite == f.Suite && d.Trigger == f.Name && d.Min.admits(f.Params) &&
+		(d.At == nil || maps.Equal(d.At, f.Params))
+}
+
 // transferRatioMinBytes is the smallest size at which transfer speed is
 // compared with the C baseline's memcpy: below it Go's copy (which upload
 // and download use) still runs largely from cache (on this project's
@@ -104,6 +161,8 @@ const (
 	topicNaive
 	topicBlocked
 	topicTexel
+	topicSquare
+	topicRead
 	topicCopyBuffer
 	topicMemcpy
 	topicSum
@@ -115,6 +174,28 @@ const (
 var (
 	dispatchRecordMin = paramMin{Key: "k", Value: recordRatioMinK}
 	memcpyMin         = paramMin{Key: "bytes", Value: transferRatioMinBytes}
+)
+
+// The matmul targets that relate one shape to another figure: a shape's
+// GFLOP/s as a share of the 1024 square's, and a bandwidth-bound shape's
+// bytes read per second as a share of memcpy's. They are the project's
+// targets for every device, stated as the least share; the ratios, smaller
+// being better, are the reference over the shape, at most one over it.
+const (
+	rectOverSquareMin  = 0.7 // 1000 x 3000 x 500
+	batchOverSquareMin = 0.5 // 32 products of 128 x 128 x 64
+	gemvOverMemcpyMin  = 0.5 // M = 1 or N = 1, of a 4096 x 4096 matrix
+	longKOverMemcpyMin = 0.3 // 3 x 16 x 100000
+)
+
+var (
+	// matmulSquare places the 1024 square's figure, the reference of the
+	// shapes' GFLOP/s.
+	matmulSquare = figurePlace{Params: matmulShape{m: 1024, n: 1024, k: 1024}.params()}
+	// memcpy64MiB places the C baseline's memcpy of 64 MiB in the transfer
+	// suite (where caches no longer help it), the reference of the
+	// bandwidth-bound shapes' reads.
+	memcpy64MiB = figurePlace{Suite: "transfer", Params: map[string]int64{"bytes": transferRatioMinBytes}}
 )
 
 // ratioDefs are vkbench's ratios, in the order the report lists those of
@@ -160,6 +241,15 @@ var ratioDefs = []ratioDef{
 	{Suite: "matmul", Trigger: "c-naive", Numerator: "c-naive", Denominator: "matmul", Limit: atEveryK(1.0 / 3), Topic: topicNaive},
 	{Suite: "matmul", Trigger: "c-blocked", Numerator: "c-blocked", Denominator: "matmul", Limit: atEveryK(1.1), Topic: topicBlocked},
 	{Suite: "matmul", Trigger: "c-texel", Numerator: "c-texel", Denominator: "matmul", Limit: atEveryK(1.1), Topic: topicTexel},
+
+	// Rates of other shapes against references measured elsewhere in the
+	// run: the 1024 square's GFLOP/s, and the transfer suite's memcpy of
+	// 64 MiB against the bytes a bandwidth-bound product reads.
+	{Suite: "matmul", Trigger: "matmul", At: matmulShape{m: 1000, n: 3000, k: 500}.params(), Numerator: "matmul", NumeratorAt: matmulSquare, Denominator: "matmul", Limit: atEveryK(1 / rectOverSquareMin), Topic: topicSquare},
+	{Suite: "matmul", Trigger: "matmul", At: matmulShape{m: 128, n: 128, k: 64, b: 32}.params(), Numerator: "matmul", NumeratorAt: matmulSquare, Denominator: "matmul", Limit: atEveryK(1 / batchOverSquareMin), Topic: topicSquare},
+	{Suite: "matmul", Trigger: "matmul-read", At: matmulShape{m: 1, n: 4096, k: 4096}.params(), Numerator: "c-memcpy", NumeratorAt: memcpy64MiB, Denominator: "matmul-read", Limit: atEveryK(1 / gemvOverMemcpyMin), Topic: topicRead},
+	{Suite: "matmul", Trigger: "matmul-read", At: matmulShape{m: 4096, n: 1, k: 4096}.params(), Numerator: "c-memcpy", NumeratorAt: memcpy64MiB, Denominator: "matmul-read", Limit: atEveryK(1 / gemvOverMemcpyMin), Topic: topicRead},
+	{Suite: "matmul", Trigger: "matmul-read", At: matmulShape{m: 3, n: 16, k: 100000}.params(), Numerator: "c-memcpy", NumeratorAt: memcpy64MiB, Denominator: "matmul-read", Limit: atEveryK(1 / longKOverMemcpyMin), Topic: topicRead},
 
 	// Rates: the baseline's GB/s over vkc's.
 	{Suite: "transfer", Trigger: "c-copy-buffer", Numerator: "c-copy-buffer", Denominator: "copy", Limit: atEveryK(1.1), Topic: topicCopyBuffer},
@@ -224,6 +314,14 @@ var ratioNotes = []struct {
 	{topicTexel, []string{
 		"matmul: c-texel is plain C running vkc's own matmul_texel module (A and B read as texels of uniform texel buffers, 16 x 32 of C per invocation), the kernel vkc runs on a CPU driver for these shapes; c-texel/matmul <= 1.1 means vkc adds at most 10% around the same kernel (the limit of c-blocked/matmul: on a 2-core CPU driver two runs of one kernel differ by about that much)",
 	}},
+	{topicSquare, []string{
+		fmt.Sprintf("matmul: %s/matmul is the 1024 square's GFLOP/s over a shape's: <= %.4g at 1000x3000x500 is that shape at >= %.0f%% of the square's rate, <= %.4g for the batch of 32 products of 128x128x64 at >= %.0f%%; the project's targets for every device, which a CPU driver may miss (OVER LIMIT, which like every verdict leaves the exit status alone)",
+			matmulSquare.label("matmul", "matmul"), 1/rectOverSquareMin, 100*rectOverSquareMin, 1/batchOverSquareMin, 100*batchOverSquareMin),
+	}},
+	{topicRead, []string{
+		fmt.Sprintf("matmul: matmul-read is a bandwidth-bound shape's bytes of A and B read per second; %s/matmul-read is the C baseline's memcpy of %s (measured by the transfer suite: the ratio needs both suites in the run) over it: <= %.4g for the matrix-vector products of a 4096x4096 matrix is reading at >= %.0f%% of memcpy, <= %.4g for 3x16x100000 (long K) at >= %.0f%%; the project's targets for every device, verdicts that leave the exit status alone",
+			memcpy64MiB.label("matmul", "c-memcpy"), formatBytes(transferRatioMinBytes), 1/gemvOverMemcpyMin, 100*gemvOverMemcpyMin, 1/longKOverMemcpyMin, 100*longKOverMemcpyMin),
+	}},
 	{topicCopyBuffer, []string{
 		"transfer: c-copy-buffer/copy <= 1.1 means vkc.Copy reaches at least 91% of the C baseline's vkCmdCopyBuffer",
 	}},
@@ -231,7 +329,7 @@ var ratioNotes = []struct {
 		fmt.Sprintf("transfer: compared with the C baseline's memcpy from %s up (smaller copies run from cache); c-memcpy/x <= 1.25 is x at >= 80%% of memcpy, c-memcpy/copy <= 1.176 is copy at >= 85%%", formatBytes(transferRatioMinBytes)),
 	}},
 	{topicSum, []string{
-		"transfer: sum is vkc.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy",
+		"transfer: sum is ops.Sum of a float32 tensor of the size (one axis, summed along axis 0), in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy",
 	}},
 	{topicCompile, []string{
 		"kernels: compile-cold is wgsl.Compile of a tiled matmul whose source the cache has not seen (the translator and the SPIR-V repairs), compile-cached the same call again; compile-x/T is the figure over its target T",
@@ -274,7 +372,7 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 	topics := map[ratioTopic]bool{}
 	for _, f := range figs {
 		for _, def := range ratioDefs {
-			if def.Suite != f.Suite || def.Trigger != f.Name || !def.Min.admits(f.Params) {
+			if !def.triggeredBy(f) {
 				continue
 			}
 			if r, ok := def.ratio(idx, f.Params); ok {
@@ -299,8 +397,8 @@ func computeRatios(figs []Figure) ([]Ratio, []string) {
 
 // ratio computes def at params, if both of its figures were measured there.
 func (d ratioDef) ratio(idx figureIndex, params map[string]int64) (Ratio, bool) {
-	n, okN := idx[figureKey(d.Suite, d.Numerator, params)]
-	den, okD := idx[figureKey(d.Suite, d.Denominator, params)]
+	n, okN := idx[d.NumeratorAt.key(d.Suite, d.Numerator, params)]
+	den, okD := idx[d.DenominatorAt.key(d.Suite, d.Denominator, params)]
 	if d.Target != 0 {
 		den, okD = d.Target, true
 	}
