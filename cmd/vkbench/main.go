@@ -6,9 +6,10 @@
 // vkc's own vk package. Its ratios compare vkc with the C baseline measured
 // in the same run on the same device (the dispatch chains against C that
 // binds per launch, with limits, and against C that binds once, "c-*-bound",
-// informational), except replay-dynamic/replay (vkc against itself) and,
-// with -floor, four dispatch ratios against the external reference's
-// figures.
+// informational), except replay-dynamic/replay (vkc against itself), the
+// matmul targets (a shape's rate against the 1024 square's, or against the
+// C baseline's memcpy of 64 MiB in the transfer suite) and, with -floor,
+// four dispatch ratios against the external reference's figures.
 //
 // Each suite runs in its own child process, because lavapipe reads
 // LP_NUM_THREADS once at process start and the dispatch figures need it at 0
@@ -107,7 +108,9 @@ built from package ops, eager and captured, checked against a float64
 model). Ratios compare vkc with the C baseline
 (replay-dynamic/replay: vkc with itself; x/floor-y: with -floor's
 reference; compile-x/T: a compile time over its target T; reduce-wgsl/y:
-WGSL's module over another); smaller is better, LIMIT is the most allowed, INFO marks a ratio
+WGSL's module over another; x[place]/y: a reference read at another shape
+or in another suite, such as the 1024 square's GFLOP/s or transfer's
+c-memcpy at 64 MiB, over a matmul shape's); smaller is better, LIMIT is the most allowed, INFO marks a ratio
 shown without a limit. Neither OVER LIMIT nor INFO changes the exit status:
 only failed result checks and failed runs exit 1; a usage error exits 2
 before anything runs. SIGINT (Ctrl-C) or SIGTERM stops the running suite
