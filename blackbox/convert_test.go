@@ -285,7 +285,7 @@ func convertPair[S, D vkc.Element](t *testing.T, dev *vkc.Device) {
 	src := upload(t, dev, xs)
 	dst := newBuffer[D](t, dev, len(xs))
 	s := dev.Stream()
-	require.NoError(t, vkc.Convert(s, src, dst))
+	require.NoError(t, opConvert(s, src, dst))
 	got := read(t, s, dst)
 	fails := 0
 	for i, x := range xs {
@@ -302,7 +302,7 @@ func convertPair[S, D vkc.Element](t *testing.T, dev *vkc.Device) {
 	for _, n := range []int{1, 3} {
 		src := upload(t, dev, xs[:n])
 		dst := newBuffer[D](t, dev, n)
-		require.NoError(t, vkc.Convert(s, src, dst))
+		require.NoError(t, opConvert(s, src, dst))
 		for i, g := range read(t, s, dst) {
 			require.True(t, sameResult(g, encodeModel[D](decodeModel(xs[i]))), "n=%d [%d]", n, i)
 		}
@@ -343,12 +343,12 @@ func TestConvertBadInput(t *testing.T) {
 	s := dev.Stream()
 	src := upload(t, dev, []float32{1, 2, 3})
 	short := upload(t, dev, []vkc.Float16{5, 6})
-	err := vkc.Convert(s, src, short)
+	err := opConvert(s, src, short)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "length")
 	require.Equal(t, []vkc.Float16{5, 6}, read(t, s, short), "the destination is untouched")
-	require.Error(t, vkc.Convert(s, src, src), "a buffer into itself")
-	require.Error(t, vkc.Convert[float32, int8](s, nil, nil))
+	require.Error(t, opConvert(s, src, src), "a buffer into itself")
+	require.Error(t, opConvert[float32, int8](s, nil, nil))
 }
 
 // Convert of buffers on two devices is refused (the conversion runs on one
@@ -359,10 +359,10 @@ func TestConvertAcrossDevicesRefused(t *testing.T) {
 	src := upload(t, a, []float32{1, 2, 3})
 	dst := upload(t, b, []vkc.Float16{7, 8, 9})
 	for _, s := range []*vkc.Stream{a.Stream(), b.Stream()} {
-		require.Error(t, vkc.Convert(s, src, dst))
+		require.Error(t, opConvert(s, src, dst))
 	}
 	onA := upload(t, a, []vkc.Float16{4, 5, 6})
-	require.Error(t, vkc.Convert(b.Stream(), src, onA), "both buffers of a, the stream of b")
+	require.Error(t, opConvert(b.Stream(), src, onA), "both buffers of a, the stream of b")
 	require.Equal(t, []vkc.Float16{7, 8, 9}, read(t, b.Stream(), dst), "the destination is untouched")
 	require.Equal(t, []vkc.Float16{4, 5, 6}, read(t, a.Stream(), onA), "the destination is untouched")
 }

@@ -127,7 +127,7 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 		if err := spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, 20000), y); err != nil {
 			return err
 		}
-		if err := vkc.Axpy(s, 2, x, y); err != nil {
+		if err := opAxpy(s, 2, x, y); err != nil {
 			return err
 		}
 		_, err := s.Profile(func(*vkc.Stream) error { return nil })
@@ -152,7 +152,7 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 	assert.Greater(t, p.Launches[0].Device, p.Launches[1].Device, "20000 steps per element cost more than one axpy")
 	t.Logf("\n%s", p)
 
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 	require.NoError(t, err)
 	defer g.Close()
 	p, err = s.Profile(func(*vkc.Stream) error { return g.Replay() })
@@ -221,7 +221,7 @@ func TestProfileTotalIsAtLeastTheSumOfItsLaunches(t *testing.T) {
 			if err := spin.Launch(other, [3]uint32{n / 64, 1, 1}, spinPush(n, 300), z); err != nil { // not profiled
 				return err
 			}
-			if err := vkc.Axpy(s, 2, x, y); err != nil {
+			if err := opAxpy(s, 2, x, y); err != nil {
 				return err
 			}
 		}

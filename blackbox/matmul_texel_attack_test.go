@@ -148,7 +148,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		if err := vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
+		if err := opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
 			return err
 		}
 		if err := j.closeInputs(); err != nil {
@@ -163,7 +163,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		if err := vkc.MatmulOf(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
+		if err := opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
 			return err
 		}
 		if err := j.closeInputs(); err != nil {
@@ -183,7 +183,7 @@ var texelRaceSteps = []texelRaceStep{
 			return err
 		}
 		defer func() { _ = rows.Close() }()
-		if err := vkc.MatmulDyn(s, j.a, j.b, j.c, rows, texelN, texelK); err != nil {
+		if err := opMatmulDyn(s, j.a, j.b, j.c, rows, texelN, texelK); err != nil {
 			return err
 		}
 		return j.check(s, texelM, f32Of)
@@ -196,7 +196,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
 		if err != nil {
 			return err
 		}
@@ -228,7 +228,7 @@ var texelRaceSteps = []texelRaceStep{
 			return err
 		}
 		defer func() { _ = rows.Close() }()
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.MatmulDynOf(s, j.a, j.b, j.c, rows, texelN, texelK) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmulDyn(s, j.a, j.b, j.c, rows, texelN, texelK) })
 		if err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
 		if err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ var texelRaceSteps = []texelRaceStep{
 		}
 		closed := make(chan error, 1)
 		go func() { closed <- j.a.Close() }()
-		err = vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK)
+		err = opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK)
 		if cerr := <-closed; cerr != nil {
 			return cerr
 		}
@@ -465,7 +465,7 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 		g.fill(t, r)
 		for o := range pairs {
 			i, j := order(o)
-			require.NoError(t, vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
+			require.NoError(t, opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
 		}
 		requireTexelPath(t, dev, "eager churn")
 		checkAll(fmt.Sprintf("eager round %d", round), order)
@@ -487,7 +487,7 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 	graph, err := s.Capture(func(s *vkc.Stream) error {
 		for c := range captured {
 			i, j, o := capturePair(c)
-			if err := vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim); err != nil {
+			if err := opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim); err != nil {
 				return err
 			}
 		}
@@ -510,7 +510,7 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 		checkGraph(fmt.Sprintf("replay %d before eager churn", round))
 		for o := range pairs - captured {
 			i, j := backward(o)
-			require.NoError(t, vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
+			require.NoError(t, opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
 		}
 		g.fill(t, r)
 		checkGraph(fmt.Sprintf("replay %d after eager churn", round))
@@ -519,7 +519,7 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 	g.fill(t, r)
 	for o := range pairs {
 		i, j := forward(o)
-		require.NoError(t, vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
+		require.NoError(t, opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
 	}
 	checkAll("eager churn after the graph closed", forward)
 }
@@ -544,14 +544,14 @@ func TestTexelMatmulTaintMatchesStorageKernels(t *testing.T) {
 		a, b := view(t, abuf, lead, m*k), view(t, bbuf, lead, k*n)
 		c := newBuffer[float32](t, dev, m*n)
 
-		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 		requireUnwritten(t, s, c, vkc.ErrNeverWritten, "%s: neither input written", what)
 		require.NoError(t, a.Write(as))
 		require.NoError(t, view(t, b, 0, k*n-1).Write(bs[:k*n-1]))
-		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 		requireUnwritten(t, s, c, vkc.ErrNeverWritten, "%s: B's last element unwritten", what)
 
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, a, b, c, m, n, k) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, a, b, c, m, n, k) })
 		require.NoError(t, err, what)
 		defer g.Close()
 		require.NoError(t, g.Replay())
@@ -574,7 +574,7 @@ func TestTexelMatmulTaintMatchesStorageKernels(t *testing.T) {
 		require.NoError(t, ng.Close())
 		requireUnwritten(t, s, c, vkc.ErrStreamCapturing, "%s: C after the refused replay", what)
 		sq := upload(t, dev, randFloats(r, n*n, -1, 1))
-		require.NoError(t, vkc.Matmul(s, c, sq, d, m, n, n))
+		require.NoError(t, opMatmul(s, c, sq, d, m, n, n))
 		requireUnwritten(t, s, d, vkc.ErrStreamCapturing, "%s: a Matmul over the refused replay's C", what)
 
 		require.NoError(t, g.Replay())
@@ -598,7 +598,7 @@ func TestTexelMatmulDynRowsTaint(t *testing.T) {
 	c := newBuffer[float32](t, dev, rows*n)
 	mp := newParam(t, dev, uint32(5))
 	require.NoError(t, view(t, a, 0, 5*k).Write(as[:5*k]))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.MatmulDyn(s, a, b, c, mp, n, k) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opMatmulDyn(s, a, b, c, mp, n, k) })
 	require.NoError(t, err)
 	defer g.Close()
 	requireTexelPath(t, dev, "MatmulDyn")
@@ -615,7 +615,7 @@ func TestTexelMatmulDynRowsTaint(t *testing.T) {
 	require.NoError(t, g.Replay())
 	requireNear(t, matmulReference(as, bs, rows, n, k), read(t, s, c), 1e-5, "every row")
 	require.NoError(t, mp.Set(3))
-	require.NoError(t, vkc.MatmulDyn(s, a, b, c, mp, n, k))
+	require.NoError(t, opMatmulDyn(s, a, b, c, mp, n, k))
 	requireNear(t, matmulReference(as, bs, rows, n, k), read(t, s, c), 1e-5, "eager over 3 rows of the same values")
 }
 
@@ -660,7 +660,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 			a := view(t, upload(t, dev, as), offA, m*k)
 			b := view(t, upload(t, dev, bs), offB, k*n)
 			c := newBuffer[float32](t, dev, m*n)
-			expectViews(what, viewsAdded(t, dev, func() { require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k), what) }), true)
+			expectViews(what, viewsAdded(t, dev, func() { require.NoError(t, opMatmul(s, a, b, c, m, n, k), what) }), true)
 			requireNear(t, matmulReference(as[offA:], bs[offB:], m, n, k), read(t, s, c), 1e-5, what)
 		}
 	}
@@ -670,7 +670,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 	xs := randFloats(r, 4+q*q, -1, 1)
 	sq := view(t, upload(t, dev, xs), 4, q*q)
 	c := newBuffer[float32](t, dev, q*q)
-	expectViews("A == B", viewsAdded(t, dev, func() { require.NoError(t, vkc.Matmul(s, sq, sq, c, q, q, q)) }), true)
+	expectViews("A == B", viewsAdded(t, dev, func() { require.NoError(t, opMatmul(s, sq, sq, c, q, q, q)) }), true)
 	requireNear(t, matmulReference(xs[4:], xs[4:], q, q, q), read(t, s, c), 1e-5, "A == B")
 
 	// float32 views of one byte buffer at byte offsets 16 and 32.
@@ -685,7 +685,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 	require.NoError(t, av.Write(as))
 	require.NoError(t, bv.Write(bs))
 	c = newBuffer[float32](t, dev, m*n)
-	expectViews("ViewAs of bytes", viewsAdded(t, dev, func() { require.NoError(t, vkc.Matmul(s, av, bv, c, m, n, k)) }), true)
+	expectViews("ViewAs of bytes", viewsAdded(t, dev, func() { require.NoError(t, opMatmul(s, av, bv, c, m, n, k)) }), true)
 	requireNear(t, matmulReference(as, bs, m, n, k), read(t, s, c), 1e-5, "ViewAs of bytes at 16 and 32+")
 
 	if !dev.Info().Features.Has(vkc.FeatureStorage16) {
@@ -705,7 +705,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 		a := view(t, upload(t, dev, half(as)), off, m*k)
 		b := view(t, upload(t, dev, half(bs)), off, k*n)
 		c := newBuffer[vkc.Float16](t, dev, m*n)
-		expectViews(what, viewsAdded(t, dev, func() { require.NoError(t, vkc.MatmulOf(s, a, b, c, m, n, k), what) }), off%8 == 0)
+		expectViews(what, viewsAdded(t, dev, func() { require.NoError(t, opMatmul(s, a, b, c, m, n, k), what) }), off%8 == 0)
 		got := read(t, s, c)
 		want := matmulReference(as, bs, m, n, k)
 		for i := range got {
@@ -742,7 +742,7 @@ func TestTexelViewsOutliveReleasedPages(t *testing.T) {
 		require.NoError(t, a.WriteOn(s, as))
 		require.NoError(t, b.WriteOn(s, bs))
 		c := newBuffer[float32](t, dev, m*n)
-		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 		requireTexelPath(t, dev, "pages of their own")
 		for _, x := range []*vkc.Buffer[float32]{a, b, abuf, bbuf} {
 			require.NoError(t, x.Close(), "closed with the product in flight")
@@ -773,7 +773,7 @@ func TestTexelMatmulRandomShapesMatchReference(t *testing.T) {
 			a := view(t, upload(t, dev, as), offA, m*k)
 			b := view(t, upload(t, dev, bs), offB, k*n)
 			c := newBuffer[float32](t, dev, m*n)
-			require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k), what)
+			require.NoError(t, opMatmul(s, a, b, c, m, n, k), what)
 			requireNear(t, matmulReference(as[offA:], bs[offB:], m, n, k), read(t, s, c), 1e-5, what)
 			continue
 		}
@@ -789,7 +789,7 @@ func TestTexelMatmulRandomShapesMatchReference(t *testing.T) {
 		a := view(t, upload(t, dev, toHalf(as)), offA, m*k)
 		b := view(t, upload(t, dev, toHalf(bs)), offB, k*n)
 		c := newBuffer[vkc.Float16](t, dev, m*n)
-		require.NoError(t, vkc.MatmulOf(s, a, b, c, m, n, k), what)
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k), what)
 		want := matmulReference(as[offA:], bs[offB:], m, n, k)
 		for i, h := range read(t, s, c) {
 			require.Equal(t, want[i], h.Float32(), "%s: C[%d]", what, i)
@@ -813,11 +813,11 @@ func TestTexelMatmulIntoStandInOutput(t *testing.T) {
 	cbuf := upload(t, dev, around)
 	c := view(t, cbuf, 1, m*n)
 	want := append(append([]float32{around[0]}, matmulReference(as[4:], bs[4:], m, n, k)...), around[m*n+1])
-	require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+	require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 	requireTexelPath(t, dev, "C through a stand-in")
 	requireNear(t, want, read(t, s, cbuf), 1e-5, "eager")
 	require.NoError(t, cbuf.Write(around))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, a, b, c, m, n, k) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, a, b, c, m, n, k) })
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, cbuf.Write(around))
@@ -833,7 +833,7 @@ func matmulThrough(t *testing.T, dev *vkc.Device, as, bs []float32, m, n, k, lea
 	a := view(t, upload(t, dev, pad(as)), lead, m*k)
 	b := view(t, upload(t, dev, pad(bs)), lead, k*n)
 	c := newBuffer[float32](t, dev, m*n)
-	require.NoError(t, vkc.Matmul(dev.Stream(), a, b, c, m, n, k))
+	require.NoError(t, opMatmul(dev.Stream(), a, b, c, m, n, k))
 	return read(t, dev.Stream(), c)
 }
 
@@ -888,7 +888,7 @@ func TestFirstTexelMatmulRacingDeviceClose(t *testing.T) {
 		go func() {
 			close(started)
 			for {
-				if err := vkc.Matmul(dev.Stream(), j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
+				if err := opMatmul(dev.Stream(), j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
 					stopped <- err
 					return
 				}
@@ -921,10 +921,10 @@ func TestTexelMatmulAcrossSlotsOrdersReadsAndWrites(t *testing.T) {
 	out := newBuffer[float32](t, dev, q*q)
 	out2 := newBuffer[float32](t, dev, q*q)
 	for round := range 4 {
-		require.NoError(t, vkc.Matmul(s1, x, y, p, q, q, q))    // slot 1 writes p
-		require.NoError(t, vkc.Matmul(s2, p, y, out, q, q, q))  // slot 2 reads p as texels
-		require.NoError(t, vkc.Matmul(s1, y, x, p, q, q, q))    // slot 1 rewrites p
-		require.NoError(t, vkc.Matmul(s2, p, p, out2, q, q, q)) // slot 2 reads the rewrite twice
+		require.NoError(t, opMatmul(s1, x, y, p, q, q, q))    // slot 1 writes p
+		require.NoError(t, opMatmul(s2, p, y, out, q, q, q))  // slot 2 reads p as texels
+		require.NoError(t, opMatmul(s1, y, x, p, q, q, q))    // slot 1 rewrites p
+		require.NoError(t, opMatmul(s2, p, p, out2, q, q, q)) // slot 2 reads the rewrite twice
 		xy := matmulReference(xs, ys, q, q, q)
 		yx := matmulReference(ys, xs, q, q, q)
 		requireNear(t, matmulReference(xy, ys, q, q, q), read(t, s2, out), 1e-4, "round %d: (x·y)·y", round)

@@ -49,7 +49,7 @@ func TestTexelMatmulInAGraphFollowsItsInputs(t *testing.T) {
 	as, bs := randFloats(r, m*k, -1, 1), randFloats(r, k*n, -1, 1)
 	require.NoError(t, a.Write(as))
 	require.NoError(t, b.Write(bs))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, a, b, c, m, n, k) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, a, b, c, m, n, k) })
 	require.NoError(t, err)
 	if dev.Info().Type == vkc.TypeCPU {
 		assert.Positive(t, dev.LiveObjects()["buffer-view"], "a CPU driver reads the inputs as texels")

@@ -32,7 +32,7 @@ func matmulAgainstReference(t *testing.T, opts ...vkc.Option) {
 	ab, bb := upload(t, dev, a), upload(t, dev, b)
 	cb, err := vkc.NewBuffer[float32](dev, m*n)
 	require.NoError(t, err)
-	require.NoError(t, vkc.Matmul(dev.Stream(), ab, bb, cb, m, n, k))
+	require.NoError(t, opMatmul(dev.Stream(), ab, bb, cb, m, n, k))
 	got, err := cb.Read(testCtx(t))
 	require.NoError(t, err)
 	for i := 0; i < m; i++ {

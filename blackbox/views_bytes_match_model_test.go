@@ -241,23 +241,23 @@ func (m *byteModel) convert(s *vkc.Stream, src, dst *byteView, copyOp bool) (boo
 func convertViews(s *vkc.Stream, src, dst *byteView) error {
 	switch src.size*10 + dst.size {
 	case 11:
-		return vkc.Convert(s, src.u8, dst.u8)
+		return opConvert(s, src.u8, dst.u8)
 	case 12:
-		return vkc.Convert(s, src.u8, dst.u16)
+		return opConvert(s, src.u8, dst.u16)
 	case 14:
-		return vkc.Convert(s, src.u8, dst.u32)
+		return opConvert(s, src.u8, dst.u32)
 	case 21:
-		return vkc.Convert(s, src.u16, dst.u8)
+		return opConvert(s, src.u16, dst.u8)
 	case 22:
-		return vkc.Convert(s, src.u16, dst.u16)
+		return opConvert(s, src.u16, dst.u16)
 	case 24:
-		return vkc.Convert(s, src.u16, dst.u32)
+		return opConvert(s, src.u16, dst.u32)
 	case 41:
-		return vkc.Convert(s, src.u32, dst.u8)
+		return opConvert(s, src.u32, dst.u8)
 	case 42:
-		return vkc.Convert(s, src.u32, dst.u16)
+		return opConvert(s, src.u32, dst.u16)
 	}
-	return vkc.Convert(s, src.u32, dst.u32)
+	return opConvert(s, src.u32, dst.u32)
 }
 
 func runByteModel(t *testing.T, seed, steps int) *byteModel {
