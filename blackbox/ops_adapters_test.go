@@ -240,3 +240,33 @@ func opFillDyn[T vkc.Element](t testing.TB, s *vkc.Stream, buf *vkc.Buffer[T], v
 	}
 	return ops.Scale(s, v, vec(ones, n), vec(buf, n))
 }
+
+// warmOps runs the ops the tests use once on dev, over buffers it then
+// closes, and waits: package ops makes small per-device objects at its
+// first use (stand-in params, the reductions' scratch) that live as long
+// as the device, so a test that compares memory before and after its
+// work takes its baseline after this.
+func warmOps(t testing.TB, dev *vkc.Device) {
+	t.Helper()
+	x, err := vkc.FromSlice(dev, make([]float32, 64))
+	if err != nil {
+		t.Fatalf("warmOps: %v", err)
+	}
+	y, err := vkc.FromSlice(dev, make([]float32, 64))
+	if err != nil {
+		t.Fatalf("warmOps: %v", err)
+	}
+	one, err := vkc.NewBuffer[float32](dev, 1)
+	if err != nil {
+		t.Fatalf("warmOps: %v", err)
+	}
+	s := dev.Stream()
+	for _, err := range []error{
+		opScale(s, 2, x, y), opAxpy(s, 1, x, y), opAdd(s, x, y, y), opSum(s, y, one),
+		opConvert(s, x, y), s.Sync(testCtx(t)), x.Close(), y.Close(), one.Close(),
+	} {
+		if err != nil {
+			t.Fatalf("warmOps: %v", err)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func TestReplaysThroughStandInsFollowInputsAndTaint(t *testing.T) {
 func TestGraphOverViewsOutlivesThemAndMemoryReturns(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.Stream()
+	warmOps(t, dev)
 	base := dev.MemoryStats()
 	src, err := vkc.NewBuffer[float32](dev, 40)
 	require.NoError(t, err)
@@ -86,10 +87,7 @@ func TestGraphOverViewsOutlivesThemAndMemoryReturns(t *testing.T) {
 		if err := opScale(s, 3, x, y); err != nil {
 			return err
 		}
-		if err := opAxpy(s, 1, yy, yy); err != nil {
-			return err
-		}
-		return vkc.Copy(s, yy, probe)
+		return opScale(s, 2, yy, probe)
 	})
 	require.NoError(t, err)
 	for _, b := range []*vkc.Buffer[float32]{yy, y, x, dst, src} {
@@ -392,7 +390,7 @@ func TestReadsOfViewsAcrossStreamsFollowTheBytes(t *testing.T) {
 	got, err := p.Wait(ctx)
 	require.NoError(t, err)
 	require.Equal(t, xs[3:13], got, "the pending read saw what was there when it was issued")
-	require.NoError(t, opScale(s1, 2, view(t, b, 9, 3), view(t, b, 9, 3)))
+	require.NoError(t, opAxpy(s1, 1, upload(t, dev, xs[9:12]), view(t, b, 9, 3)))
 	p2, err := view(t, b, 8, 6).ReadAsync(s2)
 	require.NoError(t, err)
 	defer p2.Close()
@@ -518,6 +516,7 @@ func TestStandInsUnderSyncValidation(t *testing.T) {
 	xs := ramp(200, 1, 0)
 	b := upload(t, dev, xs)
 	c := upload(t, dev, filled(200, 0))
+	warmOps(t, dev)
 	base := dev.MemoryStats()
 	x, y, z := view(t, b, 1, 50), view(t, b, 101, 50), view(t, c, 3, 50)
 	chain := func(s *vkc.Stream) error {
@@ -525,7 +524,7 @@ func TestStandInsUnderSyncValidation(t *testing.T) {
 			func() error { return opScale(s, 2, x, z) },
 			func() error { return opAxpy(s, 1, z, y) },
 			func() error { return k.Launch(s, [3]uint32{1, 1, 1}, affinePush(1, 1, 50), y, z) },
-			func() error { return opAdd(s, x, z, z) },
+			func() error { return opAxpy(s, 1, x, z) },
 			func() error { return opSum(s, z, view(t, c, 61, 1)) },
 		} {
 			if err := step(); err != nil {
@@ -599,6 +598,11 @@ func TestAStandInNeedingAPageInARecordingIsRefused(t *testing.T) {
 	s := dev.Stream()
 	ctx := testCtx(t)
 	const n = page / 4 / 2 // half a page a view: two stand-ins need a page
+	// Scale's first use makes what ops keeps per device; the buffers it
+	// ran on stay open, so that their page has no room for both stand-ins.
+	wx, wy := upload(t, dev, ramp(4, 1, 0)), newBuffer[float32](t, dev, 4)
+	require.NoError(t, opScale(s, 2, wx, wy))
+	require.NoError(t, s.Sync(ctx))
 	xs := ramp(2*n+2, 1, 0)
 	b := upload(t, dev, xs)
 	x, y := view(t, b, 1, n), view(t, b, n+1, n)
@@ -736,6 +740,8 @@ func TestEveryCallOnViewsRacesClose(t *testing.T) {
 	rounds := gcpressure.Scaled(8, 100)
 	for round := range rounds {
 		dev := openDevice(t)
+		warmOps(t, dev)
+		claims := dev.MemoryStats().LiveClaims
 		k := loadAffine(t, dev)
 		b, err := vkc.FromSlice(dev, ramp(512, 1, 0))
 		require.NoError(t, err)
@@ -815,7 +821,7 @@ func TestEveryCallOnViewsRacesClose(t *testing.T) {
 		}
 		if round%3 != 0 {
 			require.NoError(t, gs.Sync(testCtx(t)))
-			assert.Zero(t, dev.MemoryStats().LiveClaims, "round %d: everything closed, nothing left", round)
+			assert.Equal(t, claims, dev.MemoryStats().LiveClaims, "round %d: everything closed, nothing left but what ops keeps per device", round)
 		}
 	}
 }
@@ -827,6 +833,7 @@ func TestViewClosedInsideTheRecordingIsGuardedForTheGraph(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.Stream()
 	ctx := testCtx(t)
+	warmOps(t, dev)
 	base := dev.MemoryStats()
 	xs := ramp(40, 1, 1)
 	bx, err := vkc.FromSlice(dev, xs)
@@ -864,7 +871,7 @@ func TestViewClosedInsideTheRecordingIsGuardedForTheGraph(t *testing.T) {
 }
 
 // A buffer whose elements end inside its last 32-bit word, written piece
-// by piece through views (host writes, Fill, Convert, Copy), reads whole:
+// by piece through views (host writes, Fill, Copy), reads whole:
 // the padding past its last element never makes it look unwritten.
 func TestNarrowBufferWrittenThroughViewsReadsWhole(t *testing.T) {
 	dev := openDevice(t)
@@ -882,8 +889,11 @@ func TestNarrowBufferWrittenThroughViewsReadsWhole(t *testing.T) {
 			case 1:
 				err = vkc.Fill(s, tail, 9)
 			case 2:
+				// Convert (package ops) writes no 8-bit elements: refused,
+				// it leaves the tail to a write on the stream.
 				src := upload(t, dev, []uint32{9, 9, 9, 9, 9, 9, 9}[:7-cut])
-				err = opConvert(s, src, tail)
+				require.ErrorIs(t, opConvert(s, src, tail), vkc.ErrUnsupported, "Convert into uint8")
+				err = tail.WriteOn(s, []uint8{9, 9, 9, 9, 9, 9, 9}[:7-cut])
 			case 3:
 				src := upload(t, dev, []uint8{9, 9, 9, 9, 9, 9, 9}[:7-cut])
 				err = vkc.Copy(s, src, tail)
