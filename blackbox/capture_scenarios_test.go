@@ -156,6 +156,7 @@ func TestCaptureAllocNeedingPageFails(t *testing.T) {
 	dev := openDevice(t, vkc.WithPageSize(page))
 	s := dev.NewStream()
 	x, y := upload(t, dev, ramp(16, 1, 1)), upload(t, dev, ramp(16, 0, 0))
+	warmOps(t, dev)
 	pages := dev.MemoryStats().Pages
 
 	t.Run("manual window", func(t *testing.T) {
@@ -400,6 +401,7 @@ func TestCaptureAbortAfterPrepare(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.NewStream()
 	neighbour := dev.StreamWithID(s.ID() + uint64(dev.Slots()))
+	warmOps(t, dev)
 	baseline := dev.MemoryStats().LiveClaims
 	x, y := upload(t, dev, ramp(16, 1, 1)), upload(t, dev, ramp(16, 5, 0))
 

@@ -898,6 +898,7 @@ func TestNoLeakAfterEveryWindowOutcome(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.NewStream()
 	nb := sameSlot(dev, s)
+	warmOps(t, dev)
 	base := dev.MemoryStats()
 	baseStaging := dev.LiveStaging()
 	const N = 600
