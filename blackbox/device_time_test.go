@@ -3,6 +3,7 @@ package blackbox_test
 import (
 	"encoding/binary"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,11 +139,7 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 	require.Len(t, p.Launches, 2)
 	assert.Equal(t, "spin", p.Launches[0].Kernel)
 	assert.Equal(t, [3]uint32{n / 64, 1, 1}, p.Launches[0].Groups)
-	axpy := "axpy"
-	if info := dev.Info(); info.Type == vkc.TypeCPU && info.Features.Has(vkc.FeatureInt64) {
-		axpy = "axpy_wide" // a CPU driver's: eight elements per invocation
-	}
-	assert.Equal(t, axpy, p.Launches[1].Kernel)
+	assert.True(t, strings.HasPrefix(p.Launches[1].Kernel, "ops/axpy"), "%s: ops's axpy kernel for the type", p.Launches[1].Kernel)
 	var sum time.Duration
 	for _, l := range p.Launches {
 		assert.Positive(t, l.Device, "%s", l.Kernel)
