@@ -509,7 +509,7 @@ func TestDivByZeroAndNonFiniteValues(t *testing.T) {
 // Promise (docs/guide/errors.md: negative or overflowing sizes, buffers of
 // another device, mismatched lengths are errors; Param.Set refuses 0; a
 // length above the buffers is refused): the dynamic ops with bad lengths,
-// values and params; FillDyn on integer buffers works.
+// values and params.
 func TestDynOpsBadInputs(t *testing.T) {
 	dev := openDevice(t)
 	other := openDevice(t)

@@ -77,6 +77,8 @@ func scratch[T vkc.Element](t testing.TB, dev *vkc.Device, of any, kind string, 
 	return b, nil
 }
 
+// opAdd, opSub, opMul and opDiv are z = x op y over whole buffers, and
+// their Dyn forms over the first n elements.
 func opAdd[T vkc.Element](s *vkc.Stream, x, y, z *vkc.Buffer[T]) error {
 	return ops.Add(s, vec(x, nil), vec(y, nil), vec(z, nil))
 }
@@ -97,16 +99,8 @@ func opAddDyn[T vkc.Element](s *vkc.Stream, x, y, z *vkc.Buffer[T], n *vkc.Param
 	return ops.Add(s, vec(x, n), vec(y, n), vec(z, n))
 }
 
-func opSubDyn[T vkc.Element](s *vkc.Stream, x, y, z *vkc.Buffer[T], n *vkc.Param[uint32]) error {
-	return ops.Sub(s, vec(x, n), vec(y, n), vec(z, n))
-}
-
 func opMulDyn[T vkc.Element](s *vkc.Stream, x, y, z *vkc.Buffer[T], n *vkc.Param[uint32]) error {
 	return ops.Mul(s, vec(x, n), vec(y, n), vec(z, n))
-}
-
-func opDivDyn[T vkc.Element](s *vkc.Stream, x, y, z *vkc.Buffer[T], n *vkc.Param[uint32]) error {
-	return ops.Div(s, vec(x, n), vec(y, n), vec(z, n))
 }
 
 // opAxpy is y = a*x + y over whole buffers.
