@@ -28,7 +28,7 @@ func TestAttackReplayOfUnwrittenInputTaintsOutputs(t *testing.T) {
 	x, err := vkc.NewBuffer[float32](dev, 16)
 	require.NoError(t, err)
 	y := upload(t, dev, ramp(16, 1, 1))
-	step := func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, y) }
+	step := func(s *vkc.Stream) error { return opScale(s, 2, x, y) }
 
 	require.NoError(t, step(s))
 	requireUnwritten(t, s, y, vkc.ErrNeverWritten) // eagerly
@@ -89,7 +89,7 @@ func TestAttackWarmupGrowsPoolsForLargeTemporary(t *testing.T) {
 			if err := vkc.Fill(s, tmp, 1); err != nil {
 				return err
 			}
-			if err := vkc.Sum(s, tmp, out); err != nil {
+			if err := opSum(s, tmp, out); err != nil {
 				return err
 			}
 			return tmp.Close()
@@ -111,7 +111,7 @@ func TestAttackNeighbourPrepareCaptureRefused(t *testing.T) {
 	neighbour := dev.StreamWithID(owner.ID() + uint64(dev.Slots()))
 	xs, ys := ramp(16, 1, 1), ramp(16, 0, 2)
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
-	step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+	step := func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) }
 	called := false
 	neighbourTries := func(when string) {
 		require.ErrorIs(t, neighbour.PrepareCapture(), vkc.ErrStreamCapturing, when)

@@ -28,10 +28,10 @@ func TestCaptureReplayAdvancesOncePerReplay(t *testing.T) {
 	require.NoError(t, s.Sync(context.Background()))
 
 	require.NoError(t, s.PrepareCapture())
-	require.NoError(t, vkc.Axpy(s, 2, x, y))
+	require.NoError(t, opAxpy(s, 2, x, y))
 	require.NoError(t, s.Sync(context.Background()))
 	require.NoError(t, s.BeginCapture())
-	require.NoError(t, vkc.Axpy(s, 2, x, y))
+	require.NoError(t, opAxpy(s, 2, x, y))
 	g, err := s.EndCapture()
 	require.NoError(t, err)
 
@@ -59,10 +59,10 @@ func TestCaptureLongChainEqualsPasses(t *testing.T) {
 	c := upload(t, dev, cs)
 	g, err := s.Capture(func(s *vkc.Stream) error {
 		for range pairs { // b = a + c; a = b + c: every launch reads the previous one's output
-			if err := vkc.Add(s, a, c, b); err != nil {
+			if err := opAdd(s, a, c, b); err != nil {
 				return err
 			}
-			if err := vkc.Add(s, b, c, a); err != nil {
+			if err := opAdd(s, b, c, a); err != nil {
 				return err
 			}
 		}
@@ -94,7 +94,7 @@ func TestCaptureInputRewrittenBetweenReplays(t *testing.T) {
 	x, w := upload(t, dev, ramp(n, 1, 1)), upload(t, dev, ws)
 	z, err := vkc.NewBuffer[float32](dev, n)
 	require.NoError(t, err)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Add(s, x, w, z) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAdd(s, x, w, z) })
 	require.NoError(t, err)
 	for round := range 3 {
 		xs := ramp(n, float32(round+1), float32(10*round))
@@ -121,10 +121,10 @@ func TestCaptureFreedIntermediateNotClobbered(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := vkc.Scale(s, 2, x, tmp); err != nil {
+		if err := opScale(s, 2, x, tmp); err != nil {
 			return err
 		}
-		if err := vkc.Add(s, tmp, w, out); err != nil {
+		if err := opAdd(s, tmp, w, out); err != nil {
 			return err
 		}
 		return tmp.Close()
@@ -156,14 +156,15 @@ func TestCaptureAllocNeedingPageFails(t *testing.T) {
 	dev := openDevice(t, vkc.WithPageSize(page))
 	s := dev.NewStream()
 	x, y := upload(t, dev, ramp(16, 1, 1)), upload(t, dev, ramp(16, 0, 0))
+	warmOps(t, dev)
 	pages := dev.MemoryStats().Pages
 
 	t.Run("manual window", func(t *testing.T) {
 		require.NoError(t, s.PrepareCapture())
-		require.NoError(t, vkc.Axpy(s, 1, x, y))
+		require.NoError(t, opAxpy(s, 1, x, y))
 		require.NoError(t, s.Sync(context.Background()))
 		require.NoError(t, s.BeginCapture())
-		require.NoError(t, vkc.Axpy(s, 1, x, y))
+		require.NoError(t, opAxpy(s, 1, x, y))
 		born, err := vkc.NewBuffer[float32](dev, page/f32Size) // a whole page: never fits the free rest
 		require.NoError(t, err, "allocating is not refused")
 		require.ErrorIs(t, vkc.Fill(s, born, 1), vkc.ErrAllocInCapture, "work on it is")
@@ -197,7 +198,7 @@ func TestCaptureAllocNeedingPageFails(t *testing.T) {
 
 	t.Run("prepare again", func(t *testing.T) {
 		require.NoError(t, y.WriteOn(s, ramp(16, 0, 0)))
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 		require.NoError(t, err)
 		require.NoError(t, g.Replay())
 		require.Equal(t, axpyRef(2, ramp(16, 1, 1), ramp(16, 0, 0)), read(t, s, y))
@@ -214,7 +215,7 @@ func TestCaptureOwnerReadDoomsWindow(t *testing.T) {
 			dev := openDevice(t)
 			s := dev.NewStream()
 			x, y := upload(t, dev, ramp(16, 1, 1)), upload(t, dev, ramp(16, 2, 2))
-			step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+			step := func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) }
 			warmAndBegin(t, s, step)
 			require.NoError(t, step(s))
 			var err error
@@ -245,11 +246,11 @@ func TestCaptureNeighbourRefused(t *testing.T) {
 	xs, ys := ramp(16, 1, 1), ramp(16, 5, 0)
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
 	a, b := upload(t, dev, ramp(16, 0, 3)), upload(t, dev, ramp(16, 0, 4))
-	step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+	step := func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) }
 	warmAndBegin(t, owner, step)
 	require.NoError(t, step(owner))
 
-	require.ErrorIs(t, vkc.Axpy(neighbour, 1, a, b), vkc.ErrStreamCapturing)
+	require.ErrorIs(t, opAxpy(neighbour, 1, a, b), vkc.ErrStreamCapturing)
 	_, err := a.ReadOn(context.Background(), neighbour)
 	require.ErrorIs(t, err, vkc.ErrStreamCapturing)
 	require.ErrorIs(t, neighbour.Sync(context.Background()), vkc.ErrStreamCapturing)
@@ -275,13 +276,13 @@ func TestCaptureOtherSlotUnaffected(t *testing.T) {
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
 	ps, qs := ramp(32, 1, 2), ramp(32, 0, 7)
 	p, q := upload(t, dev, ps), upload(t, dev, qs)
-	step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+	step := func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) }
 	warmAndBegin(t, owner, step)
 	require.NoError(t, step(owner))
 
 	want := qs
 	for i := range 3 {
-		require.NoError(t, vkc.Axpy(other, 3, p, q))
+		require.NoError(t, opAxpy(other, 3, p, q))
 		want = axpyRef(3, ps, want)
 		require.Equal(t, want, read(t, other, q), "eager step %d", i)
 	}
@@ -302,7 +303,7 @@ func TestCaptureEndFromNonOwner(t *testing.T) {
 	owner := dev.NewStream()
 	intruder := dev.StreamWithID(owner.ID() + uint64(dev.Slots()))
 	x, y := upload(t, dev, ramp(16, 1, 1)), upload(t, dev, ramp(16, 5, 0))
-	step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+	step := func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) }
 	warmAndBegin(t, owner, step)
 	require.NoError(t, step(owner))
 
@@ -335,7 +336,7 @@ func TestCaptureWrongTransitionsChangeNothing(t *testing.T) {
 	neighbour := dev.StreamWithID(s.ID() + uint64(dev.Slots()))
 	xs, ys := ramp(16, 1, 1), ramp(16, 5, 0)
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
-	step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+	step := func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) }
 
 	// sealsAfter finishes a window left Recording and checks the graph it
 	// seals replays exactly the recorded step.
@@ -400,13 +401,14 @@ func TestCaptureAbortAfterPrepare(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.NewStream()
 	neighbour := dev.StreamWithID(s.ID() + uint64(dev.Slots()))
+	warmOps(t, dev)
 	baseline := dev.MemoryStats().LiveClaims
 	x, y := upload(t, dev, ramp(16, 1, 1)), upload(t, dev, ramp(16, 5, 0))
 
 	require.NoError(t, s.PrepareCapture())
 	require.NoError(t, x.WriteOn(s, ramp(16, 2, 2)))
 	require.Equal(t, 1, dev.LiveStaging(), "a warmup write gives x its host staging")
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	require.NoError(t, opAxpy(s, 1, x, y))
 	require.NoError(t, s.Sync(context.Background()))
 	require.NoError(t, s.AbortCapture())
 	require.Equal(t, axpyRef(1, ramp(16, 2, 2), ramp(16, 5, 0)), read(t, s, y), "the warmup's work is real")
@@ -441,7 +443,7 @@ func TestCaptureHostWriteUsesRetainedStaging(t *testing.T) {
 		if err := x.WriteOn(s, first); err != nil {
 			return err
 		}
-		return vkc.Scale(s, 2, x, y)
+		return opScale(s, 2, x, y)
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, dev.LiveStaging(), "x's staging, shared by x and the graph")
@@ -492,7 +494,7 @@ func TestCaptureCloseWaitsForReplay(t *testing.T) {
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
 	g, err := s.Capture(func(s *vkc.Stream) error {
 		for range 8 {
-			if err := vkc.Axpy(s, 1, x, y); err != nil {
+			if err := opAxpy(s, 1, x, y); err != nil {
 				return err
 			}
 		}
@@ -537,9 +539,9 @@ func TestCaptureTwoGraphsShareBuffers(t *testing.T) {
 	const n = 64
 	xs, ys := ramp(n, 1, 1), ramp(n, 2, 0)
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
-	g1, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	g1, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 	require.NoError(t, err)
-	g2, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 2, x, y) })
+	g2, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 2, x, y) })
 	require.NoError(t, err)
 	want := axpyRef(3, xs, ys)
 	require.NoError(t, g1.Replay())
@@ -578,7 +580,7 @@ func TestCaptureSurvivesDescriptorCacheChurn(t *testing.T) {
 	const n, pool = 8, 24
 	xs, ys := ramp(n, 1, 1), ramp(n, 0, 0)
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 	require.NoError(t, err)
 
 	ones := []*vkc.Buffer[float32]{upload(t, dev, ramp(n, 0, 1)), upload(t, dev, ramp(n, 0, 1))}
@@ -596,7 +598,7 @@ func TestCaptureSurvivesDescriptorCacheChurn(t *testing.T) {
 				if i == j {
 					continue
 				}
-				require.NoError(t, vkc.Add(s, bufs[i], one, bufs[j]))
+				require.NoError(t, opAdd(s, bufs[i], one, bufs[j]))
 				model[j] = model[i] + 1
 				sets++
 			}
@@ -623,10 +625,10 @@ func TestCaptureBackToBackReplaysOrdered(t *testing.T) {
 	xs, ys, zs := ramp(n, 1, 1), ramp(n, 1, 0), ramp(n, 0, 5)
 	x, y, z := upload(t, dev, xs), upload(t, dev, ys), upload(t, dev, zs)
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Axpy(s, 1, x, y); err != nil { // y += x
+		if err := opAxpy(s, 1, x, y); err != nil { // y += x
 			return err
 		}
-		return vkc.Axpy(s, 1, y, z) // z += y, reading this pass's y
+		return opAxpy(s, 1, y, z) // z += y, reading this pass's y
 	})
 	require.NoError(t, err)
 	wantY, wantZ := axpyRef(1, xs, ys), axpyRef(1, axpyRef(1, xs, ys), zs)
@@ -649,10 +651,10 @@ func TestFromSliceBesideAWindowOnTheDefaultSlot(t *testing.T) {
 	s := dev.StreamWithID(uint64(dev.Slots()))
 	x, y := upload(t, dev, ramp(8, 1, 1)), upload(t, dev, ramp(8, 0, 0))
 	require.NoError(t, s.PrepareCapture())
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	require.NoError(t, opAxpy(s, 1, x, y))
 	require.NoError(t, s.Sync(context.Background()))
 	require.NoError(t, s.BeginCapture())
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	require.NoError(t, opAxpy(s, 1, x, y))
 	z, err := vkc.FromSlice(dev, ramp(8, 0, 5))
 	require.NoError(t, err, "a new buffer is not refused by the window on slot 0")
 	g, err := s.EndCapture()

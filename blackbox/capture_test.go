@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // axpyRef is y = a*x + y in Go.
@@ -51,7 +52,7 @@ func TestCapturePanicAndGoexitAbortTheWindow(t *testing.T) {
 				defer func() { got = recover() }()
 				_, _ = s.Capture(func(s *vkc.Stream) error {
 					calls++
-					if err := vkc.Scale(s, 2, x, y); err != nil {
+					if err := opScale(s, 2, x, y); err != nil {
 						return err
 					}
 					if calls == when {
@@ -62,7 +63,7 @@ func TestCapturePanicAndGoexitAbortTheWindow(t *testing.T) {
 			}()
 			require.Same(t, pv, got, "the panic value re-raised")
 			slotWorks(t, dev, nb)
-			g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, y) })
+			g, err := s.Capture(func(s *vkc.Stream) error { return opScale(s, 2, x, y) })
 			require.NoError(t, err, "capture after the panic")
 			require.NoError(t, g.Replay())
 			read(t, s, y)
@@ -110,7 +111,7 @@ func TestCaptureWhoseFunctionClosesTheDevice(t *testing.T) {
 		noPanic(t, "Capture", func() {
 			g, err = s.Capture(func(s *vkc.Stream) error {
 				calls++
-				if err := vkc.Scale(s, 2, x, y); err != nil {
+				if err := opScale(s, 2, x, y); err != nil {
 					return err
 				}
 				if calls == when {
@@ -138,12 +139,12 @@ func TestDeviceCloseWithAnOpenWindow(t *testing.T) {
 		y := upload(t, dev, ramp(64, 1, 0))
 		o := upload(t, dev, []float32{0})
 		require.NoError(t, s.PrepareCapture())
-		require.NoError(t, vkc.Scale(s, 2, x, y))
+		require.NoError(t, opScale(s, 2, x, y))
 		if stage != "prepared" {
 			require.NoError(t, s.Sync(testCtx(t)))
 			require.NoError(t, s.BeginCapture())
-			require.NoError(t, vkc.Scale(s, 2, x, y))
-			require.NoError(t, vkc.Sum(s, y, o))
+			require.NoError(t, opScale(s, 2, x, y))
+			require.NoError(t, opSum(s, y, o))
 			if stage == "doomed" {
 				require.ErrorIs(t, s.Sync(testCtx(t)), vkc.ErrSyncInCapture)
 			}
@@ -212,13 +213,13 @@ func TestSetAndGraphCloseInsideAWindow(t *testing.T) {
 	z := upload(t, dev, make([]float32, N))
 	a, err := vkc.NewParam(dev, float32(2))
 	require.NoError(t, err)
-	g1, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 5, x, z) })
+	g1, err := s.Capture(func(s *vkc.Stream) error { return opScale(s, 5, x, z) })
 	require.NoError(t, err)
 	require.NoError(t, g1.Replay())
 	calls := 0
 	g, err := s.Capture(func(s *vkc.Stream) error {
 		calls++
-		if err := vkc.ScaleDyn(s, a, x, y, nil); err != nil {
+		if err := opScaleDyn(s, ops.ParamOf(a), x, y, nil); err != nil {
 			return err
 		}
 		if calls == 2 {
@@ -284,10 +285,10 @@ func TestReplaysInterleavedWithEagerWork(t *testing.T) {
 	z := newBuffer[float32](t, dev, N)
 	// The graph: y = 2x + y; z = y * x.
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Axpy(s, 2, x, y); err != nil {
+		if err := opAxpy(s, 2, x, y); err != nil {
 			return err
 		}
-		return vkc.Mul(s, y, x, z)
+		return opMul(s, y, x, z)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -303,11 +304,11 @@ func TestReplaysInterleavedWithEagerWork(t *testing.T) {
 	}
 	for round := range 5 {
 		replay()
-		require.NoError(t, vkc.Scale(s, 0.5, x, x))
+		require.NoError(t, opScale(s, 0.5, x, x))
 		for i := range rx {
 			rx[i] *= 0.5
 		}
-		require.NoError(t, vkc.Sub(s, y, z, y))
+		require.NoError(t, opSub(s, y, z, y))
 		for i := range ry {
 			ry[i] -= rz[i]
 		}
@@ -333,7 +334,7 @@ func TestReplaySeesInputRewrittenElsewhere(t *testing.T) {
 	const N = 200
 	in := upload(t, dev, make([]float32, N))
 	out := newBuffer[float32](t, dev, N)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 3, in, out) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opScale(s, 3, in, out) })
 	require.NoError(t, err)
 	defer g.Close()
 	g3, err := s3.Capture(func(s *vkc.Stream) error { return vkc.Fill(s, in, 7) })
@@ -370,7 +371,7 @@ func TestRecordedHostWriteFedFromAnotherStream(t *testing.T) {
 		if err := in.WriteOn(s, ramp(N, 1, 0)); err != nil {
 			return err
 		}
-		return vkc.Scale(s, 2, in, out)
+		return opScale(s, 2, in, out)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -448,7 +449,7 @@ func TestSetInsideWindowKeepsTheLengthLimit(t *testing.T) {
 	var setErr error
 	g, err := s.Capture(func(s *vkc.Stream) error {
 		run++
-		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n); err != nil {
+		if err := opScaleDyn(s, ops.Const(2), x, y, n); err != nil {
 			return err
 		}
 		if run == 2 {
@@ -484,10 +485,10 @@ func TestNestedCaptureOnTheSameStream(t *testing.T) {
 	y := upload(t, dev, make([]float32, N))
 	var inner []error
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Axpy(s, 1, x, y); err != nil {
+		if err := opAxpy(s, 1, x, y); err != nil {
 			return err
 		}
-		gi, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+		gi, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 		if gi != nil {
 			_ = gi.Close()
 		}
@@ -519,10 +520,10 @@ func TestNestedCaptureOnAnotherSlot(t *testing.T) {
 	z := upload(t, dev, make([]float32, N))
 	var inners []*vkc.Graph
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Axpy(s, 1, x, y); err != nil {
+		if err := opAxpy(s, 1, x, y); err != nil {
 			return err
 		}
-		gi, err := s2.Capture(func(s2 *vkc.Stream) error { return vkc.Axpy(s2, 2, x, z) })
+		gi, err := s2.Capture(func(s2 *vkc.Stream) error { return opAxpy(s2, 2, x, z) })
 		if err != nil {
 			return err
 		}
@@ -566,7 +567,7 @@ func TestCaptureOnOneStreamFromTwoGoroutines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 15 {
-				g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, float32(gi+1), x, y) })
+				g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, float32(gi+1), x, y) })
 				mu.Lock()
 				if err == nil {
 					graphs = append(graphs, g)
@@ -581,7 +582,7 @@ func TestCaptureOnOneStreamFromTwoGoroutines(t *testing.T) {
 	require.NotEmpty(t, graphs)
 	require.NoError(t, s.Sync(testCtx(t)))
 	y := upload(t, dev, make([]float32, N))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 	require.NoError(t, err)
 	require.NoError(t, y.WriteOn(s, make([]float32, N)))
 	require.NoError(t, g.Replay())
@@ -616,7 +617,7 @@ func TestErrorInTheRecordedRunLeavesNothingWritten(t *testing.T) {
 		if err := in.WriteOn(s, xs); err != nil {
 			return err
 		}
-		if err := vkc.Add(s, x, in, out); err != nil {
+		if err := opAdd(s, x, in, out); err != nil {
 			return err
 		}
 		if run == 2 {
@@ -649,13 +650,13 @@ func TestReplayInsideItsOwnStreamsWindow(t *testing.T) {
 	x := upload(t, dev, xs)
 	y := upload(t, dev, make([]float32, N))
 	z := upload(t, dev, make([]float32, N))
-	g1, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, y) })
+	g1, err := s.Capture(func(s *vkc.Stream) error { return opScale(s, 2, x, y) })
 	require.NoError(t, err)
 	defer g1.Close()
 	var inner []error
 	g2, err := s.Capture(func(s *vkc.Stream) error {
 		inner = append(inner, g1.Replay())
-		return vkc.Scale(s, 3, y, z)
+		return opScale(s, 3, y, z)
 	})
 	require.NoError(t, err, "fn ignores the inner replay's error")
 	defer g2.Close()
@@ -710,7 +711,7 @@ func TestCaptureStateErrors(t *testing.T) {
 	xs := ramp(N, 1, 1)
 	x := upload(t, dev, xs)
 	y := upload(t, dev, make([]float32, N))
-	step := func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) }
+	step := func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) }
 	// sealsAfter finishes a window left recording and checks the graph it
 	// seals replays exactly the recorded step: the misuse changed nothing.
 	sealsAfter := func(t *testing.T) {
@@ -821,10 +822,10 @@ func TestGraphReductionsBesideEagerReductions(t *testing.T) {
 		wantDot += float64(v) * float64(v)
 	}
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Sum(s, x, out); err != nil {
+		if err := opSum(s, x, out); err != nil {
 			return err
 		}
-		return vkc.Dot(s, x, x, dot)
+		return opDot(t, s, x, x, dot)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -833,7 +834,7 @@ func TestGraphReductionsBesideEagerReductions(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := range 30 {
-			if !assert.NoError(t, vkc.Sum(s2, x2, out2)) {
+			if !assert.NoError(t, opSum(s2, x2, out2)) {
 				return
 			}
 			v, err := out2.ReadOn(testCtx(t), s2)
@@ -867,10 +868,10 @@ func TestDynamicReductionAcrossPassBoundaries(t *testing.T) {
 	a := newParam(t, dev, float32(2))
 	n := newParam(t, dev, uint32(N))
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, a, x, y, n); err != nil {
+		if err := opScaleDyn(s, ops.ParamOf(a), x, y, n); err != nil {
 			return err
 		}
-		return vkc.SumDyn(s, y, total, n)
+		return opSumDyn(t, s, y, total, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -897,6 +898,7 @@ func TestNoLeakAfterEveryWindowOutcome(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.NewStream()
 	nb := sameSlot(dev, s)
+	warmOps(t, dev)
 	base := dev.MemoryStats()
 	baseStaging := dev.LiveStaging()
 	const N = 600
@@ -916,13 +918,13 @@ func TestNoLeakAfterEveryWindowOutcome(t *testing.T) {
 			return err
 		}
 		defer tmp.Close()
-		if err := vkc.Scale(s, 2, in, tmp); err != nil {
+		if err := opScale(s, 2, in, tmp); err != nil {
 			return err
 		}
-		if err := vkc.Add(s, tmp, in, out); err != nil {
+		if err := opAdd(s, tmp, in, out); err != nil {
 			return err
 		}
-		return vkc.Sum(s, out, tot)
+		return opSum(s, out, tot)
 	}
 	failing := func(fail func() error) func(s *vkc.Stream) error {
 		run := 0
@@ -1003,10 +1005,10 @@ func TestReplaysBesideAnotherStreamOnTheSameBuffers(t *testing.T) {
 	z := upload(t, dev, make([]float32, N))
 	// The graph: y = y + x; z = y * x.
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Axpy(s, 1, x, y); err != nil {
+		if err := opAxpy(s, 1, x, y); err != nil {
 			return err
 		}
-		return vkc.Mul(s, y, x, z)
+		return opMul(s, y, x, z)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -1030,7 +1032,7 @@ func TestReplaysBesideAnotherStreamOnTheSameBuffers(t *testing.T) {
 				ry[i] = 2
 			}
 		case 2:
-			require.NoError(t, vkc.Scale(s2, 3, y, y))
+			require.NoError(t, opScale(s2, 3, y, y))
 			for i := range ry {
 				ry[i] *= 3
 			}

@@ -26,7 +26,7 @@ func TestConcurrentClosesReturnOnlyWhenClosed(t *testing.T) {
 		require.NoError(t, vkc.Fill(s, x, 1))
 		var graphs []*vkc.Graph
 		for range 20 { // enough to make the first Close take a while
-			g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, x) })
+			g, err := s.Capture(func(s *vkc.Stream) error { return opScale(s, 2, x, x) })
 			require.NoError(t, err)
 			graphs = append(graphs, g)
 		}
@@ -63,7 +63,7 @@ func TestReadOfAnotherStreamsWorkHonoursItsContext(t *testing.T) {
 	x := filledBuffer(t, dev, size, 1)
 	y := filledBuffer(t, dev, size, 0)
 	for range 100 { // long enough that it is pending when the reads below start
-		require.NoError(t, vkc.Axpy(writer, 1, x, y))
+		require.NoError(t, opAxpy(writer, 1, x, y))
 	}
 	require.NoError(t, writer.Flush())
 	cancelled, cancel := context.WithCancel(context.Background())

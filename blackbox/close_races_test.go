@@ -20,7 +20,7 @@ func TestReplayRefusedWhileSlotRecordsTaintsOutputs(t *testing.T) {
 	require.NoError(t, err)
 	y, err := vkc.FromSlice(dev, []float32{10, 20, 30})
 	require.NoError(t, err)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 	require.NoError(t, err)
 	require.NoError(t, g.Replay())
 	assert.Equal(t, []float32{12, 24, 36}, read(t, dev.Stream(), y))
@@ -64,7 +64,7 @@ func TestBufferCloseWaitsForRacingLaunch(t *testing.T) {
 		go func() {
 			first := true
 			for {
-				err := vkc.Axpy(s, 1, x, y)
+				err := opAxpy(s, 1, x, y)
 				if first {
 					close(started)
 					first = false

@@ -86,10 +86,10 @@ func streamWorker(dev *vkc.Device, s *vkc.Stream, k *vkc.Kernel, w, rounds, n in
 		if err := vkc.Fill(s, y, c); err != nil {
 			return err
 		}
-		if err := vkc.Axpy(s, 1, x, y); err != nil {
+		if err := opAxpy(s, 1, x, y); err != nil {
 			return err
 		}
-		if err := vkc.Sum(s, y, sum); err != nil {
+		if err := opSum(s, y, sum); err != nil {
 			return err
 		}
 		if err := g.Replay(); err != nil {

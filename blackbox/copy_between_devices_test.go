@@ -23,7 +23,7 @@ func TestCopyBetweenDevicesOrderedAfterSourceWrites(t *testing.T) {
 	y := upload(t, a, filled(n, 2))
 	other := a.NewStream()
 	for range 3 {
-		require.NoError(t, vkc.Axpy(other, 1, y, x)) // x += 2, three times, left queued
+		require.NoError(t, opAxpy(other, 1, y, x)) // x += 2, three times, left queued
 	}
 	want := ramp(n, 1, 6)
 	for _, s := range []*vkc.Stream{a.Stream(), b.Stream(), b.NewStream()} {
@@ -33,7 +33,7 @@ func TestCopyBetweenDevicesOrderedAfterSourceWrites(t *testing.T) {
 	}
 	back := newBuffer[float32](t, a, n)
 	dst := upload(t, b, want)
-	require.NoError(t, vkc.Axpy(b.Stream(), -1, dst, dst)) // dst = 0, queued on b
+	require.NoError(t, opAxpy(b.Stream(), -1, dst, dst)) // dst = 0, queued on b
 	require.NoError(t, vkc.Copy(a.Stream(), dst, back))
 	assert.Equal(t, filled(n, 0), read(t, a.Stream(), back), "b's queued write is seen by a copy driven from a")
 

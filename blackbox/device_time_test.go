@@ -3,6 +3,7 @@ package blackbox_test
 import (
 	"encoding/binary"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,7 +128,7 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 		if err := spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, 20000), y); err != nil {
 			return err
 		}
-		if err := vkc.Axpy(s, 2, x, y); err != nil {
+		if err := opAxpy(s, 2, x, y); err != nil {
 			return err
 		}
 		_, err := s.Profile(func(*vkc.Stream) error { return nil })
@@ -138,11 +139,7 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 	require.Len(t, p.Launches, 2)
 	assert.Equal(t, "spin", p.Launches[0].Kernel)
 	assert.Equal(t, [3]uint32{n / 64, 1, 1}, p.Launches[0].Groups)
-	axpy := "axpy"
-	if info := dev.Info(); info.Type == vkc.TypeCPU && info.Features.Has(vkc.FeatureInt64) {
-		axpy = "axpy_wide" // a CPU driver's: eight elements per invocation
-	}
-	assert.Equal(t, axpy, p.Launches[1].Kernel)
+	assert.True(t, strings.HasPrefix(p.Launches[1].Kernel, "ops/axpy"), "%s: ops's axpy kernel for the type", p.Launches[1].Kernel)
 	var sum time.Duration
 	for _, l := range p.Launches {
 		assert.Positive(t, l.Device, "%s", l.Kernel)
@@ -152,7 +149,7 @@ func TestProfileTimesEachLaunch(t *testing.T) {
 	assert.Greater(t, p.Launches[0].Device, p.Launches[1].Device, "20000 steps per element cost more than one axpy")
 	t.Logf("\n%s", p)
 
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 	require.NoError(t, err)
 	defer g.Close()
 	p, err = s.Profile(func(*vkc.Stream) error { return g.Replay() })
@@ -221,7 +218,7 @@ func TestProfileTotalIsAtLeastTheSumOfItsLaunches(t *testing.T) {
 			if err := spin.Launch(other, [3]uint32{n / 64, 1, 1}, spinPush(n, 300), z); err != nil { // not profiled
 				return err
 			}
-			if err := vkc.Axpy(s, 2, x, y); err != nil {
+			if err := opAxpy(s, 2, x, y); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // filledBuffer is a buffer of n copies of v, failing the test on error.
@@ -52,13 +53,13 @@ func TestDynamicReplayReadsPastAPrefixAsUnwritten(t *testing.T) {
 		op   func(s *vkc.Stream, tmp, out *vkc.Buffer[float32]) error
 	}{
 		{"kernel reads the whole buffer", func(s *vkc.Stream, tmp, out *vkc.Buffer[float32]) error {
-			if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, tmp, n); err != nil {
+			if err := opScaleDyn(s, ops.Const(2), x, tmp, n); err != nil {
 				return err
 			}
-			return vkc.Sum(s, tmp, out)
+			return opSum(s, tmp, out)
 		}},
 		{"copy reads the whole buffer", func(s *vkc.Stream, tmp, out *vkc.Buffer[float32]) error {
-			if err := vkc.CopyDyn(s, x, tmp, n); err != nil {
+			if err := opCopyDyn(s, x, tmp, n); err != nil {
 				return err
 			}
 			return vkc.Copy(s, tmp, out)
@@ -75,7 +76,7 @@ func TestDynamicReplayReadsPastAPrefixAsUnwritten(t *testing.T) {
 			require.NoError(t, err)
 			run := func(s *vkc.Stream) error {
 				if tainted {
-					if err := vkc.Scale(s, 1, never, neverOut); err != nil {
+					if err := opScale(s, 1, never, neverOut); err != nil {
 						return err
 					}
 				}
@@ -121,13 +122,13 @@ func TestDynamicChainOverAWrittenPrefix(t *testing.T) {
 	soft, err := vkc.NewBuffer[float32](dev, rows*cols)
 	require.NoError(t, err)
 	chain := func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, tmp, elems); err != nil {
+		if err := opScaleDyn(s, ops.Const(2), x, tmp, elems); err != nil {
 			return err
 		}
-		if err := vkc.SumDyn(s, tmp, sum, elems); err != nil {
+		if err := opSumDyn(t, s, tmp, sum, elems); err != nil {
 			return err
 		}
-		return vkc.SoftmaxDyn(s, tmp, soft, nrows, cols)
+		return opSoftmaxDyn(s, tmp, soft, nrows, cols)
 	}
 	check := func(how string) {
 		got, err := sum.ReadOn(ctx, s)
@@ -152,7 +153,7 @@ func TestDynamicChainOverAWrittenPrefix(t *testing.T) {
 	require.NoError(t, nrows.Set(3))
 	fresh, err := vkc.NewBuffer[float32](dev, rows*cols)
 	require.NoError(t, err)
-	require.NoError(t, vkc.SoftmaxDyn(s, fresh, soft, nrows, cols))
+	require.NoError(t, opSoftmaxDyn(s, fresh, soft, nrows, cols))
 	_, err = soft.ReadOn(ctx, s)
 	assert.ErrorIs(t, err, vkc.ErrNeverWritten, "eager softmax over unwritten rows")
 	require.NoError(t, g.Replay())
@@ -198,7 +199,7 @@ func TestParamSetRacingDynamicLaunches(t *testing.T) {
 		require.NoError(t, x.WriteOn(s, xs))
 		tmp, err := vkc.NewBuffer[float32](dev, size)
 		require.NoError(t, err)
-		require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](1), x, tmp, n))
+		require.NoError(t, opScaleDyn(s, ops.Const(1), x, tmp, n))
 		got, err := tmp.ReadOn(ctx, s)
 		if errors.Is(err, vkc.ErrUnwritten) {
 			partial++
@@ -241,7 +242,7 @@ func TestParamSetInsideWindowIsHeldToItsWork(t *testing.T) {
 	var setErr error
 	recorded := 0
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n); err != nil {
+		if err := opScaleDyn(s, ops.Const(2), x, y, n); err != nil {
 			return err
 		}
 		if recorded++; recorded == 2 { // the recorded run, after the warmup
@@ -264,7 +265,7 @@ func TestParamSetInsideWindowIsHeldToItsWork(t *testing.T) {
 	// values once the graph is gone.
 	require.NoError(t, g.Close())
 	require.NoError(t, n.Set(256))
-	require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](3), big, big, n))
+	require.NoError(t, opScaleDyn(s, ops.Const(3), big, big, n))
 	bs, err := big.ReadOn(ctx, s)
 	require.NoError(t, err)
 	assert.Equal(t, float32(3), bs[255])

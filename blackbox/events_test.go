@@ -35,7 +35,7 @@ func eventOrderedRun(t *testing.T, dev *vkc.Device, seed uint64, steps int, useE
 		bufs[i] = upload(t, dev, model[i])
 	}
 	// The graph adds buffer 1 into buffer 0, on stream 0.
-	g, err := streams[0].Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, bufs[1], bufs[0]) })
+	g, err := streams[0].Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, bufs[1], bufs[0]) })
 	require.NoError(t, err, "Capture")
 	t.Cleanup(func() { _ = g.Close() })
 	for j := range model[0] {
@@ -73,7 +73,7 @@ func eventOrderedRun(t *testing.T, dev *vkc.Device, seed uint64, steps int, useE
 		case op < 4: // y = a*x + y
 			a := float32(rng.IntN(3) - 1)
 			order(si, x, y)
-			require.NoError(t, vkc.Axpy(s, a, bufs[x], bufs[y]), "step %d: Axpy", step)
+			require.NoError(t, opAxpy(s, a, bufs[x], bufs[y]), "step %d: Axpy", step)
 			for j := range model[y] {
 				model[y][j] += a * model[x][j]
 			}
@@ -150,7 +150,7 @@ func TestEventHostSideAndErrors(t *testing.T) {
 	s := dev.NewStream()
 	x := upload(t, dev, filled(256, 1))
 	y := upload(t, dev, filled(256, 2))
-	require.NoError(t, vkc.Axpy(s, 3, x, y))
+	require.NoError(t, opAxpy(s, 3, x, y))
 	ev, err := s.Record()
 	require.NoError(t, err)
 	done, err := ev.Done()
@@ -186,7 +186,7 @@ func TestEventHostSideAndErrors(t *testing.T) {
 	runs := 0
 	g, err := s.Capture(func(cs *vkc.Stream) error {
 		runs++ // 1: the warmup, which runs eagerly; 2: the recorded run
-		if err := vkc.Axpy(cs, 1, x, y); err != nil {
+		if err := opAxpy(cs, 1, x, y); err != nil {
 			return err
 		}
 		e, err := cs.Record()
@@ -202,7 +202,7 @@ func TestEventHostSideAndErrors(t *testing.T) {
 		} else if assert.NoError(t, err, "a timed event in the warmup") {
 			assert.NoError(t, timed.Close())
 		}
-		return vkc.Axpy(cs, 1, y, x)
+		return opAxpy(cs, 1, y, x)
 	})
 	require.NoError(t, err, "Capture with an event inside")
 	defer g.Close()
@@ -225,7 +225,7 @@ func TestEventsAndProfilesRaceClose(t *testing.T) {
 		var events []*vkc.Event
 		for range 6 {
 			s := dev.NewStream()
-			require.NoError(t, vkc.Axpy(s, 1, x, y))
+			require.NoError(t, opAxpy(s, 1, x, y))
 			ev, err := s.RecordTimed()
 			require.NoError(t, err)
 			events = append(events, ev)
@@ -256,7 +256,7 @@ func TestEventsAndProfilesRaceClose(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := dev.NewStream().Profile(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+			_, err := dev.NewStream().Profile(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 			ok("Profile", err)
 		}()
 		wg.Add(1)
@@ -298,7 +298,7 @@ func TestEventsOfTwoOpensOfOneGPUAreForeign(t *testing.T) {
 	_, err = b1.Since(a0)
 	assert.ErrorIs(t, err, vkc.ErrEventForeign, "Since from the other Open's event")
 
-	require.NoError(t, vkc.Axpy(second.Stream(), 3, x, y), "the refused Wait left the stream usable")
+	require.NoError(t, opAxpy(second.Stream(), 3, x, y), "the refused Wait left the stream usable")
 	assert.Equal(t, filled(64, 5), read(t, second.Stream(), y))
 	for _, pair := range [][2]*vkc.Event{{a1, a0}, {b1, b0}} {
 		d, err := pair[0].Since(pair[1])

@@ -40,7 +40,7 @@ func TestGCPressureOpenUseClose(t *testing.T) {
 		require.NoError(t, err)
 		z, err := vkc.FromSlice(dev, make([]float32, m*m))
 		require.NoError(t, err)
-		require.NoError(t, vkc.Matmul(s, x, y, z, m, m, m), "round %d", round)
+		require.NoError(t, opMatmul(s, x, y, z, m, m, m), "round %d", round)
 		prod := readGC(t, z)
 		for r := 0; r < m; r++ {
 			for c := 0; c < m; c++ {
@@ -51,7 +51,7 @@ func TestGCPressureOpenUseClose(t *testing.T) {
 				require.InDelta(t, want, prod[r*m+c], 1e-4, "round %d: C[%d][%d]", round, r, c)
 			}
 		}
-		require.NoError(t, vkc.Softmax(s, z, y, m, m), "round %d", round)
+		require.NoError(t, opSoftmax(s, z, y, m, m), "round %d", round)
 		soft := readGC(t, y)
 		for r := 0; r < m; r++ {
 			var sum float64

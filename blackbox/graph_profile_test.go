@@ -31,7 +31,7 @@ func TestProfiledGraphTimesEachLaunch(t *testing.T) {
 			if err := spin.Launch(s, [3]uint32{n / 64, 1, 1}, spinPush(n, 20000), y); err != nil {
 				return err
 			}
-			if err := vkc.Axpy(s, 2, x, y); err != nil {
+			if err := opAxpy(s, 2, x, y); err != nil {
 				return err
 			}
 			return spin.Launch(s, [3]uint32{n / 128, 1, 1}, spinPush(n/2, 2000), y)
@@ -59,7 +59,7 @@ func TestProfiledGraphTimesEachLaunch(t *testing.T) {
 		require.Len(t, p.Launches, 3)
 		assert.Equal(t, "spin", p.Launches[0].Kernel)
 		assert.Equal(t, [3]uint32{n / 64, 1, 1}, p.Launches[0].Groups)
-		assert.True(t, strings.HasPrefix(p.Launches[1].Kernel, "axpy"), "%s: axpy or the device's variant of it", p.Launches[1].Kernel)
+		assert.True(t, strings.HasPrefix(p.Launches[1].Kernel, "ops/axpy"), "%s: ops's axpy kernel for the type", p.Launches[1].Kernel)
 		assert.Equal(t, [3]uint32{n / 128, 1, 1}, p.Launches[2].Groups)
 		var sum time.Duration
 		for _, l := range p.Launches {
@@ -103,11 +103,11 @@ func TestProfiledCaptureByHand(t *testing.T) {
 	x, y := upload(t, dev, filled(n, 1)), upload(t, dev, filled(n, 0))
 	s := dev.NewStream()
 	require.NoError(t, s.PrepareCapture())
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	require.NoError(t, opAxpy(s, 1, x, y))
 	require.NoError(t, s.Sync(ctx))
 	require.NoError(t, s.BeginCaptureWith(vkc.CaptureOptions{Profile: true}))
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	require.NoError(t, opAxpy(s, 1, x, y))
+	require.NoError(t, opAxpy(s, 1, x, y))
 	g, err := s.EndCapture()
 	require.NoError(t, err)
 	defer g.Close()
@@ -118,7 +118,7 @@ func TestProfiledCaptureByHand(t *testing.T) {
 	assert.Equal(t, filled(n, 3), read(t, s, y), "one axpy in the warmup, two in the replay")
 
 	_, err = s.CaptureWith(vkc.CaptureOptions{Profile: true}, func(s *vkc.Stream) error {
-		if err := vkc.Axpy(s, 1, x, y); err != nil {
+		if err := opAxpy(s, 1, x, y); err != nil {
 			return err
 		}
 		_, err := y.ReadOn(ctx, s)
@@ -141,7 +141,7 @@ func TestGraphProfileRacesClose(t *testing.T) {
 		require.NoError(t, err)
 		s := dev.NewStream()
 		g, err := s.CaptureWith(vkc.CaptureOptions{Profile: true}, func(s *vkc.Stream) error {
-			return vkc.Axpy(s, 1, x, y)
+			return opAxpy(s, 1, x, y)
 		})
 		require.NoError(t, err)
 		require.NoError(t, g.Replay())

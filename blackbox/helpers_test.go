@@ -202,7 +202,7 @@ func axpyRuns(t testing.TB, s *vkc.Stream) {
 	dev := s.Device()
 	x := upload(t, dev, ramp(8, 1, 1))
 	y := upload(t, dev, ramp(8, 10, 10))
-	require.NoError(t, vkc.Axpy(s, 1, x, y))
+	require.NoError(t, opAxpy(s, 1, x, y))
 	assert.Equal(t, axpyRef(1, ramp(8, 1, 1), ramp(8, 10, 10)), read(t, s, y))
 	require.NoError(t, x.Close())
 	require.NoError(t, y.Close())
@@ -263,7 +263,7 @@ func settledGoroutines(before int) int {
 func axpyChain(k int, x, y *vkc.Buffer[float32]) func(*vkc.Stream) error {
 	return func(s *vkc.Stream) error {
 		for range k {
-			if err := vkc.Axpy(s, 1, x, y); err != nil {
+			if err := opAxpy(s, 1, x, y); err != nil {
 				return err
 			}
 		}

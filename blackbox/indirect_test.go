@@ -137,7 +137,7 @@ func TestLaunchIndirectFromUnwrittenCountsIsSkipped(t *testing.T) {
 	never, err := vkc.NewBuffer[int32](r.dev, 3)
 	require.NoError(t, err)
 	defer never.Close()
-	require.NoError(t, vkc.Convert(s, never, counts))
+	require.NoError(t, opConvert(s, never, counts))
 	require.NoError(t, r.k.LaunchIndirect(s, vkc.GroupsFrom(counts, 0, [3]uint32{}), nil, r.seen))
 	_, err = r.seen.ReadOn(testCtx(t), s)
 	require.ErrorIs(t, err, vkc.ErrUnwritten)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // staleBuffer is a fresh, never-written buffer of n floats that very likely
@@ -279,18 +280,18 @@ func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
 			op   func(s *vkc.Stream, x, y, z *vkc.Buffer[float32]) error
 			f    func(a, b float64) float64
 		}{
-			{"Add", vkc.Add, func(a, b float64) float64 { return a + b }},
-			{"Sub", vkc.Sub, func(a, b float64) float64 { return a - b }},
-			{"Mul", vkc.Mul, func(a, b float64) float64 { return a * b }},
-			{"Div", vkc.Div, func(a, b float64) float64 { return a / b }},
+			{"Add", opAdd[float32], func(a, b float64) float64 { return a + b }},
+			{"Sub", opSub[float32], func(a, b float64) float64 { return a - b }},
+			{"Mul", opMul[float32], func(a, b float64) float64 { return a * b }},
+			{"Div", opDiv[float32], func(a, b float64) float64 { return a / b }},
 		} {
 			require.NoError(t, c.op(s, x, y, z))
 			check(c.name, func(i int) float64 { return c.f(float64(xs[i]), float64(ys[i])) })
 		}
 		require.NoError(t, vkc.Copy(s, y, z))
-		require.NoError(t, vkc.Axpy(s, 1.5, x, z))
+		require.NoError(t, opAxpy(s, 1.5, x, z))
 		check("Axpy", func(i int) float64 { return 1.5*float64(xs[i]) + float64(ys[i]) })
-		require.NoError(t, vkc.Scale(s, -3, x, z))
+		require.NoError(t, opScale(s, -3, x, z))
 		check("Scale", func(i int) float64 { return -3 * float64(xs[i]) })
 
 		var sum, dot, sumAbs, dotAbs float64
@@ -300,14 +301,14 @@ func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
 			dot += float64(xs[i]) * float64(ys[i])
 			dotAbs += math.Abs(float64(xs[i]) * float64(ys[i]))
 		}
-		require.NoError(t, vkc.Sum(s, x, out))
+		require.NoError(t, opSum(s, x, out))
 		assert.InDelta(t, sum, float64(read(t, s, out)[0]), 1e-5*sumAbs+1e-6, "n=%d Sum", n)
-		require.NoError(t, vkc.Dot(s, x, y, out))
+		require.NoError(t, opDot(t, s, x, y, out))
 		assert.InDelta(t, dot, float64(read(t, s, out)[0]), 1e-5*dotAbs+1e-6, "n=%d Dot", n)
 
 		m := max(n-1, 1)
 		p := newParam(t, dev, uint32(m))
-		require.NoError(t, vkc.SumDyn(s, x, out, p))
+		require.NoError(t, opSumDyn(t, s, x, out, p))
 		var sumM, absM float64
 		for i := range m {
 			sumM += float64(xs[i])
@@ -315,7 +316,7 @@ func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
 		}
 		assert.InDelta(t, sumM, float64(read(t, s, out)[0]), 1e-5*absM+1e-6, "n=%d SumDyn(%d)", n, m)
 		require.NoError(t, vkc.Fill(s, z, 9))
-		require.NoError(t, vkc.AddDyn(s, x, y, z, p))
+		require.NoError(t, opAddDyn(s, x, y, z, p))
 		check("AddDyn", func(i int) float64 {
 			if i < m {
 				return float64(xs[i]) + float64(ys[i])
@@ -340,7 +341,7 @@ func TestMatmulTransposeOnAwkwardShapes(t *testing.T) {
 		bs := seq(k*n, func(i int) float32 { return float32(i%11)/5 - 1 })
 		a, b := upload(t, dev, as), upload(t, dev, bs)
 		c := newBuffer[float32](t, dev, m*n)
-		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k), "Matmul %v", sh)
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k), "Matmul %v", sh)
 		got := read(t, s, c)
 		for i := range m {
 			for j := range n {
@@ -353,7 +354,7 @@ func TestMatmulTransposeOnAwkwardShapes(t *testing.T) {
 			}
 		}
 		tr := newBuffer[float32](t, dev, m*k)
-		require.NoError(t, vkc.Transpose(s, a, tr, m, k))
+		require.NoError(t, opTranspose(s, a, tr, m, k))
 		gt := read(t, s, tr)
 		for i := range m {
 			for l := range k {
@@ -377,7 +378,7 @@ func TestSoftmaxOnAwkwardShapes(t *testing.T) {
 		xs := seq(rows*cols, func(i int) float32 { return float32(i%17)/3 - 2 })
 		x := upload(t, dev, xs)
 		y := newBuffer[float32](t, dev, rows*cols)
-		require.NoError(t, vkc.Softmax(s, x, y, rows, cols), "Softmax %v", sh)
+		require.NoError(t, opSoftmax(s, x, y, rows, cols), "Softmax %v", sh)
 		got := read(t, s, y)
 		for r := range rows {
 			mx := math.Inf(-1)
@@ -410,20 +411,20 @@ func TestFillSumPastTheGroupLimit(t *testing.T) {
 	b := newBuffer[float32](t, dev, n)
 	out := newBuffer[float32](t, dev, 1)
 	require.NoError(t, vkc.Fill(s, b, 1))
-	require.NoError(t, vkc.Sum(s, b, out))
+	require.NoError(t, opSum(s, b, out))
 	assert.Equal(t, []float32{float32(n)}, read(t, s, out), "Sum of %d ones", n)
 	all := read(t, s, b)
 	assert.Equal(t, float32(1), all[0])
 	assert.Equal(t, float32(1), all[n-1], "the last element, past the x group limit")
 	p := newParam(t, dev, uint32(n))
-	require.NoError(t, vkc.FillDyn(s, b, vkc.Const[float32](2), p))
-	require.NoError(t, vkc.SumDyn(s, b, out, p))
+	require.NoError(t, opFillDyn(t, s, b, ops.Const(2), p))
+	require.NoError(t, opSumDyn(t, s, b, out, p))
 	assert.Equal(t, []float32{float32(2 * n)}, read(t, s, out), "SumDyn of %d twos", n)
 }
 
 // Promise (docs/GUIDE.md "The ops" and "Errors": mismatched or aliased buffers
 // an op cannot take are errors): aliasing an element-wise op allows works
-// in place; aliasing Copy, Transpose and Matmul forbid is refused and
+// in place; aliasing Copy, Sum, Transpose and Matmul forbid is refused and
 // leaves the buffers as they were.
 func TestAliasing(t *testing.T) {
 	dev := openDevice(t)
@@ -432,17 +433,17 @@ func TestAliasing(t *testing.T) {
 	scaled := func(a float32) []float32 { return seq(300, func(i int) float32 { return a * xs[i] }) }
 
 	x := upload(t, dev, xs)
-	require.NoError(t, vkc.Axpy(s, 2, x, x))
+	require.NoError(t, opAxpy(s, 2, x, x))
 	assert.Equal(t, scaled(3), read(t, s, x), "Axpy(2, x, x)")
 	x = upload(t, dev, xs)
-	require.NoError(t, vkc.Add(s, x, x, x))
+	require.NoError(t, opAdd(s, x, x, x))
 	assert.Equal(t, scaled(2), read(t, s, x), "Add(x, x, x)")
 	x = upload(t, dev, xs)
-	require.NoError(t, vkc.Scale(s, -1, x, x))
+	require.NoError(t, opScale(s, -1, x, x))
 	assert.Equal(t, scaled(-1), read(t, s, x), "Scale(-1, x, x)")
 
 	x = upload(t, dev, xs)
-	require.NoError(t, vkc.Softmax(s, x, x, 3, 100))
+	require.NoError(t, opSoftmax(s, x, x, 3, 100))
 	got := read(t, s, x)
 	for r := range 3 {
 		var sum float64
@@ -453,21 +454,20 @@ func TestAliasing(t *testing.T) {
 	}
 
 	one := upload(t, dev, []float32{3})
-	if assert.NoError(t, vkc.Sum(s, one, one), "Sum(x, x) of one element") {
-		assert.Equal(t, []float32{3}, read(t, s, one))
-	}
-	if err := vkc.Dot(s, one, one, one); err == nil { // refusing is fine too
+	require.ErrorIs(t, opSum(s, one, one), vkc.ErrOverlap, "Sum(x, x) of one element: a reduction's output may not be its input")
+	assert.Equal(t, []float32{3}, read(t, s, one), "a refused Sum changed its buffer")
+	if err := opDot(t, s, one, one, one); err == nil { // refusing is fine too
 		assert.Equal(t, []float32{9}, read(t, s, one), "Dot(x, x, x) of one element")
 	}
 
 	a := upload(t, dev, xs)
 	for name, err := range map[string]error{
 		"Copy(a, a)":         vkc.Copy(s, a, a),
-		"CopyDyn(a, a)":      vkc.CopyDyn(s, a, a, nil),
-		"Transpose(a, a)":    vkc.Transpose(s, a, a, 3, 100),
-		"Matmul(a, b, a)":    vkc.Matmul(s, a, upload(t, dev, make([]float32, 300)), a, 1, 300, 1),
-		"Matmul(a, a, a)":    vkc.Matmul(s, a, a, a, 1, 1, 300),
-		"MatmulDyn(a, b, a)": vkc.MatmulDyn(s, a, upload(t, dev, make([]float32, 300)), a, nil, 300, 1),
+		"CopyDyn(a, a)":      opCopyDyn(s, a, a, nil),
+		"Transpose(a, a)":    opTranspose(s, a, a, 3, 100),
+		"Matmul(a, b, a)":    opMatmul(s, a, upload(t, dev, make([]float32, 300)), a, 1, 300, 1),
+		"Matmul(a, a, a)":    opMatmul(s, a, a, a, 1, 1, 300),
+		"MatmulDyn(a, b, a)": opMatmulDyn(s, a, upload(t, dev, make([]float32, 300)), a, nil, 300, 1),
 	} {
 		assert.Error(t, err, name)
 	}
@@ -485,7 +485,7 @@ func TestDivByZeroAndNonFiniteValues(t *testing.T) {
 	ys := []float32{0, 0, 0, 0, 2, 1, inf, float32(math.Copysign(0, -1))}
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
 	z := newBuffer[float32](t, dev, len(xs))
-	require.NoError(t, vkc.Div(s, x, y, z))
+	require.NoError(t, opDiv(s, x, y, z))
 	got := read(t, s, z)
 	for i := range xs {
 		w := float64(xs[i]) / float64(ys[i])
@@ -495,12 +495,12 @@ func TestDivByZeroAndNonFiniteValues(t *testing.T) {
 		}
 	}
 	out := newBuffer[float32](t, dev, 1)
-	require.NoError(t, vkc.Sum(s, upload(t, dev, []float32{1, inf, 2}), out))
+	require.NoError(t, opSum(s, upload(t, dev, []float32{1, inf, 2}), out))
 	assert.True(t, math.IsInf(float64(read(t, s, out)[0]), 1), "Sum with +Inf")
-	require.NoError(t, vkc.Sum(s, upload(t, dev, []float32{1, nan, 2}), out))
+	require.NoError(t, opSum(s, upload(t, dev, []float32{1, nan, 2}), out))
 	assert.True(t, math.IsNaN(float64(read(t, s, out)[0])), "Sum with NaN")
 	smo := newBuffer[float32](t, dev, 6)
-	require.NoError(t, vkc.Softmax(s, upload(t, dev, []float32{1e30, 0, -1e30, 88, 89, 90}), smo, 2, 3))
+	require.NoError(t, opSoftmax(s, upload(t, dev, []float32{1e30, 0, -1e30, 88, 89, 90}), smo, 2, 3))
 	g := read(t, s, smo)
 	assert.Equal(t, []float32{1, 0, 0}, g[:3], "Softmax of a row with 1e30")
 	assert.InDelta(t, 1, float64(g[3]+g[4]+g[5]), 1e-6, "Softmax of 88, 89, 90: %v", g[3:])
@@ -509,7 +509,7 @@ func TestDivByZeroAndNonFiniteValues(t *testing.T) {
 // Promise (docs/guide/errors.md: negative or overflowing sizes, buffers of
 // another device, mismatched lengths are errors; Param.Set refuses 0; a
 // length above the buffers is refused): the dynamic ops with bad lengths,
-// values and params; FillDyn on integer buffers works.
+// values and params.
 func TestDynOpsBadInputs(t *testing.T) {
 	dev := openDevice(t)
 	other := openDevice(t)
@@ -527,46 +527,40 @@ func TestDynOpsBadInputs(t *testing.T) {
 	closed, err := vkc.NewParam(dev, uint32(5))
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
-	var nilV vkc.Value[float32]
+	wide := newParam(t, dev, float64(2))
 	for name, call := range map[string]func() error{
-		"ScaleDyn n > len":              func() error { return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, big) },
-		"ScaleDyn n = 0":                func() error { return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, zero) },
-		"ScaleDyn closed n":             func() error { return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, closed) },
-		"ScaleDyn n of another device":  func() error { return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, pOther) },
-		"ScaleDyn a of another device":  func() error { return vkc.ScaleDyn(s, fOther, x, y, nil) },
-		"ScaleDyn nil a":                func() error { return vkc.ScaleDyn(s, nilV, x, y, nil) },
-		"ScaleDyn nil *Param a":         func() error { var p *vkc.Param[float32]; return vkc.ScaleDyn(s, p, x, y, nil) },
-		"SumDyn n > len":                func() error { return vkc.SumDyn(s, x, out, big) },
-		"DotDyn n > len":                func() error { return vkc.DotDyn(s, x, y, out, big) },
-		"SoftmaxDyn cols 0":             func() error { return vkc.SoftmaxDyn(s, x, y, nil, 0) },
-		"SoftmaxDyn cols -1":            func() error { return vkc.SoftmaxDyn(s, x, y, nil, -1) },
-		"SoftmaxDyn cols 3":             func() error { return vkc.SoftmaxDyn(s, x, y, nil, 3) },
-		"SoftmaxDyn rows > len":         func() error { return vkc.SoftmaxDyn(s, x, y, big, 1) },
-		"MatmulDyn k 0":                 func() error { return vkc.MatmulDyn(s, x, y, out, nil, 1, 0) },
-		"MatmulDyn n -1":                func() error { return vkc.MatmulDyn(s, x, y, out, nil, -1, 100) },
-		"MatmulDyn n huge":              func() error { return vkc.MatmulDyn(s, x, y, out, nil, math.MaxInt, 100) },
-		"MatmulDyn n*k overflow":        func() error { return vkc.MatmulDyn(s, x, y, out, nil, math.MaxInt/50+1, 100) },
-		"FillDyn n of another device":   func() error { return vkc.FillDyn(s, y, vkc.Const[float32](1), pOther) },
-		"AxpyDyn lengths differ":        func() error { return vkc.AxpyDyn(s, vkc.Const[float32](1), x, out, nil) },
-		"CopyDyn lengths differ":        func() error { return vkc.CopyDyn(s, x, out, nil) },
-		"Matmul negative sizes":         func() error { return vkc.Matmul(s, x, y, out, -1, -1, -100) },
-		"Softmax rows*cols overflows":   func() error { return vkc.Softmax(s, x, y, math.MaxInt/2+1, 2) },
-		"Transpose rows*cols overflows": func() error { return vkc.Transpose(s, x, y, math.MaxInt/2+1, 2) },
-		"Softmax rows*cols wraps to 0":  func() error { return vkc.Softmax(s, x, y, 1<<62, 4) },
-		"ScaleDyn zero-value param":     func() error { return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, &vkc.Param[uint32]{}) },
+		"ScaleDyn n > len":              func() error { return opScaleDyn(s, ops.Const(2), x, y, big) },
+		"ScaleDyn n = 0":                func() error { return opScaleDyn(s, ops.Const(2), x, y, zero) },
+		"ScaleDyn closed n":             func() error { return opScaleDyn(s, ops.Const(2), x, y, closed) },
+		"ScaleDyn n of another device":  func() error { return opScaleDyn(s, ops.Const(2), x, y, pOther) },
+		"ScaleDyn a of another device":  func() error { return opScaleDyn(s, ops.ParamOf(fOther), x, y, nil) },
+		"ScaleDyn float64 a of float32": func() error { return opScaleDyn(s, ops.ParamOf(wide), x, y, nil) },
+		"ScaleDyn nil *Param a":         func() error { var p *vkc.Param[float32]; return opScaleDyn(s, ops.ParamOf(p), x, y, nil) },
+		"SumDyn n > len":                func() error { return opSumDyn(t, s, x, out, big) },
+		"DotDyn n > len":                func() error { return opDotDyn(t, s, x, y, out, big) },
+		"SoftmaxDyn cols 0":             func() error { return opSoftmaxDyn(s, x, y, nil, 0) },
+		"SoftmaxDyn cols -1":            func() error { return opSoftmaxDyn(s, x, y, nil, -1) },
+		"SoftmaxDyn cols 3":             func() error { return opSoftmaxDyn(s, x, y, nil, 3) },
+		"SoftmaxDyn rows > len":         func() error { return opSoftmaxDyn(s, x, y, big, 1) },
+		"MatmulDyn k 0":                 func() error { return opMatmulDyn(s, x, y, out, nil, 1, 0) },
+		"MatmulDyn n -1":                func() error { return opMatmulDyn(s, x, y, out, nil, -1, 100) },
+		"MatmulDyn n huge":              func() error { return opMatmulDyn(s, x, y, out, nil, math.MaxInt, 100) },
+		"MatmulDyn n*k overflow":        func() error { return opMatmulDyn(s, x, y, out, nil, math.MaxInt/50+1, 100) },
+		"FillDyn n of another device":   func() error { return opFillDyn(t, s, y, ops.Const(1), pOther) },
+		"AxpyDyn lengths differ":        func() error { return opAxpyDyn(s, ops.Const(1), x, out, nil) },
+		"CopyDyn lengths differ":        func() error { return opCopyDyn(s, x, out, nil) },
+		"Matmul negative sizes":         func() error { return opMatmul(s, x, y, out, -1, -1, -100) },
+		"Softmax rows*cols overflows":   func() error { return opSoftmax(s, x, y, math.MaxInt/2+1, 2) },
+		"Transpose rows*cols overflows": func() error { return opTranspose(s, x, y, math.MaxInt/2+1, 2) },
+		"Softmax rows*cols wraps to 0":  func() error { return opSoftmax(s, x, y, 1<<62, 4) },
+		"ScaleDyn zero-value param":     func() error { return opScaleDyn(s, ops.Const(2), x, y, &vkc.Param[uint32]{}) },
 		"SumDyn stream of another device": func() error {
-			return vkc.SumDyn(other.Stream(), x, out, nil)
+			return opSumDyn(t, other.Stream(), x, out, nil)
 		},
 	} {
 		noPanic(t, name, func() { assert.Error(t, call(), name) })
 	}
 	assert.Equal(t, make([]float32, 100), read(t, s, y), "a refused op wrote y")
-
-	xi := upload(t, dev, make([]int32, 10))
-	pi := newParam(t, dev, int32(-7))
-	n3 := newParam(t, dev, uint32(3))
-	require.NoError(t, vkc.FillDyn(s, xi, pi, n3))
-	assert.Equal(t, []int32{-7, -7, -7, 0, 0, 0, 0, 0, 0, 0}, read(t, s, xi), "FillDyn of int32")
 }
 
 // Promise (docs/guide/errors.md: buffers of another device are errors; Device.
@@ -590,14 +584,14 @@ func TestCrossDeviceArgumentsRefused(t *testing.T) {
 	noPanic(t, "cross-device calls", func() {
 		for name, err := range map[string]error{
 			"Fill":                       vkc.Fill(sb, xa, 1),
-			"Axpy":                       vkc.Axpy(sb, 1, xa, yb),
-			"Scale":                      vkc.Scale(sa, 1, xb, ya),
-			"Add":                        vkc.Add(sa, xa, ya, yb),
-			"Sum":                        vkc.Sum(sa, xa, ob),
-			"Dot":                        vkc.Dot(sb, xb, yb, oa),
-			"Matmul":                     vkc.Matmul(sb, xb, yb, ma, 8, 8, 8),
-			"Transpose":                  vkc.Transpose(sa, xa, yb, 8, 8),
-			"Softmax":                    vkc.Softmax(sa, xa, yb, 8, 8),
+			"Axpy":                       opAxpy(sb, 1, xa, yb),
+			"Scale":                      opScale(sa, 1, xb, ya),
+			"Add":                        opAdd(sa, xa, ya, yb),
+			"Sum":                        opSum(sa, xa, ob),
+			"Dot":                        opDot(t, sb, xb, yb, oa),
+			"Matmul":                     opMatmul(sb, xb, yb, ma, 8, 8, 8),
+			"Transpose":                  opTranspose(sa, xa, yb, 8, 8),
+			"Softmax":                    opSoftmax(sa, xa, yb, 8, 8),
 			"WriteOn":                    xa.WriteOn(sb, ramp(N, 0, 0)),
 			"ReadInto":                   xa.ReadInto(testCtx(t), sb, make([]float32, N)),
 			"Launch of A's kernel on B":  ka.Launch(sb, one3(), pc, xb, yb),
@@ -605,17 +599,17 @@ func TestCrossDeviceArgumentsRefused(t *testing.T) {
 			"Launch with A's param":      kb.Launch(sb, one3(), pc, pa, yb),
 			"LaunchIndirect of A's n":    kb.LaunchIndirect(sb, vkc.GroupsOf(na, 64), pc, xb, yb),
 			"LaunchIndirect of A's kern": ka.LaunchIndirect(sb, vkc.GroupsOf(nb, 64), pc, xb, yb),
-			"FillDyn value of A":         vkc.FillDyn[float32](sb, xb, pa, nb),
-			"FillDyn length of A":        vkc.FillDyn(sb, xb, vkc.Const[float32](1), na),
-			"AxpyDyn":                    vkc.AxpyDyn(sb, pa, xb, yb, nil),
-			"ScaleDyn buffer of A":       vkc.ScaleDyn(sb, vkc.Const[float32](1), xa, yb, nb),
-			"CopyDyn":                    vkc.CopyDyn(sb, xa, yb, nil),
-			"AddDyn":                     vkc.AddDyn(sb, xb, yb, ya, nb),
-			"SumDyn":                     vkc.SumDyn(sb, xb, ob, na),
-			"SumDyn buffer of A":         vkc.SumDyn(sb, xa, ob, nil),
-			"DotDyn":                     vkc.DotDyn(sb, xb, yb, oa, nil),
-			"SoftmaxDyn":                 vkc.SoftmaxDyn(sb, xb, yb, na, 8),
-			"MatmulDyn":                  vkc.MatmulDyn(sb, xb, yb, ma, nb, 8, 8),
+			"FillDyn value of A":         opFillDyn[float32](t, sb, xb, ops.ParamOf(pa), nb),
+			"FillDyn length of A":        opFillDyn(t, sb, xb, ops.Const(1), na),
+			"AxpyDyn":                    opAxpyDyn(sb, ops.ParamOf(pa), xb, yb, nil),
+			"ScaleDyn buffer of A":       opScaleDyn(sb, ops.Const(1), xa, yb, nb),
+			"CopyDyn":                    opCopyDyn(sb, xa, yb, nil),
+			"AddDyn":                     opAddDyn(sb, xb, yb, ya, nb),
+			"SumDyn":                     opSumDyn(t, sb, xb, ob, na),
+			"SumDyn buffer of A":         opSumDyn(t, sb, xa, ob, nil),
+			"DotDyn":                     opDotDyn(t, sb, xb, yb, oa, nil),
+			"SoftmaxDyn":                 opSoftmaxDyn(sb, xb, yb, na, 8),
+			"MatmulDyn":                  opMatmulDyn(sb, xb, yb, ma, nb, 8, 8),
 		} {
 			assert.Error(t, err, name)
 		}
@@ -624,7 +618,7 @@ func TestCrossDeviceArgumentsRefused(t *testing.T) {
 	require.NoError(t, sb.Sync(testCtx(t)))
 	assert.Equal(t, ramp(N, 1, 0), read(t, sb, yb), "a refused call wrote B's y")
 	require.NoError(t, da.Close())
-	require.NoError(t, vkc.Scale(sb, 2, xb, yb))
+	require.NoError(t, opScale(sb, 2, xb, yb))
 	assert.Equal(t, ramp(N, 2, 0), read(t, sb, yb), "device B after A closed")
 }
 
@@ -829,7 +823,7 @@ func panickingLoggerChild(t *testing.T) {
 	require.Nil(t, rec, "the logger's panic unwound out of Open")
 	dev := openDevice(t)
 	x := upload(t, dev, ramp(64, 1, 0))
-	require.NoError(t, vkc.Scale(dev.Stream(), 2, x, x))
+	require.NoError(t, opScale(dev.Stream(), 2, x, x))
 	assert.Equal(t, ramp(64, 2, 0), read(t, dev.Stream(), x), "a device opened after the logger panicked")
 }
 
@@ -849,10 +843,10 @@ func TestReadmeExamples(t *testing.T) {
 	a := newParam(t, dev, float32(1))
 	n := newParam(t, dev, uint32(6))
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, a, x, y, n); err != nil {
+		if err := opScaleDyn(s, ops.ParamOf(a), x, y, n); err != nil {
 			return err
 		}
-		return vkc.SumDyn(s, y, total, n)
+		return opSumDyn(t, s, y, total, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -868,7 +862,7 @@ func TestReadmeExamples(t *testing.T) {
 	xb := upload(t, dev, []float32{1, 2})
 	yb := upload(t, dev, []float32{3, 4})
 	st := dev.Stream()
-	require.NoError(t, vkc.Axpy(st, 2, xb, yb))
+	require.NoError(t, opAxpy(st, 2, xb, yb))
 	out, err := yb.ReadOn(testCtx(t), st)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{5, 8}, out, "Quick start")

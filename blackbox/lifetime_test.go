@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // Promise (docs/guide/errors.md): "No exported function panics on bad input: nil
@@ -130,28 +131,28 @@ func TestNilAndZeroValuesAreErrors(t *testing.T) {
 			"Fill":                 vkc.Fill(ns, nb, 1),
 			"Fill zero":            vkc.Fill(zs, zb, 1),
 			"Copy":                 vkc.Copy(ns, nb, zb),
-			"Axpy":                 vkc.Axpy(zs, 1, zb, zb),
-			"Scale":                vkc.Scale(ns, 1, nb, nb),
-			"Add":                  vkc.Add(ns, nb, nb, nb),
-			"Sub":                  vkc.Sub(zs, zb, zb, zb),
-			"Mul":                  vkc.Mul(ns, nb, nb, nb),
-			"Div":                  vkc.Div(ns, nb, nb, nb),
-			"Sum":                  vkc.Sum(ns, nb, nb),
-			"Dot":                  vkc.Dot(ns, nb, nb, nb),
-			"Matmul":               vkc.Matmul(ns, nb, nb, nb, 1, 1, 1),
-			"Transpose":            vkc.Transpose(ns, nb, nb, 1, 1),
-			"Softmax":              vkc.Softmax(ns, nb, nb, 1, 1),
-			"FillDyn":              vkc.FillDyn[float32](ns, nb, nil, nil),
-			"FillDyn zero params":  vkc.FillDyn[float32](zs, zb, nf, np),
-			"CopyDyn":              vkc.CopyDyn(ns, nb, nb, np),
-			"AxpyDyn":              vkc.AxpyDyn(ns, nil, nb, nb, nil),
-			"ScaleDyn":             vkc.ScaleDyn(ns, vkc.Const[float32](1), zb, zb, zp),
-			"AddDyn":               vkc.AddDyn(ns, nb, nb, nb, nil),
-			"SumDyn":               vkc.SumDyn(ns, nb, nb, nil),
-			"DotDyn":               vkc.DotDyn(ns, nb, nb, nb, nil),
-			"SoftmaxDyn":           vkc.SoftmaxDyn(ns, nb, nb, nil, 1),
-			"MatmulDyn":            vkc.MatmulDyn(ns, nb, nb, nb, nil, 1, 1),
-			"ScaleDyn zero stream": vkc.ScaleDyn(zs, vkc.Const[float32](1), nb, nb, nil),
+			"Axpy":                 opAxpy(zs, 1, zb, zb),
+			"Scale":                opScale(ns, 1, nb, nb),
+			"Add":                  opAdd(ns, nb, nb, nb),
+			"Sub":                  opSub(zs, zb, zb, zb),
+			"Mul":                  opMul(ns, nb, nb, nb),
+			"Div":                  opDiv(ns, nb, nb, nb),
+			"Sum":                  opSum(ns, nb, nb),
+			"Dot":                  opDot(t, ns, nb, nb, nb),
+			"Matmul":               opMatmul(ns, nb, nb, nb, 1, 1, 1),
+			"Transpose":            opTranspose(ns, nb, nb, 1, 1),
+			"Softmax":              opSoftmax(ns, nb, nb, 1, 1),
+			"FillDyn":              opFillDyn[float32](t, ns, nb, ops.Const(1), nil),
+			"FillDyn zero params":  opFillDyn[float32](t, zs, zb, ops.ParamOf(nf), np),
+			"CopyDyn":              opCopyDyn(ns, nb, nb, np),
+			"AxpyDyn":              opAxpyDyn(ns, ops.Const(1), nb, nb, nil),
+			"ScaleDyn":             opScaleDyn(ns, ops.Const(1), zb, zb, zp),
+			"AddDyn":               opAddDyn(ns, nb, nb, nb, nil),
+			"SumDyn":               opSumDyn(t, ns, nb, nb, nil),
+			"DotDyn":               opDotDyn(t, ns, nb, nb, nb, nil),
+			"SoftmaxDyn":           opSoftmaxDyn(ns, nb, nb, nil, 1),
+			"MatmulDyn":            opMatmulDyn(ns, nb, nb, nb, nil, 1, 1),
+			"ScaleDyn zero stream": opScaleDyn(zs, ops.Const(1), nb, nb, nil),
 		} {
 			assert.Error(t, err, name)
 		}
@@ -176,15 +177,15 @@ func TestNilAndZeroArgumentsOnRealDevice(t *testing.T) {
 	pc := affinePush(1, 1, 64)
 	noPanic(t, "mixed arguments", func() {
 		for name, err := range map[string]error{
-			"Axpy zero stream":          vkc.Axpy(zs, 1, x, y),
-			"Axpy zero buffer":          vkc.Axpy(s, 1, x, zb),
-			"Sum zero out":              vkc.Sum(s, x, zb),
-			"AxpyDyn typed nil param":   vkc.AxpyDyn(s, nf, x, y, n),
-			"AxpyDyn zero param":        vkc.AxpyDyn(s, &vkc.Param[float32]{}, x, y, n),
-			"ScaleDyn zero length":      vkc.ScaleDyn(s, vkc.Const[float32](1), x, y, zp),
-			"SumDyn zero stream":        vkc.SumDyn(zs, x, one, n),
-			"SumDyn zero length":        vkc.SumDyn(s, x, one, zp),
-			"FillDyn nil value":         vkc.FillDyn[float32](s, x, nil, n),
+			"Axpy zero stream":          opAxpy(zs, 1, x, y),
+			"Axpy zero buffer":          opAxpy(s, 1, x, zb),
+			"Sum zero out":              opSum(s, x, zb),
+			"AxpyDyn typed nil param":   opAxpyDyn(s, ops.ParamOf(nf), x, y, n),
+			"AxpyDyn zero param":        opAxpyDyn(s, ops.ParamOf(&vkc.Param[float32]{}), x, y, n),
+			"ScaleDyn zero length":      opScaleDyn(s, ops.Const(1), x, y, zp),
+			"SumDyn zero stream":        opSumDyn(t, zs, x, one, n),
+			"SumDyn zero length":        opSumDyn(t, s, x, one, zp),
+			"FillDyn nil value":         opFillDyn[float32](t, s, x, ops.ParamOf(nf), n),
 			"ReadInto nil ctx":          x.ReadInto(nil, s, make([]float32, 64)), //nolint:staticcheck // bad input under test
 			"Sync nil ctx":              s.Sync(nil),                             //nolint:staticcheck // bad input under test
 			"WriteOn nil stream":        x.WriteOn(nil, ramp(64, 0, 0)),
@@ -234,7 +235,7 @@ func TestCallsAfterDeviceCloseAreErrClosed(t *testing.T) {
 	k := loadAffine(t, dev)
 	spv := affineSPIRV(t)
 	pc := affinePush(1, 1, 64)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.AxpyDyn(s, a, x, y, n) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpyDyn(s, ops.ParamOf(a), x, y, n) })
 	require.NoError(t, err)
 	require.NoError(t, dev.Close())
 	noPanic(t, "calls after Device.Close", func() {
@@ -272,21 +273,21 @@ func TestCallsAfterDeviceCloseAreErrClosed(t *testing.T) {
 		assertClosedErr(t, "LaunchIndirect", k.LaunchIndirect(s, vkc.GroupsOf(n, 64), pc, x, y))
 		assertClosedErr(t, "Fill", vkc.Fill(s, x, 1))
 		assertClosedErr(t, "Copy", vkc.Copy(s, x, y))
-		assertClosedErr(t, "Axpy", vkc.Axpy(s, 1, x, y))
-		assertClosedErr(t, "Scale", vkc.Scale(s, 1, x, y))
-		assertClosedErr(t, "Add", vkc.Add(s, x, y, y))
-		assertClosedErr(t, "Sum", vkc.Sum(s, x, out))
-		assertClosedErr(t, "Dot", vkc.Dot(s, x, y, out))
-		assertClosedErr(t, "Matmul", vkc.Matmul(s, x, y, out, 1, 1, 64))
-		assertClosedErr(t, "Transpose", vkc.Transpose(s, x, y, 8, 8))
-		assertClosedErr(t, "Softmax", vkc.Softmax(s, x, y, 8, 8))
-		assertClosedErr(t, "FillDyn", vkc.FillDyn(s, x, vkc.Const[float32](1), n))
-		assertClosedErr(t, "CopyDyn", vkc.CopyDyn(s, x, y, n))
-		assertClosedErr(t, "AxpyDyn", vkc.AxpyDyn(s, a, x, y, n))
-		assertClosedErr(t, "SumDyn", vkc.SumDyn(s, x, out, n))
-		assertClosedErr(t, "DotDyn", vkc.DotDyn(s, x, y, out, n))
-		assertClosedErr(t, "SoftmaxDyn", vkc.SoftmaxDyn(s, x, y, n, 8))
-		assertClosedErr(t, "MatmulDyn", vkc.MatmulDyn(s, x, y, z, n, 8, 8))
+		assertClosedErr(t, "Axpy", opAxpy(s, 1, x, y))
+		assertClosedErr(t, "Scale", opScale(s, 1, x, y))
+		assertClosedErr(t, "Add", opAdd(s, x, y, y))
+		assertClosedErr(t, "Sum", opSum(s, x, out))
+		assertClosedErr(t, "Dot", opDot(t, s, x, y, out))
+		assertClosedErr(t, "Matmul", opMatmul(s, x, y, out, 1, 1, 64))
+		assertClosedErr(t, "Transpose", opTranspose(s, x, y, 8, 8))
+		assertClosedErr(t, "Softmax", opSoftmax(s, x, y, 8, 8))
+		assertClosedErr(t, "FillDyn", opFillDyn(t, s, x, ops.Const(1), n))
+		assertClosedErr(t, "CopyDyn", opCopyDyn(s, x, y, n))
+		assertClosedErr(t, "AxpyDyn", opAxpyDyn(s, ops.ParamOf(a), x, y, n))
+		assertClosedErr(t, "SumDyn", opSumDyn(t, s, x, out, n))
+		assertClosedErr(t, "DotDyn", opDotDyn(t, s, x, y, out, n))
+		assertClosedErr(t, "SoftmaxDyn", opSoftmaxDyn(s, x, y, n, 8))
+		assertClosedErr(t, "MatmulDyn", opMatmulDyn(s, x, y, z, n, 8, 8))
 		for name, err := range map[string]error{"buffer": x.Close(), "param n": n.Close(), "param a": a.Close(), "kernel": k.Close(), "graph": g.Close()} {
 			assert.NoError(t, err, "%s.Close after Device.Close", name)
 		}
@@ -307,7 +308,7 @@ func TestCallsAfterObjectCloseAreErrClosed(t *testing.T) {
 	a := newParam(t, dev, float32(2))
 	k := loadAffine(t, dev)
 	pc := affinePush(1, 1, 64)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.AxpyDyn(s, a, x, y, n) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpyDyn(s, ops.ParamOf(a), x, y, n) })
 	require.NoError(t, err)
 	for i := range 3 {
 		for name, err := range map[string]error{"buffer": x.Close(), "param n": n.Close(), "param a": a.Close(), "kernel": k.Close(), "graph": g.Close()} {
@@ -323,12 +324,12 @@ func TestCallsAfterObjectCloseAreErrClosed(t *testing.T) {
 	k2 := loadAffine(t, dev)
 	assertClosedErr(t, "Launch of a closed buffer", k2.Launch(s, [3]uint32{1, 1, 1}, pc, x, y))
 	assertClosedErr(t, "LaunchIndirect of a closed param", k2.LaunchIndirect(s, vkc.GroupsOf(n, 64), pc, y, out))
-	assertClosedErr(t, "Axpy", vkc.Axpy(s, 1, x, y))
+	assertClosedErr(t, "Axpy", opAxpy(s, 1, x, y))
 	assertClosedErr(t, "Copy", vkc.Copy(s, y, x))
-	assertClosedErr(t, "Sum", vkc.Sum(s, x, out))
-	assertClosedErr(t, "AxpyDyn closed scalar", vkc.AxpyDyn(s, a, y, y, nil))
-	assertClosedErr(t, "ScaleDyn closed length", vkc.ScaleDyn(s, vkc.Const[float32](1), y, y, n))
-	assertClosedErr(t, "SumDyn closed length", vkc.SumDyn(s, y, out, n))
+	assertClosedErr(t, "Sum", opSum(s, x, out))
+	assertClosedErr(t, "AxpyDyn closed scalar", opAxpyDyn(s, ops.ParamOf(a), y, y, nil))
+	assertClosedErr(t, "ScaleDyn closed length", opScaleDyn(s, ops.Const(1), y, y, n))
+	assertClosedErr(t, "SumDyn closed length", opSumDyn(t, s, y, out, n))
 	require.NoError(t, s.Sync(testCtx(t)))
 }
 
@@ -347,7 +348,7 @@ func TestGraphKeepsClosedBufferMemory(t *testing.T) {
 		if err := x.WriteOn(s, ramp(N, 1, 1)); err != nil {
 			return err
 		}
-		return vkc.Scale(s, 2, x, y)
+		return opScale(s, 2, x, y)
 	})
 	require.NoError(t, err)
 	require.NoError(t, x.Close())
@@ -379,7 +380,7 @@ func TestGraphKeepsClosedParams(t *testing.T) {
 	y := upload(t, dev, ramp(N, 0, 0))
 	a := newParam(t, dev, float32(3))
 	n := newParam(t, dev, uint32(N/2))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.ScaleDyn(s, a, x, y, n) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opScaleDyn(s, ops.ParamOf(a), x, y, n) })
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, a.Close())
@@ -388,7 +389,7 @@ func TestGraphKeepsClosedParams(t *testing.T) {
 	for i := range 8 {
 		f := newParam(t, dev, float32(100+i))
 		u := newParam(t, dev, uint32(N))
-		require.NoError(t, vkc.ScaleDyn(s, f, x, tmp, u))
+		require.NoError(t, opScaleDyn(s, ops.ParamOf(f), x, tmp, u))
 		assert.NoError(t, u.Set(N), "Set(N) on a new length param")
 	}
 	require.NoError(t, y.WriteOn(s, filled(N, -1)))
@@ -427,7 +428,7 @@ func TestClosedLengthParamLeavesNoLimit(t *testing.T) {
 	buf := newBuffer[float32](t, dev, big)
 	for i := range 4 {
 		q := newParam(t, dev, uint32(1))
-		require.NoError(t, vkc.FillDyn(s, buf, vkc.Const[float32](1), q))
+		require.NoError(t, opFillDyn(t, s, buf, ops.Const(1), q))
 		assert.NoError(t, q.Set(maxX+1), "new param %d, which no graph sizes", i)
 		require.NoError(t, q.Close())
 	}
@@ -529,10 +530,10 @@ func deviceCloseRacingCalls(t *testing.T, closeAfter int64) {
 	gy := upload(t, dev, ramp(N, 1, 0))
 	gout := upload(t, dev, []float32{0})
 	g, err := gs.Capture(func(s *vkc.Stream) error {
-		if err := vkc.AxpyDyn(s, a, gx, gy, n); err != nil {
+		if err := opAxpyDyn(s, ops.ParamOf(a), gx, gy, n); err != nil {
 			return err
 		}
-		return vkc.SumDyn(s, gy, gout, n)
+		return opSumDyn(t, s, gy, gout, n)
 	})
 	require.NoError(t, err)
 
@@ -567,7 +568,7 @@ func deviceCloseRacingCalls(t *testing.T, closeAfter int64) {
 	})
 	loop("Axpy+Sync", func(int) error {
 		s := dev.StreamWithID(2)
-		if err := vkc.Axpy(s, 0, x, y); err != nil {
+		if err := opAxpy(s, 0, x, y); err != nil {
 			return err
 		}
 		return s.Sync(ctx)
@@ -613,7 +614,7 @@ func deviceCloseRacingCalls(t *testing.T, closeAfter int64) {
 		return kk.Close()
 	})
 	loop("Capture+Replay+Close", func(int) error {
-		gg, err := dev.StreamWithID(6).Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, gx) })
+		gg, err := dev.StreamWithID(6).Capture(func(s *vkc.Stream) error { return opScale(s, 2, x, gx) })
 		if err != nil {
 			return err
 		}
@@ -630,7 +631,7 @@ func deviceCloseRacingCalls(t *testing.T, closeAfter int64) {
 			return err
 		}
 		defer o.Close()
-		if err := vkc.Sum(s, y, o); err != nil {
+		if err := opSum(s, y, o); err != nil {
 			return err
 		}
 		_, err = o.ReadOn(ctx, s)
@@ -671,7 +672,7 @@ func TestObjectCloseRacingCalls(t *testing.T) {
 		a := newParam(t, dev, float32(2))
 		gs := dev.StreamWithID(7)
 		gy := upload(t, dev, ramp(N, 1, 0))
-		g, err := gs.Capture(func(s *vkc.Stream) error { return vkc.ScaleDyn(s, a, x, gy, p) })
+		g, err := gs.Capture(func(s *vkc.Stream) error { return opScaleDyn(s, ops.ParamOf(a), x, gy, p) })
 		require.NoError(t, err)
 
 		// The Closes start once the workers made 20*round calls between them.
@@ -693,9 +694,9 @@ func TestObjectCloseRacingCalls(t *testing.T) {
 				s := dev.StreamWithID(uint64(w + 1))
 				for i := range iterations {
 					errs.note("Fill", vkc.Fill(s, b, float32(i)))
-					errs.note("Axpy", vkc.Axpy(s, 1, x, b))
+					errs.note("Axpy", opAxpy(s, 1, x, b))
 					errs.note("Launch", k.Launch(s, [3]uint32{N / 64, 1, 1}, affinePush(1, 0, N), x, b))
-					errs.note("ScaleDyn", vkc.ScaleDyn(s, a, x, b, p))
+					errs.note("ScaleDyn", opScaleDyn(s, ops.ParamOf(a), x, b, p))
 					errs.note("Set length", p.Set(uint32(N-i%5)))
 					errs.note("Set scalar", a.Set(float32(i)))
 					errs.note("Replay", g.Replay())
@@ -728,7 +729,7 @@ func TestObjectCloseRacingCalls(t *testing.T) {
 		require.Equal(t, uint32(7), fp.Value())
 		require.Equal(t, float32(-9), fa.Value())
 		o := upload(t, dev, filled(N, -3))
-		require.NoError(t, vkc.FillDyn[float32](dev.Stream(), o, fa, nil))
+		require.NoError(t, opFillDyn[float32](t, dev.Stream(), o, ops.ParamOf(fa), nil))
 		require.Equal(t, filled(N, -9), read(t, dev.Stream(), o), "round %d: a param made after the Closes holds another value on the device", round)
 		for _, c := range []func() error{fresh.Close, fp.Close, fa.Close, o.Close, x.Close, gy.Close} {
 			require.NoError(t, c())
@@ -748,7 +749,7 @@ func TestCloseRacingReplayAndCapture(t *testing.T) {
 		x := upload(t, dev, filled(N, 1))
 		y := upload(t, dev, make([]float32, N))
 		s := dev.NewStream()
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 		require.NoError(t, err)
 		errs := closeRaceErrs{allowed: []error{vkc.ErrUnwritten, vkc.ErrCaptureState, vkc.ErrStreamCapturing}}
 		var calls atomic.Int64
@@ -769,7 +770,7 @@ func TestCloseRacingReplayAndCapture(t *testing.T) {
 						err = g.Replay()
 					case 2:
 						var g2 *vkc.Graph
-						g2, err = s2.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+						g2, err = s2.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 						if g2 != nil {
 							errs.note("Replay of a new graph", g2.Replay())
 							_ = g2.Close()
@@ -810,7 +811,7 @@ func TestConcurrentDeviceCloses(t *testing.T) {
 		var graphs []*vkc.Graph
 		for range 40 {
 			y := newBuffer[float32](t, dev, N)
-			g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 2, x, y) })
+			g, err := s.Capture(func(s *vkc.Stream) error { return opScale(s, 2, x, y) })
 			require.NoError(t, err)
 			graphs = append(graphs, g)
 		}
@@ -855,7 +856,7 @@ func TestRecordedWriteStagingLifetime(t *testing.T) {
 		if err := x.WriteOn(s, ramp(N, 1, 0)); err != nil {
 			return err
 		}
-		return vkc.Scale(s, 2, x, y)
+		return opScale(s, 2, x, y)
 	})
 	require.NoError(t, err)
 	require.NoError(t, x.WriteOn(s, ramp(N, 3, 0)))
@@ -888,7 +889,7 @@ func TestDeviceCloseRacingObjectCloses(t *testing.T) {
 		k, err := dev.LoadKernel(vkc.KernelSpec{Name: "affine", SPIRV: affineSPIRV(t)})
 		require.NoError(t, err)
 		g, err := s.Capture(func(s *vkc.Stream) error {
-			if err := vkc.AxpyDyn(s, a, x, y, n); err != nil {
+			if err := opAxpyDyn(s, ops.ParamOf(a), x, y, n); err != nil {
 				return err
 			}
 			return k.LaunchIndirect(s, vkc.GroupsOf(n, 64), affinePush(1, 0, N), x, y)

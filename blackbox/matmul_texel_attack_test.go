@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -18,25 +17,16 @@ import (
 	"github.com/vkcompute/vkc/internal/gcpressure"
 )
 
-// The texel path of Matmul attacked from outside: on a CPU driver a Matmul
-// whose N and K are multiples of 8 and whose inputs sit at 16-byte offsets
-// reads A and B through uniform texel buffers, whose views its descriptor
-// sets own. Every shape here keeps N and K multiples of 8 so that path
-// runs (buffer-view in LiveObjects proves it on a CPU driver), and every
-// result is checked against a float64 reference.
+// Matmul attacked from outside on the shapes that were once the root
+// package's texel path (N and K multiples of 8, inputs at 16-byte
+// offsets): views, stand-ins, closes in flight, graphs, several slots,
+// unwritten inputs. ops chooses its kernel per shape class by measured
+// time, so which kernel runs (and whether it reads texels) is not checked
+// here; every result is checked against a float64 reference, and the
+// device's cleanup checks that nothing (no texel view either) is left.
 
-// texelM, texelN, texelK are a small matmul a CPU driver runs on
-// matmul_texel.
+// texelM, texelN, texelK are a small matmul with N and K multiples of 8.
 const texelM, texelN, texelK = 8, 16, 24
-
-// requireTexelPath checks, on a CPU driver, that some descriptor set owns
-// a texel view: the texel kernel ran.
-func requireTexelPath(t testing.TB, dev *vkc.Device, what string) {
-	t.Helper()
-	if dev.Info().Type == vkc.TypeCPU {
-		require.Positive(t, dev.LiveObjects()["buffer-view"], "%s: a CPU driver reads the inputs as texels", what)
-	}
-}
 
 // texelJob is one matmul's buffers: A and B as views lead elements into
 // buffers of their own (lead 0: the whole buffer is the view), C fresh,
@@ -133,7 +123,7 @@ func f16Of(x float32) vkc.Float16 { return vkc.Float16From(x) }
 
 func f32Back(x vkc.Float16) float32 { return x.Float32() }
 
-// texelRaceStep is one kind of call on the texel path that the close race
+// texelRaceStep is one kind of call on the texel shapes that the close race
 // runs in a loop; it returns the first error (a wrong result is one).
 type texelRaceStep struct {
 	name string
@@ -148,7 +138,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		if err := vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
+		if err := opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
 			return err
 		}
 		if err := j.closeInputs(); err != nil {
@@ -163,7 +153,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		if err := vkc.MatmulOf(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
+		if err := opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
 			return err
 		}
 		if err := j.closeInputs(); err != nil {
@@ -183,7 +173,7 @@ var texelRaceSteps = []texelRaceStep{
 			return err
 		}
 		defer func() { _ = rows.Close() }()
-		if err := vkc.MatmulDyn(s, j.a, j.b, j.c, rows, texelN, texelK); err != nil {
+		if err := opMatmulDyn(s, j.a, j.b, j.c, rows, texelN, texelK); err != nil {
 			return err
 		}
 		return j.check(s, texelM, f32Of)
@@ -196,7 +186,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
 		if err != nil {
 			return err
 		}
@@ -228,7 +218,7 @@ var texelRaceSteps = []texelRaceStep{
 			return err
 		}
 		defer func() { _ = rows.Close() }()
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.MatmulDynOf(s, j.a, j.b, j.c, rows, texelN, texelK) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmulDyn(s, j.a, j.b, j.c, rows, texelN, texelK) })
 		if err != nil {
 			return err
 		}
@@ -256,7 +246,7 @@ var texelRaceSteps = []texelRaceStep{
 		if err != nil {
 			return err
 		}
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK) })
 		if err != nil {
 			return err
 		}
@@ -287,7 +277,7 @@ var texelRaceSteps = []texelRaceStep{
 		}
 		closed := make(chan error, 1)
 		go func() { closed <- j.a.Close() }()
-		err = vkc.Matmul(s, j.a, j.b, j.c, texelM, texelN, texelK)
+		err = opMatmul(s, j.a, j.b, j.c, texelM, texelN, texelK)
 		if cerr := <-closed; cerr != nil {
 			return cerr
 		}
@@ -302,7 +292,7 @@ var texelRaceSteps = []texelRaceStep{
 	}},
 }
 
-// Device.Close racing every call of the texel path (eager Matmul on
+// Device.Close racing every call on the texel shapes (eager Matmul on
 // float32 and Float16, MatmulDyn, graphs, inputs and views closing with
 // work in flight), each on a stream of its own slot, under collector
 // pressure: every loop stops on ErrClosed, never another error or a wrong
@@ -312,7 +302,6 @@ func TestTexelMatmulDeviceCloseRace(t *testing.T) {
 	before := runtime.NumGoroutine()
 	churn := gcpressure.Start(t)
 	rounds := gcpressure.Scaled(4, 60)
-	sawViews := false
 	for round := range rounds {
 		dev, err := vkc.Open(vkc.WithValidation(true), vkc.WithStreams(len(texelRaceSteps)+1))
 		require.NoError(t, err)
@@ -339,7 +328,6 @@ func TestTexelMatmulDeviceCloseRace(t *testing.T) {
 		for range texelRaceSteps {
 			<-ready
 		}
-		sawViews = sawViews || dev.LiveObjects()["buffer-view"] > 0
 		require.NoError(t, dev.Close())
 		wg.Wait()
 		for i, err := range stopped {
@@ -352,9 +340,6 @@ func TestTexelMatmulDeviceCloseRace(t *testing.T) {
 		}
 	}
 	allocs := churn.Stop()
-	if info := openInfo(t); info.Type == vkc.TypeCPU {
-		assert.True(t, sawViews, "the texel path never ran")
-	}
 	after := settledGoroutines(before)
 	assert.LessOrEqual(t, after, before, "goroutines leaked")
 	t.Logf("texel close race: %d rounds x %d call kinds, %d churn allocations", rounds, len(texelRaceSteps), allocs)
@@ -430,7 +415,7 @@ func (g *texelGrid) outView(t *testing.T, o int) *vkc.Buffer[float32] {
 	return view(t, g.out, o*n, n)
 }
 
-// Descriptor-set cache churn on the texel path: more distinct (A view, B
+// Descriptor-set cache churn on the texel shapes: more distinct (A view, B
 // view, C view) triples than a slot caches (512), issued without a read in
 // between, so the cache evicts texel sets (destroying their views) while
 // later batches are pending; then the same inside a capture window (sets
@@ -465,19 +450,9 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 		g.fill(t, r)
 		for o := range pairs {
 			i, j := order(o)
-			require.NoError(t, vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
+			require.NoError(t, opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
 		}
-		requireTexelPath(t, dev, "eager churn")
 		checkAll(fmt.Sprintf("eager round %d", round), order)
-		if dev.Info().Type == vkc.TypeCPU {
-			// Each round launches pairs triples, most of them new: the
-			// views alive stay those of at most one round's sets (the
-			// cache grows past its 512 only while nothing it holds has
-			// completed), so every evicted set's views were destroyed.
-			views := dev.LiveObjects()["buffer-view"]
-			assert.LessOrEqual(t, views, int64(2*pairs), "round %d: texel views of evicted sets left alive", round)
-			t.Logf("round %d: %d texel views alive after %d texel launches", round, views, (round+1)*pairs)
-		}
 	}
 
 	// A window over 40 pairs no eager round used together (A view i with
@@ -487,7 +462,7 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 	graph, err := s.Capture(func(s *vkc.Stream) error {
 		for c := range captured {
 			i, j, o := capturePair(c)
-			if err := vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim); err != nil {
+			if err := opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim); err != nil {
 				return err
 			}
 		}
@@ -510,7 +485,7 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 		checkGraph(fmt.Sprintf("replay %d before eager churn", round))
 		for o := range pairs - captured {
 			i, j := backward(o)
-			require.NoError(t, vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
+			require.NoError(t, opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
 		}
 		g.fill(t, r)
 		checkGraph(fmt.Sprintf("replay %d after eager churn", round))
@@ -519,12 +494,12 @@ func TestTexelSetCacheChurnMatchesReference(t *testing.T) {
 	g.fill(t, r)
 	for o := range pairs {
 		i, j := forward(o)
-		require.NoError(t, vkc.Matmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
+		require.NoError(t, opMatmul(s, g.a[i], g.b[j], outs[o], gridDim, gridDim, gridDim))
 	}
 	checkAll("eager churn after the graph closed", forward)
 }
 
-// The unwritten rule on the texel path, beside the same calls on inputs a
+// The unwritten rule on the texel shapes, beside the same calls on inputs a
 // stand-in binds (views one element in, which take matmul_wide): an input
 // never written, or written only in part, leaves C unwritten with
 // ErrNeverWritten, eagerly and in a graph; a replay refused while a
@@ -544,14 +519,14 @@ func TestTexelMatmulTaintMatchesStorageKernels(t *testing.T) {
 		a, b := view(t, abuf, lead, m*k), view(t, bbuf, lead, k*n)
 		c := newBuffer[float32](t, dev, m*n)
 
-		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 		requireUnwritten(t, s, c, vkc.ErrNeverWritten, "%s: neither input written", what)
 		require.NoError(t, a.Write(as))
 		require.NoError(t, view(t, b, 0, k*n-1).Write(bs[:k*n-1]))
-		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 		requireUnwritten(t, s, c, vkc.ErrNeverWritten, "%s: B's last element unwritten", what)
 
-		g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, a, b, c, m, n, k) })
+		g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, a, b, c, m, n, k) })
 		require.NoError(t, err, what)
 		defer g.Close()
 		require.NoError(t, g.Replay())
@@ -560,7 +535,6 @@ func TestTexelMatmulTaintMatchesStorageKernels(t *testing.T) {
 		require.NoError(t, g.Replay())
 		requireNear(t, matmulReference(as, bs, m, n, k), read(t, s, c), 1e-5, what)
 		if lead == 4 {
-			requireTexelPath(t, dev, what)
 		}
 
 		// A replay refused while the neighbour records taints C; a texel
@@ -574,7 +548,7 @@ func TestTexelMatmulTaintMatchesStorageKernels(t *testing.T) {
 		require.NoError(t, ng.Close())
 		requireUnwritten(t, s, c, vkc.ErrStreamCapturing, "%s: C after the refused replay", what)
 		sq := upload(t, dev, randFloats(r, n*n, -1, 1))
-		require.NoError(t, vkc.Matmul(s, c, sq, d, m, n, n))
+		require.NoError(t, opMatmul(s, c, sq, d, m, n, n))
 		requireUnwritten(t, s, d, vkc.ErrStreamCapturing, "%s: a Matmul over the refused replay's C", what)
 
 		require.NoError(t, g.Replay())
@@ -582,7 +556,7 @@ func TestTexelMatmulTaintMatchesStorageKernels(t *testing.T) {
 	}
 }
 
-// MatmulDyn on the texel path writes only C's first m rows, so a fresh C
+// MatmulDyn on the texel shapes writes only C's first m rows, so a fresh C
 // stays unwritten until m covers every row, eagerly and in a graph; and a
 // graph over A whose rows past the first m were never written reads right
 // for those m rows.
@@ -598,10 +572,9 @@ func TestTexelMatmulDynRowsTaint(t *testing.T) {
 	c := newBuffer[float32](t, dev, rows*n)
 	mp := newParam(t, dev, uint32(5))
 	require.NoError(t, view(t, a, 0, 5*k).Write(as[:5*k]))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.MatmulDyn(s, a, b, c, mp, n, k) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opMatmulDyn(s, a, b, c, mp, n, k) })
 	require.NoError(t, err)
 	defer g.Close()
-	requireTexelPath(t, dev, "MatmulDyn")
 	require.NoError(t, g.Replay())
 	requireUnwritten(t, s, c, vkc.ErrNeverWritten, "C after 5 of %d rows", rows)
 	got, err := view(t, c, 0, 5*n).ReadOn(testCtx(t), s)
@@ -615,42 +588,19 @@ func TestTexelMatmulDynRowsTaint(t *testing.T) {
 	require.NoError(t, g.Replay())
 	requireNear(t, matmulReference(as, bs, rows, n, k), read(t, s, c), 1e-5, "every row")
 	require.NoError(t, mp.Set(3))
-	require.NoError(t, vkc.MatmulDyn(s, a, b, c, mp, n, k))
+	require.NoError(t, opMatmulDyn(s, a, b, c, mp, n, k))
 	requireNear(t, matmulReference(as, bs, rows, n, k), read(t, s, c), 1e-5, "eager over 3 rows of the same values")
 }
 
-// viewsAdded runs fn and returns how many texel views the device gained:
-// a launch with a new set on the texel path adds one per input, one on
-// the storage-buffer kernels none.
-func viewsAdded(t *testing.T, dev *vkc.Device, fn func()) int64 {
-	t.Helper()
-	before := dev.LiveObjects()["buffer-view"]
-	fn()
-	return dev.LiveObjects()["buffer-view"] - before
-}
-
-// Matmul through views on the texel path and beside it: A and B at every
+// Matmul through views on the texel shapes and beside it: A and B at every
 // 16-byte offset, A == B (a square matrix times itself), float32 views of
 // a byte buffer at byte offsets 16 and 32, Float16 views at 8-element
 // (16-byte: texel) and 4-element (8-byte: a stand-in, matmul_wide)
-// offsets. Every product matches a float64 reference, and on a CPU driver
-// the 16-byte ones read through texel views and the 8-byte ones do not.
+// offsets. Every product matches a float64 reference.
 func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.Stream()
-	cpu := dev.Info().Type == vkc.TypeCPU
 	const m, n, k = texelM, texelN, texelK
-	expectViews := func(what string, got int64, texel bool) {
-		t.Helper()
-		if !cpu {
-			return
-		}
-		if texel {
-			assert.EqualValues(t, 2, got, "%s: one texel view per input", what)
-		} else {
-			assert.Zero(t, got, "%s: a stand-in binds storage buffers", what)
-		}
-	}
 
 	r := rng(109)
 	for _, offA := range []int{0, 4, 8, 12} {
@@ -660,7 +610,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 			a := view(t, upload(t, dev, as), offA, m*k)
 			b := view(t, upload(t, dev, bs), offB, k*n)
 			c := newBuffer[float32](t, dev, m*n)
-			expectViews(what, viewsAdded(t, dev, func() { require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k), what) }), true)
+			require.NoError(t, opMatmul(s, a, b, c, m, n, k), what)
 			requireNear(t, matmulReference(as[offA:], bs[offB:], m, n, k), read(t, s, c), 1e-5, what)
 		}
 	}
@@ -670,7 +620,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 	xs := randFloats(r, 4+q*q, -1, 1)
 	sq := view(t, upload(t, dev, xs), 4, q*q)
 	c := newBuffer[float32](t, dev, q*q)
-	expectViews("A == B", viewsAdded(t, dev, func() { require.NoError(t, vkc.Matmul(s, sq, sq, c, q, q, q)) }), true)
+	require.NoError(t, opMatmul(s, sq, sq, c, q, q, q))
 	requireNear(t, matmulReference(xs[4:], xs[4:], q, q, q), read(t, s, c), 1e-5, "A == B")
 
 	// float32 views of one byte buffer at byte offsets 16 and 32.
@@ -685,7 +635,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 	require.NoError(t, av.Write(as))
 	require.NoError(t, bv.Write(bs))
 	c = newBuffer[float32](t, dev, m*n)
-	expectViews("ViewAs of bytes", viewsAdded(t, dev, func() { require.NoError(t, vkc.Matmul(s, av, bv, c, m, n, k)) }), true)
+	require.NoError(t, opMatmul(s, av, bv, c, m, n, k))
 	requireNear(t, matmulReference(as, bs, m, n, k), read(t, s, c), 1e-5, "ViewAs of bytes at 16 and 32+")
 
 	if !dev.Info().Features.Has(vkc.FeatureStorage16) {
@@ -705,7 +655,7 @@ func TestTexelMatmulOnViewsMatchesReference(t *testing.T) {
 		a := view(t, upload(t, dev, half(as)), off, m*k)
 		b := view(t, upload(t, dev, half(bs)), off, k*n)
 		c := newBuffer[vkc.Float16](t, dev, m*n)
-		expectViews(what, viewsAdded(t, dev, func() { require.NoError(t, vkc.MatmulOf(s, a, b, c, m, n, k), what) }), off%8 == 0)
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k), what)
 		got := read(t, s, c)
 		want := matmulReference(as, bs, m, n, k)
 		for i := range got {
@@ -742,8 +692,7 @@ func TestTexelViewsOutliveReleasedPages(t *testing.T) {
 		require.NoError(t, a.WriteOn(s, as))
 		require.NoError(t, b.WriteOn(s, bs))
 		c := newBuffer[float32](t, dev, m*n)
-		require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
-		requireTexelPath(t, dev, "pages of their own")
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 		for _, x := range []*vkc.Buffer[float32]{a, b, abuf, bbuf} {
 			require.NoError(t, x.Close(), "closed with the product in flight")
 		}
@@ -773,7 +722,7 @@ func TestTexelMatmulRandomShapesMatchReference(t *testing.T) {
 			a := view(t, upload(t, dev, as), offA, m*k)
 			b := view(t, upload(t, dev, bs), offB, k*n)
 			c := newBuffer[float32](t, dev, m*n)
-			require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k), what)
+			require.NoError(t, opMatmul(s, a, b, c, m, n, k), what)
 			requireNear(t, matmulReference(as[offA:], bs[offB:], m, n, k), read(t, s, c), 1e-5, what)
 			continue
 		}
@@ -789,13 +738,12 @@ func TestTexelMatmulRandomShapesMatchReference(t *testing.T) {
 		a := view(t, upload(t, dev, toHalf(as)), offA, m*k)
 		b := view(t, upload(t, dev, toHalf(bs)), offB, k*n)
 		c := newBuffer[vkc.Float16](t, dev, m*n)
-		require.NoError(t, vkc.MatmulOf(s, a, b, c, m, n, k), what)
+		require.NoError(t, opMatmul(s, a, b, c, m, n, k), what)
 		want := matmulReference(as[offA:], bs[offB:], m, n, k)
 		for i, h := range read(t, s, c) {
 			require.Equal(t, want[i], h.Float32(), "%s: C[%d]", what, i)
 		}
 	}
-	requireTexelPath(t, dev, "random shapes")
 }
 
 // Texel inputs with C a view one element into its buffer (written through
@@ -813,61 +761,15 @@ func TestTexelMatmulIntoStandInOutput(t *testing.T) {
 	cbuf := upload(t, dev, around)
 	c := view(t, cbuf, 1, m*n)
 	want := append(append([]float32{around[0]}, matmulReference(as[4:], bs[4:], m, n, k)...), around[m*n+1])
-	require.NoError(t, vkc.Matmul(s, a, b, c, m, n, k))
-	requireTexelPath(t, dev, "C through a stand-in")
+	require.NoError(t, opMatmul(s, a, b, c, m, n, k))
 	requireNear(t, want, read(t, s, cbuf), 1e-5, "eager")
 	require.NoError(t, cbuf.Write(around))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Matmul(s, a, b, c, m, n, k) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opMatmul(s, a, b, c, m, n, k) })
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, cbuf.Write(around))
 	require.NoError(t, g.Replay())
 	requireNear(t, want, read(t, s, cbuf), 1e-5, "replayed")
-}
-
-// matmulThrough computes A·B on dev with A and B as views lead elements
-// into their buffers.
-func matmulThrough(t *testing.T, dev *vkc.Device, as, bs []float32, m, n, k, lead int) []float32 {
-	t.Helper()
-	pad := func(xs []float32) []float32 { return append(make([]float32, lead), xs...) }
-	a := view(t, upload(t, dev, pad(as)), lead, m*k)
-	b := view(t, upload(t, dev, pad(bs)), lead, k*n)
-	c := newBuffer[float32](t, dev, m*n)
-	require.NoError(t, vkc.Matmul(dev.Stream(), a, b, c, m, n, k))
-	return read(t, dev.Stream(), c)
-}
-
-// Matmul's promise that on a CPU driver matmul_texel and matmul_wide
-// compute every element of C in the same order, bit for bit alike: texel
-// inputs (views 4 elements in) and inputs through stand-ins (1 element
-// in: matmul_wide) give the same bits. The blocked matmul (stand-ins on a
-// device opened without 64-bit integers) sums each element in another
-// order: within float32 rounding of them.
-func TestTexelMatmulSameBitsAsWideKernel(t *testing.T) {
-	dev := openDevice(t)
-	if dev.Info().Type != vkc.TypeCPU {
-		t.Skip("the promise is a CPU driver's")
-	}
-	noInt64 := openDevice(t, vkc.WithoutFeatures(vkc.FeatureInt64))
-	r := rng(137)
-	sameBits, blockedDiffers := 0, 0
-	for _, shape := range [][3]int{{24, 16, 40}, {17, 32, 8}, {33, 8, 64}} {
-		m, n, k := shape[0], shape[1], shape[2]
-		as, bs := randFloats(r, m*k, -1, 1), randFloats(r, k*n, -1, 1)
-		texel := matmulThrough(t, dev, as, bs, m, n, k, 4)
-		wide := matmulThrough(t, dev, as, bs, m, n, k, 1)
-		blocked := matmulThrough(t, noInt64, as, bs, m, n, k, 1)
-		requireNear(t, matmulReference(as, bs, m, n, k), texel, 1e-5, "%v", shape)
-		requireNear(t, blocked, texel, 1e-5, "%v: texel vs blocked", shape)
-		for i := range texel {
-			require.Equal(t, math.Float32bits(wide[i]), math.Float32bits(texel[i]), "%v: C[%d] texel vs wide", shape, i)
-			sameBits++
-			if blocked[i] != texel[i] {
-				blockedDiffers++
-			}
-		}
-	}
-	t.Logf("%d elements the same bits through matmul_texel and matmul_wide; %d of them differ in the blocked matmul's order", sameBits, blockedDiffers)
 }
 
 // The first texel Matmul of a device (which builds matmul_texel and its
@@ -888,7 +790,7 @@ func TestFirstTexelMatmulRacingDeviceClose(t *testing.T) {
 		go func() {
 			close(started)
 			for {
-				if err := vkc.Matmul(dev.Stream(), j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
+				if err := opMatmul(dev.Stream(), j.a, j.b, j.c, texelM, texelN, texelK); err != nil {
 					stopped <- err
 					return
 				}
@@ -921,10 +823,10 @@ func TestTexelMatmulAcrossSlotsOrdersReadsAndWrites(t *testing.T) {
 	out := newBuffer[float32](t, dev, q*q)
 	out2 := newBuffer[float32](t, dev, q*q)
 	for round := range 4 {
-		require.NoError(t, vkc.Matmul(s1, x, y, p, q, q, q))    // slot 1 writes p
-		require.NoError(t, vkc.Matmul(s2, p, y, out, q, q, q))  // slot 2 reads p as texels
-		require.NoError(t, vkc.Matmul(s1, y, x, p, q, q, q))    // slot 1 rewrites p
-		require.NoError(t, vkc.Matmul(s2, p, p, out2, q, q, q)) // slot 2 reads the rewrite twice
+		require.NoError(t, opMatmul(s1, x, y, p, q, q, q))    // slot 1 writes p
+		require.NoError(t, opMatmul(s2, p, y, out, q, q, q))  // slot 2 reads p as texels
+		require.NoError(t, opMatmul(s1, y, x, p, q, q, q))    // slot 1 rewrites p
+		require.NoError(t, opMatmul(s2, p, p, out2, q, q, q)) // slot 2 reads the rewrite twice
 		xy := matmulReference(xs, ys, q, q, q)
 		yx := matmulReference(ys, xs, q, q, q)
 		requireNear(t, matmulReference(xy, ys, q, q, q), read(t, s2, out), 1e-4, "round %d: (x·y)·y", round)
@@ -932,5 +834,4 @@ func TestTexelMatmulAcrossSlotsOrdersReadsAndWrites(t *testing.T) {
 		xs = randFloats(r, q*q, -1, 1)
 		require.NoError(t, x.WriteOn(s1, xs))
 	}
-	requireTexelPath(t, dev, "across slots")
 }

@@ -94,18 +94,18 @@ func TestAttackMatmulShapeProductsThatOverflow(t *testing.T) {
 		a := upload(t, dev, ramp(c.aLen, 1, 1))
 		b := upload(t, dev, ramp(c.bLen, 1, 2))
 		out := upload(t, dev, ramp(c.cLn, 1, 50))
-		refuse(t, s, "Matmul "+c.name, func() error { return vkc.Matmul(st, a, b, out, c.m, c.n, c.k) })
+		refuse(t, s, "Matmul "+c.name, func() error { return opMatmul(st, a, b, out, c.m, c.n, c.k) })
 		require.Equal(t, ramp(c.cLn, 1, 50), readAll(t, out), "Matmul %s wrote its output", c.name)
 	}
 	src, dst := upload(t, dev, four), upload(t, dev, sixteen)
 	dst4 := upload(t, dev, ramp(4, 1, 9))
-	refuse(t, s, "Transpose rows*cols wraps", func() error { return vkc.Transpose(st, src, dst4, wraps, 4) })
-	refuse(t, s, "Transpose cols*rows wraps", func() error { return vkc.Transpose(st, src, dst4, 4, wraps) })
-	refuse(t, s, "Softmax rows*cols wraps", func() error { return vkc.Softmax(st, src, dst4, wraps, 4) })
-	refuse(t, s, "Softmax cols*rows wraps", func() error { return vkc.Softmax(st, src, dst4, 4, wraps) })
+	refuse(t, s, "Transpose rows*cols wraps", func() error { return opTranspose(st, src, dst4, wraps, 4) })
+	refuse(t, s, "Transpose cols*rows wraps", func() error { return opTranspose(st, src, dst4, 4, wraps) })
+	refuse(t, s, "Softmax rows*cols wraps", func() error { return opSoftmax(st, src, dst4, wraps, 4) })
+	refuse(t, s, "Softmax cols*rows wraps", func() error { return opSoftmax(st, src, dst4, 4, wraps) })
 	src16 := upload(t, dev, ramp(16, 1, 5))
-	refuse(t, s, "Transpose rows*cols wraps to 16", func() error { return vkc.Transpose(st, src16, dst, wraps, 16) })
-	refuse(t, s, "Softmax rows*cols wraps to 16", func() error { return vkc.Softmax(st, src16, dst, 16, wraps) })
+	refuse(t, s, "Transpose rows*cols wraps to 16", func() error { return opTranspose(st, src16, dst, wraps, 16) })
+	refuse(t, s, "Softmax rows*cols wraps to 16", func() error { return opSoftmax(st, src16, dst, 16, wraps) })
 	assert.Equal(t, ramp(4, 1, 9), readAll(t, dst4), "a refused shape wrote its output")
 	assert.Equal(t, sixteen, readAll(t, dst), "a refused shape wrote its output")
 }
@@ -126,7 +126,7 @@ func TestAttackCopyOntoItself(t *testing.T) {
 
 // Ops whose kernels read an input while other invocations write the
 // output cannot run in place: Matmul with C aliasing A or B, Transpose with
-// dst aliasing src. They are refused; the elementwise ops, where every
+// dst aliasing src, Sum with its output in its input. They are refused; the elementwise ops, where every
 // invocation reads and writes only its own element, and Softmax, whose
 // rows are read and written by one invocation each, keep working in place.
 func TestAttackAliasedOutputs(t *testing.T) {
@@ -136,15 +136,19 @@ func TestAttackAliasedOutputs(t *testing.T) {
 	sq := ramp(16, 1, 1) // 4x4
 	a := upload(t, dev, sq)
 	b := upload(t, dev, ramp(16, 1, 2))
-	refuse(t, s, "Matmul C = A", func() error { return vkc.Matmul(st, a, b, a, 4, 4, 4) })
-	refuse(t, s, "Matmul C = B", func() error { return vkc.Matmul(st, a, b, b, 4, 4, 4) })
-	refuse(t, s, "Transpose in place", func() error { return vkc.Transpose(st, a, a, 4, 4) })
+	c1 := upload(t, dev, []float32{-3})
+	refuse(t, s, "Matmul C = A", func() error { return opMatmul(st, a, b, a, 4, 4, 4) })
+	refuse(t, s, "Matmul C = B", func() error { return opMatmul(st, a, b, b, 4, 4, 4) })
+	refuse(t, s, "Transpose in place", func() error { return opTranspose(st, a, a, 4, 4) })
+	refuse(t, s, "Sum into its input", func() error { return opSum(st, a, view(t, a, 0, 1)) })
+	refuse(t, s, "Sum of one element into itself", func() error { return opSum(st, c1, c1) }, vkc.ErrOverlap)
 	require.Equal(t, sq, readAll(t, a))
 	require.Equal(t, ramp(16, 1, 2), readAll(t, b))
+	require.Equal(t, []float32{-3}, readAll(t, c1))
 
 	// A·A reads A twice and writes C: allowed.
 	c := newBuffer[float32](t, dev, 16)
-	require.NoError(t, vkc.Matmul(st, a, a, c, 4, 4, 4))
+	require.NoError(t, opMatmul(st, a, a, c, 4, 4, 4))
 	want := make([]float32, 16)
 	for i := range 4 {
 		for j := range 4 {
@@ -158,9 +162,9 @@ func TestAttackAliasedOutputs(t *testing.T) {
 	// Elementwise in place: x = x + y, y = 2*y + y, y = 3*y.
 	xs, ys := ramp(32, 1, 1), ramp(32, 1, 100)
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
-	require.NoError(t, vkc.Add(st, x, y, x))
-	require.NoError(t, vkc.Axpy(st, 2, y, y))
-	require.NoError(t, vkc.Scale(st, 3, y, y))
+	require.NoError(t, opAdd(st, x, y, x))
+	require.NoError(t, opAxpy(st, 2, y, y))
+	require.NoError(t, opScale(st, 3, y, y))
 	for i := range xs {
 		xs[i] += ys[i]
 		ys[i] = 3 * (2*ys[i] + ys[i])
@@ -168,14 +172,13 @@ func TestAttackAliasedOutputs(t *testing.T) {
 	require.Equal(t, xs, readAll(t, x))
 	require.Equal(t, ys, readAll(t, y))
 
-	// Reductions into their own one-element input, and x·x.
+	// A dot product (a product, then its sum) into its own one-element
+	// input, and x·x.
 	one := upload(t, dev, []float32{-3})
-	require.NoError(t, vkc.Sum(st, one, one))
-	require.Equal(t, []float32{-3}, readAll(t, one))
-	require.NoError(t, vkc.Dot(st, one, one, one))
+	require.NoError(t, opDot(t, st, one, one, one))
 	require.Equal(t, []float32{9}, readAll(t, one))
 	sq2 := newBuffer[float32](t, dev, 1)
-	require.NoError(t, vkc.Dot(st, x, x, sq2))
+	require.NoError(t, opDot(t, st, x, x, sq2))
 	var dot float32
 	for _, v := range xs {
 		dot += v * v
@@ -185,8 +188,8 @@ func TestAttackAliasedOutputs(t *testing.T) {
 	// Softmax in place equals Softmax into another buffer.
 	rows := randFloats(rng(71), 3*40, -4, 4)
 	in, ref := upload(t, dev, rows), newBuffer[float32](t, dev, len(rows))
-	require.NoError(t, vkc.Softmax(st, in, ref, 3, 40))
-	require.NoError(t, vkc.Softmax(st, in, in, 3, 40))
+	require.NoError(t, opSoftmax(st, in, ref, 3, 40))
+	require.NoError(t, opSoftmax(st, in, in, 3, 40))
 	require.Equal(t, readAll(t, ref), readAll(t, in))
 }
 
@@ -202,9 +205,9 @@ func TestAttackNilContext(t *testing.T) {
 	y := upload(t, dev, ramp(64, 1, 10))
 	out := make([]float32, 64)
 	pending := func() {
-		require.NoError(t, vkc.Axpy(st, 1, x, y))
+		require.NoError(t, opAxpy(st, 1, x, y))
 		require.NoError(t, st.Flush()) // in flight: a wait would need the context
-		require.NoError(t, vkc.Axpy(st, 1, x, y))
+		require.NoError(t, opAxpy(st, 1, x, y))
 	}
 	calls := map[string]func() error{
 		"Read":     func() error { _, err := y.Read(nilCtx); return err },
@@ -339,7 +342,7 @@ func requireSlotIdle(t *testing.T, s *vkc.Stream) {
 	axpyRuns(t, dev.StreamWithID(s.ID()+uint64(dev.Slots())))
 	xs, ys := ramp(16, 1, 1), ramp(16, 2, 5)
 	x, y := upload(t, dev, xs), upload(t, dev, ys)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Axpy(s, 1, x, y) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opAxpy(s, 1, x, y) })
 	require.NoError(t, err, "the slot captures again")
 	require.NoError(t, g.Replay())
 	require.Equal(t, axpyRef(2, xs, ys), read(t, s, y))
@@ -359,7 +362,7 @@ func TestAttackCapturePanicInWarmup(t *testing.T) {
 	runs := 0
 	got := capturePanicking(t, s, func(s *vkc.Stream) error {
 		runs++
-		if err := vkc.Axpy(s, 1, x, y); err != nil {
+		if err := opAxpy(s, 1, x, y); err != nil {
 			return err
 		}
 		panic(&capturePanic{run: runs})
@@ -382,7 +385,7 @@ func TestAttackCapturePanicInRecordedRun(t *testing.T) {
 	runs := 0
 	got := capturePanicking(t, s, func(s *vkc.Stream) error {
 		runs++
-		if err := vkc.Axpy(s, 1, x, y); err != nil {
+		if err := opAxpy(s, 1, x, y); err != nil {
 			return err
 		}
 		if runs == 2 {

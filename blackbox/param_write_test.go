@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 	"github.com/vkcompute/vkc/shaders"
 )
 
@@ -67,7 +68,7 @@ func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
 				if err := launch(s); err != nil {
 					return err
 				}
-				return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n)
+				return opScaleDyn(s, ops.Const(2), x, y, n)
 			}
 			if captured {
 				g, err := s.Capture(step)
@@ -79,7 +80,7 @@ func TestParamBoundWhereAKernelWritesIsRefused(t *testing.T) {
 			require.Equal(t, uint32(size), n.Value(), name)
 			// The param still holds 300 on the device: a ScaleDyn sized by
 			// it writes every element it marks written.
-			require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n))
+			require.NoError(t, opScaleDyn(s, ops.Const(2), x, y, n))
 			got, err := y.ReadOn(ctx, s)
 			require.NoError(t, err, "%s (captured %v)", name, captured)
 			require.Equal(t, want, got, "%s (captured %v)", name, captured)

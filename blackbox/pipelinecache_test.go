@@ -32,7 +32,7 @@ func matmulAgainstReference(t *testing.T, opts ...vkc.Option) {
 	ab, bb := upload(t, dev, a), upload(t, dev, b)
 	cb, err := vkc.NewBuffer[float32](dev, m*n)
 	require.NoError(t, err)
-	require.NoError(t, vkc.Matmul(dev.Stream(), ab, bb, cb, m, n, k))
+	require.NoError(t, opMatmul(dev.Stream(), ab, bb, cb, m, n, k))
 	got, err := cb.Read(testCtx(t))
 	require.NoError(t, err)
 	for i := 0; i < m; i++ {
@@ -136,5 +136,12 @@ func TestPipelineCachePathThatIsADirectoryIsOneWarning(t *testing.T) {
 	require.True(t, st.IsDir(), "Close left the directory where it was")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, entries, 1, "no temporary file left beside it")
+	var beside []string
+	for _, e := range entries {
+		// ops keeps its matmul timings in a file of its own there.
+		if e.Name() != filepath.Base(files[0]) && !strings.HasPrefix(e.Name(), "vkc-ops-matmul-") {
+			beside = append(beside, e.Name())
+		}
+	}
+	require.Empty(t, beside, "no temporary file left beside it")
 }

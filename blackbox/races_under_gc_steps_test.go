@@ -241,14 +241,14 @@ func nonZero(r *rand.Rand, n int) []float32 {
 
 // The elementwise ops, by index.
 const (
-	opAdd = iota
-	opSub
-	opMul
-	opDiv
-	opAxpy
-	opScale
-	opFill
-	opCopy
+	kindAdd = iota
+	kindSub
+	kindMul
+	kindDiv
+	kindAxpy
+	kindScale
+	kindFill
+	kindCopy
 	numElementwise
 )
 
@@ -275,23 +275,23 @@ func (w *stressWorker) elementwise(op int) (err error) {
 	out := z
 	s := w.s
 	switch op {
-	case opAdd:
-		err = vkc.Add(s, x, y, z)
+	case kindAdd:
+		err = opAdd(s, x, y, z)
 		for i := range want {
 			want[i] = xs[i] + ys[i]
 		}
-	case opSub:
-		err = vkc.Sub(s, x, y, z)
+	case kindSub:
+		err = opSub(s, x, y, z)
 		for i := range want {
 			want[i] = xs[i] - ys[i]
 		}
-	case opMul:
-		err = vkc.Mul(s, x, y, z)
+	case kindMul:
+		err = opMul(s, x, y, z)
 		for i := range want {
 			want[i] = xs[i] * ys[i]
 		}
-	case opDiv:
-		if err := w.call(vkc.Div(s, x, y, z)); err != nil {
+	case kindDiv:
+		if err := w.call(opDiv(s, x, y, z)); err != nil {
 			return err
 		}
 		got, err := w.read(z)
@@ -304,23 +304,23 @@ func (w *stressWorker) elementwise(op int) (err error) {
 		}
 		// Vulkan allows division 2.5 ULP.
 		return w.expectNear("Div", ref, got, func(i int) float64 { return ulps(3, math.Abs(ref[i])) })
-	case opAxpy:
-		err, out = vkc.Axpy(s, 2, x, y), y
+	case kindAxpy:
+		err, out = opAxpy(s, 2, x, y), y
 		for i := range want {
 			want[i] = 2*xs[i] + ys[i]
 		}
-	case opScale:
-		err = vkc.Scale(s, -3, x, z)
+	case kindScale:
+		err = opScale(s, -3, x, z)
 		for i := range want {
 			want[i] = -3 * xs[i]
 		}
-	case opFill:
+	case kindFill:
 		v := float32(w.r.IntN(100))
 		err = vkc.Fill(s, z, v)
 		for i := range want {
 			want[i] = v
 		}
-	case opCopy:
+	case kindCopy:
 		err = vkc.Copy(s, x, z)
 		copy(want, xs)
 	}
@@ -386,7 +386,7 @@ func (w *stressWorker) typedFillCopy() (err error) {
 	return nil
 }
 
-// reductions checks Sum and Dot over a random length (integers, so the
+// reductions checks Sum and a dot product (Mul, then Sum) over a random length (integers, so the
 // result is exact in any order of summation).
 func (w *stressWorker) reductions() (err error) {
 	var o owned
@@ -410,13 +410,20 @@ func (w *stressWorker) reductions() (err error) {
 		sum += xs[i]
 		dot += xs[i] * ys[i]
 	}
-	if err := w.call(vkc.Sum(w.s, x, out)); err != nil {
+	if err := w.call(opSum(w.s, x, out)); err != nil {
 		return err
 	}
 	if err := w.readExpect("Sum", out, []float32{sum}); err != nil {
 		return err
 	}
-	if err := w.call(vkc.Dot(w.s, x, y, out)); err != nil {
+	prod, err := w.alloc(&o, n)
+	if err != nil {
+		return err
+	}
+	if err := w.call(opMul(w.s, x, y, prod)); err != nil {
+		return err
+	}
+	if err := w.call(opSum(w.s, prod, out)); err != nil {
 		return err
 	}
 	return w.readExpect("Dot", out, []float32{dot})
@@ -441,7 +448,7 @@ func (w *stressWorker) matrices() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(vkc.Matmul(w.s, a, b, c, m, n, k)); err != nil {
+	if err := w.call(opMatmul(w.s, a, b, c, m, n, k)); err != nil {
 		return err
 	}
 	want := make([]float32, m*n)
@@ -459,7 +466,7 @@ func (w *stressWorker) matrices() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(vkc.Transpose(w.s, a, at, m, k)); err != nil {
+	if err := w.call(opTranspose(w.s, a, at, m, k)); err != nil {
 		return err
 	}
 	tw := make([]float32, m*k)
@@ -481,7 +488,7 @@ func (w *stressWorker) matrices() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(vkc.Softmax(w.s, src, dst, rows, cols)); err != nil {
+	if err := w.call(opSoftmax(w.s, src, dst, rows, cols)); err != nil {
 		return err
 	}
 	ref := make([]float64, rows*cols)
@@ -610,7 +617,7 @@ func (w *stressWorker) captureReplay() (err error) {
 		if err := x.WriteOn(s, xs); err != nil {
 			return err
 		}
-		if err := vkc.Axpy(s, 1, x, acc); err != nil {
+		if err := opAxpy(s, 1, x, acc); err != nil {
 			return err
 		}
 		return k.Launch(s, [3]uint32{ceilDiv(n, 64), 1, 1}, affinePush(3, 1, uint32(n)), x, y)
@@ -663,7 +670,7 @@ func (w *stressWorker) closeInFlight() (err error) {
 	if w.call(err) != nil {
 		return err
 	}
-	if err := w.call(vkc.Axpy(w.s, 1, x, y)); err != nil {
+	if err := w.call(opAxpy(w.s, 1, x, y)); err != nil {
 		return errors.Join(err, y.Close())
 	}
 	if err := w.call(y.Close()); err != nil {
@@ -702,10 +709,10 @@ func (w *stressWorker) manualWindow() (err error) {
 		return err
 	}
 	for _, c := range []func() error{
-		func() error { return vkc.Axpy(s, 1, x, y) },
+		func() error { return opAxpy(s, 1, x, y) },
 		func() error { return s.Sync(ctx) },
 		s.BeginCapture,
-		func() error { return vkc.Axpy(s, 1, x, y) },
+		func() error { return opAxpy(s, 1, x, y) },
 	} {
 		if err := w.call(c()); err != nil {
 			return errors.Join(err, s.AbortCapture())
@@ -726,7 +733,7 @@ func (w *stressWorker) manualWindow() (err error) {
 	if err := w.readExpect("replayed window", y, want); err != nil {
 		return err
 	}
-	for _, c := range []func() error{s.PrepareCapture, s.BeginCapture, func() error { return vkc.Scale(s, 2, x, y) }, s.AbortCapture} {
+	for _, c := range []func() error{s.PrepareCapture, s.BeginCapture, func() error { return opScale(s, 2, x, y) }, s.AbortCapture} {
 		if err := w.call(c()); err != nil {
 			return errors.Join(err, s.AbortCapture())
 		}
@@ -771,7 +778,7 @@ func (w *stressWorker) queries() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := w.call(vkc.Scale(w.s, 2, x, y)); err != nil {
+	if err := w.call(opScale(w.s, 2, x, y)); err != nil {
 		return err
 	}
 	if err := w.call(w.s.Flush()); err != nil {

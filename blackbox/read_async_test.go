@@ -22,7 +22,7 @@ func TestReadAsyncSnapshotsAtTheCall(t *testing.T) {
 	x := upload(t, dev, ramp(n, 1, 1))
 	y := upload(t, dev, filled(n, 2))
 	s, other := dev.NewStream(), dev.NewStream()
-	require.NoError(t, vkc.Axpy(other, 3, x, y)) // another stream's pending writer
+	require.NoError(t, opAxpy(other, 3, x, y)) // another stream's pending writer
 	pending, err := y.ReadAsync(s)
 	require.NoError(t, err)
 	require.NoError(t, vkc.Fill(s, y, 7)) // queued behind the copy

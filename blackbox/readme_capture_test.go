@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // Promise (README "Capture: record once, replay for one submit"): the
@@ -26,10 +27,10 @@ func TestReadmeCaptureExample(t *testing.T) {
 		if err := in.WriteOn(s, first); err != nil {
 			return err
 		}
-		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), in, out, n); err != nil {
+		if err := opScaleDyn(s, ops.Const(2), in, out, n); err != nil {
 			return err
 		}
-		return vkc.SumDyn(s, out, total, n)
+		return opSumDyn(t, s, out, total, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()

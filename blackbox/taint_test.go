@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // leaveStaleBytes uploads n copies of v, waits, and closes the buffer, so a
@@ -38,18 +39,18 @@ func TestStaticReadOfDynPrefixReadsUnwritten(t *testing.T) {
 
 	etmp := newBuffer[float32](t, dev, N)
 	eout := newBuffer[float32](t, dev, 1)
-	require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](2), x, etmp, n))
-	require.NoError(t, vkc.Sum(s, etmp, eout))
+	require.NoError(t, opScaleDyn(s, ops.Const(2), x, etmp, n))
+	require.NoError(t, opSum(s, etmp, eout))
 	requireUnwritten(t, s, eout, vkc.ErrNeverWritten, "eager: Sum over a buffer whose tail no work wrote")
 
 	leaveStaleBytes(t, dev, s, N, 1000)
 	tmp := newBuffer[float32](t, dev, N)
 	out := newBuffer[float32](t, dev, 1)
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, tmp, n); err != nil {
+		if err := opScaleDyn(s, ops.Const(2), x, tmp, n); err != nil {
 			return err
 		}
-		return vkc.Sum(s, tmp, out)
+		return opSum(s, tmp, out)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -78,11 +79,11 @@ func TestReplayedCopyOfDynPrefixReadsUnwritten(t *testing.T) {
 	for _, withTainted := range []bool{false, true} {
 		g, err := s.Capture(func(s *vkc.Stream) error {
 			if withTainted {
-				if err := vkc.Scale(s, 1, other, otherOut); err != nil {
+				if err := opScale(s, 1, other, otherOut); err != nil {
 					return err
 				}
 			}
-			if err := vkc.CopyDyn(s, src, tmp, n); err != nil {
+			if err := opCopyDyn(s, src, tmp, n); err != nil {
 				return err
 			}
 			return vkc.Copy(s, tmp, dst)
@@ -108,10 +109,10 @@ func TestDynChainOverWrittenPrefixReads(t *testing.T) {
 	n := newParam(t, dev, uint32(4))
 	step := func(y, total *vkc.Buffer[float32]) func(s *vkc.Stream) error {
 		return func(s *vkc.Stream) error {
-			if err := vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n); err != nil {
+			if err := opScaleDyn(s, ops.Const(2), x, y, n); err != nil {
 				return err
 			}
-			return vkc.SumDyn(s, y, total, n)
+			return opSumDyn(t, s, y, total, n)
 		}
 	}
 
@@ -144,7 +145,7 @@ func TestReplayAfterDoomedCaptureTaintsInput(t *testing.T) {
 	xs := ramp(N, 1, 0)
 	x := upload(t, dev, xs)
 	y := newBuffer[float32](t, dev, N)
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 3, x, y) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opScale(s, 3, x, y) })
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, g.Replay())
@@ -183,7 +184,7 @@ func TestRefusedReplayTaintsUntilRewritten(t *testing.T) {
 	x := upload(t, dev, filled(N, 1))
 	y := newBuffer[float32](t, dev, N)
 	n := newParam(t, dev, uint32(N))
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.ScaleDyn(s, vkc.Const[float32](2), x, y, n) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opScaleDyn(s, ops.Const(2), x, y, n) })
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, g.Replay())
@@ -208,10 +209,10 @@ func TestRefusedReplayTaintsUntilRewritten(t *testing.T) {
 	// The prefix reads, through ops that read only y[:n]: SumDyn, and
 	// CopyDyn into a buffer that is written everywhere else.
 	total := newBuffer[float32](t, dev, 1)
-	require.NoError(t, vkc.SumDyn(s, y, total, n))
+	require.NoError(t, opSumDyn(t, s, y, total, n))
 	assert.Equal(t, []float32{2 * short}, read(t, s, total), "sum of the rewritten prefix")
 	z := upload(t, dev, filled(N, -1))
-	require.NoError(t, vkc.CopyDyn(s, y, z, n))
+	require.NoError(t, opCopyDyn(s, y, z, n))
 	gotZ, err := z.ReadOn(ctx, s)
 	require.NoError(t, err, "z after CopyDyn of y's rewritten prefix")
 	assert.Equal(t, append(filled(short, 2), filled(N-short, -1)...), gotZ)
@@ -235,10 +236,10 @@ func TestDynLengthShrinkGrowOnFreshOutput(t *testing.T) {
 	n := newParam(t, dev, uint32(4))
 	sum := newBuffer[float32](t, dev, 1)
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.FillDyn(s, y, vkc.Value[float32](v), n); err != nil {
+		if err := opFillDyn(t, s, y, ops.ParamOf(v), n); err != nil {
 			return err
 		}
-		return vkc.SumDyn(s, y, sum, n)
+		return opSumDyn(t, s, y, sum, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -291,7 +292,7 @@ func TestSetRacingDynLaunchNeverShowsStaleBytes(t *testing.T) {
 		require.NoError(t, x.WriteOn(s, filled(N, float32(i))))
 		tmp, err := vkc.NewBuffer[float32](dev, N)
 		require.NoError(t, err)
-		require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](1), x, tmp, n))
+		require.NoError(t, opScaleDyn(s, ops.Const(1), x, tmp, n))
 		got, err := tmp.ReadOn(ctx, s)
 		require.NoError(t, tmp.Close())
 		if errors.Is(err, vkc.ErrUnwritten) {
@@ -314,7 +315,7 @@ func TestSetWaitsForEarlierDynLaunch(t *testing.T) {
 		x := upload(t, dev, filled(N, 7))
 		n := newParam(t, dev, uint32(N))
 		tmp := newBuffer[float32](t, dev, N)
-		require.NoError(t, vkc.ScaleDyn(s, vkc.Const[float32](1), x, tmp, n))
+		require.NoError(t, opScaleDyn(s, ops.Const(1), x, tmp, n))
 		require.NoError(t, n.Set(1))
 		assert.Equal(t, filled(N, 7), read(t, s, tmp), "stream %d", id)
 	}
@@ -350,26 +351,26 @@ func TestCrossStreamReadsSeePendingWrites(t *testing.T) {
 			check("Copy", c, want)
 
 			cd := newBuffer[float32](t, dev, N)
-			require.NoError(t, vkc.CopyDyn(a, src, cd, nil))
+			require.NoError(t, opCopyDyn(a, src, cd, nil))
 			check("CopyDyn", cd, want)
 
 			y := newBuffer[float32](t, dev, N)
-			require.NoError(t, vkc.Scale(a, 2, src, y))
+			require.NoError(t, opScale(a, 2, src, y))
 			for range 20 {
-				require.NoError(t, vkc.Axpy(a, 1, src, y))
+				require.NoError(t, opAxpy(a, 1, src, y))
 			}
 			check("a chain", y, want*22)
 
 			// A launch reading src, then a host write of src on the same
 			// stream: the launch sees the old values.
 			z := newBuffer[float32](t, dev, N)
-			require.NoError(t, vkc.Scale(a, 1, src, z))
+			require.NoError(t, opScale(a, 1, src, z))
 			require.NoError(t, src.WriteOn(a, make([]float32, N)))
 			check("launch before a host write", z, want)
 
 			out := newBuffer[float32](t, dev, N)
 			require.NoError(t, src.WriteOn(a, xs))
-			g, err := a.Capture(func(s *vkc.Stream) error { return vkc.Scale(s, 3, src, out) })
+			g, err := a.Capture(func(s *vkc.Stream) error { return opScale(s, 3, src, out) })
 			require.NoError(t, err)
 			require.NoError(t, src.WriteOn(a, xs))
 			require.NoError(t, g.Replay())
@@ -394,7 +395,7 @@ func TestDynPrefixTaintsEveryRead(t *testing.T) {
 	const N = 300
 	n := newParam(t, dev, uint32(10))
 	y := newBuffer[float32](t, dev, N)
-	require.NoError(t, vkc.FillDyn(s, y, vkc.Const[float32](1), n))
+	require.NoError(t, opFillDyn(t, s, y, ops.Const(1), n))
 	through := func(op func(d *vkc.Buffer[float32]) error, d *vkc.Buffer[float32]) error {
 		if err := op(d); err != nil {
 			return err
@@ -413,10 +414,10 @@ func TestDynPrefixTaintsEveryRead(t *testing.T) {
 			return through(func(d *vkc.Buffer[float32]) error { return vkc.Copy(other, y, d) }, upload(t, dev, make([]float32, N)))
 		},
 		"Sum": func() error {
-			return through(func(d *vkc.Buffer[float32]) error { return vkc.Sum(s, y, d) }, upload(t, dev, []float32{0}))
+			return through(func(d *vkc.Buffer[float32]) error { return opSum(s, y, d) }, upload(t, dev, []float32{0}))
 		},
 		"Transpose": func() error {
-			return through(func(d *vkc.Buffer[float32]) error { return vkc.Transpose(s, y, d, 10, 30) }, upload(t, dev, make([]float32, N)))
+			return through(func(d *vkc.Buffer[float32]) error { return opTranspose(s, y, d, 10, 30) }, upload(t, dev, make([]float32, N)))
 		},
 	} {
 		err := readFn()
@@ -438,13 +439,13 @@ func TestMatmulSoftmaxDynRowsTaint(t *testing.T) {
 	c := newBuffer[float32](t, dev, R*C)
 	sm := newBuffer[float32](t, dev, R*C)
 	m := newParam(t, dev, uint32(3))
-	require.NoError(t, vkc.MatmulDyn(s, a, b, c, m, C, K))
-	require.NoError(t, vkc.SoftmaxDyn(s, a, sm, m, K))
+	require.NoError(t, opMatmulDyn(s, a, b, c, m, C, K))
+	require.NoError(t, opSoftmaxDyn(s, a, sm, m, K))
 	requireUnwritten(t, s, c, vkc.ErrNeverWritten, "matmul after 3 of %d rows", R)
 	requireUnwritten(t, s, sm, vkc.ErrNeverWritten, "softmax after 3 of %d rows", R)
 	require.NoError(t, m.Set(R))
-	require.NoError(t, vkc.MatmulDyn(s, a, b, c, m, C, K))
-	require.NoError(t, vkc.SoftmaxDyn(s, a, sm, m, K))
+	require.NoError(t, opMatmulDyn(s, a, b, c, m, C, K))
+	require.NoError(t, opSoftmaxDyn(s, a, sm, m, K))
 	assert.Equal(t, filled(R*C, K), read(t, s, c))
 	assert.Equal(t, filled(R*C, 0.25), read(t, s, sm))
 }
@@ -464,10 +465,10 @@ func TestDynamicGraphOverUnwrittenInput(t *testing.T) {
 	z := upload(t, dev, filled(N, 8))
 	n := newParam(t, dev, uint32(L))
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, vkc.Const[float32](2), in, y, n); err != nil {
+		if err := opScaleDyn(s, ops.Const(2), in, y, n); err != nil {
 			return err
 		}
-		return vkc.AddDyn(s, y, x, z, n)
+		return opAddDyn(s, y, x, z, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // view makes b.View(offset, n), closed at cleanup.
@@ -76,7 +77,7 @@ func TestOpsOnViewsMatchAReference(t *testing.T) {
 			xs, ys := ramp(n, 1, 1), ramp(n, 1, 100)
 			bx, by := upload(t, dev, xs), upload(t, dev, ys)
 			x, y := view(t, bx, off, m), view(t, by, n-off-m, m)
-			require.NoError(t, vkc.Axpy(s, 2, x, y))
+			require.NoError(t, opAxpy(s, 2, x, y))
 			for i := range m {
 				ys[n-off-m+i] += 2 * xs[off+i]
 			}
@@ -98,7 +99,7 @@ func TestOpsOnViewsMatchAReference(t *testing.T) {
 			copy(xs[off:off+m], ys[n-off-m:])
 			require.Equal(t, xs, readAll(t, bx), "Copy between views (%d, %d)", off, m)
 			sum := upload(t, dev, []float32{0})
-			require.NoError(t, vkc.Sum(s, x, sum))
+			require.NoError(t, opSum(s, x, sum))
 			var want float64
 			for _, v := range xs[off : off+m] {
 				want += float64(v)
@@ -131,7 +132,7 @@ func TestNarrowViewsTouchOnlyTheirBytes(t *testing.T) {
 	}
 	h := upload(t, dev, hs)
 	src := upload(t, dev, []float32{-1.5, 2.25, 7})
-	require.NoError(t, vkc.Convert(s, src, view(t, h, 3, 3)))
+	require.NoError(t, opConvert(s, src, view(t, h, 3, 3)))
 	for i, v := range []float32{-1.5, 2.25, 7} {
 		hs[3+i] = vkc.Float16From(v)
 	}
@@ -205,26 +206,26 @@ func TestOverlappingViewsRefusedWhereTheOpCannotHonourThem(t *testing.T) {
 	xs := ramp(16, 1, 0)
 	b := upload(t, dev, xs)
 	lo, hi, mid := view(t, b, 0, 8), view(t, b, 8, 8), view(t, b, 4, 8)
-	require.ErrorIs(t, vkc.Add(s, lo, hi, mid), vkc.ErrOverlap, "the output overlaps both inputs in part")
-	require.ErrorIs(t, vkc.Axpy(s, 1, lo, mid), vkc.ErrOverlap, "y overlaps x in part")
+	require.ErrorIs(t, opAdd(s, lo, hi, mid), vkc.ErrOverlap, "the output overlaps both inputs in part")
+	require.ErrorIs(t, opAxpy(s, 1, lo, mid), vkc.ErrOverlap, "y overlaps x in part")
 	require.ErrorIs(t, vkc.Copy(s, lo, mid), vkc.ErrOverlap, "a copy between overlapping ranges")
-	require.ErrorIs(t, vkc.Convert(s, lo, mid), vkc.ErrOverlap, "a conversion between overlapping ranges")
+	require.ErrorIs(t, opConvert(s, lo, mid), vkc.ErrOverlap, "a conversion between overlapping ranges")
 	for _, n := range []int{16, 9} { // one pass and several: the rule does not depend on the length
 		long := upload(t, dev, ramp(1<<n, 0, 1))
-		require.ErrorIs(t, vkc.Sum(s, long, view(t, long, 3, 1)), vkc.ErrOverlap, "Sum into an element of its input (%d elements)", 1<<n)
-		require.ErrorIs(t, vkc.Dot(s, long, long, view(t, long, 0, 1)), vkc.ErrOverlap, "Dot into an element of an input")
+		require.ErrorIs(t, opSum(s, long, view(t, long, 3, 1)), vkc.ErrOverlap, "Sum into an element of its input (%d elements)", 1<<n)
+		require.ErrorIs(t, opSum(s, long, view(t, long, 0, 1)), vkc.ErrOverlap, "Sum into the first element of its input (%d elements)", 1<<n)
 	}
 	one := view(t, b, 5, 1)
-	require.NoError(t, vkc.Sum(s, one, one), "a one-element sum into itself")
+	require.ErrorIs(t, opSum(s, one, one), vkc.ErrOverlap, "a one-element sum into itself")
 	require.Equal(t, xs, readAll(t, b), "refused ops change nothing")
 	out := upload(t, dev, filled(8, 0))
-	require.NoError(t, vkc.Add(s, lo, mid, out), "inputs may overlap each other")
+	require.NoError(t, opAdd(s, lo, mid, out), "inputs may overlap each other")
 	sums := make([]float32, 8)
 	for i := range sums {
 		sums[i] = xs[i] + xs[4+i]
 	}
 	require.Equal(t, sums, readAll(t, out))
-	require.NoError(t, vkc.Axpy(s, 1, lo, lo), "in place on the same range")
+	require.NoError(t, opAxpy(s, 1, lo, lo), "in place on the same range")
 	want := slices.Clone(xs)
 	for i := range 8 {
 		want[i] = 2 * xs[i]
@@ -237,6 +238,8 @@ func TestOverlappingViewsRefusedWhereTheOpCannotHonourThem(t *testing.T) {
 func TestViewsKeepTheirBufferMemory(t *testing.T) {
 	dev := openDevice(t)
 	s := dev.Stream()
+	src := upload(t, dev, ramp(4, 1, 5))
+	warmOps(t, dev)
 	before := dev.MemoryStats().Used
 	b, err := vkc.FromSlice(dev, ramp(1024, 1, 0))
 	require.NoError(t, err)
@@ -252,7 +255,7 @@ func TestViewsKeepTheirBufferMemory(t *testing.T) {
 	_, err = b.Read(testCtx(t))
 	require.ErrorIs(t, err, vkc.ErrClosed)
 	require.Equal(t, used, dev.MemoryStats().Used, "open views hold the memory")
-	require.NoError(t, vkc.Scale(s, 2, w, w))
+	require.NoError(t, opScale(s, 2, src, w))
 	require.Equal(t, []float32{3, 4, 10, 12, 14, 16, 9, 10, 11, 12}, readAll(t, v))
 	require.NoError(t, v.Close())
 	require.Equal(t, used, dev.MemoryStats().Used)
@@ -274,13 +277,13 @@ func TestDynamicOpsOnViews(t *testing.T) {
 	x, y := view(t, bx, 16, 20), view(t, by, 32, 20) // aligned on lavapipe
 	n := newParam(t, dev, uint32(5))
 	a := newParam(t, dev, float32(3))
-	require.NoError(t, vkc.AxpyDyn(s, a, x, y, n))
+	require.NoError(t, opAxpyDyn(s, ops.ParamOf(a), x, y, n))
 	for i := range 5 {
 		ys[32+i] += 3 * xs[16+i]
 	}
 	require.Equal(t, ys, readAll(t, by), "AxpyDyn of 5 on aligned views")
 
-	g, err := s.Capture(func(s *vkc.Stream) error { return vkc.ScaleDyn(s, a, x, y, n) })
+	g, err := s.Capture(func(s *vkc.Stream) error { return opScaleDyn(s, ops.ParamOf(a), x, y, n) })
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, n.Set(7))
@@ -291,11 +294,11 @@ func TestDynamicOpsOnViews(t *testing.T) {
 	require.Equal(t, ys, readAll(t, by), "a replayed ScaleDyn on views, its length set after capture")
 
 	odd := view(t, by, 33, 20)
-	err = vkc.AxpyDyn(s, a, x, odd, n)
+	err = opAxpyDyn(s, ops.ParamOf(a), x, odd, n)
 	require.ErrorIs(t, err, vkc.ErrUnsupported)
 	require.ErrorContains(t, err, "length param")
 	require.Equal(t, ys, readAll(t, by), "the refused launch changed nothing")
-	require.NoError(t, vkc.AxpyDyn(s, a, x, odd, nil), "no length param: the view goes through a copy")
+	require.NoError(t, opAxpyDyn(s, ops.ParamOf(a), x, odd, nil), "no length param: the view goes through a copy")
 	for i := range 20 {
 		ys[33+i] += 3 * xs[16+i]
 	}
@@ -320,7 +323,7 @@ func TestViewsRaceClose(t *testing.T) {
 			go func() {
 				s := dev.StreamWithID(uint64(i))
 				for range 10 {
-					err := vkc.Scale(s, 2, v, v)
+					err := opScale(s, 2, views[(i+1)%len(views)], v)
 					if err == nil {
 						_, err = v.ReadOn(testCtx(t), s)
 					}

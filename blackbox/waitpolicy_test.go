@@ -27,7 +27,7 @@ func TestEveryWaitPolicyComputesTheSame(t *testing.T) {
 			}
 			x, y := upload(t, dev, xs), upload(t, dev, ys)
 			for range 5 { // five launches, each a wait under eager use
-				require.NoError(t, vkc.Axpy(dev.Stream(), 2, x, y))
+				require.NoError(t, opAxpy(dev.Stream(), 2, x, y))
 				require.NoError(t, dev.Stream().Sync(testCtx(t)))
 			}
 			got, err := y.Read(testCtx(t))
@@ -53,7 +53,7 @@ func TestWaitPolicyVariableSpellingAndPrecedence(t *testing.T) {
 	t.Setenv("VKC_WAIT_POLICY", "  Block\t")
 	dev := openDevice(t)
 	x := upload(t, dev, filled(64, 2))
-	require.NoError(t, vkc.Scale(dev.Stream(), 3, x, x))
+	require.NoError(t, opScale(dev.Stream(), 3, x, x))
 	require.Equal(t, filled(64, 6), read(t, dev.Stream(), x))
 
 	t.Setenv("VKC_WAIT_POLICY", "busy")
@@ -61,6 +61,6 @@ func TestWaitPolicyVariableSpellingAndPrecedence(t *testing.T) {
 	require.ErrorIs(t, err, vkc.ErrWaitPolicy, "an invalid value alone")
 	dev = openDevice(t, vkc.WithWaitPolicy(vkc.WaitYield))
 	y := upload(t, dev, filled(64, 2))
-	require.NoError(t, vkc.Scale(dev.Stream(), 3, y, y))
+	require.NoError(t, opScale(dev.Stream(), 3, y, y))
 	require.Equal(t, filled(64, 6), read(t, dev.Stream(), y), "the option wins")
 }

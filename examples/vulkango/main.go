@@ -32,6 +32,7 @@ import (
 	"slices"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -146,7 +147,7 @@ func share(r *renderer, dev *vkc.Device) ([]float32, error) {
 	}
 	defer y.Close()
 	s := dev.Stream()
-	if err := vkc.Axpy(s, a, x, y); err != nil {
+	if err := ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y)); err != nil {
 		return nil, err
 	}
 
@@ -189,7 +190,7 @@ func share(r *renderer, dev *vkc.Device) ([]float32, error) {
 		return nil, err
 	}
 	// vkc's next write of y waits for the program's copy.
-	if err := vkc.Axpy(s, a, x, y); err != nil {
+	if err := ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y)); err != nil {
 		return nil, err
 	}
 	if err := r.wait(fence); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/internal/gcpressure"
+	"github.com/vkcompute/vkc/ops"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -56,10 +57,10 @@ func TestAnExportedEventSignalsThePointsWorkToTheProgram(t *testing.T) {
 	require.NoError(t, err)
 	later, err := vkc.NewBuffer[float32](dev, len(xs))
 	require.NoError(t, err)
-	require.NoError(t, vkc.Axpy(s, a, x, y))
+	require.NoError(t, ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y)))
 	ev, err := s.Record()
 	require.NoError(t, err)
-	require.NoError(t, vkc.Scale(s, 2, x, later))
+	require.NoError(t, ops.Scale(s, ops.Const(2), ops.Of(x), ops.Of(later)))
 
 	computed := newSemaphoreFor(t, r)
 	fence := newFenceFor(t, r)
@@ -123,7 +124,7 @@ func TestAnImportedEventIsThePointAfterTheProgramsWork(t *testing.T) {
 	defer ev.Close()
 	require.NoError(t, consumer.Wait(ev))
 	require.NoError(t, x.WrittenOutside(consumer, 0)) // ordered by the wait above
-	require.NoError(t, vkc.Scale(consumer, 3, x, y))
+	require.NoError(t, ops.Scale(consumer, ops.Const(3), ops.Of(x), ops.Of(y)))
 	scaledEv, err := consumer.Record()
 	require.NoError(t, err)
 	require.NoError(t, vulkango.SignalEvent(scaledEv, scaled, vk.NullFence))
@@ -185,10 +186,10 @@ func TestExchangedEventsRefuseWhatHasNoPoint(t *testing.T) {
 	y, err := vkc.NewBuffer[float32](dev, len(xs))
 	require.NoError(t, err)
 	require.NoError(t, s.PrepareCapture())
-	require.NoError(t, vkc.Scale(s, 2, x, y)) // the warmup
+	require.NoError(t, ops.Scale(s, ops.Const(2), ops.Of(x), ops.Of(y))) // the warmup
 	require.NoError(t, s.Sync(context.Background()))
 	require.NoError(t, s.BeginCapture())
-	require.NoError(t, vkc.Scale(s, 2, x, y))
+	require.NoError(t, ops.Scale(s, ops.Const(2), ops.Of(x), ops.Of(y)))
 	wev, err := s.Record()
 	require.NoError(t, err)
 	assert.ErrorIs(t, vulkango.SignalEvent(wev, sem, vk.NullFence), vkc.ErrEventInCapture)
@@ -203,7 +204,7 @@ func TestExchangedEventsRefuseWhatHasNoPoint(t *testing.T) {
 	require.NoError(t, r.submitSync(vk.NullSemaphore, sem, signalled))
 	require.NoError(t, r.wait(signalled))
 	require.NoError(t, s.PrepareCapture())
-	require.NoError(t, vkc.Scale(s, 2, x, y))
+	require.NoError(t, ops.Scale(s, ops.Const(2), ops.Of(x), ops.Of(y)))
 	require.NoError(t, s.Sync(context.Background()))
 	require.NoError(t, s.BeginCapture())
 	_, err = vulkango.ImportEvent(s, sem)
@@ -241,7 +242,7 @@ func TestCloseWhileTheProgramWaitsOnAnExportedEvent(t *testing.T) {
 	require.NoError(t, err)
 	y, err := vkc.FromSlice(dev, ys)
 	require.NoError(t, err)
-	require.NoError(t, vkc.Axpy(s, a, x, y))
+	require.NoError(t, ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y)))
 	ev, err := s.Record()
 	require.NoError(t, err)
 	src, err := vulkango.BufferOf(y)
@@ -318,7 +319,7 @@ func TestEventExchangesRaceClose(t *testing.T) {
 			s := streams[i]
 			for k := range rounds {
 				j := i*rounds + k
-				err := vkc.Axpy(s, a, x, y)
+				err := ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y))
 				if k == 0 {
 					started.Done()
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -53,7 +54,7 @@ func TestAQueueGivenToVkcAlone(t *testing.T) {
 					errs[i] = err
 					return
 				}
-				if err := vkc.Axpy(s, a, x, y); err != nil {
+				if err := ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y)); err != nil {
 					errs[i] = err
 					return
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -124,7 +125,7 @@ func TestCloseWhileTheProgramWaitsOnVkcsSemaphore(t *testing.T) {
 	require.NoError(t, err)
 	y, err := vkc.FromSlice(dev, ys)
 	require.NoError(t, err)
-	require.NoError(t, vkc.Axpy(s, a, x, y))
+	require.NoError(t, ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y)))
 	computed, err := r.newSemaphore()
 	require.NoError(t, err)
 	defer vk.DestroySemaphore(r.device, computed, nil)

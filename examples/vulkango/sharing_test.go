@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/internal/gcpressure"
+	"github.com/vkcompute/vkc/ops"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -195,7 +196,7 @@ func TestWaitOutsideOrdersTheStreamAfterTheProgram(t *testing.T) {
 	fillOutside(t, r, vb, 0x40000000, filled) // 2.0f
 	require.NoError(t, vulkango.WaitOutside(s, filled))
 	require.NoError(t, x.WrittenOutside(s, 0)) // ordered by the wait above
-	require.NoError(t, vkc.Scale(s, 3, x, y))
+	require.NoError(t, ops.Scale(s, ops.Const(3), ops.Of(x), ops.Of(y)))
 	got, err := y.ReadOn(context.Background(), s)
 	require.NoError(t, err)
 	for i, v := range got {
@@ -214,7 +215,7 @@ func TestSignalOutsideSignalsTheProgramsFence(t *testing.T) {
 	require.NoError(t, err)
 	y, err := vkc.FromSlice(dev, ys)
 	require.NoError(t, err)
-	require.NoError(t, vkc.Axpy(s, a, x, y))
+	require.NoError(t, ops.Axpy(s, ops.Const(float64(a)), ops.Of(x), ops.Of(y)))
 	fence, err := r.newFence()
 	require.NoError(t, err)
 	t.Cleanup(func() { vk.DestroyFence(r.device, fence, nil) })
@@ -264,10 +265,10 @@ func TestADeclaredFeatureIsCountedOn(t *testing.T) {
 	assert.Equal(t, halves, got)
 	sum, err := vkc.NewBuffer[vkc.Float16](dev, len(want))
 	require.NoError(t, err)
-	require.NoError(t, vkc.AddOf(dev.Stream(), h, h, sum))
+	require.NoError(t, ops.Add(dev.Stream(), ops.Of(h), ops.Of(h), ops.Of(sum)))
 	f, err := vkc.NewBuffer[float32](dev, len(want))
 	require.NoError(t, err)
-	require.NoError(t, vkc.Convert(dev.Stream(), sum, f))
+	require.NoError(t, ops.Convert(dev.Stream(), ops.Of(sum), ops.Of(f)))
 	wide, err := f.Read(context.Background())
 	require.NoError(t, err)
 	for i, v := range want {

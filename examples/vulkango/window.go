@@ -11,6 +11,7 @@ import (
 	"github.com/go-gl/glfw/v3.3/glfw"
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/internal/glfwvk"
+	"github.com/vkcompute/vkc/ops"
 	"github.com/vkcompute/vkc/vulkango"
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -222,11 +223,11 @@ func colourStrip(dev *vkc.Device, width, height int) (*vkc.Buffer[uint32], []uin
 		return nil, nil, err
 	}
 	s := dev.Stream()
-	if err := vkc.Axpy(s, slope, x, y); err != nil {
+	if err := ops.Axpy(s, ops.Const(float64(slope)), ops.Of(x), ops.Of(y)); err != nil {
 		texels.Close()
 		return nil, nil, err
 	}
-	if err := vkc.Convert(s, y, texels); err != nil {
+	if err := ops.Convert(s, ops.Of(y), ops.Of(texels)); err != nil {
 		texels.Close()
 		return nil, nil, err
 	}
