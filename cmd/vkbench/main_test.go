@@ -54,7 +54,8 @@ func TestSuitesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		names := []string{"eager", "eager-batched", "replay", "raw", "raw-batched",
 			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
-			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture"}
+			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture",
+			"ops-replay", "ops-replay-dynamic"}
 		dev, err := vkc.Open()
 		require.NoError(t, err)
 		info := dev.Info()
