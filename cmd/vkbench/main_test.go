@@ -181,6 +181,8 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-replay-bound-wide", Params: k, Value: 500},
 		{Suite: "dispatch", Name: "record", Params: k, Value: 250},
 		{Suite: "dispatch", Name: "replay-dynamic", Params: k, Value: 1100},
+		{Suite: "dispatch", Name: "ops-replay", Params: k, Value: 1500},
+		{Suite: "dispatch", Name: "ops-replay-dynamic", Params: k, Value: 1700},
 		{Suite: "dispatch", Name: "recapture", Params: k, Value: 5000},
 		{Suite: "dispatch", Name: "replay", Params: k1, Value: 30000},
 		{Suite: "dispatch", Name: "c-replay", Params: k1, Value: 20000},
@@ -225,6 +227,7 @@ func TestComputeRatios(t *testing.T) {
 		got[figureKey(r.Suite, r.Name, r.Params)] = r
 		switch {
 		case r.Name == "replay-dynamic/replay": // vkc's dynamic graph against its own static replay
+		case strings.HasPrefix(r.Name, "ops-"): // the op library's chains against the kernels'
 		case strings.Contains(r.Name, "/floor-"): // the external reference, where its figure is there
 			assert.Equal(t, "replay/floor-replay", r.Name, "only the floor figure the run has")
 		default:
@@ -244,6 +247,8 @@ func TestComputeRatios(t *testing.T) {
 		{"raw/c-replay", "dispatch", k, "raw", "c-replay", 1.1},
 		{"record/c-record", "dispatch", k, "record", "c-record", 1.5},
 		{"replay-dynamic/replay", "dispatch", k, "replay-dynamic", "replay", 1.2},
+		{"ops-replay/replay", "dispatch", k, "ops-replay", "replay", 0},
+		{"ops-replay-dynamic/replay-dynamic", "dispatch", k, "ops-replay-dynamic", "replay-dynamic", 0},
 		{"replay/floor-replay", "dispatch", k, "replay", "floor-replay", 0.8},
 		{"replay/c-replay", "dispatch", k1, "replay", "c-replay", 1.15},
 		{"eager-batched/c-batched-bound", "dispatch", k, "eager-batched", "c-batched-bound", 0},
@@ -462,11 +467,12 @@ func TestBinaryEndToEnd(t *testing.T) {
 		assert.NotEmpty(t, rep.Ratios)
 		ratioSuites := map[string]bool{}
 		for _, r := range rep.Ratios {
-			// vkc's dynamic graph against its own static replay, and the
+			// vkc's dynamic graph against its own static replay, the op
+			// library's chains against the kernels', and the
 			// kernels suite's targets and WGSL-over-GLSL ratios, and the
 			// decode suite's replay over eager, compare vkc with itself or
 			// a number; every other with the C baseline.
-			if r.Name != "replay-dynamic/replay" && r.Suite != "kernels" && r.Suite != "decode" {
+			if r.Name != "replay-dynamic/replay" && !strings.HasPrefix(r.Name, "ops-") && r.Suite != "kernels" && r.Suite != "decode" {
 				assert.Contains(t, r.Name, "c-", "every other ratio compares with the C baseline")
 			}
 			assert.Positive(t, r.Value, r.Name)
