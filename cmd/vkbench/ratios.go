@@ -235,7 +235,7 @@ var ratioNotes = []struct {
 		fmt.Sprintf("transfer: compared with the C baseline's memcpy from %s up (smaller copies run from cache); c-memcpy/x <= 1.25 is x at >= 80%% of memcpy, c-memcpy/copy <= 1.176 is copy at >= 85%%", formatBytes(transferRatioMinBytes)),
 	}},
 	{topicSum, []string{
-		"transfer: sum is vkc.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy",
+		"transfer: sum is ops.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy",
 	}},
 	{topicCompile, []string{
 		"kernels: compile-cold is wgsl.Compile of a tiled matmul whose source the cache has not seen (the translator and the SPIR-V repairs), compile-cached the same call again; compile-x/T is the figure over its target T",

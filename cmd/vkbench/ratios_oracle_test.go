@@ -153,7 +153,7 @@ func computeRatiosBefore(figs []Figure) ([]Ratio, []string) {
 		notes = append(notes, fmt.Sprintf("transfer: compared with the C baseline's memcpy from %s up (smaller copies run from cache); c-memcpy/x <= 1.25 is x at >= 80%% of memcpy, c-memcpy/copy <= 1.176 is copy at >= 85%%", formatBytes(transferRatioMinBytes)))
 	}
 	if summed {
-		notes = append(notes, "transfer: sum is vkc.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy")
+		notes = append(notes, "transfer: sum is ops.Sum over a float32 buffer of the size, in bytes read per second; c-memcpy/sum <= 1.25 is Sum reading at >= 80% of the C baseline's memcpy")
 	}
 	return ratios, notes
 }
