@@ -399,12 +399,16 @@ func (g *Graph) Replay() (err error) {
 
 // settleLedger marks what an enqueued replay writes. When no input holds
 // unwritten bytes and every step covers whole claims (the common case, one
-// ledger lookup) every output is written. Otherwise it does to the ledger
-// what the launches done one by one would have, step by step: a step that
-// reads a tainted byte passes that failure to what it writes, one that
-// reads none marks what it writes as written — for a step whose extent a
-// device length decides, the prefix that length covers now, so a later
-// step that reads past it still sees the bytes no work wrote.
+// ledger lookup) every output is written. When some step's extent a device
+// length decides but no byte the graph touches is unwritten (the common
+// case of a dynamic graph, one lookup too) nothing changes: every step
+// reads written bytes and writes bytes already written. Otherwise it does
+// to the ledger what the launches done one by one would have, step by
+// step: a step that reads a tainted byte passes that failure to what it
+// writes, one that reads none marks what it writes as written — for a
+// step whose extent a device length decides, the prefix that length
+// covers now, so a later step that reads past it still sees the bytes no
+// work wrote.
 func (g *Graph) settleLedger() {
 	l := g.r.ledger
 	if !g.dynamic {
@@ -412,6 +416,8 @@ func (g *Graph) settleLedger() {
 			l.Written(g.writes)
 			return
 		}
+	} else if _, tainted := l.Failure(g.touched); !tainted {
+		return
 	}
 	for _, st := range g.steps {
 		id, failed := l.Failure(g.uses(st.Reads, st.ReadExtents))

@@ -274,6 +274,12 @@ func FuzzReplayMatchesEager(f *testing.F) {
 		{5, n, 0, 0, 3, 7, 2, 2, 2, 1, 0, 3, 0, 0, 3, 0, 1, 3, 0},
 		// the written prefix of a fresh buffer read by a dynamic op over the same length.
 		{n, 0, 0, 0, 5, 5, 5, 5, 2, 0, 0, 1, 0, 0, 1, 1, 2, 0, 0},
+		// every buffer written whole, the lengths 4 then 8: the replay
+		// touches no unwritten byte (the ledger is clean).
+		{n, n, n, n, 3, 7, 2, 2, 2, 0, 0, 1, 0, 0, 1, 1, 2, 0, 0, 3, 0, 1, 3, 1},
+		// the same with b3 never written and never touched: the ledger
+		// holds unwritten bytes, none of them the replay's.
+		{n, n, n, 0, 3, 7, 2, 2, 1, 0, 0, 1, 0, 0, 1, 1, 2, 0, 0},
 	} {
 		f.Add(seed)
 	}

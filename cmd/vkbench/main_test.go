@@ -54,7 +54,8 @@ func TestSuitesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		names := []string{"eager", "eager-batched", "replay", "raw", "raw-batched",
 			"c-eager", "c-batched", "c-record", "c-replay", "c-batched-bound", "c-record-bound", "c-replay-bound",
-			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture"}
+			"c-replay-empty", "c-replay-bound-vec4", "record", "replay-dynamic", "recapture",
+			"ops-replay", "ops-replay-dynamic"}
 		dev, err := vkc.Open()
 		require.NoError(t, err)
 		info := dev.Info()
@@ -180,6 +181,8 @@ func TestComputeRatios(t *testing.T) {
 		{Suite: "dispatch", Name: "c-replay-bound-wide", Params: k, Value: 500},
 		{Suite: "dispatch", Name: "record", Params: k, Value: 250},
 		{Suite: "dispatch", Name: "replay-dynamic", Params: k, Value: 1100},
+		{Suite: "dispatch", Name: "ops-replay", Params: k, Value: 1500},
+		{Suite: "dispatch", Name: "ops-replay-dynamic", Params: k, Value: 1700},
 		{Suite: "dispatch", Name: "recapture", Params: k, Value: 5000},
 		{Suite: "dispatch", Name: "replay", Params: k1, Value: 30000},
 		{Suite: "dispatch", Name: "c-replay", Params: k1, Value: 20000},
@@ -224,6 +227,7 @@ func TestComputeRatios(t *testing.T) {
 		got[figureKey(r.Suite, r.Name, r.Params)] = r
 		switch {
 		case r.Name == "replay-dynamic/replay": // vkc's dynamic graph against its own static replay
+		case strings.HasPrefix(r.Name, "ops-"): // the op library's chains against the kernels'
 		case strings.Contains(r.Name, "/floor-"): // the external reference, where its figure is there
 			assert.Equal(t, "replay/floor-replay", r.Name, "only the floor figure the run has")
 		default:
@@ -243,6 +247,8 @@ func TestComputeRatios(t *testing.T) {
 		{"raw/c-replay", "dispatch", k, "raw", "c-replay", 1.1},
 		{"record/c-record", "dispatch", k, "record", "c-record", 1.5},
 		{"replay-dynamic/replay", "dispatch", k, "replay-dynamic", "replay", 1.2},
+		{"ops-replay/replay", "dispatch", k, "ops-replay", "replay", 0},
+		{"ops-replay-dynamic/replay-dynamic", "dispatch", k, "ops-replay-dynamic", "replay-dynamic", 0},
 		{"replay/floor-replay", "dispatch", k, "replay", "floor-replay", 0.8},
 		{"replay/c-replay", "dispatch", k1, "replay", "c-replay", 1.15},
 		{"eager-batched/c-batched-bound", "dispatch", k, "eager-batched", "c-batched-bound", 0},
@@ -461,13 +467,14 @@ func TestBinaryEndToEnd(t *testing.T) {
 		assert.NotEmpty(t, rep.Ratios)
 		ratioSuites := map[string]bool{}
 		for _, r := range rep.Ratios {
-			// vkc's dynamic graph against its own static replay, and the
+			// vkc's dynamic graph against its own static replay, the op
+			// library's chains against the kernels', and the
 			// kernels suite's targets and WGSL-over-GLSL ratios, and the
 			// decode suite's replay over eager, compare vkc with itself or
-			// a number, and the matmul targets (full sizes only) a shape
-			// with a figure read elsewhere; every other with the C
-			// baseline.
-			if r.Name != "replay-dynamic/replay" && r.Suite != "kernels" && r.Suite != "decode" && !strings.Contains(r.Name, "[") {
+			// a number, the ops rows with vkc's own kernels, and the matmul
+			// targets (full sizes only) a shape with a figure read
+			// elsewhere; every other with the C baseline.
+			if r.Name != "replay-dynamic/replay" && !strings.HasPrefix(r.Name, "ops-") && r.Suite != "kernels" && r.Suite != "decode" && !strings.Contains(r.Name, "[") {
 				assert.Contains(t, r.Name, "c-", "every other ratio compares with the C baseline")
 			}
 			assert.Positive(t, r.Value, r.Name)

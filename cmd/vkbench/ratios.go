@@ -213,6 +213,10 @@ var ratioDefs = []ratioDef{
 	{Suite: "dispatch", Trigger: "c-replay", Numerator: "raw", Denominator: "c-replay", Limit: atEveryK(1.1), Topic: topicDispatch},
 	{Suite: "dispatch", Trigger: "c-replay", Numerator: "record", Denominator: "c-record", Limit: atEveryK(1.5), Min: dispatchRecordMin, Topic: topicDispatch},
 	{Suite: "dispatch", Trigger: "c-replay", Numerator: "replay-dynamic", Denominator: "replay", Limit: atEveryK(1.2), Topic: topicDispatch},
+	// The same captured chains through ops.Axpy: what the op library adds
+	// to the launch of its kernel.
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "ops-replay", Denominator: "replay", Limit: informational, Topic: topicDispatch},
+	{Suite: "dispatch", Trigger: "c-replay", Numerator: "ops-replay-dynamic", Denominator: "replay-dynamic", Limit: informational, Topic: topicDispatch},
 
 	// Against the C baseline that binds and pushes once per command
 	// buffer: the best plain C. vkc records the same commands (it skips
@@ -287,7 +291,7 @@ var ratioNotes = []struct {
 }{
 	{topicDispatch, []string{
 		"dispatch: x/c-y is vkc's time per launch over the C baseline's for the same chain (eager: a submit per launch; batched: one submit per chain; replay: a command buffer recorded once; record: recording alone), where C binds the pipeline and set and pushes the constants before every launch; the K=1000 limits are the project's targets",
-		"dispatch: replay-dynamic replays a chain whose length param changes before every replay; recapture captures the chain again each time (what changing a static graph costs): the gap between the two is what a Param saves",
+		"dispatch: replay-dynamic replays a chain whose length param changes before every replay; recapture captures the chain again each time (what changing a static graph costs): the gap between the two is what a Param saves; ops-replay and ops-replay-dynamic are replay and replay-dynamic through ops.Axpy, so ops-x/x is what the op library adds to a launch; informational, no limit (INFO)",
 		fmt.Sprintf("dispatch: record/c-record from K=%d: below, the window's fixed cost (open, command buffer, close) outweighs the launches", recordRatioMinK),
 	}},
 	{topicBound, []string{

@@ -76,6 +76,10 @@ func computeRatiosBefore(figs []Figure) ([]Ratio, []string) {
 				dispatched = add("dispatch", "record/c-record", p, "record", "c-record", 1.5) || dispatched
 			}
 			dispatched = add("dispatch", "replay-dynamic/replay", p, "replay-dynamic", "replay", 1.2) || dispatched
+			// The same captured chains through ops.Axpy: what the op
+			// library adds to the launch of its kernel.
+			dispatched = addInfo("dispatch", "ops-replay/replay", p, "ops-replay", "replay") || dispatched
+			dispatched = addInfo("dispatch", "ops-replay-dynamic/replay-dynamic", p, "ops-replay-dynamic", "replay-dynamic") || dispatched
 		case f.Suite == "dispatch" && f.Name == "c-replay-bound":
 			// Against the C baseline that binds and pushes once per command
 			// buffer: the best plain C. vkc records the same commands (it
@@ -137,7 +141,7 @@ func computeRatiosBefore(figs []Figure) ([]Ratio, []string) {
 	}
 	if dispatched {
 		notes = append(notes, "dispatch: x/c-y is vkc's time per launch over the C baseline's for the same chain (eager: a submit per launch; batched: one submit per chain; replay: a command buffer recorded once; record: recording alone), where C binds the pipeline and set and pushes the constants before every launch; the K=1000 limits are the project's targets")
-		notes = append(notes, "dispatch: replay-dynamic replays a chain whose length param changes before every replay; recapture captures the chain again each time (what changing a static graph costs): the gap between the two is what a Param saves")
+		notes = append(notes, "dispatch: replay-dynamic replays a chain whose length param changes before every replay; recapture captures the chain again each time (what changing a static graph costs): the gap between the two is what a Param saves; ops-replay and ops-replay-dynamic are replay and replay-dynamic through ops.Axpy, so ops-x/x is what the op library adds to a launch; informational, no limit (INFO)")
 		notes = append(notes, fmt.Sprintf("dispatch: record/c-record from K=%d: below, the window's fixed cost (open, command buffer, close) outweighs the launches", recordRatioMinK))
 	}
 	if bound {

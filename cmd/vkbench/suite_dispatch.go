@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // dispatchN is the vector length of every dispatch figure: one workgroup,
@@ -96,8 +97,7 @@ func (w chainWay) spec(k int, xs []float32) measureSpec {
 // where vkc launches it, nil elsewhere: on a CPU driver with shaderInt64,
 // the rule vkc's element-wise ops follow (see shaders.Wide).
 func wideChainFor(dev *vkc.Device, base *cbase.Device, xs []float32, k int) (*cbase.Chain, error) {
-	info := dev.Info()
-	if info.Type != vkc.TypeCPU || !info.Features.Has(vkc.FeatureInt64) {
+	if !wideAxpy(dev) {
 		return nil, nil
 	}
 	ch, err := base.NewWideChain(xs, k)
@@ -107,9 +107,13 @@ func wideChainFor(dev *vkc.Device, base *cbase.Device, xs []float32, k int) (*cb
 	return ch, err
 }
 
-// runDispatch measures a chain of K dependent axpy launches on vkc (one
-// submit per launch, batched, recorded alone, captured and replayed,
-// replayed with a changing length, re-captured), two ways on the raw vk/
+// runDispatch measures a chain of K dependent axpy launches on vkc, each
+// a Launch of the catalogue's axpy module through the public kernel API
+// (one submit per launch, batched, recorded alone, captured and replayed,
+// replayed with a changing length — a LaunchIndirect of the same module
+// reading its length from a param —, re-captured), the same captured
+// chains through ops.Axpy (ops-replay, ops-replay-dynamic: what the op
+// library adds to a launch), two ways on the raw vk/
 // path (replay, re-recorded batch) and eight in the C baseline: eager, then
 // batched, the recording alone and replay each twice, binding the pipeline
 // and set and pushing the constants before every launch (c-batched,
@@ -141,6 +145,15 @@ func runDispatch(cfg settings) (*suiteResult, error) {
 		return nil, err
 	}
 	defer y.Close()
+	ks, err := loadAxpyKernels(dev)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := ks.Close(); err != nil {
+			res.fail(err)
+		}
+	}()
 
 	raw, err := openRaw(cfg)
 	if err != nil {
@@ -164,7 +177,7 @@ func runDispatch(cfg settings) (*suiteResult, error) {
 	}()
 
 	for _, k := range dispatchKs(cfg.quick) {
-		if err := dispatchK(cfg, dev, x, y, xs, raw, base, k, env, res); err != nil {
+		if err := dispatchK(cfg, dev, ks, x, y, xs, raw, base, k, env, res); err != nil {
 			return nil, err
 		}
 	}
@@ -184,9 +197,9 @@ func runDispatch(cfg settings) (*suiteResult, error) {
 
 // dispatchK measures every way of running the K-chain. Result mismatches
 // are failures in res; an error means a way could not even be set up.
-func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []float32, raw *rawDevice, base *cbase.Device,
+func dispatchK(cfg settings, dev *vkc.Device, ks *axpyKernels, x, y *vkc.Buffer[float32], xs []float32, raw *rawDevice, base *cbase.Device,
 	k int, env map[string]string, res *suiteResult) error {
-	c := &kChain{s: dev.Stream(), ctx: context.Background(), x: x, y: y, k: k, zeros: make([]float32, dispatchN)}
+	c := &kChain{s: dev.Stream(), ctx: context.Background(), ks: ks, x: x, y: y, k: k, zeros: make([]float32, dispatchN)}
 	defer c.close()
 	if err := c.capture(dev, res); err != nil {
 		return err
@@ -220,24 +233,26 @@ func dispatchK(cfg settings, dev *vkc.Device, x, y *vkc.Buffer[float32], xs []fl
 }
 
 // kChain is the K-chain of dependent axpy launches (y += x, K times) and
-// everything that runs it: vkc's static and dynamic graphs, the raw path
-// and the C baseline's chains. What it made is closed by close, in the
-// reverse of the order it was made in.
+// everything that runs it: vkc's static and dynamic graphs of the axpy
+// kernels and of ops.Axpy, the raw path and the C baseline's chains. What
+// it made is closed by close, in the reverse of the order it was made in.
 type kChain struct {
 	s     *vkc.Stream
 	ctx   context.Context
+	ks    *axpyKernels
 	x, y  *vkc.Buffer[float32]
 	k     int
 	zeros []float32
 
-	g, dyn     *vkc.Graph         // the chain captured; the chain of AxpyDyn sized by n
-	n          *vkc.Param[uint32] // the dynamic chain's length
-	rawChain   *rawAxpy
-	cChain     *cbase.Chain // the C baseline's scalar chain
-	emptyChain *cbase.Chain // the same with an empty kernel
-	vec4Chain  *cbase.Chain // running vkc's vec4 axpy module
-	wideChain  *cbase.Chain // running vkc's wide axpy module; nil where vkc does not
-	closers    []func()
+	g, dyn       *vkc.Graph         // the chain captured; the chain of the length-reading kernel sized by n
+	opsG, opsDyn *vkc.Graph         // the same two through ops.Axpy
+	n            *vkc.Param[uint32] // the dynamic chains' length
+	rawChain     *rawAxpy
+	cChain       *cbase.Chain // the C baseline's scalar chain
+	emptyChain   *cbase.Chain // the same with an empty kernel
+	vec4Chain    *cbase.Chain // running vkc's vec4 axpy module
+	wideChain    *cbase.Chain // running vkc's wide axpy module; nil where vkc does not
+	closers      []func()
 }
 
 func (c *kChain) onClose(f func()) { c.closers = append(c.closers, f) }
@@ -264,57 +279,78 @@ func (c *kChain) readY() ([]float32, error) {
 // chain queues the K launches on s.
 func (c *kChain) chain(s *vkc.Stream) error {
 	for range c.k {
-		if err := vkc.Axpy(s, 1, c.x, c.y); err != nil {
+		if err := c.ks.launch(s, c.x, c.y); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// capture makes vkc's two graphs: the chain, and the dynamic chain — the
-// same K launches as AxpyDyn, sized by a length param that changes before
-// every replay (alternately the whole vector and all but its last
-// element), so each replay does a different amount of work with no
-// re-capture. A graph that fails to close is a failure in res.
-func (c *kChain) capture(dev *vkc.Device, res *suiteResult) error {
-	k := c.k
-	if err := c.resetY(); err != nil {
-		return err
-	}
-	g, err := c.s.Capture(c.chain) // the warmup inside runs the chain once
-	if err != nil {
-		return fmt.Errorf("capture of K=%d: %w", k, err)
-	}
-	c.g = g
-	c.onClose(func() {
-		if err := g.Close(); err != nil {
-			res.fail(fmt.Errorf("graph of K=%d: %w", k, err))
+// dynChain queues the K launches of the length-reading kernel, sized by n.
+func (c *kChain) dynChain(s *vkc.Stream) error {
+	for range c.k {
+		if err := c.ks.launchLen(s, c.x, c.y, c.n); err != nil {
+			return err
 		}
-	})
-	if c.n, err = vkc.NewParam(dev, uint32(dispatchN)); err != nil {
-		return err
 	}
-	c.onClose(func() { c.n.Close() })
-	if err := c.resetY(); err != nil {
-		return err
+	return nil
+}
+
+// opsChain queues the K launches as ops.Axpy over x and y, each sized by
+// n where n is not nil.
+func (c *kChain) opsChain(n *vkc.Param[uint32]) func(*vkc.Stream) error {
+	x, y := ops.Of(c.x), ops.Of(c.y)
+	if n != nil {
+		x, y = x.Dynamic(n), y.Dynamic(n)
 	}
-	dyn, err := c.s.Capture(func(s *vkc.Stream) error {
-		for range k {
-			if err := vkc.AxpyDyn(s, vkc.Const[float32](1), c.x, c.y, c.n); err != nil {
+	return func(s *vkc.Stream) error {
+		for range c.k {
+			if err := ops.Axpy(s, ops.Const(1), x, y); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("dynamic capture of K=%d: %w", k, err)
 	}
-	c.dyn = dyn
-	c.onClose(func() {
-		if err := dyn.Close(); err != nil {
-			res.fail(fmt.Errorf("dynamic graph of K=%d: %w", k, err))
+}
+
+// capture makes vkc's four graphs: the chain and the dynamic chain — the
+// same K launches of the length-reading kernel, sized by a length param
+// that changes before every replay (alternately the whole vector and all
+// but its last dynamicShrink elements), so each replay does a different
+// amount of work with no re-capture — each through the axpy kernels and
+// through ops.Axpy. A graph that fails to close is a failure in res.
+func (c *kChain) capture(dev *vkc.Device, res *suiteResult) error {
+	var err error
+	if c.n, err = vkc.NewParam(dev, uint32(dispatchN)); err != nil {
+		return err
+	}
+	c.onClose(func() { c.n.Close() })
+	graphs := []struct {
+		g     **vkc.Graph
+		what  string
+		chain func(*vkc.Stream) error
+	}{
+		{&c.g, "capture", c.chain},
+		{&c.dyn, "dynamic capture", c.dynChain},
+		{&c.opsG, "ops capture", c.opsChain(nil)},
+		{&c.opsDyn, "ops dynamic capture", c.opsChain(c.n)},
+	}
+	for _, gr := range graphs {
+		if err := c.resetY(); err != nil {
+			return err
 		}
-	})
+		g, err := c.s.Capture(gr.chain) // the warmup inside runs the chain once
+		if err != nil {
+			return fmt.Errorf("%s of K=%d: %w", gr.what, c.k, err)
+		}
+		*gr.g = g
+		what := gr.what
+		c.onClose(func() {
+			if err := g.Close(); err != nil {
+				res.fail(fmt.Errorf("graph of the %s of K=%d: %w", what, c.k, err))
+			}
+		})
+	}
 	return nil
 }
 
@@ -356,7 +392,7 @@ func (c *kChain) ways(xs []float32) ([]chainWay, []measureSpec) {
 	ways := []chainWay{
 		{"eager", func() error {
 			for range k {
-				if err := vkc.Axpy(s, 1, c.x, c.y); err != nil {
+				if err := c.ks.launch(s, c.x, c.y); err != nil {
 					return err
 				}
 				if err := s.Sync(ctx); err != nil {
@@ -371,12 +407,8 @@ func (c *kChain) ways(xs []float32) ([]chainWay, []measureSpec) {
 			}
 			return s.Sync(ctx)
 		}, k, c.resetY, c.readY},
-		{"replay", func() error {
-			if err := c.g.Replay(); err != nil {
-				return err
-			}
-			return s.Sync(ctx)
-		}, k, c.resetY, c.readY},
+		{"replay", c.replay(c.g), k, c.resetY, c.readY},
+		{"ops-replay", c.replay(c.opsG), k, c.resetY, c.readY},
 		{"raw", c.rawChain.Replay, k, c.rawChain.ResetY, c.rawChain.Y},
 		{"raw-batched", func() error { return c.rawChain.Batched(k) }, k, c.rawChain.ResetY, c.rawChain.Y},
 	}
@@ -385,11 +417,27 @@ func (c *kChain) ways(xs []float32) ([]chainWay, []measureSpec) {
 	for i, w := range ways {
 		specs[i] = w.spec(k, xs)
 	}
-	ways, specs = append(ways, chainWay{name: "record"}), append(specs, recordSpec(s, c.x, c.y, k, c.resetY))
-	ways, specs = append(ways, chainWay{name: "replay-dynamic"}), append(specs, dynamicSpec(s, c.dyn, c.n, xs, k, c.resetY, c.readY))
+	ways, specs = append(ways, chainWay{name: "record"}), append(specs, recordSpec(s, c.chain, k, c.resetY))
+	for _, d := range []struct {
+		name string
+		g    *vkc.Graph
+	}{{"replay-dynamic", c.dyn}, {"ops-replay-dynamic", c.opsDyn}} {
+		ways = append(ways, chainWay{name: d.name})
+		specs = append(specs, dynamicSpec(d.name, s, d.g, c.n, xs, k, c.resetY, c.readY))
+	}
 	ways = append(ways, chainWay{name: "recapture"})
 	specs = append(specs, chainWay{"recapture", c.recapture, 2 * k, c.resetY, c.readY}.spec(k, xs)) // the warmup and the replay each run the chain
 	return ways, specs
+}
+
+// replay replays g and waits for it.
+func (c *kChain) replay(g *vkc.Graph) func() error {
+	return func() error {
+		if err := g.Replay(); err != nil {
+			return err
+		}
+		return c.s.Sync(c.ctx)
+	}
 }
 
 // baselineWays are the C baseline's ways of running the chain; wide is nil
@@ -468,7 +516,7 @@ func devicePerLaunch(s *vkc.Stream, w chainWay, k int) (float64, error) {
 // recordSpec times recording the K-chain alone: the launches go into a
 // capture window that is then aborted, so nothing is submitted — the
 // Go-side cost of a launch, beside the C baseline's c-record.
-func recordSpec(s *vkc.Stream, x, y *vkc.Buffer[float32], k int, reset func() error) measureSpec {
+func recordSpec(s *vkc.Stream, chain func(*vkc.Stream) error, k int, reset func() error) measureSpec {
 	return measureSpec{
 		op: func() (float64, error) {
 			if err := s.PrepareCapture(); err != nil {
@@ -477,10 +525,8 @@ func recordSpec(s *vkc.Stream, x, y *vkc.Buffer[float32], k int, reset func() er
 			if err := s.BeginCapture(); err != nil {
 				return 0, errors.Join(err, s.AbortCapture())
 			}
-			for range k {
-				if err := vkc.Axpy(s, 1, x, y); err != nil {
-					return 0, errors.Join(err, s.AbortCapture())
-				}
+			if err := chain(s); err != nil {
+				return 0, errors.Join(err, s.AbortCapture())
 			}
 			return float64(k), s.AbortCapture()
 		},
@@ -490,10 +536,19 @@ func recordSpec(s *vkc.Stream, x, y *vkc.Buffer[float32], k int, reset func() er
 	}
 }
 
+// dynamicShrink is how many elements the dynamic chains leave out of
+// every other replay: one 64-bit word of eight elements of the wide axpy,
+// two quads of the vec4 one. A whole word, so that every replay takes the
+// kernel's whole-word path, as the static chain does: a length inside a
+// word would add the partial word's element-by-element tail (on lavapipe
+// about a third of a launch), the kernel's cost and not the launch path's
+// this suite compares.
+const dynamicShrink = 8
+
 // dynamicSpec times the dynamic chain: the length param changes before
 // every replay, and the check follows how many launches reached each
 // element.
-func dynamicSpec(s *vkc.Stream, g *vkc.Graph, n *vkc.Param[uint32], xs []float32, k int, reset func() error, readY func() ([]float32, error)) measureSpec {
+func dynamicSpec(name string, s *vkc.Stream, g *vkc.Graph, n *vkc.Param[uint32], xs []float32, k int, reset func() error, readY func() ([]float32, error)) measureSpec {
 	counts := make([]int, dispatchN)
 	flip := false
 	return measureSpec{
@@ -501,7 +556,7 @@ func dynamicSpec(s *vkc.Stream, g *vkc.Graph, n *vkc.Param[uint32], xs []float32
 			flip = !flip
 			length := dispatchN
 			if flip {
-				length = dispatchN - 1
+				length = dispatchN - dynamicShrink
 			}
 			if err := n.Set(uint32(length)); err != nil {
 				return 0, err
@@ -525,7 +580,7 @@ func dynamicSpec(s *vkc.Stream, g *vkc.Graph, n *vkc.Param[uint32], xs []float32
 			}
 			for i, x := range xs {
 				if want := float32(float64(counts[i]) * float64(x)); ys[i] != want {
-					return fmt.Errorf("%w: dispatch replay-dynamic K=%d: y[%d] = %g, want %g", ErrMismatch, k, i, ys[i], want)
+					return fmt.Errorf("%w: dispatch %s K=%d: y[%d] = %g, want %g", ErrMismatch, name, k, i, ys[i], want)
 				}
 			}
 			return nil

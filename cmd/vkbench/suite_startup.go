@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // startupSize is the side of the square Matmul a startup probe runs first.
@@ -200,7 +201,11 @@ func firstMatmul(dev *vkc.Device, a, b []float32, n int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := vkc.Matmul(dev.Stream(), ab, bb, cb, n, n, n); err != nil {
+	// The variant by rule, not by timing the ones that apply: the figure
+	// is Open, one kernel's pipeline and the product, as it was when the
+	// product had one kernel per shape.
+	err = ops.Matmul(dev.Stream(), ops.Of(ab, n, n), ops.Of(bb, n, n), ops.Of(cb, n, n), ops.MatmulOptions[float32]{Heuristic: true})
+	if err != nil {
 		return nil, err
 	}
 	return cb.Read(context.Background())

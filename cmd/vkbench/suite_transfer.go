@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkcompute/vkc"
 	"github.com/vkcompute/vkc/cmd/vkbench/internal/cbase"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // transferSizes are the byte counts measured: powers of 4 from 1 MiB to
@@ -60,7 +61,7 @@ func sampleDiff(what string, want, got []uint32) error {
 // slice) and device-to-device copy (vkc.Copy) in GB/s, beside Go's copy of
 // two pre-faulted host slices of the same size ("memcpy") and the C
 // baseline's vkCmdCopyBuffer ("c-copy-buffer") and C memcpy ("c-memcpy"),
-// and vkc.Sum over a float32 buffer of the same size ("sum", bytes read
+// and ops.Sum over a float32 buffer of the same size ("sum", bytes read
 // per second: a reduction at memory speed reads as fast as memcpy copies).
 func runTransfer(cfg settings) (*suiteResult, error) {
 	dev, res, env, err := openSuite(cfg)
@@ -136,7 +137,7 @@ func transferSize(cfg settings, dev *vkc.Device, base *cbase.Device, s *vkc.Stre
 	t.cOut = make([]uint32, n)
 	t.cBytes = make([]byte, size)
 
-	// sum reads a float32 buffer of the same size with vkc.Sum: small
+	// sum reads a float32 buffer of the same size with ops.Sum: small
 	// integers, so every partial sum is exact and the float64 reference
 	// is the answer to the bit.
 	fs := make([]float32, n)
@@ -304,7 +305,7 @@ func (t *transferRun) cMemcpySpec() measureSpec {
 func (t *transferRun) sumSpec() measureSpec {
 	return measureSpec{
 		op: func() (float64, error) {
-			if err := vkc.Sum(t.s, t.f, t.total); err != nil {
+			if err := ops.Sum(t.s, ops.Of(t.f), 0, ops.Of(t.total)); err != nil {
 				return 0, err
 			}
 			return float64(t.size), t.s.Sync(t.ctx)
