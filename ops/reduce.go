@@ -479,9 +479,12 @@ func texelBindable[T vkc.Element](lim vkc.Limits, b *vkc.Buffer[T]) bool {
 const perGroup = 4096
 
 // mode is how one pass lays the work out: 0 (lanes) for short reductions
-// or many outputs, else 1 (one group per output element).
+// or many outputs, else 1 (one group per output element). A dynamic plan
+// takes lanes up to 1024 elements too: its groups shrink with the param,
+// and a group's tree over a few of the capacity's elements is mostly
+// barriers.
 func (r reducing) mode() int {
-	if r.R <= 32 || (r.outCount >= 1024 && r.R <= 1024) {
+	if r.R <= 32 || (r.outCount >= 1024 && r.R <= 1024) || (r.rows != nil && r.R <= 1024) {
 		return 0
 	}
 	return 1

@@ -149,11 +149,13 @@ func checkDynamicReductions[T vkc.Element](t *testing.T, dev *vkc.Device) {
 	}
 	shapes := []shape{
 		{[]int{6, 5}, 1, false},     // lanes
-		{[]int{4, 3, 40}, 2, false}, // groups over merged rows
+		{[]int{4, 3, 40}, 2, false}, // lanes over merged rows
 		{[]int{4, 3, 5}, 1, true},   // keepdims
+		{[]int{3, 2000}, 1, false},  // groups
 		{[]int{3, 5000}, 1, false},  // two passes
 		{[]int{6, 5}, 0, false},     // along the dynamic axis: lanes
-		{[]int{40, 3}, 0, true},     // groups
+		{[]int{40, 3}, 0, true},     // lanes, keepdims
+		{[]int{2000, 2}, 0, false},  // groups
 		{[]int{5000, 2}, 0, false},  // two passes
 	}
 	et := typeOf[T]()
