@@ -120,17 +120,7 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if eps.IsParam() {
 		flags |= flagEpsParam
 	}
-	inner := 1 // rows per index of axis 0
-	for _, e := range rl.shape[1 : len(rl.shape)-1] {
-		inner *= e
-	}
-	// The launch covers lead units of axis 0 (or, along a dynamic axis, of
-	// its capacity C), perLead a group; a group's share is perRows rows.
-	perLead := rowsPerGroup(rl.shape[0], inner*rl.C, c.maxGroupsX())
-	lead, perRows := rl.shape[0], perLead*inner
-	if rl.dynC {
-		perLead, perRows, lead = rl.dynCGroups(c.maxGroupsX())
-	}
+	lead, perLead, perRows := rl.groups(c.maxGroupsX())
 	k, err := c.kernel(op, "rownorm_"+et.suffix)
 	if err != nil {
 		return err
@@ -138,21 +128,47 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	p := push{}.u(code, uint32(len(rl.shape)), flags, uint32(perRows)).
 		u(uint32(x.at.offset), uint32(y.at.offset), uint32(aff.offW), uint32(aff.offB), uint32(aff.sW), uint32(aff.sB)).
 		scalar(eps.value, et).ints(maxRank, rl.shape).ints(maxRank, rl.sx).ints(maxRank, rl.sy)
-	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
-	preY, errY := prefixOf(op, "y", 1, y, rowsP != nil, true)
-	if err := cmp.Or(errX, errY); err != nil {
+	pre, err := rowOpPrefixes(op, x, y, w, b, rowsP != nil)
+	if err != nil {
 		return err
+	}
+	return run(s, k, rowsP, pre, lead, perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
+}
+
+// rowOpPrefixes are the row kernel's bindings read or written only in
+// their first rows, when the op is dynamic: x's and y's, and x's buffer
+// where it stands in for an absent weight or bias, which is read no
+// further than x's rows (bound whole, it would make the launch skip for
+// rows of x past the param that no work wrote).
+func rowOpPrefixes[T vkc.Element](op string, x, y, w, b Tensor[T], dynamic bool) ([]rowPrefix, error) {
+	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
+	preY, errY := prefixOf(op, "y", 1, y, dynamic, true)
+	if err := cmp.Or(errX, errY); err != nil {
+		return nil, err
 	}
 	pre := slices.Concat(preX, preY)
 	for i, v := range []Tensor[T]{w, b} {
-		// x's buffer, standing in for an absent weight or bias, is read no
-		// further than x's rows: bound whole, it would make the launch skip
-		// for rows of x past the param that no work wrote.
 		if isNone(v) && len(preX) > 0 {
 			pre = append(pre, rowPrefix{binding: 2 + i, per: preX[0].per})
 		}
 	}
-	return run(s, k, rowsP, pre, lead, perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
+	return pre, nil
+}
+
+// groups lays the row kernel's launch out: it covers lead units of axis
+// 0 (or, along a dynamic axis, of its capacity C), perLead a group; a
+// group's share is perRows rows.
+func (rl rowLayout) groups(maxX uint32) (lead, perLead, perRows int) {
+	if rl.dynC {
+		perLead, perRows, lead = rl.dynCGroups(maxX)
+		return lead, perLead, perRows
+	}
+	inner := 1 // rows per index of axis 0
+	for _, e := range rl.shape[1 : len(rl.shape)-1] {
+		inner *= e
+	}
+	perLead = rowsPerGroup(rl.shape[0], inner*rl.C, maxX)
+	return rl.shape[0], perLead, perLead * inner
 }
 
 // dynCGroups lays a row op along a dynamic axis out: its rows (every

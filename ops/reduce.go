@@ -55,15 +55,15 @@ func Mean[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) er
 }
 
 // Max writes the largest element of x along axis into out; see Sum for
-// shapes. Exact for every type. With a NaN among the elements the result
+// shapes and dynamic axes. Exact for every type. With a NaN among the elements the result
 // is unspecified (the device's comparison decides).
 func Max[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
 	return reduce(s, "Max", redMax, numericTypes, x, axis, out, false)
 }
 
 // Argmax writes into out the index along axis of the largest element of
-// x, the first such index on ties, as uint32 or int32. Shapes as in Sum.
-// With a NaN among the elements the result is unspecified.
+// x, the first such index on ties, as uint32 or int32. Shapes and
+// dynamic axes as in Sum. With a NaN among the elements the result is unspecified.
 func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis int, out Tensor[I]) error {
 	const op = "Argmax"
 	et, err := checkType[T](op, numericTypes)
