@@ -10,7 +10,7 @@ import (
 
 // Softmax along a dynamic axis 0, and LayerNorm and RMSNorm of a dynamic
 // vector, captured once, cover only the param's first elements on every
-// replay: each column of the first n rows matches float64 over those n
+// replay (and Softmax along the rows, their first rows): each column of the first n rows matches float64 over those n
 // rows alone, and on the first replay the rows past n, never written,
 // read as vkc.ErrUnwritten. x is written in the graph only up to the
 // param, so reading its unwritten rows would make the ops skip.
@@ -27,6 +27,7 @@ func TestNormsAlongTheDynamicAxisFollowTheParam(t *testing.T) {
 	wv, bv := randomValues[float32](rng, capRows, 0.5, 1.5), randomValues[float32](rng, capRows, -1, 1)
 	w, b := Of(upload[float32](t, dev, wv), capRows), Of(upload[float32](t, dev, bv), capRows)
 	soft, soft1 := fresh[float32](t, dev, capRows*H), fresh[float32](t, dev, capRows)
+	softRows := fresh[float32](t, dev, capRows*H)
 	layer, rms := fresh[float32](t, dev, capRows), fresh[float32](t, dev, capRows)
 	dyn := func(b *vkc.Buffer[float32], shape ...int) Tensor[float32] { return Of(b, shape...).Dynamic(rows) }
 	g, err := dev.Stream().Capture(func(s *vkc.Stream) error {
@@ -35,6 +36,7 @@ func TestNormsAlongTheDynamicAxisFollowTheParam(t *testing.T) {
 			Convert(s, dyn(vsrc, capRows), dyn(v, capRows)),
 			Softmax(s, dyn(x, capRows, H), 0, dyn(soft, capRows, H)),
 			Softmax(s, dyn(v, capRows), -1, dyn(soft1, capRows)),
+			Softmax(s, dyn(x, capRows, H), 1, dyn(softRows, capRows, H)), // along the rows, as before
 			LayerNorm(s, dyn(v, capRows), w, b, Const(1e-5), dyn(layer, capRows)),
 			RMSNorm(s, dyn(v, capRows), w, Tensor[float32]{}, Const(1e-5), dyn(rms, capRows)),
 		} {
@@ -68,6 +70,12 @@ func TestNormsAlongTheDynamicAxisFollowTheParam(t *testing.T) {
 			}
 		}
 		within(t, "Softmax along axis 0", got, want, func(int) float64 { return (40 + 2*float64(n)) * u })
+		got = readHead(t, "Softmax along axis 1", softRows, n*H, first)
+		for r := range n {
+			ref, _ := softmaxRef(xv[r*H : r*H+H])
+			copy(want[r*H:], ref)
+		}
+		within(t, "Softmax along axis 1", got, want, func(int) float64 { return (40 + 2*H) * u })
 		ref, _ := softmaxRef(vv[:n])
 		within(t, "Softmax of a vector", readHead(t, "Softmax of a vector", soft1, n, first), ref,
 			func(int) float64 { return (40 + 2*float64(n)) * u })
