@@ -136,7 +136,8 @@ func TestUnwrittenOutputsAndInputs(t *testing.T) {
 }
 
 // Dynamic operands must agree: one param, the output dynamic when an
-// input is, the param within the capacity, never a broadcast axis 0.
+// input is (unless the op reduces the dynamic axis), the param within the
+// capacity, never a broadcast axis 0.
 func TestDynamicOperandsMustAgree(t *testing.T) {
 	dev := openTest(t)
 	s := dev.Stream()
@@ -150,8 +151,13 @@ func TestDynamicOperandsMustAgree(t *testing.T) {
 	y := Of(fresh[float32](t, dev, 8), 4, 2)
 	assert.Error(t, Add(s, x.Dynamic(p), x, y), "dynamic input, static output")
 	assert.Error(t, Add(s, x.Dynamic(q), x, y.Dynamic(p)), "two params")
-	assert.Error(t, Softmax(s, x.Dynamic(p), 0, y.Dynamic(p)), "normalising the dynamic axis")
-	assert.Error(t, Sum(s, x.Dynamic(p), 1, Of(fresh[float32](t, dev, 4), 4)), "a dynamic reduction")
+	assert.Error(t, Softmax(s, x.Dynamic(p), 0, y), "normalising the dynamic axis into a static output")
+	assert.Error(t, Sum(s, x.Dynamic(p), 1, Of(fresh[float32](t, dev, 4), 4)), "a reduction keeping the dynamic axis into a static output")
+	assert.Error(t, Sum(s, x, 0, Of(fresh[float32](t, dev, 2), 2).Dynamic(p)), "a dynamic output of the reduced axis 0")
+	assert.Error(t, Sum(s, x.Dynamic(q), 1, Of(fresh[float32](t, dev, 4), 4).Dynamic(p)), "a reduction over two params")
+	idx := Of(upload[uint32](t, dev, []float64{0, 1, 0, 1}), 4)
+	assert.Error(t, ScatterAdd(s, x, idx, y.Dynamic(p)), "ScatterAdd into a dynamic out")
+	assert.Error(t, ScatterAdd(s, x.Dynamic(p), idx.Dynamic(q), y), "ScatterAdd over two params")
 	require.NoError(t, p.Set(5))
 	assert.Error(t, Relu(s, x.Dynamic(p), y.Dynamic(p)), "rows past the capacity")
 	require.NoError(t, p.Set(3))

@@ -87,8 +87,12 @@ func Gather[T vkc.Element, I int32 | uint32](s *vkc.Stream, table Tensor[T], idx
 // atomics, so equal inputs give equal bits on every device. It reads idx
 // once per output row (V*N reads): meant for the sizes of a batch's
 // lookups, not for millions of rows at once. out may not share memory
-// with src or idx. Every element type ops has kernels for; a dynamic
-// operand is refused.
+// with src or idx. Every element type ops has kernels for.
+//
+// With a dynamic src or idx (both, if both are, on one param), only the
+// param's first rows are added, when the work runs: a captured graph
+// follows every Set of it. out, whose rows are the indices' range, is
+// static; a dynamic out is refused.
 func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], idx Tensor[I], out Tensor[T]) error {
 	const op = "ScatterAdd"
 	et, err := checkType[T](op, numericTypes)
@@ -102,8 +106,9 @@ func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], i
 	if src.Rank() != 2 || idx.Rank() != 1 || out.Rank() != 2 || src.at.shape[0] != idx.at.shape[0] || src.at.shape[1] != out.at.shape[1] {
 		return fmt.Errorf("vkc: %s: src %v, idx %v, out %v: want src [N, D], idx [N], out [V, D]", op, src.at.shape, idx.at.shape, out.at.shape)
 	}
-	if src.rows != nil || idx.rows != nil || out.rows != nil {
-		return fmt.Errorf("vkc: %s: a dynamic operand; ScatterAdd takes static tensors", op)
+	rowsP, err := scatterRows(op, src, idx, out)
+	if err != nil {
+		return err
 	}
 	if err := writable(op, "out", out); err != nil {
 		return err
@@ -118,14 +123,51 @@ func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], i
 	if err != nil {
 		return err
 	}
-	V := out.at.shape[0]
-	g, err := groupsFor(V, c.dev.Info().Limits.MaxComputeWorkGroupCount)
-	if err != nil {
-		return fmt.Errorf("vkc: %s: %w", op, err)
+	V, N := out.at.shape[0], src.at.shape[0]
+	var flags uint32
+	if rowsP != nil {
+		flags |= flagDynamic
 	}
-	p := push{}.u(uint32(src.at.shape[0]), uint32(V), uint32(src.at.shape[1])).
+	p := push{}.u(flags, uint32(N), uint32(V), uint32(src.at.shape[1])).
 		u(uint32(src.at.offset), uint32(src.at.strides[0]), uint32(src.at.strides[1])).
 		u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
 		u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
-	return k.Launch(s, g, p, src.buf, idx.buf, out.buf)
+	maxX := c.maxGroupsX()
+	if rowsP == nil {
+		g, err := groupsFor(V, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+		if err != nil {
+			return fmt.Errorf("vkc: %s: %w", op, err)
+		}
+		return k.Launch(s, g, p, src.buf, idx.buf, out.buf, c.rows)
+	}
+	// A group per output row at the capacity, fewer in proportion to the
+	// param: the kernel's groups stride over the rows.
+	g := vkc.GroupsOf(rowsP, uint32(max(1, (N+V-1)/V, (N+int(maxX)-1)/int(maxX))))
+	preS, errS := prefixOf(op, "src", 0, src, src.rows != nil, false)
+	preI, errI := prefixOf(op, "idx", 1, idx, idx.rows != nil, false)
+	if err := cmp.Or(errS, errI); err != nil {
+		return err
+	}
+	for _, pr := range slices.Concat(preS, preI) {
+		g = g.Prefix(pr.binding, pr.per)
+	}
+	return k.LaunchIndirect(s, g, p, src.buf, idx.buf, out.buf, rowsP)
+}
+
+// scatterRows is the param of ScatterAdd's dynamic src or idx, nil if
+// neither is: one param for both, out static, the value within N.
+func scatterRows[T vkc.Element, I int32 | uint32](op string, src Tensor[T], idx Tensor[I], out Tensor[T]) (*vkc.Param[uint32], error) {
+	p := cmp.Or(src.rows, idx.rows)
+	switch {
+	case out.rows != nil:
+		return nil, fmt.Errorf("vkc: %s: out %v is dynamic; its rows are the indices' range, static: only src and idx may be", op, out)
+	case p == nil:
+		return nil, nil
+	case src.rows != nil && idx.rows != nil && src.rows != idx.rows:
+		return nil, fmt.Errorf("vkc: %s: src and idx are dynamic with two params: make both Dynamic with one", op)
+	}
+	if n := p.Value(); n < 1 || int(n) > src.at.shape[0] {
+		return nil, fmt.Errorf("vkc: %s: the rows param holds %d, outside 1..%d, the capacity of src %v", op, n, src.at.shape[0], src.at.shape)
+	}
+	return p, nil
 }

@@ -17,6 +17,7 @@ const (
 	flagHasWeight = 2
 	flagHasBias   = 4
 	flagEpsParam  = 8
+	flagDynC      = 16
 )
 
 // Softmax writes into y the softmax of x along axis: exp(x - max) / sum
@@ -27,7 +28,9 @@ const (
 // refused, as GLSL has no double-precision exponential.
 //
 // With a dynamic x and y (one param), the rows covered follow the param
-// when the work runs (axis must then not be 0).
+// when the work runs. Along the dynamic axis 0 itself, the softmax of
+// each row covers its first rows (the param's value) alone, and only
+// those are written.
 func Softmax[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, y Tensor[T]) error {
 	return rowOp(s, "Softmax", rowSoftmax, float32And16, x, axis, Tensor[T]{}, Tensor[T]{}, Scalar{}, y)
 }
@@ -39,7 +42,9 @@ func Softmax[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, y Tensor[T]) e
 // (Tensor[T]{}) for none. eps is a constant or a param. y has x's shape
 // and distinct elements and may be x itself; weight and bias may not
 // share memory with y. float32, Float16 (computed in float32) and
-// float64. Dynamic rows as in Softmax.
+// float64. Dynamic rows as in Softmax: a dynamic x of one axis is
+// normalised over the param's first elements (weight and bias keep their
+// capacity's extent and are read as far).
 func LayerNorm[T vkc.Element](s *vkc.Stream, x, weight, bias Tensor[T], eps Scalar, y Tensor[T]) error {
 	return rowOp(s, "LayerNorm", rowLayerNorm, floatTypes, x, -1, weight, bias, eps, y)
 }
@@ -93,7 +98,10 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 		return err
 	}
 	flags := aff.flags
-	if rowsP != nil {
+	switch {
+	case rl.dynC:
+		flags |= flagDynC
+	case rowsP != nil:
 		flags |= flagDynamic
 	}
 	outRange, inRanges, err := ranges(op, y, aff.ins...)
@@ -112,25 +120,68 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if eps.IsParam() {
 		flags |= flagEpsParam
 	}
-	inner := 1 // rows per index of axis 0
-	for _, e := range rl.shape[1 : len(rl.shape)-1] {
-		inner *= e
-	}
-	perLead := rowsPerGroup(rl.shape[0], inner*rl.C, c.maxGroupsX())
+	lead, perLead, perRows := rl.groups(c.maxGroupsX())
 	k, err := c.kernel(op, "rownorm_"+et.suffix)
 	if err != nil {
 		return err
 	}
-	p := push{}.u(code, uint32(len(rl.shape)), flags, uint32(perLead*inner)).
+	p := push{}.u(code, uint32(len(rl.shape)), flags, uint32(perRows)).
 		u(uint32(x.at.offset), uint32(y.at.offset), uint32(aff.offW), uint32(aff.offB), uint32(aff.sW), uint32(aff.sB)).
 		scalar(eps.value, et).ints(maxRank, rl.shape).ints(maxRank, rl.sx).ints(maxRank, rl.sy)
-	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
-	preY, errY := prefixOf(op, "y", 1, y, rowsP != nil, true)
-	if err := cmp.Or(errX, errY); err != nil {
+	pre, err := rowOpPrefixes(op, x, y, w, b, rowsP != nil)
+	if err != nil {
 		return err
 	}
+	return run(s, k, rowsP, pre, lead, perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
+}
+
+// rowOpPrefixes are the row kernel's bindings read or written only in
+// their first rows, when the op is dynamic: x's and y's, and x's buffer
+// where it stands in for an absent weight or bias, which is read no
+// further than x's rows (bound whole, it would make the launch skip for
+// rows of x past the param that no work wrote).
+func rowOpPrefixes[T vkc.Element](op string, x, y, w, b Tensor[T], dynamic bool) ([]rowPrefix, error) {
+	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
+	preY, errY := prefixOf(op, "y", 1, y, dynamic, true)
+	if err := cmp.Or(errX, errY); err != nil {
+		return nil, err
+	}
 	pre := slices.Concat(preX, preY)
-	return run(s, k, rowsP, pre, rl.shape[0], perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
+	for i, v := range []Tensor[T]{w, b} {
+		if isNone(v) && len(preX) > 0 {
+			pre = append(pre, rowPrefix{binding: 2 + i, per: preX[0].per})
+		}
+	}
+	return pre, nil
+}
+
+// groups lays the row kernel's launch out: it covers lead units of axis
+// 0 (or, along a dynamic axis, of its capacity C), perLead a group; a
+// group's share is perRows rows.
+func (rl rowLayout) groups(maxX uint32) (lead, perLead, perRows int) {
+	if rl.dynC {
+		perLead, perRows, lead = rl.dynCGroups(maxX)
+		return lead, perLead, perRows
+	}
+	inner := 1 // rows per index of axis 0
+	for _, e := range rl.shape[1 : len(rl.shape)-1] {
+		inner *= e
+	}
+	perLead = rowsPerGroup(rl.shape[0], inner*rl.C, maxX)
+	return rl.shape[0], perLead, perLead * inner
+}
+
+// dynCGroups lays a row op along a dynamic axis out: its rows (every
+// one, static) perGroup a group, and groups from the param, in proportion
+// to its value, so that at the capacity C there are as many groups as the
+// rows need; the kernel's groups stride over the rows. The launch's
+// perLead and lead are the param's elements per group and the capacity.
+func (rl rowLayout) dynCGroups(maxX uint32) (perLead, perGroup, lead int) {
+	rows, _ := count(rl.shape[:len(rl.shape)-1])
+	perGroup = rowsPerGroup(rows, rl.C, maxX)
+	groups := (rows + perGroup - 1) / perGroup
+	perLead = max(1, (rl.C+groups-1)/groups, (rl.C+int(maxX)-1)/int(maxX))
+	return perLead, perGroup, rl.C
 }
 
 // rowLayout is how the row kernel walks x and y: the shape with the
@@ -139,10 +190,11 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 type rowLayout struct {
 	shape, sx, sy []int
 	C             int
+	dynC          bool // the normalised axis is the dynamic axis 0
 }
 
 // rowLayoutOf moves axis last and merges the other axes (keeping a
-// dynamic axis 0 first).
+// dynamic axis 0 first, unless it is the one normalised: dynC).
 func rowLayoutOf[T vkc.Element](op string, x, y Tensor[T], axis int, dynamic bool) (rowLayout, error) {
 	rank := x.Rank()
 	if rank == 0 {
@@ -154,9 +206,7 @@ func rowLayoutOf[T vkc.Element](op string, x, y Tensor[T], axis int, dynamic boo
 	if axis < 0 {
 		axis += rank
 	}
-	if dynamic && (axis == 0 || rank < 2) {
-		return rowLayout{}, fmt.Errorf("vkc: %s: along axis %d of %v: the dynamic axis 0 cannot be the one normalised", op, axis, x.at.shape)
-	}
+	dynC := dynamic && axis == 0
 	perm := make([]int, 0, rank)
 	for i := range rank {
 		if i != axis {
@@ -167,7 +217,7 @@ func rowLayoutOf[T vkc.Element](op string, x, y Tensor[T], axis int, dynamic boo
 	lx, _ := x.at.permute(perm)
 	ly, _ := y.at.permute(perm)
 	C := lx.shape[rank-1]
-	outer, ost := mergeAxes(lx.shape[:rank-1], [][]int{lx.strides[:rank-1], ly.strides[:rank-1]}, dynamic)
+	outer, ost := mergeAxes(lx.shape[:rank-1], [][]int{lx.strides[:rank-1], ly.strides[:rank-1]}, dynamic && !dynC)
 	if len(outer)+1 > maxRank {
 		return rowLayout{}, fmt.Errorf("vkc: %s: shape %v needs %d axes once merged, more than the %d the kernels take", op, x.at.shape, len(outer)+1, maxRank)
 	}
@@ -176,6 +226,7 @@ func rowLayoutOf[T vkc.Element](op string, x, y Tensor[T], axis int, dynamic boo
 		sx:    append(slices.Clone(ost[0]), lx.strides[rank-1]),
 		sy:    append(slices.Clone(ost[1]), ly.strides[rank-1]),
 		C:     C,
+		dynC:  dynC,
 	}, nil
 }
 

@@ -359,7 +359,7 @@ func reduceOutOps[T vkc.Element]() []outputTrial {
 	reduce := func(name string, fn func(*vkc.Stream, Tensor[T], int, Tensor[T]) error, pick func(sum, maxv []float64) []float64,
 		tol func(abs float64) float64) outputTrial {
 		return outOp[T, T]{
-			name: name, ins: []inSpec[T]{rowsIn[T](-3, 3)}, out: []int{outR}, alias: -1,
+			name: name, ins: []inSpec[T]{rowsIn[T](-3, 3)}, out: []int{outR}, alias: -1, dynamic: true,
 			run: func(s *vkc.Stream, in []Tensor[T], o Tensor[T]) error { return fn(s, in[0], 1, o) },
 			ref: func(in [][]float64, _ []float64) []float64 {
 				sum, _, maxv, _ := rowStats(in[0])
@@ -383,7 +383,7 @@ func reduceOutOps[T vkc.Element]() []outputTrial {
 		reduce("Mean", Mean[T], mean, func(abs float64) float64 { return (outC + 1) * u * abs / outC }),
 		reduce("Max", Max[T], func(_, maxv []float64) []float64 { return maxv }, func(float64) float64 { return 0 }),
 		outOp[T, uint32]{
-			name: "Argmax", ins: []inSpec[T]{rowsIn[T](-3, 3)}, out: []int{outR}, alias: -1,
+			name: "Argmax", ins: []inSpec[T]{rowsIn[T](-3, 3)}, out: []int{outR}, alias: -1, dynamic: true,
 			run: func(s *vkc.Stream, in []Tensor[T], o Tensor[uint32]) error { return Argmax(s, in[0], 1, o) },
 			ref: func(in [][]float64, _ []float64) []float64 {
 				_, _, _, arg := rowStats(in[0])

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -23,7 +24,14 @@ const flagLanes = 1
 // may not share memory with x. Floats add in their compute type (float32
 // for Float16, whose result rounds to Float16 once) in an order that
 // depends on the shape, never on timing: the same inputs give the same
-// bits. int32 and uint32 wrap on overflow. A dynamic x is refused.
+// bits. int32 and uint32 wrap on overflow.
+//
+// A dynamic axis 0 (Tensor.Dynamic) is followed when the work runs.
+// Reducing along another axis, x and out keep it: out must be Dynamic
+// with x's param (or x static, read whole), and only its first rows are
+// written. Reducing along the dynamic axis 0 itself covers only the
+// param's rows (Mean divides by their count) into a static out. A
+// captured graph follows every Set of the param with no re-capture.
 //
 // Summing all of a tensor is a Sum of it reshaped to one axis. On float32
 // rows that are contiguous (axis the last, its extent and x's offset
@@ -47,15 +55,15 @@ func Mean[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) er
 }
 
 // Max writes the largest element of x along axis into out; see Sum for
-// shapes. Exact for every type. With a NaN among the elements the result
+// shapes and dynamic axes. Exact for every type. With a NaN among the elements the result
 // is unspecified (the device's comparison decides).
 func Max[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) error {
 	return reduce(s, "Max", redMax, numericTypes, x, axis, out, false)
 }
 
 // Argmax writes into out the index along axis of the largest element of
-// x, the first such index on ties, as uint32 or int32. Shapes as in Sum.
-// With a NaN among the elements the result is unspecified.
+// x, the first such index on ties, as uint32 or int32. Shapes and
+// dynamic axes as in Sum. With a NaN among the elements the result is unspecified.
 func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis int, out Tensor[I]) error {
 	const op = "Argmax"
 	et, err := checkType[T](op, numericTypes)
@@ -66,11 +74,14 @@ func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis in
 	if err != nil {
 		return err
 	}
-	r, err := reducePlan(op, x, axis, out.at, writable(op, "out", out))
+	r, err := reducePlan(op, x, axis, out.at, out.rows, writable(op, "out", out))
 	if err != nil {
 		return err
 	}
 	if err := noOverlap(op, x, out); err != nil {
+		return err
+	}
+	if r.outPre, err = prefixOf(op, "out", 1, out, r.dynOut, true); err != nil {
 		return err
 	}
 	k, err := c.kernel(op, "argmax_"+et.suffix)
@@ -81,7 +92,9 @@ func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis in
 }
 
 // reducing is a reduction's plan: the axis, and the output elements'
-// merged shape with x's strides and out's over it.
+// merged shape with x's strides and out's over it. With a dynamic axis 0
+// rows is its param: dynOut when out keeps it (shape[0], kept first, is
+// its capacity), dynR when it is the reduced axis (R its capacity).
 type reducing struct {
 	axis          int
 	R, sR         int
@@ -89,16 +102,20 @@ type reducing struct {
 	sIn, sOut     []int
 	outCount      int
 	contiguousRow bool // x's reduced rows are contiguous, one after another
+
+	rows          *vkc.Param[uint32]
+	dynOut, dynR  bool
+	rdiv          int // a dynamic R counts ceil(rows/rdiv) elements
+	meanOf        int // a Mean along a dynamic axis of this capacity: scale by 1/min(rows, meanOf)
+	inPre, outPre []rowPrefix
 }
 
-// reducePlan checks axis and out's layout lo against x and lays the
-// output elements out; werr is out's writability.
-func reducePlan[T vkc.Element](op string, x Tensor[T], axis int, lo layout, werr error) (reducing, error) {
+// reducePlan checks axis and out's layout lo (dynamic on outRows, if not
+// nil) against x and lays the output elements out; werr is out's
+// writability.
+func reducePlan[T vkc.Element](op string, x Tensor[T], axis int, lo layout, outRows *vkc.Param[uint32], werr error) (reducing, error) {
 	if werr != nil {
 		return reducing{}, werr
-	}
-	if x.rows != nil {
-		return reducing{}, fmt.Errorf("vkc: %s: x %v is dynamic; reductions take a static tensor", op, x)
 	}
 	rank := len(x.at.shape)
 	if axis < -rank || axis >= rank {
@@ -106,6 +123,10 @@ func reducePlan[T vkc.Element](op string, x Tensor[T], axis int, lo layout, werr
 	}
 	if axis < 0 {
 		axis += rank
+	}
+	dynOut, dynR, err := reduceDynamic(op, x, axis, outRows)
+	if err != nil {
+		return reducing{}, err
 	}
 	dropped := slices.Delete(slices.Clone(x.at.shape), axis, axis+1)
 	kept := slices.Clone(x.at.shape)
@@ -120,14 +141,44 @@ func reducePlan[T vkc.Element](op string, x Tensor[T], axis int, lo layout, werr
 		return reducing{}, fmt.Errorf("vkc: %s: out has shape %v; along axis %d of %v it must be %v (or %v, keepdims)", op, lo.shape, axis, x.at.shape, dropped, kept)
 	}
 	inStrides := slices.Delete(slices.Clone(x.at.strides), axis, axis+1)
-	shape, st := mergeAxes(dropped, [][]int{inStrides, outStrides}, false)
+	shape, st := mergeAxes(dropped, [][]int{inStrides, outStrides}, dynOut)
 	if len(shape) > maxRank-1 {
 		return reducing{}, fmt.Errorf("vkc: %s: the output's shape %v needs %d axes once merged, more than the %d the kernels take", op, dropped, len(shape), maxRank-1)
 	}
 	n, _ := count(shape)
-	r := reducing{axis: axis, R: x.at.shape[axis], sR: x.at.strides[axis], shape: shape, sIn: st[0], sOut: st[1], outCount: n}
+	r := reducing{axis: axis, R: x.at.shape[axis], sR: x.at.strides[axis], shape: shape, sIn: st[0], sOut: st[1], outCount: n,
+		dynOut: dynOut, dynR: dynR, rdiv: 1}
 	r.contiguousRow = (r.sR == 1 || r.R == 1) && rowMajor(shape, scaled(st[0], r.R))
+	if dynOut || dynR {
+		r.rows = cmp.Or(outRows, x.rows)
+		r.contiguousRow = false // the row kernels take static extents
+		if r.inPre, err = prefixOf(op, "x", 0, x, x.rows != nil, false); err != nil {
+			return reducing{}, err
+		}
+	}
 	return r, nil
+}
+
+// reduceDynamic checks a dynamic axis 0 of x or out against the reduced
+// axis: out may be dynamic only when axis is not 0, with x's param if x
+// is dynamic too (dynOut); x alone may be dynamic only when axis is 0
+// (dynR). The param's value now must be within the capacity.
+func reduceDynamic[T vkc.Element](op string, x Tensor[T], axis int, outRows *vkc.Param[uint32]) (dynOut, dynR bool, err error) {
+	p := cmp.Or(outRows, x.rows)
+	switch {
+	case p == nil:
+		return false, false, nil
+	case outRows != nil && axis == 0:
+		return false, false, fmt.Errorf("vkc: %s: out is dynamic and axis 0 is the one reduced: out's axis 0 is not x's", op)
+	case outRows != nil && x.rows != nil && x.rows != outRows:
+		return false, false, fmt.Errorf("vkc: %s: x is dynamic with another param than out's", op)
+	case outRows == nil && axis != 0:
+		return false, false, fmt.Errorf("vkc: %s: x is dynamic and out is not, reducing along axis %d: out keeps the dynamic axis 0, so make it Dynamic with x's param", op, axis)
+	}
+	if n := p.Value(); n < 1 || int(n) > x.at.shape[0] {
+		return false, false, fmt.Errorf("vkc: %s: the rows param holds %d, outside 1..%d, the capacity of x %v", op, n, x.at.shape[0], x.at.shape)
+	}
+	return outRows != nil, outRows == nil, nil
 }
 
 // scaled is strides divided by n where they divide (rows of n elements
@@ -156,9 +207,19 @@ func noOverlap[T, U vkc.Element](op string, x Tensor[T], out Tensor[U]) error {
 	return checkAliasing(op, false, or, nil, []byteRange{xr}, [][]int{nil})
 }
 
+// The reduce kernel's flags for lengths read when the launch runs
+// (reduce.glsl).
+const (
+	flagDynOut  = 2
+	flagDynR    = 4
+	flagMeanDyn = 8
+)
+
 // launch runs a reduce or argmax kernel pass: splits groups per output
 // element (or, with splits 0, lanes), writing partials (contiguous, per
 // output element) when splits > 1, else out through the plan's strides.
+// A dynamic plan launches from its param (dynamicGroups), checking and
+// marking only the prefixes inPre and outPre name.
 func (r reducing) launch(c *opContext, k *vkc.Kernel, code uint32, splits, offIn, offOut int, scale float64, et elemType, in, out vkc.Arg) error {
 	flags, chunk := uint32(0), r.R
 	groups := r.outCount * splits
@@ -167,15 +228,56 @@ func (r reducing) launch(c *opContext, k *vkc.Kernel, code uint32, splits, offIn
 	} else {
 		chunk = (r.R + splits - 1) / splits
 	}
-	p := push{}.u(code, uint32(len(r.shape)), flags, uint32(r.outCount)).
+	p := push{}.u(code, uint32(len(r.shape)), flags|r.dynFlags(), uint32(r.outCount)).
 		u(uint32(r.R), uint32(r.sR), uint32(splits), uint32(chunk)).
-		u(uint32(offIn), uint32(offOut)).scalar(scale, et).
-		ints(maxRank-1, r.shape).ints(maxRank-1, r.sIn).ints(maxRank-1, r.sOut)
-	g, err := groupsFor(groups, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+		u(uint32(offIn), uint32(offOut))
+	if r.meanOf > 0 {
+		p = p.u(uint32(r.meanOf), 0)
+	} else {
+		p = p.scalar(scale, et)
+	}
+	p = p.u(uint32(r.rdiv)).ints(maxRank-1, r.shape).ints(maxRank-1, r.sIn).ints(maxRank-1, r.sOut)
+	lim := c.dev.Info().Limits.MaxComputeWorkGroupCount
+	if r.rows != nil {
+		return k.LaunchIndirect(c.s, r.dynamicGroups(groups, lim[0]), p, in, out, r.rows)
+	}
+	g, err := groupsFor(groups, lim)
 	if err != nil {
 		return err
 	}
-	return k.Launch(c.s, g, p, in, out)
+	return k.Launch(c.s, g, p, in, out, c.rows)
+}
+
+// dynFlags are the kernel flags of the plan's dynamic extents.
+func (r reducing) dynFlags() uint32 {
+	var f uint32
+	if r.dynOut {
+		f |= flagDynOut
+	}
+	if r.dynR {
+		f |= flagDynR
+	}
+	if r.meanOf > 0 {
+		f |= flagMeanDyn
+	}
+	return f
+}
+
+// dynamicGroups sizes a dynamic launch from the param: groups at full
+// capacity (capRows rows), fewer in proportion as the param holds fewer,
+// at most maxX; the kernel's groups stride over whatever work the
+// param's value makes.
+func (r reducing) dynamicGroups(groups int, maxX uint32) vkc.Groups {
+	capRows := r.R * r.rdiv // the first pass's R for a second pass's partials
+	if r.dynOut {
+		capRows = r.shape[0]
+	}
+	per := max(1, (capRows+groups-1)/max(groups, 1), (capRows+int(maxX)-1)/int(maxX))
+	g := vkc.GroupsOf(r.rows, uint32(per))
+	for _, pr := range slices.Concat(r.inPre, r.outPre) {
+		g = g.Prefix(pr.binding, pr.per)
+	}
+	return g
 }
 
 // partials is the scratch for a first pass's partials: float32 for
@@ -199,16 +301,22 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 	if err != nil {
 		return err
 	}
-	r, err := reducePlan(op, x, axis, out.at, writable(op, "out", out))
+	r, err := reducePlan(op, x, axis, out.at, out.rows, writable(op, "out", out))
 	if err != nil {
 		return err
 	}
 	if err := noOverlap(op, x, out); err != nil {
 		return err
 	}
+	if r.outPre, err = prefixOf(op, "out", 1, out, r.dynOut, true); err != nil {
+		return err
+	}
 	scale := 1.0
 	if mean {
 		scale = 1 / float64(r.R)
+		if r.dynR {
+			r.meanOf = r.R
+		}
 	}
 	k, err := c.kernel(op, "reduce_"+et.suffix)
 	if err != nil {
@@ -254,8 +362,10 @@ func twoPass[T vkc.Element](c *opContext, op string, code uint32, et elemType, r
 		return err
 	}
 	// The partials as the second pass's input: output element e's splits
-	// at e*splits, one apart.
-	r2 := reducing{R: splits, sR: 1, outCount: r.outCount, shape: r.shape, sOut: r.sOut, sIn: make([]int, len(r.shape))}
+	// at e*splits, one apart; along a dynamic axis only the first
+	// ceil(rows/chunk) of them, those the first pass wrote.
+	r2 := reducing{R: splits, sR: 1, outCount: r.outCount, shape: r.shape, sOut: r.sOut, sIn: make([]int, len(r.shape)),
+		rows: r.rows, dynOut: r.dynOut, dynR: r.dynR, rdiv: (r.R + splits - 1) / splits, meanOf: r.meanOf, outPre: r.outPre}
 	step := splits
 	for i := len(r.shape) - 1; i >= 0; i-- {
 		r2.sIn[i] = step
@@ -275,6 +385,7 @@ func firstPass[T vkc.Element](c *opContext, op string, code uint32, et elemType,
 	if err != nil {
 		return err
 	}
+	r.outPre, r.meanOf = nil, 0 // into partials, written whole
 	return r.launch(c, k, code, splits, x.at.offset, 0, 1, et, x.buf, part)
 }
 
@@ -368,9 +479,12 @@ func texelBindable[T vkc.Element](lim vkc.Limits, b *vkc.Buffer[T]) bool {
 const perGroup = 4096
 
 // mode is how one pass lays the work out: 0 (lanes) for short reductions
-// or many outputs, else 1 (one group per output element).
+// or many outputs, else 1 (one group per output element). A dynamic plan
+// takes lanes up to 1024 elements too: its groups shrink with the param,
+// and a group's tree over a few of the capacity's elements is mostly
+// barriers.
 func (r reducing) mode() int {
-	if r.R <= 32 || (r.outCount >= 1024 && r.R <= 1024) {
+	if r.R <= 32 || (r.outCount >= 1024 && r.R <= 1024) || (r.rows != nil && r.R <= 1024) {
 		return 0
 	}
 	return 1

@@ -38,7 +38,7 @@ func checkRowReductions(t *testing.T, dev *vkc.Device, v []float64, x Tensor[flo
 // rowsPlan is the plan of a reduction of x's rows into len rows outputs.
 func rowsPlan(t *testing.T, dev *vkc.Device, x Tensor[float32]) reducing {
 	t.Helper()
-	r, err := reducePlan("Sum", x, 1, Of(fresh[float32](t, dev, x.at.shape[0])).at, nil)
+	r, err := reducePlan("Sum", x, 1, Of(fresh[float32](t, dev, x.at.shape[0])).at, nil, nil)
 	require.NoError(t, err)
 	return r
 }

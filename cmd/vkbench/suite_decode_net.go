@@ -15,9 +15,10 @@ type decodeBlock struct {
 	kv                                                         *vkc.Buffer[float32] // the K/V cache, [ctx, 2d]: k then v per position
 }
 
-// decodeNet is the model on the device: its weights, its caches, the two
-// inputs written before every step (the token and its position) and the
-// step's activations, reused by every layer and step.
+// decodeNet is the model on the device: its weights, its caches, the
+// inputs written before every step (the token, its position and the
+// caches' length, a param) and the step's activations, reused by every
+// layer and step.
 type decodeNet struct {
 	c       decodeConfig
 	embed   *vkc.Buffer[float32]
@@ -29,13 +30,12 @@ type decodeNet struct {
 	pos     *vkc.Buffer[uint32] // [1]: its position, 0 for a sequence's first
 	argmax  *vkc.Buffer[uint32] // [1]: the step's output, the next token
 	logits  *vkc.Buffer[float32]
-	iota    *vkc.Buffer[float32] // 0, 1, …, ctx-1
-	posF    *vkc.Buffer[float32] // pos as a float
-	mask    *vkc.Buffer[float32] // 0 at the cached positions, -1e9·(j - pos) past them
+	length  *vkc.Param[uint32]   // the positions cached once the step has added its own: pos+1
 	x, pe   *vkc.Buffer[float32] // the residual stream, the position's embedding
 	h, xf   *vkc.Buffer[float32] // a norm's output
 	qkv     *vkc.Buffer[float32]
-	scores  *vkc.Buffer[float32] // [heads, 1, ctx]
+	prod    *vkc.Buffer[float32] // [ctx, heads, dh]: q·k or p·v per cached position, before the sums
+	scores  *vkc.Buffer[float32] // [ctx, heads]
 	attn, o *vkc.Buffer[float32]
 	u, m    *vkc.Buffer[float32] // the MLP's hidden layer and output
 	zeros   []float32            // a cache's worth
@@ -67,15 +67,14 @@ func newDecodeNet(dev *vkc.Device, c decodeConfig, w decodeWeights) (n *decodeNe
 			kv: up(n.zeros),
 		})
 	}
-	iota := make([]float32, c.ctx)
-	for i := range iota {
-		iota[i] = float32(i)
-	}
-	n.iota = up(iota)
 	n.tok, n.pos, n.argmax = u32(), u32(), u32()
-	n.posF, n.mask = f32(1), f32(c.ctx)
 	n.x, n.pe, n.h, n.xf, n.attn, n.o, n.m = f32(c.d), f32(c.d), f32(c.d), f32(c.d), f32(c.d), f32(c.d), f32(c.d)
-	n.qkv, n.scores, n.u, n.logits = f32(3*c.d), f32(c.heads*c.ctx), f32(c.ff), f32(c.vocab)
+	n.qkv, n.prod, n.scores, n.u, n.logits = f32(3*c.d), f32(c.ctx*c.d), f32(c.ctx*c.heads), f32(c.ff), f32(c.vocab)
+	if err == nil {
+		if n.length, err = vkc.NewParam[uint32](dev, 1); err == nil {
+			n.closers = append(n.closers, n.length.Close)
+		}
+	}
 	return n, err
 }
 
@@ -114,9 +113,11 @@ func (n *decodeNet) startSequence(s *vkc.Stream) error {
 	return nil
 }
 
-// setInputs writes the step's token and position on s.
+// setInputs writes the step's token and position on s, and sets the
+// caches' length to the positions the step attends to (pos+1).
 func (n *decodeNet) setInputs(s *vkc.Stream, tok, pos int) error {
-	return errors.Join(n.tok.WriteOn(s, []uint32{uint32(tok)}), n.pos.WriteOn(s, []uint32{uint32(pos)}))
+	return errors.Join(n.tok.WriteOn(s, []uint32{uint32(tok)}), n.pos.WriteOn(s, []uint32{uint32(pos)}),
+		n.length.Set(uint32(pos+1)))
 }
 
 // readArgmax waits for s and returns the step's argmax.
@@ -137,9 +138,8 @@ func all(fs ...func() error) error {
 }
 
 // step queues one decode step on s, ops only: the token's embedding plus
-// its position's (two Gathers), the attention mask from the position, each
-// block, the final norm, the logits against the tied embedding (a
-// transposed view) and their argmax.
+// its position's (two Gathers), each block, the final norm, the logits
+// against the tied embedding (a transposed view) and their argmax.
 func (n *decodeNet) step(s *vkc.Stream) error {
 	c := n.c
 	row := func(b *vkc.Buffer[float32]) ops.Tensor[float32] { return ops.Of(b, 1, b.Len()) }
@@ -147,12 +147,6 @@ func (n *decodeNet) step(s *vkc.Stream) error {
 		func() error { return ops.Gather(s, ops.Of(n.embed, c.vocab, c.d), ops.Of(n.tok), row(n.x)) },
 		func() error { return ops.Gather(s, ops.Of(n.posEmb, c.ctx, c.d), ops.Of(n.pos), row(n.pe)) },
 		func() error { return ops.Add(s, row(n.x), row(n.pe), row(n.x)) },
-		// mask_j = -1e9·relu(j - pos): 0 up to the position, a score no
-		// exponential survives past it (softmax subtracts the row's max).
-		func() error { return ops.Convert(s, ops.Of(n.pos), ops.Of(n.posF)) },
-		func() error { return ops.Sub(s, ops.Of(n.iota), ops.Of(n.posF), ops.Of(n.mask)) },
-		func() error { return ops.Relu(s, ops.Of(n.mask), ops.Of(n.mask)) },
-		func() error { return ops.Scale(s, ops.Const(-1e9), ops.Of(n.mask), ops.Of(n.mask)) },
 	)
 	if err != nil {
 		return err
@@ -175,17 +169,24 @@ func (n *decodeNet) step(s *vkc.Stream) error {
 
 // block queues one pre-norm transformer block: attention over the cache
 // with the position's k and v added into it first, then the MLP, each
-// added to the residual stream.
+// added to the residual stream. The attention covers the cache's first
+// length positions alone: the cache, the products and the scores are
+// dynamic on the length param, so a captured step follows it with no
+// mask and no work past the cached positions.
 func (n *decodeNet) block(s *vkc.Stream, b decodeBlock) error {
 	c := n.c
 	d, dh, H := c.d, c.dh(), c.heads
 	row := func(b *vkc.Buffer[float32]) ops.Tensor[float32] { return ops.Of(b, 1, b.Len()) }
 	qkv := ops.Of(n.qkv, 1, 3*d)
-	// The cache as [heads, ctx, dh] views: k at offset 0 of each row, v at d.
-	kCache := ops.Strided(b.kv, 0, []int{H, c.ctx, dh}, []int{dh, 2 * d, 1})
-	vCache := ops.Strided(b.kv, d, []int{H, c.ctx, dh}, []int{dh, 2 * d, 1})
-	q := ops.Strided(n.qkv, 0, []int{H, 1, dh}, []int{dh, dh, 1})
-	scores := ops.Of(n.scores, H, 1, c.ctx)
+	// The cache as [ctx, heads, dh] views, the first length positions:
+	// k at offset 0 of each row, v at d.
+	kCache := ops.Strided(b.kv, 0, []int{c.ctx, H, dh}, []int{2 * d, dh, 1}).Dynamic(n.length)
+	vCache := ops.Strided(b.kv, d, []int{c.ctx, H, dh}, []int{2 * d, dh, 1}).Dynamic(n.length)
+	q := ops.Of(n.qkv, 3*d).Slice(0, 0, d).Reshape(1, H, dh).BroadcastTo(c.ctx, H, dh)
+	prod := ops.Of(n.prod, c.ctx, H, dh).Dynamic(n.length)
+	scores := ops.Of(n.scores, c.ctx, H).Dynamic(n.length)
+	// p_j, each head's weight of position j, repeated over the head's dh.
+	weights := ops.Of(n.scores, c.ctx, H, 1).Dynamic(n.length).BroadcastTo(c.ctx, H, dh)
 	return all(
 		func() error {
 			return ops.LayerNorm(s, row(n.x), ops.Of(b.ln1G), ops.Of(b.ln1B), ops.Const(decodeEps), row(n.h))
@@ -196,12 +197,14 @@ func (n *decodeNet) block(s *vkc.Stream, b decodeBlock) error {
 		// Cache row pos += [k v] (the row is zero: a sequence starts with
 		// an empty cache), the row chosen by the pos buffer on the device.
 		func() error { return ops.ScatterAdd(s, qkv.Slice(1, d, 3*d), ops.Of(n.pos), ops.Of(b.kv, c.ctx, 2*d)) },
-		func() error {
-			return ops.Matmul(s, q, kCache.T(), scores, ops.MatmulOptions[float32]{Bias: ops.Of(n.mask)})
-		},
+		// scores[j, h] = q_h·k_jh/√dh, softmax over j < length, then
+		// attn_h = Σ_j p_jh·v_jh.
+		func() error { return ops.Mul(s, kCache, q, prod) },
+		func() error { return ops.Sum(s, prod, -1, scores) },
 		func() error { return ops.Scale(s, ops.Const(1/math.Sqrt(float64(dh))), scores, scores) },
-		func() error { return ops.Softmax(s, scores, -1, scores) },
-		func() error { return ops.Matmul(s, scores, vCache, ops.Of(n.attn, H, 1, dh)) },
+		func() error { return ops.Softmax(s, scores, 0, scores) },
+		func() error { return ops.Mul(s, vCache, weights, prod) },
+		func() error { return ops.Sum(s, prod, 0, ops.Of(n.attn, H, dh)) },
 		func() error {
 			return ops.Matmul(s, row(n.attn), ops.Of(b.wo, d, d), row(n.o), ops.MatmulOptions[float32]{Bias: ops.Of(b.bo)})
 		},

@@ -4,15 +4,18 @@
 // reduced by one workgroup, its lanes striding over its C elements, with
 // trees in shared memory between the passes; each lane writes only
 // elements it read itself, after the row's reductions, so y may be x.
-// Group g covers rows [g*perGroup, (g+1)*perGroup); with flag 1 axis 0's
-// extent is min(rows, shape[0]) read when the launch runs.
+// Group g covers rows [g*perGroup, (g+1)*perGroup), and those a multiple
+// of the dispatch's groups times perGroup on, so that a dispatch of any
+// size covers every row. With flag 1 axis 0's extent is min(rows,
+// shape[0]) read when the launch runs; with flag 16 the normalised axis's
+// (C) is, so each row covers its first min(rows, C) elements.
 // op 0 softmax: y = exp(x - max) / sum(exp(x - max));
 // op 1 layernorm: y = (x - mean) / sqrt(var + eps) * w + b (var: the mean
 //      of the squared deviations, the biased estimate);
 // op 2 rmsnorm: y = x / sqrt(mean(x^2) + eps) * w + b.
 // w and b are vectors of C elements (offset and stride each), used when
 // flags 2 and 4 say so; eps is the push words or (flag 8) the Eps binding.
-// flags: 1 dynamic rows, 2 has w, 4 has b, 8 eps param.
+// flags: 1 dynamic rows, 2 has w, 4 has b, 8 eps param, 16 dynamic C.
 #include "types.glsl"
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { ST x[]; };
@@ -48,6 +51,7 @@ CT total(CT v, bool takeMax) {
 void main() {
     uint lid = gl_LocalInvocationID.x;
     uint last = pc.rank - 1u, C = pc.shape[last];
+    if ((pc.flags & 16u) != 0u) C = min(rowsDyn, C);
     uint outer = 1u; // rows per index of axis 0
     for (uint ax = 1u; ax < last; ++ax) outer *= pc.shape[ax];
     uint lead = pc.rank > 1u ? pc.shape[0] : 1u;
@@ -55,8 +59,8 @@ void main() {
     uint rows = lead * outer;
     CT eps = CT((pc.flags & 8u) != 0u ? epsDyn : scalarOf(pc.epsLo, pc.epsHi));
     bool hasW = (pc.flags & 2u) != 0u, hasB = (pc.flags & 4u) != 0u;
-    uint q0 = gl_WorkGroupID.x * pc.perGroup, q1 = min(rows, q0 + pc.perGroup);
-    for (uint q = q0; q < q1; ++q) {
+    for (uint q0 = gl_WorkGroupID.x * pc.perGroup; q0 < rows; q0 += gl_NumWorkGroups.x * pc.perGroup)
+    for (uint q = q0; q < min(rows, q0 + pc.perGroup); ++q) {
         uvec2 at = uvec2(pc.offX, pc.offY);
         uint rem = q;
         for (uint ax = last; ax > 0u; --ax) {
