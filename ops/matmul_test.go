@@ -265,13 +265,18 @@ var matmulCases = []matmulCase{
 	{name: "split-K texel ragged N", a: []int{4, 2048}, b: []int{2048, 20}, c: []int{4, 20}, bias: 1, wantVariants: []variant{variantSplitKTexel}},
 	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitK}},
 	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: ActSilu, wantVariants: []variant{variantWide}},
-	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantRootBatched}},
+	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantTexel}},
 	{name: "batched broadcast B", a: []int{2, 3, 9, 8}, b: []int{8, 11}, c: []int{2, 3, 9, 11}, bias: 11},
 	{name: "batched broadcast A", a: []int{1, 7, 10}, b: []int{3, 10, 5}, c: []int{3, 7, 5}, aT: true},
 	{name: "batched gemv", a: []int{5, 1, 40}, b: []int{5, 40, 24}, c: []int{5, 1, 24}, wantVariants: []variant{variantGEMV}},
-	{name: "packed", a: []int{70, 90}, b: []int{90, 66}, c: []int{70, 66}, aT: true, wantVariants: []variant{variantRootPacked}},
-	{name: "packed whole", a: []int{64, 20}, b: []int{20, 72}, c: []int{64, 72}, wantVariants: []variant{variantRootPacked, variantRoot}},
-	{name: "root square", a: []int{64, 64}, b: []int{64, 64}, c: []int{64, 64}, wantVariants: []variant{variantRoot}},
+	{name: "texel square", a: []int{64, 64}, b: []int{64, 64}, c: []int{64, 64}, wantVariants: []variant{variantTexel}},
+	{name: "texel K%8=4 N%8=4", a: []int{37, 20}, b: []int{20, 44}, c: []int{37, 44}, bias: 44, act: ActGelu, wantVariants: []variant{variantTexel}},
+	{name: "texel tall narrow", a: []int{300, 12}, b: []int{12, 4}, c: []int{300, 4}, bias: 1, act: ActRelu, wantVariants: []variant{variantTexel}},
+	{name: "texel batched", a: []int{5, 33, 24}, b: []int{5, 24, 40}, c: []int{5, 33, 40}, act: ActSilu, wantVariants: []variant{variantTexel}},
+	{name: "texel batched broadcast B", a: []int{2, 3, 17, 28}, b: []int{28, 36}, c: []int{2, 3, 17, 36}, bias: 36, wantVariants: []variant{variantTexel}},
+	{name: "texel-packed", a: []int{70, 90}, b: []int{90, 66}, c: []int{70, 66}, aT: true, bias: 66, act: ActRelu, wantVariants: []variant{variantTexelPacked}},
+	{name: "texel-packed ragged K", a: []int{64, 21}, b: []int{21, 72}, c: []int{64, 72}, wantVariants: []variant{variantTexelPacked}},
+	{name: "texel-packed transposed B", a: []int{65, 40}, b: []int{40, 67}, c: []int{65, 67}, bT: true, wantVariants: []variant{variantTexelPacked}},
 }
 
 func TestMatmulMatchesFloat64ReferenceFloat32(t *testing.T) {
