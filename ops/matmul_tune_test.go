@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -90,8 +91,11 @@ func TestMatmulTunerIgnoresACorruptFileWithOneWarning(t *testing.T) {
 		return dev.Info()
 	}()
 	path := filepath.Join(dir, tuningFileName(info))
-	for _, corrupt := range []string{"{not json", `{"version": 1, "device": "another", "choices": {}}`,
-		`{"version": 1, "device": "` + deviceLabel(info) + `", "choices": {"x": "no-such-variant"}}`} {
+	version := fmt.Sprintf(`"version": %d`, tuningFileVersion)
+	for _, corrupt := range []string{"{not json", `{` + version + `, "device": "another", "choices": {}}`,
+		`{` + version + `, "device": "` + deviceLabel(info) + `", "choices": {"x": "no-such-variant"}}`,
+		// a variant since removed
+		`{` + version + `, "device": "` + deviceLabel(info) + `", "choices": {"f32 m5 n5 k5 b1 dynfalse v13": "root"}}`} {
 		require.NoError(t, os.WriteFile(path, []byte(corrupt), 0o644))
 		var logged bytes.Buffer
 		prev := slog.Default()
@@ -107,7 +111,7 @@ func TestMatmulTunerIgnoresACorruptFileWithOneWarning(t *testing.T) {
 		closeChecked(t, dev)
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
-		assert.Contains(t, string(data), `"version": 1`, "the corrupt file was replaced by the new choice")
+		assert.Contains(t, string(data), version, "the corrupt file was replaced by the new choice")
 	}
 }
 
