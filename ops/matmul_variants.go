@@ -32,12 +32,14 @@ const (
 	// Needs both buffers bindable as texels, unit strides along K (A) and
 	// N (B), texel-aligned offsets, row and batch strides, K a multiple
 	// of 4, and the texel of B's last column inside its buffer. It takes batches
-	// (group z) and, built as matmul_texel_dyn, a dynamic M.
+	// (group z) and, built as matmul_texel_dyn, a dynamic M. Its workgroup
+	// is set by specialization constants (texelShape).
 	variantTexel
 	// texelPacked: A and B copied (Transpose) into temporaries laid out
-	// for texel, K and N padded with zeros to multiples of 4 and 8, then
-	// texel on them writing C with its epilogue: for large float32
-	// products whose layouts or sizes keep them off texel.
+	// for texel, K and N padded with zeros to multiples of 8, then texel
+	// on them writing C with its epilogue: for large float32 products
+	// whose layouts or sizes keep them off texel, or whose K is not a
+	// multiple of 8.
 	variantTexelPacked
 	// gemvTexel: matmul_gemv_texel, float32 M = 1 or N = 1 with the
 	// matrix and the vector read as rgba32f storage texels: for CPU
@@ -163,20 +165,22 @@ func (p *problem) texelFits() bool {
 }
 
 // packFits reports whether texel-packed can compute p: float32, one
-// product that texel cannot take as it lies, M and N large, and the
-// temporaries within a texel binding's reach.
+// product that texel cannot take as it lies or whose K is not a multiple
+// of 8 (texel's last step of four then runs on its own; on lavapipe
+// 1000 x 3000 x 500 measured faster padded to K = 504), M and N large,
+// and the temporaries within a texel binding's reach.
 func (p *problem) packFits() bool {
-	if p.elem != elemF32 || len(p.batch) != 0 || p.m < packMin || p.n < packMin || p.texelFits() {
+	if p.elem != elemF32 || len(p.batch) != 0 || p.m < packMin || p.n < packMin || (p.texelFits() && p.k%8 == 0) {
 		return false
 	}
-	k4, n8 := ceilDiv(p.k, 4)*4, ceilDiv(p.n, 8)*8
-	return p.m*k4/4 <= p.maxTexels && k4*n8/4 <= p.maxTexels &&
+	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
+	return p.m*k8/4 <= p.maxTexels && k8*n8/4 <= p.maxTexels &&
 		ceilDiv(p.m, 16*8) <= maxGroupsLimit && ceilDiv(n8/8, 4*8) <= maxGroupsLimit
 }
 
-// texelGeometry is matmul_texel's block and workgroup, set by its
-// specialization constants: a group of lx x ly invocations, each keeping
-// rows x 8*octs elements of C.
+// texelGeometry is matmul_texel's workgroup, lx x ly invocations (its
+// specialization constants 0 and 1), each keeping rows x 8*octs elements
+// of C (its ROWS and OCTS, compiled in).
 type texelGeometry struct{ lx, ly, rows, octs int }
 
 // texelShape is the geometry matmul_texel runs p with: 16 x 32 blocks in
@@ -265,11 +269,12 @@ func (p *problem) wideFits() bool {
 // one (the two that take a dynamic M, see applies); otherwise, from what
 // lavapipe measured (staticHeuristic): on a CPU driver the texel
 // matrix-vector kernels where they apply; the matrix-vector kernel for
-// m = 1 or n = 1; on a CPU driver the texel kernel for large or batched
-// products; the wide kernel where A and B allow and the output is large;
-// on a CPU driver the texel kernel on padded copies for other large
-// float32 products; split-K for long K into few outputs; the wide
-// kernel; else the generic kernel.
+// m = 1 or n = 1; on a CPU driver the texel kernel on padded copies
+// where it applies (large products the texel kernel cannot take as they
+// lie, or whose K is not a multiple of 8), else the texel kernel for
+// large or batched products; the wide kernel where A and B allow and the
+// output is large; split-K for long K into few outputs; the wide kernel;
+// else the generic kernel.
 func (p *problem) heuristic() variant {
 	if p.dynamic {
 		if p.cpu && p.applies(variantTexel) {
@@ -289,12 +294,12 @@ func (p *problem) staticHeuristic() variant {
 	switch {
 	case p.applies(variantGEMV):
 		return variantGEMV
+	case p.cpu && p.applies(variantTexelPacked):
+		return variantTexelPacked
 	case p.cpu && p.applies(variantTexel) && (large || len(p.batch) > 0):
 		return variantTexel
 	case p.applies(variantWide) && large:
 		return variantWide
-	case p.cpu && p.applies(variantTexelPacked):
-		return variantTexelPacked
 	case p.applies(variantSplitK):
 		return variantSplitK
 	case p.applies(variantWide):
@@ -473,7 +478,7 @@ func texelKernel(dev *vkc.Device, dyn bool, g texelGeometry) (*vkc.Kernel, error
 	if dyn {
 		name += "_dyn"
 	}
-	return dk.kernelWith(name, map[uint32]float64{0: float64(g.lx), 1: float64(g.ly), 2: float64(g.rows), 3: float64(g.octs)})
+	return dk.kernelWith(name, map[uint32]float64{0: float64(g.lx), 1: float64(g.ly)})
 }
 
 // runTexel runs matmul_texel on a and b (A's and B's buffers, or their
@@ -866,25 +871,24 @@ func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn 
 	return fn(buf)
 }
 
-// runTexelPacked is variantTexelPacked: A into an M x K4 temporary and B
-// into a K4 x N8 one (K4: K rounded up to a multiple of 4, N8: N to one
-// of 8, the padding zero), then matmul_texel on them writing C with its
-// epilogue.
+// runTexelPacked is variantTexelPacked: A into an M x K8 temporary and B
+// into a K8 x N8 one (K8, N8: K and N rounded up to multiples of 8, the
+// padding zero), then matmul_texel on them writing C with its epilogue.
 func (p *matmulPlan[T]) runTexelPacked(s *vkc.Stream) error {
-	k4, n8 := ceilDiv(p.k, 4)*4, ceilDiv(p.n, 8)*8
-	return withPacked(s, p.dev, []int{p.m * k4, k4 * n8}, func(tmp []*vkc.Buffer[float32]) error {
+	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
+	return withPacked(s, p.dev, []int{p.m * k8, k8 * n8}, func(tmp []*vkc.Buffer[float32]) error {
 		a, b := any(p.aBuf).(*vkc.Buffer[float32]), any(p.bBuf).(*vkc.Buffer[float32])
 		at := Strided(a, p.a.off, []int{p.m, p.k}, []int{p.a.row, p.a.col})
 		bt := Strided(b, p.b.off, []int{p.k, p.n}, []int{p.b.row, p.b.col})
-		if err := Transpose(s, at, Strided(tmp[0], 0, []int{p.m, p.k}, []int{k4, 1})); err != nil {
+		if err := Transpose(s, at, Strided(tmp[0], 0, []int{p.m, p.k}, []int{k8, 1})); err != nil {
 			return err
 		}
 		if err := Transpose(s, bt, Strided(tmp[1], 0, []int{p.k, p.n}, []int{n8, 1})); err != nil {
 			return err
 		}
 		q := *p
-		q.k = k4
-		q.a = matrix{row: k4, col: 1}
+		q.k = k8
+		q.a = matrix{row: k8, col: 1}
 		q.b = matrix{row: n8, col: 1}
 		return q.runTexel(s, tmp[0], tmp[1], 1, 0, 0, 0)
 	})
