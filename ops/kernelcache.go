@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/vkcompute/vkc"
@@ -9,7 +11,7 @@ import (
 )
 
 // deviceKernels is what ops keeps per device: the kernels it loaded, by
-// variant name; the stand-in params bound where a kernel's optional
+// variant name (and specialization constants); the stand-in params bound where a kernel's optional
 // binding (a dynamic row count, a scalar param) is not used, since every
 // binding a kernel declares must be bound; and the reductions' scratch.
 // All of it is released when the device closes (Device.OnClose).
@@ -122,23 +124,38 @@ func cachedDevices() int {
 
 // kernel is the variant named (variants.txt), loaded on first use.
 func (dk *deviceKernels) kernel(name string) (*vkc.Kernel, error) {
+	return dk.kernelWith(name, nil)
+}
+
+// kernelWith is the variant named with its specialization constants set
+// (KernelSpec.Constants, by SpecId), loaded on first use and kept under
+// the name and the constants: each set of constants is a pipeline of its
+// own.
+func (dk *deviceKernels) kernelWith(name string, consts map[uint32]float64) (*vkc.Kernel, error) {
+	key := name
+	if len(consts) > 0 {
+		ids := slices.Sorted(maps.Keys(consts))
+		for _, id := range ids {
+			key += fmt.Sprintf(" %d=%g", id, consts[id])
+		}
+	}
 	dk.mu.Lock()
 	defer dk.mu.Unlock()
 	if dk.closed {
 		return nil, vkc.ErrClosed
 	}
-	if k := dk.kernels[name]; k != nil {
+	if k := dk.kernels[key]; k != nil {
 		return k, nil
 	}
 	code, err := kernels.SPIRV(name)
 	if err != nil {
 		return nil, err
 	}
-	k, err := dk.dev.LoadKernel(vkc.KernelSpec{Name: "ops/" + name, SPIRV: code})
+	k, err := dk.dev.LoadKernel(vkc.KernelSpec{Name: "ops/" + key, SPIRV: code, Constants: consts})
 	if err != nil {
 		return nil, err
 	}
-	dk.kernels[name] = k
+	dk.kernels[key] = k
 	return k, nil
 }
 

@@ -58,16 +58,14 @@ type problem struct {
 	dynamic bool // M is a param's value (at most m)
 	// buffer lengths, for the wide kernels' reads past a ragged edge
 	aLen, bLen int
-	// root: every operand is a whole buffer, row-major, one matrix: what
-	// vkc.MatmulOf takes.
-	rootShaped bool
-	// batchRowMajor: a batch whose every matrix is row-major with adjacent
-	// rows (as a whole buffer would be), with no epilogue.
-	batchRowMajor bool
-	int64         bool // the device has shaderInt64 (wide loads)
+	// whole: every operand is a whole buffer, row-major, one matrix, with
+	// no epilogue: what a dynamic M takes.
+	whole bool
+	int64 bool // the device has shaderInt64 (wide loads)
 	// texelA, texelB: A's and B's buffers can be bound whole as rgba32f
 	// storage texels (texelBindable).
 	texelA, texelB bool
+	maxTexels      int  // the device's maxTexelBufferElements
 	cpu            bool // the device is a CPU driver (DeviceInfo.Type)
 }
 
@@ -125,22 +123,12 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 			return nil, fmt.Errorf("vkc: Matmul: %s: %w", describe, err) // wrapped: ErrOverlap and ErrUnsupported stay reachable
 		}
 	}
-	p.rootLayouts(a, b, c)
-	if p.dynamic && !p.rootShaped {
+	p.whole = len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
+		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
+	if p.dynamic && !p.whole {
 		return nil, fmt.Errorf("vkc: Matmul: %s: %w: a dynamic M needs whole row-major A, B and C and no bias or activation, the one product that marks written only the rows M covers", describe, vkc.ErrUnsupported)
 	}
 	return p, nil
-}
-
-// rootLayouts notes whether the root's matmul can take the operands as
-// they are: a batch of row-major matrices with adjacent rows, or whole
-// row-major buffers; either with no epilogue.
-func (p *matmulPlan[T]) rootLayouts(a, b, c Tensor[T]) {
-	plain := !p.hasBias && p.act == ActNone
-	p.batchRowMajor = len(p.batch) > 0 && plain &&
-		p.a.col == 1 && p.a.row == p.k && p.b.col == 1 && p.b.row == p.n && p.c.col == 1 && p.c.row == p.n
-	p.rootShaped = len(p.batch) == 0 && plain &&
-		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
 }
 
 // operandErr is the first of A's, B's and C's errors, named.
@@ -166,6 +154,7 @@ func (p *matmulPlan[T]) deviceCaps() {
 	if p.elem == elemF32 {
 		p.texelA, p.texelB = texelBindable(info.Limits, p.aBuf), texelBindable(info.Limits, p.bBuf)
 	}
+	p.maxTexels = int(min(info.Limits.MaxTexelBufferElements, 1<<31-1))
 	p.cpu = info.Type == vkc.TypeCPU
 }
 

@@ -265,13 +265,18 @@ var matmulCases = []matmulCase{
 	{name: "split-K texel ragged N", a: []int{4, 2048}, b: []int{2048, 20}, c: []int{4, 20}, bias: 1, wantVariants: []variant{variantSplitKTexel}},
 	{name: "split-K", a: []int{3, 3000}, b: []int{3000, 16}, c: []int{3, 16}, bias: 16, act: ActGelu, wantVariants: []variant{variantSplitK}},
 	{name: "batched", a: []int{4, 20, 24}, b: []int{4, 24, 16}, c: []int{4, 20, 16}, act: ActSilu, wantVariants: []variant{variantWide}},
-	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantRootBatched}},
+	{name: "batched plain", a: []int{2, 3, 8, 16}, b: []int{16, 24}, c: []int{2, 3, 8, 24}, wantVariants: []variant{variantWide, variantTexel}},
 	{name: "batched broadcast B", a: []int{2, 3, 9, 8}, b: []int{8, 11}, c: []int{2, 3, 9, 11}, bias: 11},
 	{name: "batched broadcast A", a: []int{1, 7, 10}, b: []int{3, 10, 5}, c: []int{3, 7, 5}, aT: true},
 	{name: "batched gemv", a: []int{5, 1, 40}, b: []int{5, 40, 24}, c: []int{5, 1, 24}, wantVariants: []variant{variantGEMV}},
-	{name: "packed", a: []int{70, 90}, b: []int{90, 66}, c: []int{70, 66}, aT: true, wantVariants: []variant{variantRootPacked}},
-	{name: "packed whole", a: []int{64, 20}, b: []int{20, 72}, c: []int{64, 72}, wantVariants: []variant{variantRootPacked, variantRoot}},
-	{name: "root square", a: []int{64, 64}, b: []int{64, 64}, c: []int{64, 64}, wantVariants: []variant{variantRoot}},
+	{name: "texel square", a: []int{64, 64}, b: []int{64, 64}, c: []int{64, 64}, wantVariants: []variant{variantTexel}},
+	{name: "texel K%8=4 N%8=4", a: []int{37, 20}, b: []int{20, 44}, c: []int{37, 44}, bias: 44, act: ActGelu, wantVariants: []variant{variantTexel}},
+	{name: "texel tall narrow", a: []int{300, 12}, b: []int{12, 4}, c: []int{300, 4}, bias: 1, act: ActRelu, wantVariants: []variant{variantTexel}},
+	{name: "texel batched", a: []int{5, 33, 24}, b: []int{5, 24, 40}, c: []int{5, 33, 40}, act: ActSilu, wantVariants: []variant{variantTexel}},
+	{name: "texel batched broadcast B", a: []int{2, 3, 17, 28}, b: []int{28, 36}, c: []int{2, 3, 17, 36}, bias: 36, wantVariants: []variant{variantTexel}},
+	{name: "texel-packed", a: []int{70, 90}, b: []int{90, 66}, c: []int{70, 66}, aT: true, bias: 66, act: ActRelu, wantVariants: []variant{variantTexelPacked}},
+	{name: "texel-packed ragged K", a: []int{64, 21}, b: []int{21, 72}, c: []int{64, 72}, wantVariants: []variant{variantTexelPacked}},
+	{name: "texel-packed transposed B", a: []int{65, 40}, b: []int{40, 67}, c: []int{65, 67}, bT: true, wantVariants: []variant{variantTexelPacked}},
 }
 
 func TestMatmulMatchesFloat64ReferenceFloat32(t *testing.T) {
@@ -480,4 +485,105 @@ func TestMatmulDynamicRowsPastMStayUnwritten(t *testing.T) {
 	err = Matmul(s, a, b, c, MatmulOptions[float32]{Bias: Of(biasBuf, n), Activation: ActRelu})
 	require.ErrorIs(t, err, vkc.ErrUnsupported, "a dynamic M with an epilogue")
 	require.ErrorContains(t, err, "vkc: Matmul")
+}
+
+// TestMatmulTexelLayouts checks matmul_texel (and texel-packed where
+// texel stands aside) on offset and padded layouts, N not a multiple of
+// 4 or 8, K % 8 of 4, and a transposed C, each variant forced.
+func TestMatmulTexelLayouts(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct {
+		name       string
+		m, n, k    int
+		aOff, aRow int // A at aOff, rows aRow apart (column stride 1)
+		bOff, bRow int
+		cT         bool // C stored transposed
+		texel      bool // texel applies
+	}{
+		{"padded rows, N%4=2, K%8=4", 21, 30, 12, 4, 16, 8, 36, false, true},
+		{"offset, N%8=4, C transposed", 70, 68, 24, 8, 24, 4, 68, true, true},
+		{"unaligned A offset", 66, 72, 16, 2, 16, 0, 72, false, false},
+		{"unaligned B rows", 65, 66, 8, 0, 8, 0, 66, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			aBuf, ha := randomTensor[float32](t, dev, rng, tc.aOff+(tc.m-1)*tc.aRow+tc.k)
+			bBuf, hb := randomTensor[float32](t, dev, rng, tc.bOff+(tc.k-1)*tc.bRow+tc.n+2) // room for the texel of the last column
+			a := Strided(aBuf, tc.aOff, []int{tc.m, tc.k}, []int{tc.aRow, 1})
+			b := Strided(bBuf, tc.bOff, []int{tc.k, tc.n}, []int{tc.bRow, 1})
+			cBuf, err := vkc.NewBuffer[float32](dev, tc.m*tc.n+3)
+			require.NoError(t, err)
+			defer cBuf.Close()
+			c := Strided(cBuf, 3, []int{tc.m, tc.n}, []int{tc.n, 1})
+			if tc.cT {
+				c = Strided(cBuf, 3, []int{tc.m, tc.n}, []int{1, tc.m})
+			}
+			p, err := planMatmul(s, a, b, c, MatmulOptions[float32]{})
+			require.NoError(t, err)
+			require.Equal(t, tc.texel, p.applies(variantTexel))
+			require.Equal(t, !tc.texel, p.applies(variantTexelPacked), "texel-packed where texel stands aside")
+			ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{tc.m, tc.n})
+			for _, v := range []variant{variantTexel, variantTexelPacked} {
+				if !p.applies(v) {
+					continue
+				}
+				require.NoError(t, fill(cBuf, float32(math.NaN())))
+				require.NoError(t, p.runVariant(s, v))
+				got, err := cBuf.Read(context.Background())
+				require.NoError(t, err)
+				for i := range ref {
+					at := 3 + i
+					if tc.cT {
+						at = 3 + i%tc.n*tc.m + i/tc.n
+					}
+					tol := float64(tc.k+2)*0x1p-24*bound[i] + 1e-6
+					require.InDelta(t, ref[i], float64(got[at]), tol, "%v element %d", v, i)
+				}
+			}
+		})
+	}
+}
+
+// TestMatmulDynamicEveryVariant runs each variant that takes a dynamic M
+// (texel's and generic's _dyn builds), forced, in a captured graph
+// replayed at several M: the rows M covers match the reference and the
+// rows past it keep their bytes.
+func TestMatmulDynamicEveryVariant(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(11, 12))
+	const m, n, k = 150, 40, 20
+	aBuf, ha := randomTensor[float32](t, dev, rng, m*k)
+	bBuf, hb := randomTensor[float32](t, dev, rng, k*n)
+	cBuf, err := vkc.NewBuffer[float32](dev, m*n)
+	require.NoError(t, err)
+	defer cBuf.Close()
+	rows, err := vkc.NewParam[uint32](dev, m)
+	require.NoError(t, err)
+	defer rows.Close()
+	a, b, c := Of(aBuf, m, k).Dynamic(rows), Of(bBuf, k, n), Of(cBuf, m, n).Dynamic(rows)
+	p, err := planMatmul(s, a, b, c, MatmulOptions[float32]{})
+	require.NoError(t, err)
+	require.Equal(t, []variant{variantGeneric, variantTexel}, p.candidates())
+	ref, bound := referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{m, n})
+	for _, v := range p.candidates() {
+		g, err := s.Capture(func(s *vkc.Stream) error { return p.runVariant(s, v) })
+		require.NoError(t, err)
+		for _, mm := range []int{m, 1, 129} {
+			require.NoError(t, fill(cBuf, float32(-7)))
+			require.NoError(t, rows.Set(uint32(mm)))
+			require.NoError(t, g.Replay())
+			got, err := cBuf.Read(context.Background())
+			require.NoError(t, err)
+			for i := range got {
+				if i/n >= mm {
+					require.Equal(t, float32(-7), got[i], "%v: row %d past M=%d was written", v, i/n, mm)
+					continue
+				}
+				require.InDelta(t, ref[i], float64(got[i]), float64(k+2)*0x1p-24*bound[i]+1e-6, "%v M=%d element %d", v, mm, i)
+			}
+		}
+		require.NoError(t, g.Close())
+	}
 }

@@ -36,8 +36,10 @@ type tunings struct {
 }
 
 // tuningFileVersion is written into the file; a file of another version
-// is ignored (and replaced at the next save).
-const tuningFileVersion = 1
+// is ignored (and replaced at the next save). Version 2 came with the
+// texel variants: a shape class names its variants by their bits, which
+// moved, so a version 1 class could stand for another set of variants.
+const tuningFileVersion = 2
 
 type tuningFile struct {
 	Version int               `json:"version"`

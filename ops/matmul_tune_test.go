@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -90,8 +91,11 @@ func TestMatmulTunerIgnoresACorruptFileWithOneWarning(t *testing.T) {
 		return dev.Info()
 	}()
 	path := filepath.Join(dir, tuningFileName(info))
-	for _, corrupt := range []string{"{not json", `{"version": 1, "device": "another", "choices": {}}`,
-		`{"version": 1, "device": "` + deviceLabel(info) + `", "choices": {"x": "no-such-variant"}}`} {
+	version := fmt.Sprintf(`"version": %d`, tuningFileVersion)
+	for _, corrupt := range []string{"{not json", `{` + version + `, "device": "another", "choices": {}}`,
+		`{` + version + `, "device": "` + deviceLabel(info) + `", "choices": {"x": "no-such-variant"}}`,
+		// a variant since removed
+		`{` + version + `, "device": "` + deviceLabel(info) + `", "choices": {"f32 m5 n5 k5 b1 dynfalse v13": "root"}}`} {
 		require.NoError(t, os.WriteFile(path, []byte(corrupt), 0o644))
 		var logged bytes.Buffer
 		prev := slog.Default()
@@ -107,7 +111,7 @@ func TestMatmulTunerIgnoresACorruptFileWithOneWarning(t *testing.T) {
 		closeChecked(t, dev)
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
-		assert.Contains(t, string(data), `"version": 1`, "the corrupt file was replaced by the new choice")
+		assert.Contains(t, string(data), version, "the corrupt file was replaced by the new choice")
 	}
 }
 
@@ -151,7 +155,12 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 		p.b = matrix{row: n, col: 1}
 		p.c = matrix{row: n, col: 1}
 		p.aLen, p.bLen = m*k, k*n
-		p.rootShaped = true
+		p.whole = true
+		p.maxTexels = 1 << 27
+		return p
+	}
+	cpu := func(p problem) problem {
+		p.texelA, p.texelB, p.cpu = true, true, true
 		return p
 	}
 	for _, tc := range []struct {
@@ -161,9 +170,14 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 		{row(1, 4096, 4096), variantGEMV},
 		{row(4096, 1, 4096), variantGEMV},
 		{row(3, 16, 100000), variantSplitK},
-		{row(1024, 1024, 1024), variantRoot},
+		{row(1024, 1024, 1024), variantWide},
+		{cpu(row(1024, 1024, 1024)), variantTexel},
 		{row(37, 45, 23), variantGeneric},
-		{row(1000, 3000, 500), variantRootPacked},
+		{cpu(row(37, 45, 23)), variantGeneric},
+		{row(1000, 3000, 500), variantGeneric},
+		{cpu(row(1000, 3000, 500)), variantTexelPacked},
+		{cpu(row(1000, 3000, 512)), variantTexel},
+		{cpu(row(1000, 3000, 502)), variantTexelPacked},
 	} {
 		assert.Equal(t, tc.want, tc.p.heuristic(), "%dx%dx%d", tc.p.m, tc.p.n, tc.p.k)
 	}
@@ -184,14 +198,21 @@ func TestMatmulHeuristicPicksByShape(t *testing.T) {
 	long.cpu = true
 	assert.Equal(t, variantSplitKTexel, long.heuristic(), "CPU driver")
 	batched := row(128, 128, 64)
-	batched.rootShaped = false
+	batched.whole = false
 	batched.batch = []int{32}
 	batched.a.batch, batched.b.batch, batched.c.batch = []int{128 * 64}, []int{64 * 128}, []int{128 * 128}
 	batched.aLen, batched.bLen = 32*128*64, 32*64*128
 	assert.Equal(t, variantWide, batched.heuristic())
-	batched.batchRowMajor = true
-	assert.Equal(t, variantRootBatched, batched.heuristic())
+	cpuBatched := cpu(batched)
+	assert.Equal(t, variantTexel, cpuBatched.heuristic())
 	f16 := row(37, 45, 23)
-	f16.elem, f16.rootShaped = elemF16, false
+	f16.elem, f16.whole = elemF16, false
 	assert.Equal(t, variantGeneric, f16.heuristic())
+	dyn := row(40, 24, 16)
+	dyn.dynamic = true
+	assert.Equal(t, variantGeneric, dyn.heuristic(), "not a CPU driver")
+	dyn = cpu(dyn)
+	assert.Equal(t, variantTexel, dyn.heuristic(), "CPU driver")
+	dyn.k = 18
+	assert.Equal(t, variantGeneric, dyn.heuristic(), "K not a multiple of 4")
 }

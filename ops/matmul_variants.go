@@ -26,25 +26,21 @@ const (
 	// splitK: matmul_generic_partial over slices of K into a temporary,
 	// then matmul_reduce: for long K and few outputs.
 	variantSplitK
-	// root: the root package's vkc.MatmulOf, an interim fast path for
-	// whole row-major matrices with no epilogue: on CPU drivers it reads
-	// A and B as 16-byte texels (the root's matmul_texel), which ops'
-	// kernels, reading storage buffers, do not match yet. It goes when
-	// ops' wide kernels read through texel bindings as fast.
-	variantRoot
-	// rootBatched: variantRoot once per product of a batch, through views
-	// of each product's matrices (the root's matmul takes whole buffers):
-	// for batches of row-major matrices with no epilogue, whose products
-	// are too small for the kernels above to fill a CPU driver's lanes.
-	// Interim, like variantRoot.
-	variantRootBatched
-	// rootPacked: A and B copied (Transpose) into temporaries whose K and N
-	// are padded with zeros to multiples of 8, multiplied by the root's
-	// matmul on its texel path, and C copied out where N was padded or C
-	// is not a whole row-major buffer: for large float32 products of any
-	// layout whose sizes keep them off that path. Interim, like
-	// variantRoot.
-	variantRootPacked
+	// texel: matmul_texel, float32 with 16 x 32 blocks (wide's) and A
+	// and B read as rgba32f storage texels: on CPU drivers a texel load
+	// gathers each lane's four elements at once, about 1.5x wide's speed.
+	// Needs both buffers bindable as texels, unit strides along K (A) and
+	// N (B), texel-aligned offsets, row and batch strides, K a multiple
+	// of 4, and the texel of B's last column inside its buffer. It takes batches
+	// (group z) and, built as matmul_texel_dyn, a dynamic M. Its workgroup
+	// is set by specialization constants (texelShape).
+	variantTexel
+	// texelPacked: A and B copied (Transpose) into temporaries laid out
+	// for texel, K and N padded with zeros to multiples of 8, then texel
+	// on them writing C with its epilogue: for large float32 products
+	// whose layouts or sizes keep them off texel, or whose K is not a
+	// multiple of 8.
+	variantTexelPacked
 	// gemvTexel: matmul_gemv_texel, float32 M = 1 or N = 1 with the
 	// matrix and the vector read as rgba32f storage texels: for CPU
 	// drivers, where a texel load gathers each lane's four elements at
@@ -60,7 +56,7 @@ const (
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "root", "root-batched", "root-packed", "gemv-texel", "splitk-texel"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "texel", "texel-packed", "gemv-texel", "splitk-texel"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -95,17 +91,17 @@ const (
 	splitLanes     = 512  // split-K aims at about this many invocations
 	splitMinSlice  = 256  // and at least this much of K per invocation
 	maxGroupsLimit = 65535
-	rootBatchMax   = 256 // root-batched: at most this many launches
-	packMin        = 64  // root-packed: M and N at least this
+	packMin        = 64 // texel-packed: M and N at least this
 )
 
 // applies reports whether variant v can compute p. A dynamic M runs only
-// through the root's matmul (variantRoot), whose launch marks written just
-// the rows M covers on every replay: the other kernels' launches are tiles
-// of C at its capacity, which would count rows of C past M as written
-// (and make rows of A past M that no work wrote skip the product).
+// through the generic and texel kernels' _dyn builds, whose indirect
+// launches mark written just the rows M covers on every replay: the other
+// kernels' launches are tiles of C at its capacity, which would count
+// rows of C past M as written (and make rows of A past M that no work
+// wrote skip the product).
 func (p *problem) applies(v variant) bool {
-	if p.dynamic && v != variantRoot {
+	if p.dynamic && v != variantGeneric && v != variantTexel {
 		return false
 	}
 	return p.fits(v)
@@ -123,11 +119,9 @@ func (p *problem) fits(v variant) bool {
 		return p.elem == elemF32 && p.int64 && (p.m == 1 || p.n == 1) && len(p.batch) <= 1
 	case variantSplitK:
 		return p.k >= splitMinK && p.m*p.n*p.batches() <= splitMaxOut
-	case variantRoot:
-		return p.rootShaped
-	case variantRootBatched:
-		return p.batchRowMajor && p.batches() <= rootBatchMax
-	case variantRootPacked:
+	case variantTexel:
+		return p.texelFits()
+	case variantTexelPacked:
 		return p.packFits()
 	case variantGEMVTexel:
 		return p.gemvTexelFits()
@@ -147,11 +141,61 @@ func (p *problem) texelRowMajor() bool {
 		p.b.off+(p.k-1)*p.b.row+4*ceilDiv(p.n, 4) <= p.bLen/4*4 && ceilDiv(p.n, 4) <= maxGroupsLimit
 }
 
-// packFits reports whether root-packed can compute p: float32, one
-// product with no epilogue, and M and N large.
+// texelFits reports whether matmul_texel can compute p: float32, A and B
+// bindable as texels, unit strides along K (A) and N (B), offsets, row
+// and batch strides multiples of 4, K a multiple of 4, the texel of B's
+// last column inside its buffer, and few enough groups.
+func (p *problem) texelFits() bool {
+	if p.elem != elemF32 || !p.texelA || !p.texelB || p.k%4 != 0 || p.a.col != 1 || p.b.col != 1 {
+		return false
+	}
+	if !aligned4(p.a.off, p.a.row, p.b.off, p.b.row) || !aligned4(p.a.batch...) || !aligned4(p.b.batch...) {
+		return false
+	}
+	lastB := p.b.off + p.reach(p.b.batch) + (p.k-1)*p.b.row + 4*ceilDiv(p.n, 4)
+	if lastB > p.bLen/4*4 {
+		return false
+	}
+	g := p.texelShape()
+	x, y := ceilDiv(ceilDiv(p.n, 8), g.octs*g.lx), ceilDiv(p.m, g.rows*g.ly)
+	if p.dynamic {
+		x, y = y, 1
+	}
+	return x <= maxGroupsLimit && y <= maxGroupsLimit && (len(p.batch) == 0 || p.batch[len(p.batch)-1] <= maxGroupsLimit)
+}
+
+// packFits reports whether texel-packed can compute p: float32, one
+// product that texel cannot take as it lies or whose K is not a multiple
+// of 8 (texel's last step of four then runs on its own; on lavapipe
+// 1000 x 3000 x 500 measured faster padded to K = 504), M and N large,
+// and the temporaries within a texel binding's reach.
 func (p *problem) packFits() bool {
-	return p.elem == elemF32 && len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
-		p.m >= packMin && p.n >= packMin
+	if p.elem != elemF32 || len(p.batch) != 0 || p.m < packMin || p.n < packMin || (p.texelFits() && p.k%8 == 0) {
+		return false
+	}
+	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
+	return p.m*k8/4 <= p.maxTexels && k8*n8/4 <= p.maxTexels &&
+		ceilDiv(p.m, 16*8) <= maxGroupsLimit && ceilDiv(n8/8, 4*8) <= maxGroupsLimit
+}
+
+// texelGeometry is matmul_texel's workgroup, lx x ly invocations (its
+// specialization constants 0 and 1), each keeping rows x 8*octs elements
+// of C (its ROWS and OCTS, compiled in).
+type texelGeometry struct{ lx, ly, rows, octs int }
+
+// texelShape is the geometry matmul_texel runs p with: 16 x 32 blocks in
+// groups of 8 x 8, or 4 x 8 where N is at most 128: a CPU driver runs a
+// group's invocations eight lanes at a time along x, and lanes whose
+// octets lie past N redo the last octet's work, which for N of 128
+// (a batch of small products) would be half of it. Each geometry is a
+// pipeline of its own, compiled on first use (minutes on lavapipe), so
+// there are only these two.
+func (p *problem) texelShape() texelGeometry {
+	g := texelGeometry{lx: 8, ly: 8, rows: 16, octs: 4}
+	if ceilDiv(p.n, 8) <= 4*g.octs {
+		g.lx = 4
+	}
+	return g
 }
 
 // gemvTexelFits reports whether matmul_gemv_texel can compute p: float32,
@@ -221,18 +265,22 @@ func (p *problem) wideFits() bool {
 }
 
 // heuristic is the variant chosen with no measurement: for a dynamic M
-// the root's kernel (the only one that applies); otherwise, from what
-// lavapipe measured (staticHeuristic): on a CPU driver the texel matrix-vector kernel where it
-// applies; the matrix-vector kernel for m = 1 or n = 1; the root's kernel
-// per product for batches of row-major matrices; the root's kernel
-// for large whole row-major matrices (its texel path needs N and K
-// multiples of 8 for float32); the wide kernel where A and B allow and the
-// output is large; the root's kernel on padded copies for other large
-// float32 products; split-K for long K into few outputs; the wide kernel;
+// the texel kernel on a CPU driver where it applies, else the generic
+// one (the two that take a dynamic M, see applies); otherwise, from what
+// lavapipe measured (staticHeuristic): on a CPU driver the texel
+// matrix-vector kernels where they apply; the matrix-vector kernel for
+// m = 1 or n = 1; on a CPU driver the texel kernel on padded copies
+// where it applies (large products the texel kernel cannot take as they
+// lie, or whose K is not a multiple of 8), else the texel kernel for
+// large or batched products; the wide kernel where A and B allow and the
+// output is large; split-K for long K into few outputs; the wide kernel;
 // else the generic kernel.
 func (p *problem) heuristic() variant {
 	if p.dynamic {
-		return variantRoot // the only variant a dynamic M takes (see applies)
+		if p.cpu && p.applies(variantTexel) {
+			return variantTexel
+		}
+		return variantGeneric
 	}
 	return p.staticHeuristic()
 }
@@ -246,20 +294,16 @@ func (p *problem) staticHeuristic() variant {
 	switch {
 	case p.applies(variantGEMV):
 		return variantGEMV
-	case p.applies(variantRootBatched):
-		return variantRootBatched
-	case p.applies(variantRoot) && large && (p.elem != elemF32 || (p.n%8 == 0 && p.k%8 == 0)):
-		return variantRoot
+	case p.cpu && p.applies(variantTexelPacked):
+		return variantTexelPacked
+	case p.cpu && p.applies(variantTexel) && (large || len(p.batch) > 0):
+		return variantTexel
 	case p.applies(variantWide) && large:
 		return variantWide
-	case p.applies(variantRootPacked):
-		return variantRootPacked
 	case p.applies(variantSplitK):
 		return variantSplitK
 	case p.applies(variantWide):
 		return variantWide
-	case p.applies(variantRoot) && large:
-		return variantRoot
 	}
 	return variantGeneric
 }
@@ -312,18 +356,7 @@ func pushWords(words ...int) []byte {
 // runVariant computes p with v, one launch (or two, for split-K) per
 // combination of the batch axes the kernels do not take.
 func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
-	switch v {
-	case variantRoot:
-		return p.runRoot(s)
-	case variantRootBatched:
-		return p.runRootBatched(s)
-	case variantRootPacked:
-		return p.runRootPacked(s)
-	case variantGEMVTexel, variantSplitKTexel:
-		run := p.runGEMVTexel
-		if v == variantSplitKTexel {
-			run = p.runSplitKTexel
-		}
+	if run := p.wholeRun(v); run != nil {
 		if err := run(s); err != nil {
 			return fmt.Errorf("vkc: Matmul: %s (%v kernel): %w", p.describe, v, err)
 		}
@@ -350,6 +383,8 @@ func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 			err = p.runGEMV(s, inner, da, db, dc)
 		case variantSplitK:
 			err = p.runSplitK(s, inner, da, db, dc)
+		case variantTexel:
+			err = p.runTexel(s, p.aBuf, p.bBuf, inner, da, db, dc)
 		default:
 			err = p.runGeneric(s, inner, da, db, dc)
 		}
@@ -368,6 +403,23 @@ func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 			return nil
 		}
 	}
+}
+
+// wholeRun is the run of a variant that takes the whole product in one
+// call (no batch loop), nil for the others: the texel matrix-vector and
+// split-K kernels, the padded copies, and any variant with a dynamic M.
+func (p *matmulPlan[T]) wholeRun(v variant) func(*vkc.Stream) error {
+	switch {
+	case v == variantGEMVTexel:
+		return p.runGEMVTexel
+	case v == variantSplitKTexel:
+		return p.runSplitKTexel
+	case v == variantTexelPacked:
+		return p.runTexelPacked
+	case p.dynamic:
+		return p.runDynamic(v)
+	}
+	return nil
 }
 
 // innerStride is a matrix's stride along the batch axis the kernel takes
@@ -394,6 +446,90 @@ func (p *matmulPlan[T]) biasArg() (*vkc.Buffer[T], int) {
 		return p.biasBuf, 1
 	}
 	return p.aBuf, 0
+}
+
+// wideWords are the push constants of matmul_wide and matmul_texel (in
+// matmul_generic's layout) for the product at batch offsets da, db, dc.
+func (p *matmulPlan[T]) wideWords(da, db, dc, flags int) []byte {
+	return pushWords(p.m, p.n, p.k, 0,
+		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
+		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
+		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
+		p.bias.off, p.bias.col, int(p.act), 1, flags)
+}
+
+// cAligned is matmul_wide's and matmul_texel's flag 2: C's rows are
+// unit-stride and start on multiples of 4, so whole octets are stored as
+// two vec4.
+func (p *problem) cAligned() int {
+	if p.c.col == 1 && p.c.off%4 == 0 && p.c.row%4 == 0 && aligned4(p.c.batch...) {
+		return 2
+	}
+	return 0
+}
+
+// texelKernel is matmul_texel (or its _dyn build) with geometry g.
+func texelKernel(dev *vkc.Device, dyn bool, g texelGeometry) (*vkc.Kernel, error) {
+	dk, err := kernelsOf(dev)
+	if err != nil {
+		return nil, err
+	}
+	name := "matmul_texel"
+	if dyn {
+		name += "_dyn"
+	}
+	return dk.kernelWith(name, map[uint32]float64{0: float64(g.lx), 1: float64(g.ly)})
+}
+
+// runTexel runs matmul_texel on a and b (A's and B's buffers, or their
+// padded copies, which p's A and B layouts then describe) for inner
+// products at batch offsets da, db, dc.
+func (p *matmulPlan[T]) runTexel(s *vkc.Stream, a, b vkc.Arg, inner, da, db, dc int) error {
+	g := p.texelShape()
+	k, err := texelKernel(p.dev, false, g)
+	if err != nil {
+		return err
+	}
+	gr, err := groups(ceilDiv(ceilDiv(p.n, 8), g.octs*g.lx), ceilDiv(p.m, g.rows*g.ly), inner)
+	if err != nil {
+		return err
+	}
+	bias, flags := p.biasArg()
+	return k.Launch(s, gr, p.wideWords(da, db, dc, flags|p.cAligned()), a, b, p.cBuf, bias)
+}
+
+// runDynamic is the run of v for a dynamic M: the _dyn build of the
+// generic or texel kernel, launched indirectly with groups of rows from
+// the param, so that only the rows of A and C that M covers are read and
+// marked written (A and C are whole row-major buffers, see planMatmul).
+func (p *matmulPlan[T]) runDynamic(v variant) func(*vkc.Stream) error {
+	return func(s *vkc.Stream) error {
+		var (
+			k       *vkc.Kernel
+			err     error
+			perRows int
+			words   []byte
+		)
+		bias, flags := p.biasArg()
+		if v == variantTexel {
+			g := p.texelShape()
+			k, err = texelKernel(p.dev, true, g)
+			perRows, words = g.rows*g.ly, p.wideWords(0, 0, 0, flags|p.cAligned())
+		} else {
+			k, err = kernel(p.dev, "matmul_generic"+p.elem.suffix()+"_dyn")
+			perRows = genericTile * genericLocalY
+			words = pushWords(p.m, p.n, p.k, p.k,
+				p.a.off, p.a.row, p.a.col, 0,
+				p.b.off, p.b.row, p.b.col, 0,
+				p.c.off, p.c.row, p.c.col, 0,
+				p.bias.off, p.bias.col, int(p.act), 1, flags)
+		}
+		if err != nil {
+			return err
+		}
+		g := vkc.GroupsOf(p.rows, uint32(perRows)).Prefix(0, p.a.row).Prefix(2, p.c.row)
+		return k.LaunchIndirect(s, g, words, p.aBuf, p.bBuf, p.cBuf, bias, p.rows)
+	}
 }
 
 func (p *matmulPlan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
@@ -424,15 +560,7 @@ func (p *matmulPlan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
 		return err
 	}
 	bias, flags := p.biasArg()
-	if p.c.col == 1 && p.c.off%4 == 0 && p.c.row%4 == 0 && aligned4(p.c.batch...) {
-		flags |= 2
-	}
-	words := pushWords(p.m, p.n, p.k, 0,
-		p.a.off+da, p.a.row, p.a.col, innerStride(p.a),
-		p.b.off+db, p.b.row, p.b.col, innerStride(p.b),
-		p.c.off+dc, p.c.row, p.c.col, innerStride(p.c),
-		p.bias.off, p.bias.col, int(p.act), 1, flags)
-	return k.Launch(s, g, words, p.aBuf, p.bBuf, p.cBuf, bias)
+	return k.Launch(s, g, p.wideWords(da, db, dc, flags|p.cAligned()), p.aBuf, p.bBuf, p.cBuf, bias)
 }
 
 // runGEMV runs matmul_gemv as y[j] = Σ v[k]·W[j][k]: for m = 1, W is B
@@ -596,7 +724,7 @@ type scratchKey struct {
 
 // matmulDevice is what Matmul keeps per device besides its kernels: the
 // tuner's choices and the streams' temporaries (split-K's partial sums,
-// root-packed's padded copies). It is dropped when the device closes
+// texel-packed's padded copies). It is dropped when the device closes
 // (the device frees the buffers).
 type matmulDevice struct {
 	tunings *tunings
@@ -631,7 +759,7 @@ func matmulDeviceOf(dev *vkc.Device) (*matmulDevice, error) {
 	return md, nil
 }
 
-// packedOf is the stream's set of root-packed temporaries.
+// packedOf is the stream's set of texel-packed temporaries.
 func (md *matmulDevice) packedOf(stream uint64) *packed {
 	md.mu.Lock()
 	defer md.mu.Unlock()
@@ -743,85 +871,13 @@ func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn 
 	return fn(buf)
 }
 
-// runRoot is the interim path through the root's public matmul (see
-// variantRoot).
-func (p *matmulPlan[T]) runRoot(s *vkc.Stream) error {
-	var err error
-	if p.dynamic {
-		err = vkc.MatmulDynOf(s, p.aBuf, p.bBuf, p.cBuf, p.rows, p.n, p.k)
-	} else {
-		err = vkc.MatmulOf(s, p.aBuf, p.bBuf, p.cBuf, p.m, p.n, p.k)
-	}
-	if err != nil {
-		return fmt.Errorf("vkc: Matmul: %s (root kernel): %w", p.describe, err)
-	}
-	return nil
-}
-
-// runRootBatched is vkc.MatmulOf once per product of the batch, each on
-// views of its three matrices (see variantRootBatched). Each product's
-// views are closed once it is queued: a view's Close leaves the memory to
-// its buffer, and the queued work keeps what it binds.
-func (p *matmulPlan[T]) runRootBatched(s *vkc.Stream) error {
-	idx := make([]int, len(p.batch))
-	for range p.batches() {
-		offA, offB, offC := p.a.off, p.b.off, p.c.off
-		for i, x := range idx {
-			offA += x * p.a.batch[i]
-			offB += x * p.b.batch[i]
-			offC += x * p.c.batch[i]
-		}
-		if err := p.rootProduct(s, offA, offB, offC); err != nil {
-			return fmt.Errorf("vkc: Matmul: %s (root kernel per product): %w", p.describe, err)
-		}
-		for i := len(idx) - 1; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < p.batch[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return nil
-}
-
-// rootProduct is vkc.MatmulOf on views of one product's matrices, at
-// element offsets offA, offB and offC.
-func (p *matmulPlan[T]) rootProduct(s *vkc.Stream, offA, offB, offC int) (err error) {
-	var views []*vkc.Buffer[T]
-	defer func() {
-		for _, v := range views {
-			if cerr := v.Close(); err == nil {
-				err = cerr
-			}
-		}
-	}()
-	for _, v := range []struct {
-		buf    *vkc.Buffer[T]
-		off, n int
-	}{{p.aBuf, offA, p.m * p.k}, {p.bBuf, offB, p.k * p.n}, {p.cBuf, offC, p.m * p.n}} {
-		view, err := v.buf.View(v.off, v.n)
-		if err != nil {
-			return err
-		}
-		views = append(views, view)
-	}
-	return vkc.MatmulOf(s, views[0], views[1], views[2], p.m, p.n, p.k)
-}
-
-// runRootPacked is variantRootPacked: A into an M x K8 temporary and B
+// runTexelPacked is variantTexelPacked: A into an M x K8 temporary and B
 // into a K8 x N8 one (K8, N8: K and N rounded up to multiples of 8, the
-// padding zero), vkc.MatmulOf on them, and C out of an M x N8 temporary
-// unless C is the whole row-major M x N buffer and N is N8.
-func (p *matmulPlan[T]) runRootPacked(s *vkc.Stream) error {
+// padding zero), then matmul_texel on them writing C with its epilogue.
+func (p *matmulPlan[T]) runTexelPacked(s *vkc.Stream) error {
 	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
-	direct := p.rootShaped && n8 == p.n
-	sizes := []int{p.m * k8, k8 * n8}
-	if !direct {
-		sizes = append(sizes, p.m*n8)
-	}
-	err := withPacked(s, p.dev, sizes, func(tmp []*vkc.Buffer[float32]) error {
-		a, b, c := any(p.aBuf).(*vkc.Buffer[float32]), any(p.bBuf).(*vkc.Buffer[float32]), any(p.cBuf).(*vkc.Buffer[float32])
+	return withPacked(s, p.dev, []int{p.m * k8, k8 * n8}, func(tmp []*vkc.Buffer[float32]) error {
+		a, b := any(p.aBuf).(*vkc.Buffer[float32]), any(p.bBuf).(*vkc.Buffer[float32])
 		at := Strided(a, p.a.off, []int{p.m, p.k}, []int{p.a.row, p.a.col})
 		bt := Strided(b, p.b.off, []int{p.k, p.n}, []int{p.b.row, p.b.col})
 		if err := Transpose(s, at, Strided(tmp[0], 0, []int{p.m, p.k}, []int{k8, 1})); err != nil {
@@ -830,21 +886,15 @@ func (p *matmulPlan[T]) runRootPacked(s *vkc.Stream) error {
 		if err := Transpose(s, bt, Strided(tmp[1], 0, []int{p.k, p.n}, []int{n8, 1})); err != nil {
 			return err
 		}
-		if direct {
-			return vkc.MatmulOf(s, tmp[0], tmp[1], c, p.m, n8, k8)
-		}
-		if err := vkc.MatmulOf(s, tmp[0], tmp[1], tmp[2], p.m, n8, k8); err != nil {
-			return err
-		}
-		return Transpose(s, Strided(tmp[2], 0, []int{p.m, p.n}, []int{n8, 1}), Strided(c, p.c.off, []int{p.m, p.n}, []int{p.c.row, p.c.col}))
+		q := *p
+		q.k = k8
+		q.a = matrix{row: k8, col: 1}
+		q.b = matrix{row: n8, col: 1}
+		return q.runTexel(s, tmp[0], tmp[1], 1, 0, 0, 0)
 	})
-	if err != nil {
-		return fmt.Errorf("vkc: Matmul: %s (root kernel on padded copies): %w", p.describe, err)
-	}
-	return nil
 }
 
-// packed is a stream's temporaries for root-packed, zero where no copy
+// packed is a stream's temporaries for texel-packed, zero where no copy
 // writes, kept while the shape stays the same.
 type packed struct {
 	mu    sync.Mutex

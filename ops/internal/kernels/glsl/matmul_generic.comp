@@ -12,8 +12,12 @@
 // [s*kSplit, min(K, (s+1)*kSplit)) into partial sums P[z][M][N] in the
 // accumulation type, with no bias or activation: matmul_reduce finishes.
 //
+// With -DDYNAMIC (the _dyn builds) M is min(rows, M), rows read from
+// binding 4 when the launch runs: group x takes TM*W.y rows and all of N
+// (an indirect launch sizes x alone), one batch and no split.
+//
 // Bindings: 0 A, 1 B (read); 2 C (write) and 3 bias (read), or 2 P (write)
-// with -DPARTIAL.
+// with -DPARTIAL; 4 rows (read) with -DDYNAMIC.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "matmul_common.glsl"
@@ -30,6 +34,9 @@ layout(std430, set = 0, binding = 2) writeonly buffer P_ { ACC p[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C_ { ELEM c[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Bias_ { ELEM bias[]; };
 #endif
+#ifdef DYNAMIC
+layout(std430, set = 0, binding = 4) readonly buffer Rows_ { uint rowsDyn; };
+#endif
 layout(push_constant) uniform Push {
     uint M, N, K, kSplit;
     uint aOff, aM, aK, aB; // A[b][m][k] at aOff + b*aB + m*aM + k*aK
@@ -41,12 +48,9 @@ layout(push_constant) uniform Push {
 
 const uint TM = 4u, TN = 4u;
 
-void main() {
-    uint M = pc.M;
-    uint row0 = gl_GlobalInvocationID.y * TM;
-    uint col0 = gl_GlobalInvocationID.x * TN;
-    if (row0 >= M || col0 >= pc.N) return;
-    uint z = gl_WorkGroupID.z;
+// tile computes the TM x TN block of C at row0, col0 of group z's batch
+// and split, M rows in all.
+void tile(uint M, uint row0, uint col0, uint z) {
     uint batch = z / pc.splits, split = z % pc.splits;
     uint k0 = split * pc.kSplit, k1 = min(pc.K, k0 + pc.kSplit);
     uint aBase[TM], bBase[TN];
@@ -77,4 +81,20 @@ void main() {
 #endif
         }
     }
+}
+
+void main() {
+#ifdef DYNAMIC
+    // Group x takes TM*W.y rows and every column block of them in turn:
+    // an indirect launch sizes x alone, by the rows the param holds.
+    uint M = min(rowsDyn, pc.M);
+    uint row0 = (gl_WorkGroupID.x * gl_WorkGroupSize.y + gl_LocalInvocationID.y) * TM;
+    if (row0 >= M) return;
+    for (uint col0 = gl_LocalInvocationID.x * TN; col0 < pc.N; col0 += gl_WorkGroupSize.x * TN) tile(M, row0, col0, 0u);
+#else
+    uint row0 = gl_GlobalInvocationID.y * TM;
+    uint col0 = gl_GlobalInvocationID.x * TN;
+    if (row0 >= pc.M || col0 >= pc.N) return;
+    tile(pc.M, row0, col0, gl_WorkGroupID.z);
+#endif
 }
