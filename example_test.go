@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/vkcompute/vkc"
+	"github.com/vkcompute/vkc/ops"
 )
 
 // The main path: open the best device (lavapipe on a machine with no GPU),
-// put data on it, launch a kernel and read the result back.
+// put data on it, run an op of package ops on it and read the result back.
 func Example() {
 	dev, err := vkc.Open()
 	if err != nil {
@@ -32,7 +33,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	// y = 2*x + y, on the default stream.
-	if err := vkc.Axpy(dev.Stream(), 2, x, y); err != nil {
+	if err := ops.Axpy(dev.Stream(), ops.Const(2), ops.Of(x), ops.Of(y)); err != nil {
 		log.Fatal(err)
 	}
 	out, err := y.Read(context.Background())
@@ -60,10 +61,10 @@ func ExampleStream_Capture() {
 
 	// fn runs twice: once executed (the warmup), once recorded.
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Scale(s, 10, x, y); err != nil {
+		if err := ops.Scale(s, ops.Const(10), ops.Of(x), ops.Of(y)); err != nil {
 			return err
 		}
-		return vkc.Sum(s, y, total)
+		return ops.Sum(s, ops.Of(y), 0, ops.Of(total))
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -108,10 +109,10 @@ func ExampleGraph_LastProfile() {
 	x, _ := vkc.FromSlice(dev, make([]float32, 1<<16))
 	y, _ := vkc.NewBuffer[float32](dev, 1<<16)
 	g, err := s.CaptureWith(vkc.CaptureOptions{Profile: true}, func(s *vkc.Stream) error {
-		if err := vkc.Scale(s, 2, x, y); err != nil {
+		if err := ops.Scale(s, ops.Const(2), ops.Of(x), ops.Of(y)); err != nil {
 			return err
 		}
-		return vkc.Axpy(s, 1, y, x)
+		return ops.Axpy(s, ops.Const(1), ops.Of(y), ops.Of(x))
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -126,16 +127,16 @@ func ExampleGraph_LastProfile() {
 	}
 	var sum time.Duration
 	for _, l := range p.Launches {
-		// A catalogue kernel is named by its op, with a suffix for the
-		// variant the device runs (axpy_wide on a CPU driver).
-		op, _, _ := strings.Cut(l.Kernel, "_")
-		fmt.Println(op, l.Device > 0)
+		// An ops kernel is named by its package and kernel, with a
+		// suffix for the element type (ops/axpy_f32).
+		kernel, _, _ := strings.Cut(l.Kernel, "_")
+		fmt.Println(kernel, l.Device > 0)
 		sum += l.Device
 	}
 	fmt.Println("within the total:", sum <= p.Total)
 	// Output:
-	// scale true
-	// axpy true
+	// ops/unary true
+	// ops/axpy true
 	// within the total: true
 }
 
@@ -250,29 +251,10 @@ func ExampleBuffer_Read_unwritten() {
 	// [7 7 7 7 7 7 7 7] <nil>
 }
 
-// Matmul multiplies row-major matrices: C[m x n] = A[m x k] · B[k x n].
-func ExampleMatmul() {
-	dev, err := vkc.Open()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer dev.Close()
-
-	a, _ := vkc.FromSlice(dev, []float32{1, 2, 3, 4, 5, 6}) // 2 x 3
-	b, _ := vkc.FromSlice(dev, []float32{1, 0, 0, 1, 1, 1}) // 3 x 2
-	c, _ := vkc.NewBuffer[float32](dev, 4)                  // 2 x 2
-	if err := vkc.Matmul(dev.Stream(), a, b, c, 2, 2, 3); err != nil {
-		log.Fatal(err)
-	}
-	out, _ := c.Read(context.Background())
-	fmt.Println(out)
-	// Output: [4 5 10 11]
-}
-
 // A graph whose scalar and length change on every replay, with no
-// re-capture: the launches read a Param for the scale and another for how
-// many elements to touch, and Set changes both between replays. Elements
-// past the length are left as they were.
+// re-capture: the op reads a Param for the scale and another for how many
+// elements to touch (Tensor.Dynamic), and Set changes both between
+// replays. Elements past the length are left as they were.
 func ExampleParam() {
 	dev, err := vkc.Open()
 	if err != nil {
@@ -284,15 +266,12 @@ func ExampleParam() {
 
 	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3, 4, 5, 6})
 	y, _ := vkc.FromSlice(dev, []float32{0, 0, 0, 0, 0, 0})
-	total, _ := vkc.NewBuffer[float32](dev, 1)
 	a, _ := vkc.NewParam(dev, float32(1)) // the scale
 	n, _ := vkc.NewParam(dev, uint32(6))  // how many elements
 
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, a, x, y, n); err != nil { // y[:n] = a * x[:n]
-			return err
-		}
-		return vkc.SumDyn(s, y, total, n) // total = sum of y[:n]
+		// y[:n] = a * x[:n]
+		return ops.Scale(s, ops.ParamOf(a), ops.Of(x).Dynamic(n), ops.Of(y).Dynamic(n))
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -313,67 +292,15 @@ func ExampleParam() {
 			log.Fatal(err)
 		}
 		ys, _ := y.ReadOn(ctx, s)
-		t, _ := total.ReadOn(ctx, s)
-		fmt.Println(ys, t[0])
+		fmt.Println(ys)
 	}
 	// A length above what the graph's buffers hold is refused at Set.
 	fmt.Println(n.Set(7))
 	// Output:
-	// [10 20 3 4 5 6] 30
-	// [100 200 300 4 5 6] 600
-	// [-1 -2 -3 -4 -5 -6] -21
+	// [10 20 3 4 5 6]
+	// [100 200 300 4 5 6]
+	// [-1 -2 -3 -4 -5 -6]
 	// vkc: length 7 above 6, what the buffers of a live graph or a recording window sized by this param hold
-}
-
-// Half-precision weights: Float16 values made on the host (rounded to
-// nearest even), a matrix product on the device in 16-bit storage with
-// float32 accumulation, and the result converted to float32 on the device.
-func ExampleConvert() {
-	dev, err := vkc.Open()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer dev.Close()
-	s := dev.Stream()
-
-	half := func(xs ...float32) []vkc.Float16 {
-		out := make([]vkc.Float16, len(xs))
-		for i, x := range xs {
-			out[i] = vkc.Float16From(x)
-		}
-		return out
-	}
-	w, err := vkc.FromSlice(dev, half(1, 2, 3, 4)) // 2x2 weights
-	if err != nil {
-		log.Fatal(err)
-	}
-	x, err := vkc.FromSlice(dev, half(0.5, 0.1)) // 2x1 input; 0.1 rounds to 0.0999755859375
-	if err != nil {
-		log.Fatal(err)
-	}
-	y, err := vkc.NewBuffer[vkc.Float16](dev, 2)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := vkc.MatmulOf(s, w, x, y, 2, 1, 2); err != nil {
-		log.Fatal(err)
-	}
-	out, err := vkc.NewBuffer[float32](dev, 2)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := vkc.Convert(s, y, out); err != nil {
-		log.Fatal(err)
-	}
-	got, err := out.Read(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
-	// y[1] = 3*0.5 + 4*0.0999755859375 = 1.89990234375 exactly in float32, a
-	// tie between two Float16 values: the store rounds it to the even one
-	// (lavapipe converts to nearest even; a device may round otherwise).
-	fmt.Println(got, dev.Info().Features.Has(vkc.FeatureStorage16))
-	// Output: [0.7001953 1.9003906] true
 }
 
 // One allocation carved into tensors: views alias ranges of a buffer and
@@ -397,7 +324,7 @@ func ExampleBuffer_View() {
 	}
 	defer row2.Close()
 	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3})
-	if err := vkc.Axpy(dev.Stream(), 10, x, row2); err != nil { // row2 += 10*x
+	if err := ops.Axpy(dev.Stream(), ops.Const(10), ops.Of(x), ops.Of(row2)); err != nil { // row2 += 10*x
 		log.Fatal(err)
 	}
 	all, _ := cache.Read(ctx)
