@@ -27,8 +27,8 @@ var ErrParamWritten = errs.ParamWritten
 // every launch that reads it, eager or replayed, reads the value current
 // when it runs. A graph that recorded launches reading a Param therefore
 // changes behaviour with Set, with no re-capture: a learning rate, a time
-// step, or — as the length argument of the ops' Dyn forms — how much work
-// a replay does.
+// step, or — as the row count of package ops' dynamic tensors, or the
+// group counts of a LaunchIndirect — how much work a replay does.
 //
 // A Param binds to a user kernel like a one-element read-only buffer (it
 // is an Arg), and GroupsOf turns one into group counts for
