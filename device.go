@@ -243,8 +243,6 @@ type Device struct {
 
 	builtins atomic.Pointer[map[string]*Kernel] // a copy of kernels, read without the lock
 
-	consts []constantCache // per slot: device copies of constant scalars (dynamic ops)
-
 	mu      lockrank.Mutex
 	kernels map[string]*Kernel       // catalogue pipelines, built on first use
 	buffers map[*bufferCore]struct{} // live buffers and params, freed at Close
@@ -294,11 +292,8 @@ func Open(opts ...Option) (*Device, error) {
 	info.Features &^= c.without // a device vkc did not open through Vulkan leaves them out here
 	d := &Device{rec: rec, info: info, cacheDir: c.pipelineCacheDir(),
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
-		user: map[*Kernel]struct{}{}, consts: make([]constantCache, rec.Slots())}
+		user: map[*Kernel]struct{}{}}
 	d.mu.SetRank(lockrank.Handles, 0)
-	for i := range d.consts {
-		d.consts[i].mu.SetRank(lockrank.Constants, i)
-	}
 	d.def = &Stream{dev: d, id: 0}
 	d.nextStream.Store(1)
 	return d, nil

@@ -429,3 +429,32 @@ func TestDynamicClosedAndRacingLengthParam(t *testing.T) {
 		assert.Equal(t, before, dev.MemoryStats().LiveClaims, "round %d: a view outlived its param", round)
 	}
 }
+
+// The device values of a dynamic reduction's passes are ceil(n/div), div
+// the product of the earlier passes' spans, while each pass's own groups
+// write ceil(count/span) partials of the count before it: the two agree
+// only because ceil(ceil(n/a)/b) = ceil(n/(a*b)) for every n and spans, mixed
+// as a Float16 sum mixes them (256, then the wide 16384). Checked here
+// against passes computed one at a time, for random and edge lengths.
+func TestPartialCountsOfMixedSpansCompose(t *testing.T) {
+	r := rng(97)
+	spans := []uint64{256, 16384, 64, 8, 1}
+	lengths := []uint32{1, 2, 255, 256, 257, 16383, 16384, 16385, 1<<22 + 1, 1<<32 - 1}
+	for range 2000 {
+		lengths = append(lengths, uint32(r.Uint64()>>uint(r.IntN(32)+32)))
+	}
+	for _, n := range lengths {
+		n = max(n, 1)
+		for range 4 {
+			count, div := uint64(n), uint64(1)
+			for pass := 0; pass < 4; pass++ {
+				require.Equal(t, count, divide(n, div), "n=%d after spans dividing %d", n, div)
+				span := spans[r.IntN(len(spans))]
+				count = (count + span - 1) / span
+				div *= span
+			}
+		}
+	}
+	require.Equal(t, uint64(5), divide(70000, 16384))
+	require.Equal(t, uint64(70000), divide(70000, 0), "a div of 0 is the length itself")
+}

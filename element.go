@@ -196,3 +196,10 @@ func wordPattern[T Element](v T) uint32 {
 	}
 	return uint32(b)
 }
+
+// Float is the element types that floating-point kernels compute with:
+// float32, Float16 (loaded and stored in 16 bits, computed and
+// accumulated in float32) and float64 (all in float64, where the device
+// has FeatureFloat64). Package ops constrains its matrix products to it
+// (ops.Matmul).
+type Float interface{ float32 | float64 | Float16 }

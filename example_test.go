@@ -14,6 +14,28 @@ import (
 	"github.com/vkcompute/vkc"
 )
 
+// loadAffine loads testdata/affine.comp, y[i] = a*x[i] + b for i < n (64
+// invocations a group), the user kernel the examples launch; package ops
+// is vkc's op library, with examples of its own.
+func loadAffine(dev *vkc.Device) *vkc.Kernel {
+	code, err := os.ReadFile("testdata/affine.spv")
+	if err != nil {
+		log.Fatal(err)
+	}
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "affine", SPIRV: code})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return k
+}
+
+// affinePush is affine's push constants: a, b, n.
+func affinePush(a, b float32, n uint32) []byte {
+	push := binary.LittleEndian.AppendUint32(nil, math.Float32bits(a))
+	push = binary.LittleEndian.AppendUint32(push, math.Float32bits(b))
+	return binary.LittleEndian.AppendUint32(push, n)
+}
+
 // The main path: open the best device (lavapipe on a machine with no GPU),
 // put data on it, launch a kernel and read the result back.
 func Example() {
@@ -27,12 +49,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	y, err := vkc.FromSlice(dev, []float32{10, 20, 30})
+	y, err := vkc.NewBuffer[float32](dev, 3)
 	if err != nil {
 		log.Fatal(err)
 	}
-	// y = 2*x + y, on the default stream.
-	if err := vkc.Axpy(dev.Stream(), 2, x, y); err != nil {
+	k := loadAffine(dev)
+	// y = 2*x + 10, one group of 64 invocations, on the default stream.
+	if err := k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, affinePush(2, 10, 3), x, y); err != nil {
 		log.Fatal(err)
 	}
 	out, err := y.Read(context.Background())
@@ -40,7 +63,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println(out)
-	// Output: [12 24 36]
+	// Output: [12 14 16]
 }
 
 // A capture records a stream's work once and replays it for the cost of
@@ -54,22 +77,23 @@ func ExampleStream_Capture() {
 	ctx := context.Background()
 
 	s := dev.NewStream()
+	k := loadAffine(dev)
 	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3})
 	y, _ := vkc.NewBuffer[float32](dev, 3)
-	total, _ := vkc.NewBuffer[float32](dev, 1)
+	z, _ := vkc.NewBuffer[float32](dev, 3)
 
 	// fn runs twice: once executed (the warmup), once recorded.
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.Scale(s, 10, x, y); err != nil {
+		if err := k.Launch(s, [3]uint32{1, 1, 1}, affinePush(10, 0, 3), x, y); err != nil { // y = 10x
 			return err
 		}
-		return vkc.Sum(s, y, total)
+		return k.Launch(s, [3]uint32{1, 1, 1}, affinePush(1, 1, 3), y, z) // z = y + 1
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer g.Close()
-	warm, _ := total.ReadOn(ctx, s)
+	warm, _ := z.ReadOn(ctx, s)
 	fmt.Println("warmup:", warm)
 
 	for _, in := range [][]float32{{4, 5, 6}, {-1, 0, 1}} {
@@ -83,13 +107,13 @@ func ExampleStream_Capture() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		sum, _ := total.ReadOn(ctx, s)
-		fmt.Println("replay:", out, sum)
+		plus, _ := z.ReadOn(ctx, s)
+		fmt.Println("replay:", out, plus)
 	}
 	// Output:
-	// warmup: [60]
-	// replay: [40 50 60] [150]
-	// replay: [-10 0 10] [0]
+	// warmup: [11 21 31]
+	// replay: [40 50 60] [41 51 61]
+	// replay: [-10 0 10] [-9 1 11]
 }
 
 // A graph captured with profiling times each of its launches at every
@@ -105,13 +129,15 @@ func ExampleGraph_LastProfile() {
 	ctx := context.Background()
 
 	s := dev.NewStream()
-	x, _ := vkc.FromSlice(dev, make([]float32, 1<<16))
-	y, _ := vkc.NewBuffer[float32](dev, 1<<16)
+	k := loadAffine(dev)
+	const n = 1 << 16
+	x, _ := vkc.NewBuffer[float32](dev, n)
+	y, _ := vkc.NewBuffer[float32](dev, n)
 	g, err := s.CaptureWith(vkc.CaptureOptions{Profile: true}, func(s *vkc.Stream) error {
-		if err := vkc.Scale(s, 2, x, y); err != nil {
+		if err := vkc.Fill(s, x, 1); err != nil {
 			return err
 		}
-		return vkc.Axpy(s, 1, y, x)
+		return k.Launch(s, [3]uint32{n / 64, 1, 1}, affinePush(2, 0, n), x, y)
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -127,15 +153,16 @@ func ExampleGraph_LastProfile() {
 	var sum time.Duration
 	for _, l := range p.Launches {
 		// A catalogue kernel is named by its op, with a suffix for the
-		// variant the device runs (axpy_wide on a CPU driver).
-		op, _, _ := strings.Cut(l.Kernel, "_")
-		fmt.Println(op, l.Device > 0)
+		// variant the device runs (fill_wide on a CPU driver); a user
+		// kernel by its KernelSpec.Name.
+		kernel, _, _ := strings.Cut(l.Kernel, "_")
+		fmt.Println(kernel, l.Device > 0)
 		sum += l.Device
 	}
 	fmt.Println("within the total:", sum <= p.Total)
 	// Output:
-	// scale true
-	// axpy true
+	// fill true
+	// affine true
 	// within the total: true
 }
 
@@ -250,29 +277,12 @@ func ExampleBuffer_Read_unwritten() {
 	// [7 7 7 7 7 7 7 7] <nil>
 }
 
-// Matmul multiplies row-major matrices: C[m x n] = A[m x k] · B[k x n].
-func ExampleMatmul() {
-	dev, err := vkc.Open()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer dev.Close()
-
-	a, _ := vkc.FromSlice(dev, []float32{1, 2, 3, 4, 5, 6}) // 2 x 3
-	b, _ := vkc.FromSlice(dev, []float32{1, 0, 0, 1, 1, 1}) // 3 x 2
-	c, _ := vkc.NewBuffer[float32](dev, 4)                  // 2 x 2
-	if err := vkc.Matmul(dev.Stream(), a, b, c, 2, 2, 3); err != nil {
-		log.Fatal(err)
-	}
-	out, _ := c.Read(context.Background())
-	fmt.Println(out)
-	// Output: [4 5 10 11]
-}
-
-// A graph whose scalar and length change on every replay, with no
-// re-capture: the launches read a Param for the scale and another for how
-// many elements to touch, and Set changes both between replays. Elements
-// past the length are left as they were.
+// A graph whose amount of work changes on every replay, with no
+// re-capture: the launch takes its group counts from a Param
+// (GroupsOf: ceil(n/64) groups of the kernel's 64 invocations), and Set
+// changes it between replays. Elements past the groups run are left as
+// they were. Package ops builds its dynamic tensors on this
+// (ops.Tensor.Dynamic).
 func ExampleParam() {
 	dev, err := vkc.Open()
 	if err != nil {
@@ -281,104 +291,50 @@ func ExampleParam() {
 	defer dev.Close()
 	ctx := context.Background()
 	s := dev.NewStream()
+	k := loadAffine(dev)
 
-	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3, 4, 5, 6})
-	y, _ := vkc.FromSlice(dev, []float32{0, 0, 0, 0, 0, 0})
-	total, _ := vkc.NewBuffer[float32](dev, 1)
-	a, _ := vkc.NewParam(dev, float32(1)) // the scale
-	n, _ := vkc.NewParam(dev, uint32(6))  // how many elements
+	const total = 192
+	x, _ := vkc.FromSlice(dev, make([]float32, total))
+	y, _ := vkc.NewBuffer[float32](dev, total)
+	n, _ := vkc.NewParam(dev, uint32(total)) // how many elements
 
 	g, err := s.Capture(func(s *vkc.Stream) error {
-		if err := vkc.ScaleDyn(s, a, x, y, n); err != nil { // y[:n] = a * x[:n]
-			return err
-		}
-		return vkc.SumDyn(s, y, total, n) // total = sum of y[:n]
+		return k.LaunchIndirect(s, vkc.GroupsOf(n, 64), affinePush(0, 1, total), x, y) // y = 1
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer g.Close()
 
-	for _, step := range []struct {
-		a float32
-		n uint32
-	}{{10, 2}, {100, 3}, {-1, 6}} {
-		if err := a.Set(step.a); err != nil {
+	for _, elems := range []uint32{64, 100, 192} {
+		if err := vkc.Fill(s, y, 0); err != nil {
 			log.Fatal(err)
 		}
-		if err := n.Set(step.n); err != nil {
+		if err := n.Set(elems); err != nil {
 			log.Fatal(err)
 		}
 		if err := g.Replay(); err != nil {
 			log.Fatal(err)
 		}
 		ys, _ := y.ReadOn(ctx, s)
-		t, _ := total.ReadOn(ctx, s)
-		fmt.Println(ys, t[0])
-	}
-	// A length above what the graph's buffers hold is refused at Set.
-	fmt.Println(n.Set(7))
-	// Output:
-	// [10 20 3 4 5 6] 30
-	// [100 200 300 4 5 6] 600
-	// [-1 -2 -3 -4 -5 -6] -21
-	// vkc: length 7 above 6, what the buffers of a live graph or a recording window sized by this param hold
-}
-
-// Half-precision weights: Float16 values made on the host (rounded to
-// nearest even), a matrix product on the device in 16-bit storage with
-// float32 accumulation, and the result converted to float32 on the device.
-func ExampleConvert() {
-	dev, err := vkc.Open()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer dev.Close()
-	s := dev.Stream()
-
-	half := func(xs ...float32) []vkc.Float16 {
-		out := make([]vkc.Float16, len(xs))
-		for i, x := range xs {
-			out[i] = vkc.Float16From(x)
+		written := 0
+		for _, v := range ys {
+			written += int(v)
 		}
-		return out
+		fmt.Println(elems, "->", written)
 	}
-	w, err := vkc.FromSlice(dev, half(1, 2, 3, 4)) // 2x2 weights
-	if err != nil {
-		log.Fatal(err)
-	}
-	x, err := vkc.FromSlice(dev, half(0.5, 0.1)) // 2x1 input; 0.1 rounds to 0.0999755859375
-	if err != nil {
-		log.Fatal(err)
-	}
-	y, err := vkc.NewBuffer[vkc.Float16](dev, 2)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := vkc.MatmulOf(s, w, x, y, 2, 1, 2); err != nil {
-		log.Fatal(err)
-	}
-	out, err := vkc.NewBuffer[float32](dev, 2)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := vkc.Convert(s, y, out); err != nil {
-		log.Fatal(err)
-	}
-	got, err := out.Read(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
-	// y[1] = 3*0.5 + 4*0.0999755859375 = 1.89990234375 exactly in float32, a
-	// tie between two Float16 values: the store rounds it to the even one
-	// (lavapipe converts to nearest even; a device may round otherwise).
-	fmt.Println(got, dev.Info().Features.Has(vkc.FeatureStorage16))
-	// Output: [0.7001953 1.9003906] true
+	// A length of 0 is refused at Set.
+	fmt.Println(n.Set(0))
+	// Output:
+	// 64 -> 64
+	// 100 -> 128
+	// 192 -> 192
+	// vkc: length 0: a length param sizes work and must be at least 1
 }
 
 // One allocation carved into tensors: views alias ranges of a buffer and
 // go wherever a buffer goes. Here a KV-cache-like buffer of 4 rows of 3
-// gets row 2 written by an op and is read back whole; a view of its
+// gets row 2 written by a Copy and is read back whole; a view of its
 // bytes as uint32 shows a float's bits. A view holds its buffer's memory
 // until the view closes too.
 func ExampleBuffer_View() {
@@ -397,7 +353,7 @@ func ExampleBuffer_View() {
 	}
 	defer row2.Close()
 	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3})
-	if err := vkc.Axpy(dev.Stream(), 10, x, row2); err != nil { // row2 += 10*x
+	if err := vkc.Copy(dev.Stream(), x, row2); err != nil { // row2 = x
 		log.Fatal(err)
 	}
 	all, _ := cache.Read(ctx)
@@ -415,7 +371,7 @@ func ExampleBuffer_View() {
 		fmt.Println("a view past the end is refused")
 	}
 	// Output:
-	// [0 0 0 0 0 0 10 20 30 0 0 0]
-	// 0x41a00000
+	// [0 0 0 0 0 0 1 2 3 0 0 0]
+	// 0x40000000
 	// a view past the end is refused
 }

@@ -21,8 +21,8 @@ type prefix struct {
 // marks written (if it writes it) just those elements, so that a buffer
 // whose first rows a kernel fills, one row of perUnit elements per unit
 // of n, reads as written up to there and, where no other work wrote it,
-// as ErrUnwritten past it — on every replay of a graph, as vkc's own
-// dynamic ops do — and an input whose rows past n were never written
+// as ErrUnwritten past it — on every replay of a graph, as package ops'
+// dynamic tensors do — and an input whose rows past n were never written
 // does not make the launch skip. Without Prefix every buffer counts as
 // used whole.
 //

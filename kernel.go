@@ -27,7 +27,7 @@ const (
 	// that reads a buffer described as write-only would read bytes the
 	// launch never checked were written.
 	WriteOnly
-	// ReadWrite buffers are read and written in place (Axpy's y).
+	// ReadWrite buffers are read and written in place (an axpy's y).
 	ReadWrite
 )
 
@@ -661,8 +661,8 @@ func (k *Kernel) launch(s *Stream, groups [3]uint32, push []byte, cores []*buffe
 }
 
 // launchSpec is a launch beyond its kernel and buffers: group counts (when
-// no device view holds them), push constants, and for dynamic ops the
-// extent of each written buffer and the lengths that size it. It holds no
+// no device view holds them), push constants, and for launches sized by
+// a length param the extent of each written buffer and the lengths that size it. It holds no
 // pointer to a buffer, so the callers' arrays of buffers stay on their
 // stacks.
 type launchSpec struct {
@@ -672,7 +672,7 @@ type launchSpec struct {
 	limits  []recorder.Limit
 }
 
-// launchWith is launch with everything a dynamic op adds: indirect, when
+// launchWith is launch with everything a sized launch adds: indirect, when
 // not nil, holds the group counts read when the launch runs. The caller
 // has entered the stream's device.
 func (k *Kernel) launchWith(s *Stream, cores []*bufferCore, indirect *bufferCore, l *launchSpec) error {

@@ -27,8 +27,8 @@ var ErrParamWritten = errs.ParamWritten
 // every launch that reads it, eager or replayed, reads the value current
 // when it runs. A graph that recorded launches reading a Param therefore
 // changes behaviour with Set, with no re-capture: a learning rate, a time
-// step, or — as the length argument of the ops' Dyn forms — how much work
-// a replay does.
+// step, or — as the row count of package ops' dynamic tensors, or the
+// group counts of a LaunchIndirect — how much work a replay does.
 //
 // A Param binds to a user kernel like a one-element read-only buffer (it
 // is an Arg), and GroupsOf turns one into group counts for
@@ -227,15 +227,6 @@ func (p *Param[T]) arg() *bufferCore {
 	return p.core.buf
 }
 
-// scalar is the param as an op's scalar: its device value, which only a
-// dynamic kernel reads.
-func (p *Param[T]) scalar() scalar {
-	if err := p.valid(); err != nil {
-		return scalar{err: err}
-	}
-	return scalar{param: p.core.buf}
-}
-
 // divide is ceil(n / div) (n itself for a div of 0 or 1).
 func divide(n uint32, div uint64) uint64 {
 	div = max(div, 1)
@@ -347,17 +338,4 @@ func (c *paramCore) view(s *Stream, want lengthView) (*bufferCore, error) {
 	c.rebuild()
 	c.fill(c.bits, d.info.Limits.MaxComputeWorkGroupCount)
 	return buf, nil
-}
-
-// asLength marks the param as a length for work sized up to capacity and
-// checks its current value fits.
-func (c *paramCore) asLength(op string, capacity int) (uint32, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.length = true
-	n := uint32(c.bits) // a length is a Param[uint32]
-	if n == 0 || uint64(n) > uint64(capacity) {
-		return 0, fmt.Errorf("vkc: %s: length %d outside 1..%d, what the buffers hold", op, n, capacity)
-	}
-	return n, nil
 }

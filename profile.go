@@ -15,8 +15,8 @@ var errNilProfileFunc = errors.New("vkc: Profile of a nil function")
 // counts and the device time from the completion of the work before it to
 // its own completion. Groups is zero for every launch whose counts are
 // read from device memory when it runs, since they are not known when it
-// is queued: a Dyn op given a length Param, LaunchIndirect with
-// GroupsOf, and LaunchIndirect with GroupsFrom. A GroupsFrom launch is two
+// is queued: LaunchIndirect with GroupsOf (package ops' dynamic
+// tensors), and LaunchIndirect with GroupsFrom. A GroupsFrom launch is two
 // entries: the catalogue's clamp_groups (1×1×1 groups), which bounds the
 // counts, then the kernel (zero groups).
 type LaunchTime struct {

@@ -88,8 +88,9 @@ func (s *Stream) Flush() error {
 // prepared: a NewBuffer the warmup made and closed is served again to the
 // same NewBuffer in the recorded run; work on any other buffer made in the
 // window fails with ErrAllocInCapture and dooms the capture, whatever the
-// memory pages hold (see NewBuffer). An op's temporaries are served from
-// what the same op freed in the warmup run.
+// memory pages hold (see NewBuffer). A launch's temporaries (a copied
+// view's stand-in, GroupsFrom's bounded counts) are served from what the
+// same launch freed in the warmup run.
 //
 // A nil fn is an error. If fn panics (in the warmup or the recorded run),
 // Capture aborts the window first — the slot is idle again, what was

@@ -7,8 +7,13 @@
 //	defer dev.Close()
 //	x, _ := vkc.FromSlice(dev, xs)  // []float32
 //	y, _ := vkc.FromSlice(dev, ys)
-//	err = vkc.Axpy(dev.Stream(), 2, x, y)
+//	err = k.Launch(dev.Stream(), groups, push, x, y) // k from dev.LoadKernel
 //	out, err := y.Read(ctx)
+//
+// This package is the runtime: devices, buffers and views, streams,
+// capture windows and graphs, params, kernels and events, with Fill and
+// Copy of whole buffers. The op library (element-wise ops, reductions,
+// matrix products over tensors) is package ops, built on this API alone.
 //
 // Launches are batched into command buffers with barriers only where one
 // launch depends on another. The capture window records a stream's work once
@@ -60,7 +65,7 @@ var (
 	ErrCaptureState = errs.CaptureState
 	// ErrAllocInCapture: work recorded in a capture window on a buffer
 	// made while it records that its warmup did not prepare (allocate and
-	// close), or an op's temporary needing a new page inside the window;
+	// close), or a launch's temporary needing a new page inside the window;
 	// allocate before the window, or let the warmup allocate and free the
 	// same.
 	ErrAllocInCapture = errs.AllocInCapture
@@ -111,11 +116,11 @@ var (
 	// element), or a ViewAs byte offset that is not a multiple of the new
 	// element type's size. Nothing was created.
 	ErrOutOfRange = errs.OutOfRange
-	// ErrOverlap: buffers of one op share memory in a way it cannot
-	// honour: an output overlapping an input of an op that cannot run in
-	// place (Copy, Convert, Matmul, Transpose, the reductions), or two
-	// buffers of an op, one written, that overlap without being the same
-	// range. Nothing ran.
+	// ErrOverlap: buffers of one call share memory in a way it cannot
+	// honour: Copy's destination overlapping its source, two buffers of
+	// one launch, one written, that overlap without being the same range,
+	// or (package ops) an output overlapping an input of an op that cannot
+	// run in place. Nothing ran.
 	ErrOverlap = errs.Overlap
 	// ErrNeverWritten is the cause an ErrUnwritten error unwraps to when the
 	// buffer was allocated and never written.

@@ -19,6 +19,19 @@ func Transpose[T vkc.Element](s *vkc.Stream, src, dst Tensor[T]) error {
 	return convert(s, "Transpose", src, dst)
 }
 
+// Copy writes src's elements into dst, exactly, bit for bit: Transpose
+// under the name of what it does when src and dst share a shape. src may
+// have any layout and is broadcast to dst's shape; dst must have distinct
+// elements and may not share memory with src. With a dynamic dst (and
+// src, if it is dynamic, with the same param) it copies the rows of axis
+// 0 that the param holds when the work runs and leaves the rest of dst
+// untouched, so a captured graph follows every Set. float32, Float16,
+// float64, int32 and uint32; vkc.Copy copies a whole buffer of any
+// element type with a transfer command.
+func Copy[T vkc.Element](s *vkc.Stream, src, dst Tensor[T]) error {
+	return convert(s, "Copy", src, dst)
+}
+
 // Convert writes src's elements into dst as dst's element type: floats
 // round to nearest even (float64 to Float16 through float32, which can
 // differ from direct rounding by one unit in a halfway case); floats

@@ -93,3 +93,54 @@ func ExampleMatmul() {
 	// [3.5 1.5 0 0.5]
 	// [0.881 0.119 0.378 0.622]
 }
+
+// A graph whose scalar and length change on every replay, with no
+// re-capture: Scale reads its factor from a Param (ParamOf) and its
+// length from another (Tensor.Dynamic), and Set changes both between
+// replays. Elements past the length are left as they were.
+func ExampleParamOf() {
+	dev, err := vkc.Open()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	s := dev.NewStream()
+
+	x, _ := vkc.FromSlice(dev, []float32{1, 2, 3, 4, 5, 6})
+	y, _ := vkc.FromSlice(dev, []float32{0, 0, 0, 0, 0, 0})
+	a, _ := vkc.NewParam(dev, float32(1)) // the scale
+	n, _ := vkc.NewParam(dev, uint32(6))  // how many elements
+
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		// y[:n] = a * x[:n]
+		return ops.Scale(s, ops.ParamOf(a), ops.Of(x).Dynamic(n), ops.Of(y).Dynamic(n))
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+
+	for _, step := range []struct {
+		a float32
+		n uint32
+	}{{10, 2}, {100, 3}, {-1, 6}} {
+		if err := a.Set(step.a); err != nil {
+			log.Fatal(err)
+		}
+		if err := n.Set(step.n); err != nil {
+			log.Fatal(err)
+		}
+		if err := g.Replay(); err != nil {
+			log.Fatal(err)
+		}
+		ys, _ := y.ReadOn(context.Background(), s)
+		fmt.Println(ys)
+	}
+	// A length above what the graph's buffers hold is refused at Set.
+	fmt.Println(n.Set(7))
+	// Output:
+	// [10 20 3 4 5 6]
+	// [100 200 300 4 5 6]
+	// [-1 -2 -3 -4 -5 -6]
+	// vkc: length 7 above 6, what the buffers of a live graph or a recording window sized by this param hold
+}

@@ -506,8 +506,8 @@ func indexOutOps[T vkc.Element](t *testing.T, dev *vkc.Device) []outputTrial {
 	}
 }
 
-// copyOutOps are Transpose (of a transposed view) and Convert, to T and
-// to another type D.
+// copyOutOps are Transpose (of a transposed view), Copy, and Convert, to
+// T and to another type D.
 func copyOutOps[T, D vkc.Element]() []outputTrial {
 	exact := func([][]float64, []float64, int, float64) float64 { return 0 }
 	tview := func(x Tensor[T]) Tensor[T] { return x.T() }
@@ -516,6 +516,11 @@ func copyOutOps[T, D vkc.Element]() []outputTrial {
 			name: "Transpose", ins: []inSpec[T]{{shape: []int{outC, outR}, lo: -50, hi: 50, view: tview, rows: true}},
 			out: []int{outR, outC}, alias: -1, dynamic: true,
 			run: func(s *vkc.Stream, in []Tensor[T], o Tensor[T]) error { return Transpose(s, in[0], o) },
+			ref: perElement(func(x, _ float64) float64 { return x }), tol: exact,
+		},
+		outOp[T, T]{
+			name: "Copy", ins: []inSpec[T]{rowsIn[T](-50, 50)}, out: []int{outR, outC}, alias: -1, dynamic: true,
+			run: func(s *vkc.Stream, in []Tensor[T], o Tensor[T]) error { return Copy(s, in[0], o) },
 			ref: perElement(func(x, _ float64) float64 { return x }), tol: exact,
 		},
 		outOp[T, T]{

@@ -94,7 +94,7 @@ func runAs(t *testing.T, dev *vkc.Device, op, typ string, real bool) error {
 // and missing here fails the test.
 var tableOps = []string{"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid",
 	"Relu", "Gelu", "GeluErf", "Silu", "Scale", "Axpy", "Sum", "Mean", "Max", "Argmax", "Softmax", "LayerNorm",
-	"RMSNorm", "Gather", "ScatterAdd", "Transpose", "Convert"}
+	"RMSNorm", "Gather", "ScatterAdd", "Transpose", "Convert", "Copy", "Fill"}
 
 // runTyped runs op on T: [2, 4] tensors of ones (a valid input to every
 // op), or zero tensors.
@@ -113,7 +113,7 @@ func runTyped[T vkc.Element](t *testing.T, dev *vkc.Device, op string, real bool
 	s := dev.Stream()
 	unary := map[string]func(*vkc.Stream, Tensor[T], Tensor[T]) error{
 		"Exp": Exp[T], "Log": Log[T], "Sqrt": Sqrt[T], "Tanh": Tanh[T], "Sigmoid": Sigmoid[T], "Relu": Relu[T],
-		"Gelu": Gelu[T], "GeluErf": GeluErf[T], "Silu": Silu[T], "Transpose": Transpose[T],
+		"Gelu": Gelu[T], "GeluErf": GeluErf[T], "Silu": Silu[T], "Transpose": Transpose[T], "Copy": Copy[T],
 	}
 	binary := map[string]func(*vkc.Stream, Tensor[T], Tensor[T], Tensor[T]) error{
 		"Add": Add[T], "Sub": Sub[T], "Mul": Mul[T], "Div": Div[T], "Maximum": Maximum[T], "Minimum": Minimum[T],
@@ -129,6 +129,8 @@ func runTyped[T vkc.Element](t *testing.T, dev *vkc.Device, op string, real bool
 		return fn(s, x, 1, idxLike(v, real, 2))
 	}
 	switch op {
+	case "Fill":
+		return Fill(s, *new(T), y)
 	case "Scale":
 		return Scale(s, Const(2), x, y)
 	case "Axpy":

@@ -34,7 +34,8 @@ const (
 	// recorder and while a first use allocates a derived value.
 	Param
 	// Constants is a slot's cache of device constants (constantCache.mu),
-	// held while a missing constant is allocated and written.
+	// held while a missing constant is allocated and written: the op
+	// library the root's tests launch as their work keeps it.
 	Constants
 	// Buffer is a buffer's mutex (bufferCore.mu): its persistent host
 	// staging, held while a write goes through the recorder.

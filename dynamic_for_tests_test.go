@@ -381,99 +381,24 @@ func reduceLaunch(s *Stream, k *Kernel, srcs []*bufferCore, dst *bufferCore, n l
 	return launchDyn(s, k, cores, []scalar{{param: value}}, extents, n, indirect, groups, p)
 }
 
-// Groups are group counts decided on the device when a launch runs: by a
-// length param (GroupsOf) or by earlier work (GroupsFrom); see
-// Kernel.LaunchIndirect.
-type Groups struct {
-	n   *Param[uint32]
-	per uint32
-	// fromDevice: GroupsFrom's counts, at countsOffset of counts, bounded by max.
-	fromDevice   bool
-	counts       *Buffer[uint32]
-	countsOffset int
-	max          [3]uint32
-	// prefixes[:nPrefixes]: bindings used only up to a multiple of n
-	// (Prefix); an array, so that Groups stays comparable.
-	prefixes  [recorder.MaxBindings]prefix
-	nPrefixes int
+// scalar is the param as an op's scalar: its device value, which only a
+// dynamic kernel reads.
+func (p *Param[T]) scalar() scalar {
+	if err := p.valid(); err != nil {
+		return scalar{err: err}
+	}
+	return scalar{param: p.core.buf}
 }
 
-// GroupsOf is ceil(n/perGroup) groups in x (one in y and z), recomputed
-// on every n.Set: a user kernel launched with LaunchIndirect then covers n
-// elements with perGroup per group, on every replay the n current then.
-// Set refuses an n that would need more groups than the device's x limit.
-func GroupsOf(n *Param[uint32], perGroup uint32) Groups { return Groups{n: n, per: perGroup} }
-
-// LaunchIndirect is Launch with group counts taken from device memory when
-// the launch runs (vkCmdDispatchIndirect), so a graph that recorded it does
-// more or less work as its length param changes, with no re-capture. The
-// kernel reads the length itself if it needs it: bind the same param as
-// one of args, at a binding it only reads (a param bound where it writes is
-// ErrParamWritten, as in Launch). Every buffer the kernel writes counts as
-// written whole, but those Groups.Prefix names, which count up to the
-// length. With GroupsFrom the counts are those earlier device work
-// wrote; counts that no executed work wrote (never written, or tainted by
-// a failure) are not an error of the call: LaunchIndirect returns nil, the
-// launch is skipped, and every buffer it writes reads as ErrUnwritten with
-// the counts' cause.
-func (k *Kernel) LaunchIndirect(s *Stream, g Groups, push []byte, args ...Arg) error {
-	if k == nil || k.rk == nil {
-		return errNilKernel
-	}
-	if g.fromDevice {
-		if g.nPrefixes > 0 {
-			return fmt.Errorf("vkc: kernel %q: %w", k.name, errPrefixFromDevice)
-		}
-		return k.launchIndirectFrom(s, g, push, args...)
-	}
-	if g.per == 0 || g.n.valid() != nil {
-		return fmt.Errorf("vkc: kernel %q: LaunchIndirect needs GroupsOf(a *Param[uint32], perGroup > 0) or GroupsFrom", k.name)
-	}
-	if err := k.enter(s); err != nil {
-		return err
-	}
-	defer k.leave(s)
-	var bound [recorder.MaxBindings]*bufferCore
-	nb, err := k.bind(&bound, push, args)
-	if err != nil {
-		return err
-	}
-	cores := bound[:nb]
-	if g.n.core.buf.dev != s.dev {
-		return fmt.Errorf("vkc: kernel %q: group-count param of another device", k.name)
-	}
-	maxX := s.dev.info.Limits.MaxComputeWorkGroupCount[0]
-	c := g.n.core
-	// The param is held for the launch: it records a limit on the param's
-	// claim, which must not be freed and claimed again meanwhile.
-	if !c.buf.life.enter() {
-		return closedError("length param")
-	}
-	defer c.buf.life.leave()
+// asLength marks the param as a length for work sized up to capacity and
+// checks its current value fits.
+func (c *paramCore) asLength(op string, capacity int) (uint32, error) {
 	c.mu.Lock()
-	n := uint32(c.bits)    // a length is a Param[uint32]
-	err = c.checkLength(n) // under c.mu, as in Set: it reads c.views
-	if err == nil {
-		c.length = true
+	defer c.mu.Unlock()
+	c.length = true
+	n := uint32(c.bits) // a length is a Param[uint32]
+	if n == 0 || uint64(n) > uint64(capacity) {
+		return 0, fmt.Errorf("vkc: %s: length %d outside 1..%d, what the buffers hold", op, n, capacity)
 	}
-	c.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("vkc: kernel %q: %w", k.name, err)
-	}
-	if groupsFor(n, 0, g.per) > uint64(maxX) {
-		return fmt.Errorf("vkc: kernel %q: length %d needs more than the device's %d groups of %d", k.name, n, maxX, g.per)
-	}
-	view, err := c.view(s, lengthView{groups: true, local: g.per})
-	if err != nil {
-		return err
-	}
-	limit := uint64(g.per) * uint64(maxX)
-	spec := launchSpec{push: push, limits: []recorder.Limit{{Param: c.buf.claim, Max: uint32(min(limit, 1<<32-1))}}}
-	extents, limits, err := g.extents(cores, c, n)
-	if err != nil {
-		return fmt.Errorf("vkc: kernel %q: %w", k.name, err)
-	}
-	spec.extents = extents
-	spec.limits = append(spec.limits, limits...)
-	return k.launchWith(s, cores, view, &spec)
+	return n, nil
 }

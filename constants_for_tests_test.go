@@ -2,6 +2,7 @@ package vkc
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/internal/lockrank"
@@ -64,7 +65,7 @@ func (p *pins) release() {
 // constant returns the device copy of a constant scalar for a launch on s,
 // pinned in p until p.release. The caller has entered s's device.
 func (d *Device) constant(s *Stream, bits uint32, p *pins) (*bufferCore, error) {
-	cache := &d.consts[d.rec.Slot(s.id)]
+	cache := &d.constantCaches()[d.rec.Slot(s.id)]
 	if p.n == len(p.entries) {
 		return nil, errTooManyConstants
 	}
@@ -133,4 +134,32 @@ func (c *constantCache) evict(d *Device, s *Stream) bool {
 	delete(c.entries, oldest)
 	_ = d.rec.Drop(s.id, victim.core.claim)
 	return true
+}
+
+// constantCaches holds each open device's caches, one per slot, made on
+// the device's first use of a constant and dropped when it closes.
+var constantCaches = struct {
+	mu   sync.Mutex
+	devs map[*Device][]constantCache
+}{devs: map[*Device][]constantCache{}}
+
+// constantCaches is d's cache per slot.
+func (d *Device) constantCaches() []constantCache {
+	constantCaches.mu.Lock()
+	defer constantCaches.mu.Unlock()
+	if c, ok := constantCaches.devs[d]; ok {
+		return c
+	}
+	c := make([]constantCache, d.rec.Slots())
+	for i := range c {
+		c[i].mu.SetRank(lockrank.Constants, i)
+	}
+	if err := d.OnClose(func() {
+		constantCaches.mu.Lock()
+		delete(constantCaches.devs, d)
+		constantCaches.mu.Unlock()
+	}); err == nil {
+		constantCaches.devs[d] = c
+	}
+	return c
 }

@@ -1,18 +1,16 @@
 package vkc
 
 import (
-	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 
-	"github.com/vkcompute/vkc/shaders"
-
-	"github.com/vkcompute/vkc/alloc"
 	"github.com/vkcompute/vkc/capture"
 	"github.com/vkcompute/vkc/recorder"
 )
+
+// The first op library of vkc, which package ops has replaced: kept here,
+// in test files only, as the work the runtime's tests (capture, taint,
+// lifetime, views, faults) launch, under the names those tests call.
 
 // Every catalogue op is implemented once. Its static form (Axpy) and its
 // Dyn form (AxpyDyn) are thin doors into the same function, which takes
@@ -24,44 +22,6 @@ import (
 // nothing allocated — and otherwise the kernel's dynamic variant, which
 // reads every scalar from device memory (see dynamic.go).
 
-// groups1D spreads ceil(n/local) workgroups over x and, past the device's x
-// limit, y (the kernels fold y back into the element index).
-func (d *Device) groups1D(n int, local uint32) [3]uint32 {
-	g := spread((uint64(n)+uint64(local)-1)/uint64(local), uint64(d.info.Limits.MaxComputeWorkGroupCount[0]))
-	return [3]uint32{uint32(g[0]), uint32(g[1]), uint32(g[2])}
-}
-
-// pushWords packs 32-bit push-constant words into buf.
-func pushWords(buf *[16]byte, words ...uint32) []byte {
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(buf[4*i:], w)
-	}
-	return buf[:4*len(words)]
-}
-
-// present refuses nil buffers (a nil *Buffer, or a zero Buffer), which
-// would otherwise panic on their first use.
-func present(op string, bufs ...Arg) error {
-	for i, b := range bufs {
-		if b == nil || b.arg() == nil {
-			return fmt.Errorf("vkc: %s: buffer %d is nil", op, i)
-		}
-	}
-	return nil
-}
-
-// distinct refuses a buffer bound both as an input and as the output of an
-// op whose invocations read inputs that other invocations write (or, for
-// Copy, a transfer whose regions Vulkan forbids to overlap).
-func distinct(op string, out *bufferCore, what string, ins ...*bufferCore) error {
-	for _, in := range ins {
-		if in.overlaps(out) {
-			return fmt.Errorf("%w: %s: the output overlaps %s (the op cannot run in place; use another buffer or a disjoint view)", ErrOverlap, op, what)
-		}
-	}
-	return nil
-}
-
 // product is a*b for shape dimensions already known positive, or an error
 // when it overflows int (the product would wrap to a small length that
 // some buffer matches).
@@ -72,15 +32,6 @@ func product(op string, a, b int) (int, error) {
 	return a * b, nil
 }
 
-func sameLen(op string, want int, bufs ...*bufferCore) error {
-	for _, b := range bufs {
-		if b.n != want {
-			return fmt.Errorf("vkc: %s: buffer of %d elements, want %d", op, b.n, want)
-		}
-	}
-	return nil
-}
-
 // words32 refuses a buffer whose elements are not 32 bits to an op whose
 // length counts 32-bit words (the dynamic fill and copy).
 func words32(op string, b *bufferCore) error {
@@ -88,34 +39,6 @@ func words32(op string, b *bufferCore) error {
 		return fmt.Errorf("vkc: %s: buffers of %s (%d-byte elements): the dynamic forms take 32-bit elements; use Fill or Copy", op, b.elem, b.elem.size())
 	}
 	return nil
-}
-
-// run1D launches static catalogue kernel name on s over bufs with a 1-D
-// geometry of n invocations, for the calls whose invocations are not one
-// per element (the fill of narrow or wide elements, Convert).
-func run1D(s *Stream, name string, n int, push []byte, bufs ...*bufferCore) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
-	k, err := s.dev.builtin(s.dev.elementwiseKernel(name))
-	if err != nil {
-		return err
-	}
-	return k.launch(s, s.dev.groups1D(n, k.local[0]), push, bufs)
-}
-
-// Fill sets every element of buf to v, for every element type: elements
-// of up to 32 bits as whole words holding v repeated, 64-bit ones as word
-// pairs.
-func Fill[T Element](s *Stream, buf *Buffer[T], v T) error {
-	if err := present("Fill", buf); err != nil {
-		return err
-	}
-	if kindOf[T]().size() != elemSize {
-		return fillWords(s, buf.core, v)
-	}
-	return fill(s, "Fill", buf.core, known(uint32(bitsOf(v))), nil)
 }
 
 // FillDyn is Fill with a device value and a device length: elements from
@@ -137,45 +60,6 @@ func fill(s *Stream, op string, buf *bufferCore, v scalar, n *Param[uint32]) err
 	return launch1D(s, op, "fill", []*bufferCore{buf}, scalars[:], n)
 }
 
-// fillWords is Fill of a buffer whose elements are not 32 bits: narrower
-// ones fill its whole words (padding included) with v repeated, 64-bit
-// ones take the fill64 kernel, one invocation per element.
-func fillWords[T Element](s *Stream, buf *bufferCore, v T) error {
-	var p [16]byte
-	if kindOf[T]().size() == 8 {
-		bits := bitsOf(v)
-		return run1D(s, "fill64", buf.n, pushWords(&p, uint32(bits), uint32(bits>>32), uint32(buf.n)), buf)
-	}
-	words := buf.words()
-	return run1D(s, "fill", words, pushWords(&p, wordPattern(v), uint32(words)), buf)
-}
-
-// Copy copies src into dst (same length) with a transfer command, at
-// memory speed. src and dst must be different buffers: Vulkan forbids a
-// copy whose source and destination overlap.
-//
-// src and dst may belong to two devices (two Opens of one GPU are two
-// devices too). The copy then goes through host memory, on s, which must
-// be a stream of one of them: src is read as ReadOn reads it, on s if s
-// is src's device's (else on its default stream), so after every write
-// issued to it on any of its streams; dst is written as WriteOn writes it,
-// on s if s is dst's device's (else on its default stream). The copy is
-// done when Copy returns. The unwritten rule carries over: a src that
-// reads as ErrUnwritten leaves dst unwritten with the same cause, as a
-// copy on one device does, and Copy returns nil. It cannot be captured: a
-// window would record only the write of what src held then, so inside a
-// window on s it fails with ErrSyncInCapture, and while the other device's
-// default stream records a window it is refused with ErrStreamCapturing.
-func Copy[T Element](s *Stream, src, dst *Buffer[T]) error {
-	if err := copyArgs("Copy", src, dst); err != nil {
-		return err
-	}
-	if src.core.dev != dst.core.dev {
-		return copyAcross(s, src.core, dst.core)
-	}
-	return copyOp(s, "Copy", src.core, dst.core, nil)
-}
-
 // CopyDyn copies the first n elements of src into dst (same length) with a
 // kernel, leaving the rest of dst untouched. A nil n copies everything, as
 // Copy does (on one device). It takes buffers of 32-bit elements (Copy
@@ -190,17 +74,6 @@ func CopyDyn[T Element](s *Stream, src, dst *Buffer[T], n *Param[uint32]) error 
 	return copyOp(s, "CopyDyn", src.core, dst.core, n)
 }
 
-// copyArgs checks the buffers of Copy and CopyDyn.
-func copyArgs[T Element](op string, src, dst *Buffer[T]) error {
-	if err := present(op, src, dst); err != nil {
-		return err
-	}
-	if err := distinct(op, dst.core, "the source", src.core); err != nil {
-		return err
-	}
-	return sameLen(op, src.core.n, dst.core)
-}
-
 // copyOp copies whole buffers with a transfer command; a device length
 // needs the copy kernel, whose dynamic variant reads it.
 func copyOp(s *Stream, op string, src, dst *bufferCore, n *Param[uint32]) error {
@@ -208,62 +81,6 @@ func copyOp(s *Stream, op string, src, dst *bufferCore, n *Param[uint32]) error 
 		return launch1D(s, op, "copy", []*bufferCore{src, dst}, nil, n)
 	}
 	return copyCores(s, op, src, dst)
-}
-
-// copyAcross copies src into dst, buffers of one type and length on two
-// devices, through host memory (see Copy).
-func copyAcross(s *Stream, src, dst *bufferCore) error {
-	if s == nil || s.dev == nil {
-		return errNilStream
-	}
-	reader, writer := src.dev.def, dst.dev.def
-	switch s.dev {
-	case src.dev:
-		reader = s
-	case dst.dev:
-		writer = s
-	default:
-		return fmt.Errorf("vkc: Copy: a stream of device %q copying between devices %q and %q", s.dev.info.Name, src.dev.info.Name, dst.dev.info.Name)
-	}
-	if s == writer && s.capturing() {
-		return fmt.Errorf("vkc: Copy between devices inside a capture window on the destination's stream: %w", ErrSyncInCapture)
-	}
-	// The other device's side runs on its default stream, whose window
-	// (if one records there) must not take it in or be doomed by it.
-	other := reader
-	if s == reader {
-		other = writer
-	}
-	if other.capturing() {
-		return fmt.Errorf("vkc: Copy between devices: device %q's default stream, which does the other side, is capturing: %w", other.dev.info.Name, ErrStreamCapturing)
-	}
-	data := make([]byte, uint64(src.n)*src.elem.size())
-	err := src.read(context.Background(), reader, data)
-	if errors.Is(err, ErrUnwritten) {
-		return dst.taint(err)
-	}
-	if err != nil {
-		return err
-	}
-	return dst.write(writer, data)
-}
-
-// copyCores copies src's elements into dst, buffers of one element type
-// and length on one device, with a transfer command on s.
-func copyCores(s *Stream, op string, src, dst *bufferCore) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
-	if err := src.use(s); err != nil {
-		return err
-	}
-	defer src.done()
-	if err := dst.use(s); err != nil {
-		return err
-	}
-	defer dst.done()
-	return publicOp(op, s.dev.rec.Copy(s.id, src.claim, dst.claim, uint64(src.n)*src.elem.size()))
 }
 
 // Axpy computes y = a*x + y. x may be y (y = (a+1)*y): each element is
@@ -453,31 +270,6 @@ func (d *Device) subgroupReductions() bool {
 // subgroup reductions' 256-element groups, which fill its waves.
 func (d *Device) wideReductions() bool {
 	return d.info.Type == TypeCPU && d.subgroupReductions() && d.info.Features.Has(FeatureInt64)
-}
-
-// elementwiseKernel is the catalogue kernel an element-wise op launches
-// for the kernel name: its wide variant (shaders.Wide: eight elements per
-// invocation as 64-bit words, the same groups) on a CPU driver with
-// shaderInt64, where each lane-varying load and store is a loop over the
-// SIMD lanes per component; name itself on a GPU, whose waves the vec4
-// build's 64 invocations fill, and for every kernel without one.
-func (d *Device) elementwiseKernel(name string) string {
-	if d.info.Type == TypeCPU && d.info.Features.Has(FeatureInt64) {
-		if wide, ok := shaders.Wide(name); ok {
-			return wide
-		}
-	}
-	return name
-}
-
-// temp allocates scratch of n elements of kind that a launch about to be
-// recorded on s writes.
-func (d *Device) temp(s *Stream, n int, kind elemKind) (*bufferCore, error) {
-	c, err := d.rec.AllocOn(s.id, alloc.DeviceLocal, bytesFor(kind, n))
-	if err != nil {
-		return nil, public(err)
-	}
-	return newBufferCore(d, c, n, kind, nil), nil
 }
 
 func ceilDiv(a, b int) uint32 { return uint32((a + b - 1) / b) }

@@ -2,20 +2,6 @@ package vkc
 
 import "math"
 
-// Float is the element types the ops compute with: float32 (the ops
-// without Of), Float16 (loaded and stored in 16 bits, computed and
-// accumulated in float32; a store rounds as the device converts float32
-// to float16, to nearest even on lavapipe) and float64 (all in float64,
-// where the device has FeatureFloat64).
-//
-// The …Of ops take any of them: AxpyOf, ScaleOf, AddOf, SubOf, MulOf,
-// DivOf, SumOf, DotOf, SoftmaxOf, MatmulOf and the Dyn forms AddDynOf,
-// SubDynOf, MulDynOf, DivDynOf, SumDynOf, DotDynOf, SoftmaxDynOf,
-// MatmulDynOf. On float32 buffers they are the float32 ops themselves.
-// Their contracts (aliasing, shapes, lengths, what Dyn leaves untouched)
-// are those of the float32 op of the same name.
-type Float interface{ float32 | float64 | Float16 }
-
 // kernelSuffix is the catalogue suffix of T's op kernels, after checking
 // the device computes with T.
 func kernelSuffix[T Float](d *Device, op string) (string, error) {
