@@ -136,22 +136,26 @@ func unaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []strin
 	if a.IsParam() {
 		pl.flags |= flagAlphaParam
 	}
-	name := "unary_" + et.suffix
+	family := "unary"
 	if op == "Axpy" {
-		name = "axpy_" + et.suffix
+		family = "axpy"
 	}
-	k, err := c.kernel(op, name)
-	if err != nil {
-		return err
-	}
-	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
-		u(uint32(lx.offset), uint32(y.at.offset)).scalar(a.value, et).
-		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
 	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
 	preY, errY := prefixOf(op, "y", 1, y, rowsP != nil, true)
 	if err := cmp.Or(errX, errY); err != nil {
 		return err
 	}
 	pre := slices.Concat(preX, preY)
+	if v := linearWidth(c, et, pl, 2|8, lx.offset, y.at.offset); v != 0 {
+		offs := [3]int{lx.offset, y.at.offset, y.at.offset}
+		return runLinear(c, op, family, code, et, pl, v, offs, a.value, rowsP, pre, x.buf, y.buf, c.rowsArg(rowsP), alpha)
+	}
+	k, err := c.kernel(op, family+"_"+et.suffix)
+	if err != nil {
+		return err
+	}
+	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
+		u(uint32(lx.offset), uint32(y.at.offset)).scalar(a.value, et).
+		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
 	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha)
 }
