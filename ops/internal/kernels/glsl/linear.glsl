@@ -6,7 +6,9 @@
 // only, a u64vec4 of eight, so that a driver which turns each load into a
 // loop over its SIMD lanes, lavapipe, runs that loop once per eight
 // elements). Every offset must be a multiple of V (the host checks); the
-// last partial block goes element by element.
+// last partial block goes element by element. The WIDE build runs 32
+// invocations a group, as a CPU driver runs a group's invocations a SIMD
+// vector at a time and a short op leaves the rest of 64 idle.
 // The includer defines ELEM(a, b, alpha), an element's result from the
 // first input a, the second b (y for axpy; unused by a unary op) and the
 // scalar alpha.
@@ -17,7 +19,9 @@
 #ifdef WIDE
 #define V 8u
 #define VT u64vec4
+#define LWG 32u
 #else
+#define LWG WG
 #define V 4u
 #if defined(T_F16)
 #define VT f16vec4
@@ -37,7 +41,7 @@
 #endif
 #endif
 
-layout(local_size_x = 64) in;
+layout(local_size_x = LWG) in;
 #ifdef BINARY
 layout(std430, set = 0, binding = 0) readonly buffer A { ST a[]; };
 layout(std430, set = 0, binding = 0) readonly buffer AV { VT av[]; };
@@ -102,7 +106,7 @@ void main() {
     uint r0 = gl_WorkGroupID.x * pc.perGroup;
     if (r0 >= rows) return;
     uint end = min(rows, r0 + pc.perGroup) * pc.inner;
-    for (uint e = r0 * pc.inner + gl_LocalInvocationID.x * V; e < end; e += WG * V) {
+    for (uint e = r0 * pc.inner + gl_LocalInvocationID.x * V; e < end; e += LWG * V) {
         if (e + V <= end) {
             uint i0 = (pc.off0 + e) / V, i1 = (pc.off1 + e) / V, io = (pc.offOut + e) / V;
 #ifdef WIDE
