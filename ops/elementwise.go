@@ -22,7 +22,10 @@ const (
 // b may have any layout (transposed, sliced, broadcast), and out must
 // have their broadcast shape and distinct elements. out may be a or b
 // itself (same buffer, same layout): each element is read before it is
-// written. float32, Float16 (computed in float32), float64, int32 and
+// written. In place needs a buffer or a view at an offset the device
+// binds (a multiple of MinStorageBufferOffsetAlignment bytes); another
+// view is refused in place, with an error wrapping vkc.ErrOverlap
+// (docs/guide/ops.md). float32, Float16 (computed in float32), float64, int32 and
 // uint32 (wrapping on overflow).
 //
 // With a dynamic out (Tensor.Dynamic), axis 0 covers the param's value
@@ -104,7 +107,7 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	pre := slices.Concat(preA, preB, preOut)
 	if v := linearWidth(c, et, pl, 2|4|8, la.offset, lb.offset, out.at.offset); v != 0 {
 		offs := [3]int{la.offset, lb.offset, out.at.offset}
-		return runLinear(c, op, "binary", code, et, pl, v, offs, 0, rowsP, pre, a.buf, b.buf, out.buf, c.rowsArg(rowsP))
+		return inPlaceRefused(op, c, runLinear(c, op, "binary", code, et, pl, v, offs, 0, rowsP, pre, a.buf, b.buf, out.buf, c.rowsArg(rowsP)))
 	}
 	k, err := c.kernel(op, "binary_"+et.suffix)
 	if err != nil {
@@ -113,7 +116,7 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
 		u(uint32(la.offset), uint32(lb.offset), uint32(out.at.offset)).
 		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[2]).ints(maxRank, pl.strides[0])
-	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP))
+	return inPlaceRefused(op, c, run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP)))
 }
 
 // elementPlan is how an element-wise kernel walks its operands: the

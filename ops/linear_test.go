@@ -189,3 +189,58 @@ func TestLinearDynamicRowsFollowTheParam(t *testing.T) {
 		}
 	}
 }
+
+// In place on a view the device binds through a copy (its byte offset not
+// a multiple of MinStorageBufferOffsetAlignment) is refused with an error
+// wrapping vkc.ErrOverlap that names the alignment and leaves the view as
+// it was; the same view as the input alone, and in place on an aligned
+// view, work.
+func TestInPlaceOnAnUnalignedView(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	align := int(dev.Info().Limits.MinStorageBufferOffsetAlignment)
+	if align <= 4 {
+		t.Skipf("the device binds views at any 4-byte offset (alignment %d)", align)
+	}
+	const n = 40
+	vals := make([]float64, 3*n)
+	for i := range vals {
+		vals[i] = float64(i%7) - 3
+	}
+	b := upload[float32](t, dev, vals)
+	u, err := b.View(1, n)
+	require.NoError(t, err)
+	defer u.Close()
+	yb := fresh[float32](t, dev, n)
+	require.NoError(t, Relu(s, Of(u, n), Of(yb, n)), "the unaligned view as the input alone")
+	want := make([]float64, n)
+	for i := range want {
+		want[i] = math.Max(vals[1+i], 0)
+	}
+	require.Equal(t, want, download(t, yb))
+	for _, off := range []int{1, align / 4} {
+		v, err := b.View(off, n)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = v.Close() })
+		x := Of(v, 4, n/4)
+		errs := map[string]error{
+			"Relu":    Relu(s, x, x),
+			"Add":     Add(s, x, x, x),
+			"Axpy":    Axpy(s, Const(2), x, x),
+			"Softmax": Softmax(s, x, 1, x),
+			"RMSNorm": RMSNorm(s, x, Tensor[float32]{}, Tensor[float32]{}, Const(1e-5), x),
+		}
+		for name, err := range errs {
+			if off*4%align == 0 {
+				require.NoError(t, err, "%s in place at element %d", name, off)
+				continue
+			}
+			require.ErrorIs(t, err, vkc.ErrOverlap, "%s in place at element %d", name, off)
+			require.ErrorContains(t, err, "MinStorageBufferOffsetAlignment", name)
+			require.ErrorContains(t, err, "vkc: "+name+": in place", name)
+		}
+		if off*4%align != 0 {
+			require.Equal(t, vals[off:off+n], download(t, v), "the refused ops wrote nothing")
+		}
+	}
+}

@@ -59,7 +59,8 @@ func rowsCap(C, rank int, lane bool) int {
 // Softmax writes into y the softmax of x along axis: exp(x - max) / sum
 // of exp(x - max), the maximum subtracted first so that no exponential
 // overflows. y has x's shape and distinct elements and may be x itself
-// (same layout); x may have any layout. axis may count from the end (-1:
+// (same layout; in place, as Add says: not on a view the device cannot
+// bind at its offset); x may have any layout. axis may count from the end (-1:
 // the last). float32 and Float16 (computed in float32); float64 is
 // refused, as GLSL has no double-precision exponential.
 //
@@ -76,11 +77,11 @@ func Softmax[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, y Tensor[T]) e
 // biased estimate, as PyTorch's layer_norm). weight and bias are vectors
 // of the last axis's extent, any layout; either may be the zero Tensor
 // (Tensor[T]{}) for none. eps is a constant or a param. y has x's shape
-// and distinct elements and may be x itself; weight and bias may not
-// share memory with y. float32, Float16 (computed in float32) and
-// float64. Dynamic rows as in Softmax: a dynamic x of one axis is
-// normalised over the param's first elements (weight and bias keep their
-// capacity's extent and are read as far).
+// and distinct elements and may be x itself (as in Softmax); weight and
+// bias may not share memory with y. float32, Float16 (computed in
+// float32) and float64. Dynamic rows as in Softmax: a dynamic x of one
+// axis is normalised over the param's first elements (weight and bias
+// keep their capacity's extent and are read as far).
 func LayerNorm[T vkc.Element](s *vkc.Stream, x, weight, bias Tensor[T], eps Scalar, y Tensor[T]) error {
 	return rowOp(s, "LayerNorm", rowLayerNorm, floatTypes, x, -1, weight, bias, eps, y)
 }
@@ -171,7 +172,7 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if err != nil {
 		return err
 	}
-	return run(s, k, rowsP, pre, lead, perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
+	return inPlaceRefused(op, c, run(s, k, rowsP, pre, lead, perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg))
 }
 
 // rowOpPrefixes are the row kernel's bindings read or written only in
