@@ -135,7 +135,8 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 		return err
 	}
 	flags := aff.flags
-	if rl.C <= laneRowsMax {
+	lead, perLead, perRows, lane := rl.layout(c.maxGroupsX())
+	if lane {
 		flags |= flagLaneRows
 	}
 	switch {
@@ -160,7 +161,6 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if eps.IsParam() {
 		flags |= flagEpsParam
 	}
-	lead, perLead, perRows := rl.groups(c.maxGroupsX(), flags&flagLaneRows != 0)
 	k, err := c.kernel(op, "rownorm_"+et.suffix)
 	if err != nil {
 		return err
@@ -193,6 +193,21 @@ func rowOpPrefixes[T vkc.Element](op string, x, y, w, b Tensor[T], dynamic bool)
 		}
 	}
 	return pre, nil
+}
+
+// layout picks how the row kernel walks rows (lane: a lane a row, for
+// rows of up to laneRowsMax elements, or where a group must take more
+// rows than a group a row keeps within loopBudget, as along a dynamic
+// axis 0 with many rows to each of its indices, and a lane a row does)
+// and lays the launch out (groups).
+func (rl rowLayout) layout(maxX uint32) (lead, perLead, perRows int, lane bool) {
+	lane = rl.C <= laneRowsMax
+	lead, perLead, perRows = rl.groups(maxX, lane)
+	if !lane && perRows > rowsCap(rl.C, len(rl.shape), false) && perRows <= rowsCap(rl.C, len(rl.shape), true) {
+		lane = true
+		lead, perLead, perRows = rl.groups(maxX, lane)
+	}
+	return lead, perLead, perRows, lane
 }
 
 // groups lays the row kernel's launch out: it covers lead units of axis

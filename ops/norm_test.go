@@ -252,3 +252,36 @@ func TestRowOpsOnManyShortRows(t *testing.T) {
 	t.Run("Float16", func(t *testing.T) { checkShortRows[vkc.Float16](t, dev, few) })
 	t.Run("float64", func(t *testing.T) { checkShortRows[float64](t, dev, few) })
 }
+
+// Along a dynamic axis 0 with many rows to each of its indices, a group
+// takes every row of one index: 4096 rows of 32, more than a group a row
+// keeps within loopBudget (RMSNorm failed from row 3120 on lavapipe), go
+// a lane a row. Rows past the param's value keep what they held.
+func TestRowOpsOnADynamicAxisOfManyRows(t *testing.T) {
+	dev := openTest(t)
+	const L, R, C = 2, 4096, 32
+	rows, err := vkc.NewParam[uint32](dev, 1)
+	require.NoError(t, err)
+	defer rows.Close()
+	rng := rand.New(rand.NewPCG(19, 20))
+	xs := randomValues[float32](rng, L*R*C, -3, 3)
+	x := Of(upload[float32](t, dev, xs), L, R, C).Dynamic(rows)
+	for _, op := range []string{"Softmax", "RMSNorm"} {
+		yb := upload[float32](t, dev, make([]float64, L*R*C))
+		y := Of(yb, L, R, C).Dynamic(rows)
+		if op == "Softmax" {
+			require.NoError(t, Softmax(dev.Stream(), x, -1, y))
+		} else {
+			require.NoError(t, RMSNorm(dev.Stream(), x, Tensor[float32]{}, Tensor[float32]{}, Const(1e-5), y))
+		}
+		want := make([]float64, L*R*C)
+		for r, row := range rowsOf(xs[:R*C], C) {
+			ref := normRef(row, false, float64(float32(1e-5)))
+			if op == "Softmax" {
+				ref, _ = softmaxRef(row)
+			}
+			copy(want[r*C:], ref)
+		}
+		within(t, op, download(t, yb), want, func(i int) float64 { return 64 * 0x1p-24 * (1 + math.Abs(want[i])) })
+	}
+}

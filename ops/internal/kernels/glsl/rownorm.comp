@@ -17,11 +17,12 @@
 // flags 2 and 4 say so; eps is the push words or (flag 8) the Eps binding.
 // flags: 1 dynamic rows, 2 has w, 4 has b, 8 eps param, 16 dynamic C,
 // 32 lane rows.
-// With flag 32 (short rows) each lane instead walks whole rows of its
-// group's share alone, with no shared memory or barrier: one group a row
-// would leave most lanes idle and make each lane loop over every row of
-// the share, and a CPU driver (llvmpipe) cuts an invocation's loops short
-// after a fixed number of iterations, all loops together.
+// With flag 32 (short rows, or a share of more rows than a group a row
+// can take) each lane instead walks whole rows of its group's share
+// alone, with no shared memory or barrier: one group a row would leave
+// most lanes idle and make each lane loop over every row of the share,
+// and a CPU driver (llvmpipe) cuts an invocation's loops short after a
+// fixed number of iterations, all loops together.
 #include "types.glsl"
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { ST x[]; };
