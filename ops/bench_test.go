@@ -245,3 +245,45 @@ func BenchmarkMatmul(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAxpyReplay256 replays a captured graph of 100 Axpy launches on
+// a contiguous 256-element float32 tensor and reports the time per launch
+// (ns/launch): a short op's cost is its kernel's per-launch work, which
+// the element-wise fast path cuts.
+func BenchmarkAxpyReplay256(b *testing.B) {
+	dev := openTest(b)
+	const n, launches = 256, 100
+	x := fresh[float32](b, dev, n)
+	y := fresh[float32](b, dev, n)
+	s := dev.Stream()
+	require.NoError(b, vkc.Fill(s, x, 1))
+	require.NoError(b, vkc.Fill(s, y, 0))
+	g, err := s.Capture(func(s *vkc.Stream) error {
+		for range launches {
+			if err := Axpy(s, Const(1), Of(x), Of(y)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = g.Close() })
+	require.NoError(b, g.Replay())
+	require.NoError(b, s.Sync(context.Background()))
+	replays := 0
+	for b.Loop() {
+		if err := g.Replay(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Sync(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		replays++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(replays*launches), "ns/launch")
+	b.StopTimer()
+	got, err := y.Read(context.Background())
+	require.NoError(b, err)
+	require.Equal(b, got[0], got[n-1], "the first and last elements")
+	require.GreaterOrEqual(b, got[n-1], float32((replays+1)*launches), "every replay's launches")
+}

@@ -22,7 +22,10 @@ const (
 // b may have any layout (transposed, sliced, broadcast), and out must
 // have their broadcast shape and distinct elements. out may be a or b
 // itself (same buffer, same layout): each element is read before it is
-// written. float32, Float16 (computed in float32), float64, int32 and
+// written. In place needs a buffer or a view at an offset the device
+// binds (a multiple of MinStorageBufferOffsetAlignment bytes); another
+// view is refused in place, with an error wrapping vkc.ErrOverlap
+// (docs/guide/ops.md). float32, Float16 (computed in float32), float64, int32 and
 // uint32 (wrapping on overflow).
 //
 // With a dynamic out (Tensor.Dynamic), axis 0 covers the param's value
@@ -95,8 +98,16 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	if err != nil {
 		return err
 	}
-	if wideBinary(c, et, pl, rowsP != nil, la.offset, lb.offset, out.at.offset) {
-		return binaryWide(c, op, code, pl.shape[0], a.buf, b.buf, out.buf, la.offset, lb.offset, out.at.offset)
+	preA, errA := prefixOf(op, "a", 0, a, a.rows != nil, false)
+	preB, errB := prefixOf(op, "b", 1, b, b.rows != nil, false)
+	preOut, errOut := prefixOf(op, "out", 2, out, rowsP != nil, true)
+	if err := cmp.Or(errA, errB, errOut); err != nil {
+		return err
+	}
+	pre := slices.Concat(preA, preB, preOut)
+	if v := linearWidth(c, et, pl, 2|4|8, la.offset, lb.offset, out.at.offset); v != 0 {
+		offs := [3]int{la.offset, lb.offset, out.at.offset}
+		return inPlaceRefused(op, c, runLinear(c, op, "binary", code, et, pl, v, offs, 0, rowsP, pre, a.buf, b.buf, out.buf, c.rowsArg(rowsP)))
 	}
 	k, err := c.kernel(op, "binary_"+et.suffix)
 	if err != nil {
@@ -105,14 +116,7 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
 		u(uint32(la.offset), uint32(lb.offset), uint32(out.at.offset)).
 		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[2]).ints(maxRank, pl.strides[0])
-	preA, errA := prefixOf(op, "a", 0, a, a.rows != nil, false)
-	preB, errB := prefixOf(op, "b", 1, b, b.rows != nil, false)
-	preOut, errOut := prefixOf(op, "out", 2, out, rowsP != nil, true)
-	if err := cmp.Or(errA, errB, errOut); err != nil {
-		return err
-	}
-	pre := slices.Concat(preA, preB, preOut)
-	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP))
+	return inPlaceRefused(op, c, run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP)))
 }
 
 // elementPlan is how an element-wise kernel walks its operands: the
@@ -187,49 +191,4 @@ func ranges[T vkc.Element](op string, out Tensor[T], ins ...Tensor[T]) (byteRang
 // maxGroupsX is the device's x limit on group counts.
 func (c *opContext) maxGroupsX() uint32 {
 	return c.dev.Info().Limits.MaxComputeWorkGroupCount[0]
-}
-
-// wideBinary reports whether a float32 binary op runs binary_wide_f32:
-// every operand contiguous from an offset of whole eight-element blocks,
-// static, at least one block, on a device with 64-bit integers.
-func wideBinary(c *opContext, et elemType, pl elementPlan, dynamic bool, offsets ...int) bool {
-	if dynamic || et.suffix != "f32" || pl.flags != 2|4|8 || len(pl.shape) != 1 || pl.shape[0] < 8 ||
-		!c.dev.Info().Features.Has(vkc.FeatureInt64) {
-		return false
-	}
-	for _, o := range offsets {
-		if o%8 != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// binaryWide runs op code on n contiguous float32 elements of a, b and
-// out (from the offsets given, multiples of 8): binary_wide_f32 on the
-// whole blocks of eight, binary_f32 on the rest.
-func binaryWide(c *opContext, op string, code uint32, n int, a, b, out vkc.Arg, offA, offB, offO int) error {
-	k, err := c.kernel(op, "binary_wide_f32")
-	if err != nil {
-		return err
-	}
-	blocks := n / 8
-	per := max(elemsPerGroup/8, (blocks+int(c.maxGroupsX())-1)/int(c.maxGroupsX()))
-	p := push{}.u(code, uint32(blocks), uint32(per), uint32(offA/8), uint32(offB/8), uint32(offO/8))
-	if err := run(c.s, k, nil, nil, blocks, per, p, a, b, out); err != nil {
-		return err
-	}
-	tail := n - blocks*8
-	if tail == 0 {
-		return nil
-	}
-	k, err = c.kernel(op, "binary_f32")
-	if err != nil {
-		return err
-	}
-	done := blocks * 8
-	p = push{}.u(code, 1, 2|4|8, uint32(elemsPerGroup)).
-		u(uint32(offA+done), uint32(offB+done), uint32(offO+done)).
-		ints(maxRank, []int{tail}).ints(maxRank, []int{1}).ints(maxRank, []int{1}).ints(maxRank, []int{1})
-	return run(c.s, k, nil, nil, 1, elemsPerGroup, p, a, b, out, c.rows)
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/vkcompute/vkc"
@@ -18,12 +19,48 @@ const (
 	flagHasBias   = 4
 	flagEpsParam  = 8
 	flagDynC      = 16
+	flagLaneRows  = 32
 )
+
+// laneRowsMax is the longest row the row kernel gives one lane alone
+// (flagLaneRows) rather than a whole group: a group a row would leave all
+// but C of its lanes idle and walk its share one row at a time.
+const laneRowsMax = wg / 4
+
+// loopBudget is how many loop iterations, all of an invocation's loops
+// together, a driver may run before it cuts them short without an error:
+// Mesa's llvmpipe (lavapipe) stops every loop of an invocation after
+// 65535. The row kernel's layout keeps each lane's share to half of it
+// where the launch can (rowIters).
+const loopBudget = 65535
+
+// rowIters is an upper estimate of the loop iterations one lane of the
+// row kernel runs for one row of C elements in rank axes: its three
+// passes over its elements, two trees of log2(wg) levels (each counted
+// with its two barriers) where a group shares the row, finding the row's
+// start and the loop over rows.
+func rowIters(C, rank int, lane bool) int {
+	if lane {
+		return 3*(C+1) + rank + 2
+	}
+	return 3*((C+wg-1)/wg+1) + 2*(bits.Len(wg)+2) + rank + 2
+}
+
+// rowsCap is the most rows a group may take so that each lane stays
+// within half of loopBudget.
+func rowsCap(C, rank int, lane bool) int {
+	per := loopBudget / 2 / rowIters(C, rank, lane)
+	if lane {
+		per *= wg
+	}
+	return max(1, per)
+}
 
 // Softmax writes into y the softmax of x along axis: exp(x - max) / sum
 // of exp(x - max), the maximum subtracted first so that no exponential
 // overflows. y has x's shape and distinct elements and may be x itself
-// (same layout); x may have any layout. axis may count from the end (-1:
+// (same layout; in place, as Add says: not on a view the device cannot
+// bind at its offset); x may have any layout. axis may count from the end (-1:
 // the last). float32 and Float16 (computed in float32); float64 is
 // refused, as GLSL has no double-precision exponential.
 //
@@ -40,11 +77,11 @@ func Softmax[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, y Tensor[T]) e
 // biased estimate, as PyTorch's layer_norm). weight and bias are vectors
 // of the last axis's extent, any layout; either may be the zero Tensor
 // (Tensor[T]{}) for none. eps is a constant or a param. y has x's shape
-// and distinct elements and may be x itself; weight and bias may not
-// share memory with y. float32, Float16 (computed in float32) and
-// float64. Dynamic rows as in Softmax: a dynamic x of one axis is
-// normalised over the param's first elements (weight and bias keep their
-// capacity's extent and are read as far).
+// and distinct elements and may be x itself (as in Softmax); weight and
+// bias may not share memory with y. float32, Float16 (computed in
+// float32) and float64. Dynamic rows as in Softmax: a dynamic x of one
+// axis is normalised over the param's first elements (weight and bias
+// keep their capacity's extent and are read as far).
 func LayerNorm[T vkc.Element](s *vkc.Stream, x, weight, bias Tensor[T], eps Scalar, y Tensor[T]) error {
 	return rowOp(s, "LayerNorm", rowLayerNorm, floatTypes, x, -1, weight, bias, eps, y)
 }
@@ -98,6 +135,10 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 		return err
 	}
 	flags := aff.flags
+	lead, perLead, perRows, lane := rl.layout(c.maxGroupsX())
+	if lane {
+		flags |= flagLaneRows
+	}
 	switch {
 	case rl.dynC:
 		flags |= flagDynC
@@ -120,7 +161,6 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if eps.IsParam() {
 		flags |= flagEpsParam
 	}
-	lead, perLead, perRows := rl.groups(c.maxGroupsX())
 	k, err := c.kernel(op, "rownorm_"+et.suffix)
 	if err != nil {
 		return err
@@ -132,7 +172,7 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if err != nil {
 		return err
 	}
-	return run(s, k, rowsP, pre, lead, perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg)
+	return inPlaceRefused(op, c, run(s, k, rowsP, pre, lead, perLead, p, x.buf, y.buf, aff.w, aff.b, c.rowsArg(rowsP), epsArg))
 }
 
 // rowOpPrefixes are the row kernel's bindings read or written only in
@@ -155,30 +195,50 @@ func rowOpPrefixes[T vkc.Element](op string, x, y, w, b Tensor[T], dynamic bool)
 	return pre, nil
 }
 
+// layout picks how the row kernel walks rows (lane: a lane a row, for
+// rows of up to laneRowsMax elements, or where a group must take more
+// rows than a group a row keeps within loopBudget, as along a dynamic
+// axis 0 with many rows to each of its indices, and a lane a row does)
+// and lays the launch out (groups).
+func (rl rowLayout) layout(maxX uint32) (lead, perLead, perRows int, lane bool) {
+	lane = rl.C <= laneRowsMax
+	lead, perLead, perRows = rl.groups(maxX, lane)
+	if !lane && perRows > rowsCap(rl.C, len(rl.shape), false) && perRows <= rowsCap(rl.C, len(rl.shape), true) {
+		lane = true
+		lead, perLead, perRows = rl.groups(maxX, lane)
+	}
+	return lead, perLead, perRows, lane
+}
+
 // groups lays the row kernel's launch out: it covers lead units of axis
 // 0 (or, along a dynamic axis, of its capacity C), perLead a group; a
-// group's share is perRows rows.
-func (rl rowLayout) groups(maxX uint32) (lead, perLead, perRows int) {
+// group's share is perRows rows, no more than rowsCap where the launch
+// can split them (a dynamic axis 0's groups cover whole indices of it).
+// lane says the kernel gives each lane whole rows (flagLaneRows).
+func (rl rowLayout) groups(maxX uint32, lane bool) (lead, perLead, perRows int) {
+	limit := rowsCap(rl.C, len(rl.shape), lane)
 	if rl.dynC {
-		perLead, perRows, lead = rl.dynCGroups(maxX)
+		perLead, perRows, lead = rl.dynCGroups(maxX, limit)
 		return lead, perLead, perRows
 	}
 	inner := 1 // rows per index of axis 0
 	for _, e := range rl.shape[1 : len(rl.shape)-1] {
 		inner *= e
 	}
-	perLead = rowsPerGroup(rl.shape[0], inner*rl.C, maxX)
+	perLead = min(rowsPerGroup(1, inner*rl.C, maxX), max(1, limit/inner))
+	perLead = max(perLead, (rl.shape[0]+int(maxX)-1)/int(maxX))
 	return rl.shape[0], perLead, perLead * inner
 }
 
 // dynCGroups lays a row op along a dynamic axis out: its rows (every
-// one, static) perGroup a group, and groups from the param, in proportion
-// to its value, so that at the capacity C there are as many groups as the
-// rows need; the kernel's groups stride over the rows. The launch's
-// perLead and lead are the param's elements per group and the capacity.
-func (rl rowLayout) dynCGroups(maxX uint32) (perLead, perGroup, lead int) {
+// one, static) perGroup a group, at most limit, and groups from the
+// param, in proportion to its value, so that at the capacity C there are
+// as many groups as the rows need; the kernel's groups stride over the
+// rows. The launch's perLead and lead are the param's elements per group
+// and the capacity.
+func (rl rowLayout) dynCGroups(maxX uint32, limit int) (perLead, perGroup, lead int) {
 	rows, _ := count(rl.shape[:len(rl.shape)-1])
-	perGroup = rowsPerGroup(rows, rl.C, maxX)
+	perGroup = min(rowsPerGroup(rows, rl.C, maxX), limit)
 	groups := (rows + perGroup - 1) / perGroup
 	perLead = max(1, (rl.C+groups-1)/groups, (rl.C+int(maxX)-1)/int(maxX))
 	return perLead, perGroup, rl.C

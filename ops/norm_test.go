@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -164,5 +165,123 @@ func TestNormEpsilonParam(t *testing.T) {
 		require.NoError(t, g.Replay())
 		want := normRef(v, false, float64(float32(e)))
 		within(t, "RMSNorm", download(t, yb), want, func(i int) float64 { return 32 * 0x1p-24 * (1 + math.Abs(want[i])) })
+	}
+}
+
+// checkShortRows runs Softmax (not for float64), LayerNorm and RMSNorm
+// on T over [rows, C] for each shape, with a weight and a bias, into
+// outputs that start as 7 (a row left unwritten shows), against float64.
+func checkShortRows[T vkc.Element](t *testing.T, dev *vkc.Device, shapes [][2]int) {
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(17, 18))
+	uc, ut := computeUnit[T](), unit[T]()
+	ops := []string{"Softmax", "LayerNorm", "RMSNorm"}
+	if typeOf[T]().suffix == "f64" {
+		ops = ops[1:]
+	}
+	for _, sh := range shapes {
+		rows, C := sh[0], sh[1]
+		v := randomValues[T](rng, rows*C, -3, 3)
+		wv := randomValues[T](rng, C, 0.5, 2)
+		bv := randomValues[T](rng, C, -1, 1)
+		w, b := Of(upload[T](t, dev, wv)), Of(upload[T](t, dev, bv))
+		x := Of(upload[T](t, dev, v), rows, C)
+		sentinel := make([]float64, rows*C)
+		for i := range sentinel {
+			sentinel[i] = 7
+		}
+		eps := toFloat(fromFloat[T](1e-5))
+		if typeOf[T]().suffix != "f64" {
+			eps = float64(float32(1e-5))
+		}
+		for _, op := range ops {
+			yb := upload[T](t, dev, sentinel)
+			y := Of(yb, rows, C)
+			var err error
+			switch op {
+			case "Softmax":
+				err = Softmax(s, x, 1, y)
+			case "LayerNorm":
+				err = LayerNorm(s, x, w, b, Const(1e-5), y)
+			default:
+				err = RMSNorm(s, x, w, b, Const(1e-5), y)
+			}
+			require.NoError(t, err, "%s [%d, %d]", op, rows, C)
+			var want, tol []float64
+			for _, row := range rowsOf(v, C) {
+				if op == "Softmax" {
+					ref, _ := softmaxRef(row)
+					for _, r := range ref {
+						want = append(want, r)
+						tol = append(tol, 64*uc*r+ut*r+tiny[T]())
+					}
+					continue
+				}
+				// x - mean is within u|x| of the exact difference, which
+				// the division by a standard deviation as small as
+				// sqrt(eps) magnifies.
+				inv := 1 / math.Sqrt(1e-5)
+				for k, z := range normRef(row, op == "LayerNorm", eps) {
+					r := z*wv[k] + bv[k]
+					want = append(want, r)
+					tol = append(tol, 64*uc*(1+math.Abs(z)*wv[k]+math.Abs(bv[k])+3*inv*wv[k])+ut*math.Abs(r)+tiny[T]())
+				}
+			}
+			within(t, fmt.Sprintf("%s [%d, %d]", op, rows, C), download(t, yb), want, func(i int) float64 { return tol[i] })
+		}
+	}
+}
+
+// Many short rows: the row kernel gives each lane whole rows, and a
+// group's share stays within the loop iterations a CPU driver runs an
+// invocation (loopBudget). Each shape's rows straddle the counts at which
+// one group a row, 4096 rows a group, ran out of them on lavapipe
+// (Softmax from row 2427, RMSNorm from 3277); 17 columns take a group a
+// row.
+func TestRowOpsOnManyShortRows(t *testing.T) {
+	dev := openTest(t)
+	var shapes [][2]int
+	for _, rows := range []int{2426, 2427, 2428, 3276, 3277, 3278, 5000, 65537} {
+		for _, C := range []int{1, 2, 3} {
+			shapes = append(shapes, [2]int{rows, C})
+		}
+	}
+	shapes = append(shapes, [2]int{5000, 17}, [2]int{65537, 17})
+	few := [][2]int{{5000, 1}, {3277, 3}, {300, 16}, {300, 17}}
+	t.Run("float32", func(t *testing.T) { checkShortRows[float32](t, dev, shapes) })
+	t.Run("Float16", func(t *testing.T) { checkShortRows[vkc.Float16](t, dev, few) })
+	t.Run("float64", func(t *testing.T) { checkShortRows[float64](t, dev, few) })
+}
+
+// Along a dynamic axis 0 with many rows to each of its indices, a group
+// takes every row of one index: 4096 rows of 32, more than a group a row
+// keeps within loopBudget (RMSNorm failed from row 3120 on lavapipe), go
+// a lane a row. Rows past the param's value keep what they held.
+func TestRowOpsOnADynamicAxisOfManyRows(t *testing.T) {
+	dev := openTest(t)
+	const L, R, C = 2, 4096, 32
+	rows, err := vkc.NewParam[uint32](dev, 1)
+	require.NoError(t, err)
+	defer rows.Close()
+	rng := rand.New(rand.NewPCG(19, 20))
+	xs := randomValues[float32](rng, L*R*C, -3, 3)
+	x := Of(upload[float32](t, dev, xs), L, R, C).Dynamic(rows)
+	for _, op := range []string{"Softmax", "RMSNorm"} {
+		yb := upload[float32](t, dev, make([]float64, L*R*C))
+		y := Of(yb, L, R, C).Dynamic(rows)
+		if op == "Softmax" {
+			require.NoError(t, Softmax(dev.Stream(), x, -1, y))
+		} else {
+			require.NoError(t, RMSNorm(dev.Stream(), x, Tensor[float32]{}, Tensor[float32]{}, Const(1e-5), y))
+		}
+		want := make([]float64, L*R*C)
+		for r, row := range rowsOf(xs[:R*C], C) {
+			ref := normRef(row, false, float64(float32(1e-5)))
+			if op == "Softmax" {
+				ref, _ = softmaxRef(row)
+			}
+			copy(want[r*C:], ref)
+		}
+		within(t, op, download(t, yb), want, func(i int) float64 { return 64 * 0x1p-24 * (1 + math.Abs(want[i])) })
 	}
 }

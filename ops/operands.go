@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -156,4 +157,20 @@ func dynamicRows[T vkc.Element](op string, out Tensor[T], ins ...Tensor[T]) (*vk
 		}
 	}
 	return p, nil
+}
+
+// inPlaceRefused explains err, a launch's refusal of bindings that share
+// memory (vkc.ErrOverlap), for op run in place: ops refuses every other
+// sharing before it launches, so the launch refuses only an output that
+// is its input where that memory is a view the device cannot bind at its
+// offset. The launch reaches such a view through a copy per binding, and
+// the runtime refuses any such copy whose memory another binding of the
+// launch shares, one of them written. Other errors are returned as they
+// are.
+func inPlaceRefused(op string, c *opContext, err error) error {
+	if !errors.Is(err, vkc.ErrOverlap) {
+		return err
+	}
+	align := c.dev.Info().Limits.MinStorageBufferOffsetAlignment
+	return fmt.Errorf("vkc: %s: in place on a view whose byte offset is not a multiple of the device's MinStorageBufferOffsetAlignment (%d), which a launch binds through a copy: give the output memory of its own, or view the buffer at an aligned offset: %w", op, align, err)
 }

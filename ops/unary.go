@@ -26,7 +26,9 @@ const (
 const flagAlphaParam = 16
 
 // Exp writes e^x into y. x is broadcast to y's shape (NumPy's rules) and
-// may have any layout; y needs distinct elements and may be x itself.
+// may have any layout; y needs distinct elements and may be x itself
+// (in place, as Add says: not on a view the device cannot bind at its
+// offset).
 // float32 and Float16 (computed in float32); float64 is refused, as GLSL
 // has no double-precision exponential.
 func Exp[T vkc.Element](s *vkc.Stream, x, y Tensor[T]) error {
@@ -136,22 +138,26 @@ func unaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []strin
 	if a.IsParam() {
 		pl.flags |= flagAlphaParam
 	}
-	name := "unary_" + et.suffix
+	family := "unary"
 	if op == "Axpy" {
-		name = "axpy_" + et.suffix
+		family = "axpy"
 	}
-	k, err := c.kernel(op, name)
-	if err != nil {
-		return err
-	}
-	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
-		u(uint32(lx.offset), uint32(y.at.offset)).scalar(a.value, et).
-		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
 	preX, errX := prefixOf(op, "x", 0, x, x.rows != nil, false)
 	preY, errY := prefixOf(op, "y", 1, y, rowsP != nil, true)
 	if err := cmp.Or(errX, errY); err != nil {
 		return err
 	}
 	pre := slices.Concat(preX, preY)
-	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha)
+	if v := linearWidth(c, et, pl, 2|8, lx.offset, y.at.offset); v != 0 {
+		offs := [3]int{lx.offset, y.at.offset, y.at.offset}
+		return inPlaceRefused(op, c, runLinear(c, op, family, code, et, pl, v, offs, a.value, rowsP, pre, x.buf, y.buf, c.rowsArg(rowsP), alpha))
+	}
+	k, err := c.kernel(op, family+"_"+et.suffix)
+	if err != nil {
+		return err
+	}
+	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
+		u(uint32(lx.offset), uint32(y.at.offset)).scalar(a.value, et).
+		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
+	return inPlaceRefused(op, c, run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha))
 }

@@ -8,7 +8,10 @@
 // op: 0 add, 1 sub, 2 mul, 3 div, 4 maximum, 5 minimum. Integer division
 // truncates toward zero and gives 0 for a zero divisor.
 // flags: 1 dynamic rows, 2 a contiguous, 4 b contiguous, 8 o contiguous.
+// With LINEAR defined, the fast path for contiguous operands instead
+// (linear.glsl).
 #include "types.glsl"
+#ifndef LINEAR
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { ST a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { ST b[]; };
@@ -22,6 +25,7 @@ layout(push_constant) uniform Push {
     uint sB[MAXR];
     uint sO[MAXR];
 } pc;
+#endif
 
 CT apply(uint op, CT x, CT y) {
     switch (op) {
@@ -39,6 +43,11 @@ CT apply(uint op, CT x, CT y) {
     }
 }
 
+#ifdef LINEAR
+#define BINARY 1
+#define ELEM(u, v, alpha) apply(pc.op, u, v)
+#include "linear.glsl"
+#else
 void main() {
     uint rows = (pc.flags & 1u) != 0u ? min(rowsDyn, pc.shape[0]) : pc.shape[0];
     uint inner = 1u;
@@ -67,3 +76,4 @@ void main() {
         o[io] = ST(apply(pc.op, CT(a[ia]), CT(b[ib])));
     }
 }
+#endif

@@ -5,7 +5,11 @@
 //       float32 arithmetic), the stored type otherwise;
 //   PT  the type of a scalar param (float, or double for float64);
 //   IS_FLOAT set for the floating-point types.
+// WIDE (float32 only) enables 64-bit integers for linear.glsl's words.
 // Include it first: it may enable extensions.
+#if defined(WIDE)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #if defined(T_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require

@@ -7,7 +7,10 @@
 // alpha: the push words alphaLo/alphaHi, or (flag 16) the Alpha binding's
 // value when the launch runs.
 // flags: 1 dynamic rows, 2 x contiguous, 8 y contiguous, 16 alpha param.
+// With LINEAR defined, the fast path for contiguous operands instead
+// (linear.glsl).
 
+#ifndef LINEAR
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { ST x[]; };
 #ifdef AXPY
@@ -24,6 +27,7 @@ layout(push_constant) uniform Push {
     uint sX[MAXR];
     uint sY[MAXR];
 } pc;
+#endif
 
 #if !defined(T_F64)
 // erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7).
@@ -74,6 +78,14 @@ CT apply(uint op, CT v, CT alpha) {
     }
 }
 
+#ifdef LINEAR
+#ifdef AXPY
+#define ELEM(u, v, alpha) ((alpha) * (u) + (v))
+#else
+#define ELEM(u, v, alpha) apply(pc.op, u, alpha)
+#endif
+#include "linear.glsl"
+#else
 void main() {
     uint rows = (pc.flags & 1u) != 0u ? min(rowsDyn, pc.shape[0]) : pc.shape[0];
     CT alpha = CT((pc.flags & 16u) != 0u ? alphaDyn : scalarOf(pc.alphaLo, pc.alphaHi));
@@ -111,3 +123,4 @@ void main() {
 #endif
     }
 }
+#endif
