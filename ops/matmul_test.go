@@ -587,3 +587,54 @@ func TestMatmulDynamicEveryVariant(t *testing.T) {
 		require.NoError(t, g.Close())
 	}
 }
+
+// A dynamic M reads only A's rows below M: with A written up to M alone
+// (the rows past it never written, as a growing batch leaves them), every
+// dynamic variant, with no bias (whose stand-in binding is A's buffer),
+// writes C's first M rows from them instead of skipping the product.
+func TestMatmulDynamicReadsOnlyTheRowsOfAWithinM(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(13, 14))
+	const m, n, k, mm = 40, 24, 16, 5
+	aBuf, err := vkc.NewBuffer[float32](dev, m*k)
+	require.NoError(t, err)
+	defer aBuf.Close()
+	ha := make([]float32, mm*k)
+	host := make([]float64, m*k)
+	for i := range ha {
+		ha[i] = float32(rng.IntN(9) - 4)
+		host[i] = float64(ha[i])
+	}
+	aRows, err := aBuf.View(0, mm*k)
+	require.NoError(t, err)
+	defer aRows.Close()
+	require.NoError(t, aRows.Write(ha))
+	bBuf, hb := randomTensor[float32](t, dev, rng, k*n)
+	cBuf, err := vkc.NewBuffer[float32](dev, m*n)
+	require.NoError(t, err)
+	defer cBuf.Close()
+	rows, err := vkc.NewParam[uint32](dev, mm)
+	require.NoError(t, err)
+	defer rows.Close()
+	a, b, c := Of(aBuf, m, k).Dynamic(rows), Of(bBuf, k, n), Of(cBuf, m, n).Dynamic(rows)
+	p, err := planMatmul(s, a, b, c, MatmulOptions[float32]{})
+	require.NoError(t, err)
+	ref, bound := referenceMatmul(hostTensor{host, a.at}, hostTensor{hb, b.at}, nil, 0, ActNone, []int{m, n})
+	cRows, err := cBuf.View(0, mm*n)
+	require.NoError(t, err)
+	defer cRows.Close()
+	for _, v := range p.candidates() {
+		g, err := s.Capture(func(s *vkc.Stream) error { return p.runVariant(s, v) })
+		require.NoError(t, err)
+		require.NoError(t, g.Replay())
+		got, err := cRows.Read(context.Background())
+		require.NoError(t, err, "%v: C's first %d rows", v, mm)
+		for i := range got {
+			require.InDelta(t, ref[i], float64(got[i]), float64(k+2)*0x1p-24*bound[i]+1e-6, "%v element %d", v, i)
+		}
+		_, err = cBuf.Read(context.Background())
+		require.ErrorIs(t, err, vkc.ErrUnwritten, "%v: C's rows past M", v)
+		require.NoError(t, g.Close())
+	}
+}

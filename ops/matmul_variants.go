@@ -528,6 +528,12 @@ func (p *matmulPlan[T]) runDynamic(v variant) func(*vkc.Stream) error {
 			return err
 		}
 		g := vkc.GroupsOf(p.rows, uint32(perRows)).Prefix(0, p.a.row).Prefix(2, p.c.row)
+		if !p.hasBias {
+			// The absent bias's stand-in is A's buffer, which the kernel
+			// never reads there: counted whole, A's rows past M, which need
+			// not have been written, would make the launch skip.
+			g = g.Prefix(3, p.a.row)
+		}
 		return k.LaunchIndirect(s, g, words, p.aBuf, p.bBuf, p.cBuf, bias, p.rows)
 	}
 }
