@@ -871,7 +871,7 @@ func TestDynamicReductionAcrossPassBoundaries(t *testing.T) {
 		if err := opScaleDyn(s, ops.ParamOf(a), x, y, n); err != nil {
 			return err
 		}
-		return opSumDyn(t, s, y, total, n)
+		return opSumDyn(s, y, total, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()

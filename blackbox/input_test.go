@@ -308,7 +308,7 @@ func TestBuiltinOpsOnAwkwardSizes(t *testing.T) {
 
 		m := max(n-1, 1)
 		p := newParam(t, dev, uint32(m))
-		require.NoError(t, opSumDyn(t, s, x, out, p))
+		require.NoError(t, opSumDyn(s, x, out, p))
 		var sumM, absM float64
 		for i := range m {
 			sumM += float64(xs[i])
@@ -418,7 +418,7 @@ func TestFillSumPastTheGroupLimit(t *testing.T) {
 	assert.Equal(t, float32(1), all[n-1], "the last element, past the x group limit")
 	p := newParam(t, dev, uint32(n))
 	require.NoError(t, opFillDyn(t, s, b, ops.Const(2), p))
-	require.NoError(t, opSumDyn(t, s, b, out, p))
+	require.NoError(t, opSumDyn(s, b, out, p))
 	assert.Equal(t, []float32{float32(2 * n)}, read(t, s, out), "SumDyn of %d twos", n)
 }
 
@@ -536,7 +536,7 @@ func TestDynOpsBadInputs(t *testing.T) {
 		"ScaleDyn a of another device":  func() error { return opScaleDyn(s, ops.ParamOf(fOther), x, y, nil) },
 		"ScaleDyn float64 a of float32": func() error { return opScaleDyn(s, ops.ParamOf(wide), x, y, nil) },
 		"ScaleDyn nil *Param a":         func() error { var p *vkc.Param[float32]; return opScaleDyn(s, ops.ParamOf(p), x, y, nil) },
-		"SumDyn n > len":                func() error { return opSumDyn(t, s, x, out, big) },
+		"SumDyn n > len":                func() error { return opSumDyn(s, x, out, big) },
 		"DotDyn n > len":                func() error { return opDotDyn(t, s, x, y, out, big) },
 		"SoftmaxDyn cols 0":             func() error { return opSoftmaxDyn(s, x, y, nil, 0) },
 		"SoftmaxDyn cols -1":            func() error { return opSoftmaxDyn(s, x, y, nil, -1) },
@@ -555,7 +555,7 @@ func TestDynOpsBadInputs(t *testing.T) {
 		"Softmax rows*cols wraps to 0":  func() error { return opSoftmax(s, x, y, 1<<62, 4) },
 		"ScaleDyn zero-value param":     func() error { return opScaleDyn(s, ops.Const(2), x, y, &vkc.Param[uint32]{}) },
 		"SumDyn stream of another device": func() error {
-			return opSumDyn(t, other.Stream(), x, out, nil)
+			return opSumDyn(other.Stream(), x, out, nil)
 		},
 	} {
 		noPanic(t, name, func() { assert.Error(t, call(), name) })
@@ -605,8 +605,8 @@ func TestCrossDeviceArgumentsRefused(t *testing.T) {
 			"ScaleDyn buffer of A":       opScaleDyn(sb, ops.Const(1), xa, yb, nb),
 			"CopyDyn":                    opCopyDyn(sb, xa, yb, nil),
 			"AddDyn":                     opAddDyn(sb, xb, yb, ya, nb),
-			"SumDyn":                     opSumDyn(t, sb, xb, ob, na),
-			"SumDyn buffer of A":         opSumDyn(t, sb, xa, ob, nil),
+			"SumDyn":                     opSumDyn(sb, xb, ob, na),
+			"SumDyn buffer of A":         opSumDyn(sb, xa, ob, nil),
 			"DotDyn":                     opDotDyn(t, sb, xb, yb, oa, nil),
 			"SoftmaxDyn":                 opSoftmaxDyn(sb, xb, yb, na, 8),
 			"MatmulDyn":                  opMatmulDyn(sb, xb, yb, ma, nb, 8, 8),
@@ -846,7 +846,7 @@ func TestReadmeExamples(t *testing.T) {
 		if err := opScaleDyn(s, ops.ParamOf(a), x, y, n); err != nil {
 			return err
 		}
-		return opSumDyn(t, s, y, total, n)
+		return opSumDyn(s, y, total, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()

@@ -148,7 +148,7 @@ func TestNilAndZeroValuesAreErrors(t *testing.T) {
 			"AxpyDyn":              opAxpyDyn(ns, ops.Const(1), nb, nb, nil),
 			"ScaleDyn":             opScaleDyn(ns, ops.Const(1), zb, zb, zp),
 			"AddDyn":               opAddDyn(ns, nb, nb, nb, nil),
-			"SumDyn":               opSumDyn(t, ns, nb, nb, nil),
+			"SumDyn":               opSumDyn(ns, nb, nb, nil),
 			"DotDyn":               opDotDyn(t, ns, nb, nb, nb, nil),
 			"SoftmaxDyn":           opSoftmaxDyn(ns, nb, nb, nil, 1),
 			"MatmulDyn":            opMatmulDyn(ns, nb, nb, nb, nil, 1, 1),
@@ -183,8 +183,8 @@ func TestNilAndZeroArgumentsOnRealDevice(t *testing.T) {
 			"AxpyDyn typed nil param":   opAxpyDyn(s, ops.ParamOf(nf), x, y, n),
 			"AxpyDyn zero param":        opAxpyDyn(s, ops.ParamOf(&vkc.Param[float32]{}), x, y, n),
 			"ScaleDyn zero length":      opScaleDyn(s, ops.Const(1), x, y, zp),
-			"SumDyn zero stream":        opSumDyn(t, zs, x, one, n),
-			"SumDyn zero length":        opSumDyn(t, s, x, one, zp),
+			"SumDyn zero stream":        opSumDyn(zs, x, one, n),
+			"SumDyn zero length":        opSumDyn(s, x, one, zp),
 			"FillDyn nil value":         opFillDyn[float32](t, s, x, ops.ParamOf(nf), n),
 			"ReadInto nil ctx":          x.ReadInto(nil, s, make([]float32, 64)), //nolint:staticcheck // bad input under test
 			"Sync nil ctx":              s.Sync(nil),                             //nolint:staticcheck // bad input under test
@@ -284,7 +284,7 @@ func TestCallsAfterDeviceCloseAreErrClosed(t *testing.T) {
 		assertClosedErr(t, "FillDyn", opFillDyn(t, s, x, ops.Const(1), n))
 		assertClosedErr(t, "CopyDyn", opCopyDyn(s, x, y, n))
 		assertClosedErr(t, "AxpyDyn", opAxpyDyn(s, ops.ParamOf(a), x, y, n))
-		assertClosedErr(t, "SumDyn", opSumDyn(t, s, x, out, n))
+		assertClosedErr(t, "SumDyn", opSumDyn(s, x, out, n))
 		assertClosedErr(t, "DotDyn", opDotDyn(t, s, x, y, out, n))
 		assertClosedErr(t, "SoftmaxDyn", opSoftmaxDyn(s, x, y, n, 8))
 		assertClosedErr(t, "MatmulDyn", opMatmulDyn(s, x, y, z, n, 8, 8))
@@ -329,7 +329,7 @@ func TestCallsAfterObjectCloseAreErrClosed(t *testing.T) {
 	assertClosedErr(t, "Sum", opSum(s, x, out))
 	assertClosedErr(t, "AxpyDyn closed scalar", opAxpyDyn(s, ops.ParamOf(a), y, y, nil))
 	assertClosedErr(t, "ScaleDyn closed length", opScaleDyn(s, ops.Const(1), y, y, n))
-	assertClosedErr(t, "SumDyn closed length", opSumDyn(t, s, y, out, n))
+	assertClosedErr(t, "SumDyn closed length", opSumDyn(s, y, out, n))
 	require.NoError(t, s.Sync(testCtx(t)))
 }
 
@@ -533,7 +533,7 @@ func deviceCloseRacingCalls(t *testing.T, closeAfter int64) {
 		if err := opAxpyDyn(s, ops.ParamOf(a), gx, gy, n); err != nil {
 			return err
 		}
-		return opSumDyn(t, s, gy, gout, n)
+		return opSumDyn(s, gy, gout, n)
 	})
 	require.NoError(t, err)
 

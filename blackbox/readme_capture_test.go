@@ -30,7 +30,7 @@ func TestReadmeCaptureExample(t *testing.T) {
 		if err := opScaleDyn(s, ops.Const(2), in, out, n); err != nil {
 			return err
 		}
-		return opSumDyn(t, s, out, total, n)
+		return opSumDyn(s, out, total, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()

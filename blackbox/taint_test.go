@@ -112,7 +112,7 @@ func TestDynChainOverWrittenPrefixReads(t *testing.T) {
 			if err := opScaleDyn(s, ops.Const(2), x, y, n); err != nil {
 				return err
 			}
-			return opSumDyn(t, s, y, total, n)
+			return opSumDyn(s, y, total, n)
 		}
 	}
 
@@ -209,7 +209,7 @@ func TestRefusedReplayTaintsUntilRewritten(t *testing.T) {
 	// The prefix reads, through ops that read only y[:n]: SumDyn, and
 	// CopyDyn into a buffer that is written everywhere else.
 	total := newBuffer[float32](t, dev, 1)
-	require.NoError(t, opSumDyn(t, s, y, total, n))
+	require.NoError(t, opSumDyn(s, y, total, n))
 	assert.Equal(t, []float32{2 * short}, read(t, s, total), "sum of the rewritten prefix")
 	z := upload(t, dev, filled(N, -1))
 	require.NoError(t, opCopyDyn(s, y, z, n))
@@ -239,7 +239,7 @@ func TestDynLengthShrinkGrowOnFreshOutput(t *testing.T) {
 		if err := opFillDyn(t, s, y, ops.ParamOf(v), n); err != nil {
 			return err
 		}
-		return opSumDyn(t, s, y, sum, n)
+		return opSumDyn(s, y, sum, n)
 	})
 	require.NoError(t, err)
 	defer g.Close()
