@@ -136,7 +136,7 @@ func newFlagSet(o *options, suite, plots *string, stderr io.Writer) *flag.FlagSe
 	fs.BoolVar(&o.validate, "validate", false, "run vkc and the C baseline with the Khronos validation layer (slow; any message fails the run)")
 	fs.IntVar(&o.count, "count", 5, "timed runs per figure; the figure is their median, and -format json and bench also carry each run")
 	fs.DurationVar(&o.minTime, "time", 200*time.Millisecond, "minimum `duration` of one timed run (the operation repeats until it has passed)")
-	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul, a tiny decoder), to check that everything runs")
+	fs.BoolVar(&o.quick, "quick", false, "tiny sizes (K up to 10, 1 MiB transfers, 64x64 matmul, a tiny decoder), with ops.Matmul's kernels chosen by its fixed rule instead of timed, to check that everything runs")
 	fs.StringVar(&o.floorDir, "floor", "", "also run an external reference from `DIR`: its build.sh must build and run a program printing RAWVK result lines; its figures (floor-...) are shown beside the others and four dispatch ratios (eager, eager-batched, replay, record over floor-...) compare vkc with them; a reference that cannot build or run, fails its own checks or prints a figure that is not finite and positive is left out with a note")
 	fs.StringVar(&o.child, "child", "", "internal: run one `suite` in this process and print its result as JSON (vkbench runs each suite this way)")
 	fs.StringVar(&o.probe, "startup-probe", "", "internal: time Open and a first Matmul in this process, with vkc's pipeline cache `on or off`, and print the time as JSON (the startup suite runs each probe this way)")

@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/vkcompute/vkc/ops"
 )
 
 // decodeConfig is the decode suite's model: a pre-norm transformer
@@ -11,15 +13,26 @@ import (
 // to the logits, and a context window of ctx positions.
 type decodeConfig struct {
 	d, layers, heads, vocab, ctx, ff int
+	// fixedMatmul picks ops.Matmul's kernels by its fixed rule instead of
+	// timing them: -quick checks that everything runs, and tuning would
+	// compile every candidate kernel of every product's shape first.
+	fixedMatmul bool
 }
 
 // decodeConfigFor is the model the suite runs: d=256, 4 layers of 4
 // heads, a 1000-token vocabulary and 64 positions; with -quick a tiny one.
 func decodeConfigFor(quick bool) decodeConfig {
 	if quick {
-		return decodeConfig{d: 32, layers: 2, heads: 2, vocab: 50, ctx: 8, ff: 128}
+		return decodeConfig{d: 32, layers: 2, heads: 2, vocab: 50, ctx: 8, ff: 128, fixedMatmul: true}
 	}
 	return decodeConfig{d: 256, layers: 4, heads: 4, vocab: 1000, ctx: 64, ff: 1024}
+}
+
+// matmul is the options of the model's products: o, with the kernels
+// chosen by rule when fixedMatmul.
+func (c decodeConfig) matmul(o ops.MatmulOptions[float32]) ops.MatmulOptions[float32] {
+	o.Heuristic = c.fixedMatmul
+	return o
 }
 
 // dh is the width of one head.

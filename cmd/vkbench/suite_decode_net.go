@@ -161,7 +161,7 @@ func (n *decodeNet) step(s *vkc.Stream) error {
 			return ops.LayerNorm(s, row(n.x), ops.Of(n.lnfG), ops.Of(n.lnfB), ops.Const(decodeEps), row(n.xf))
 		},
 		func() error {
-			return ops.Matmul(s, row(n.xf), ops.Of(n.embed, c.vocab, c.d).T(), row(n.logits))
+			return ops.Matmul(s, row(n.xf), ops.Of(n.embed, c.vocab, c.d).T(), row(n.logits), c.matmul(ops.MatmulOptions[float32]{}))
 		},
 		func() error { return ops.Argmax(s, row(n.logits), -1, ops.Of(n.argmax)) },
 	)
@@ -192,7 +192,7 @@ func (n *decodeNet) block(s *vkc.Stream, b decodeBlock) error {
 			return ops.LayerNorm(s, row(n.x), ops.Of(b.ln1G), ops.Of(b.ln1B), ops.Const(decodeEps), row(n.h))
 		},
 		func() error {
-			return ops.Matmul(s, row(n.h), ops.Of(b.wqkv, d, 3*d), qkv, ops.MatmulOptions[float32]{Bias: ops.Of(b.bqkv)})
+			return ops.Matmul(s, row(n.h), ops.Of(b.wqkv, d, 3*d), qkv, c.matmul(ops.MatmulOptions[float32]{Bias: ops.Of(b.bqkv)}))
 		},
 		// Cache row pos += [k v] (the row is zero: a sequence starts with
 		// an empty cache), the row chosen by the pos buffer on the device.
@@ -206,17 +206,17 @@ func (n *decodeNet) block(s *vkc.Stream, b decodeBlock) error {
 		func() error { return ops.Mul(s, vCache, weights, prod) },
 		func() error { return ops.Sum(s, prod, 0, ops.Of(n.attn, H, dh)) },
 		func() error {
-			return ops.Matmul(s, row(n.attn), ops.Of(b.wo, d, d), row(n.o), ops.MatmulOptions[float32]{Bias: ops.Of(b.bo)})
+			return ops.Matmul(s, row(n.attn), ops.Of(b.wo, d, d), row(n.o), c.matmul(ops.MatmulOptions[float32]{Bias: ops.Of(b.bo)}))
 		},
 		func() error { return ops.Add(s, row(n.x), row(n.o), row(n.x)) },
 		func() error {
 			return ops.LayerNorm(s, row(n.x), ops.Of(b.ln2G), ops.Of(b.ln2B), ops.Const(decodeEps), row(n.h))
 		},
 		func() error {
-			return ops.Matmul(s, row(n.h), ops.Of(b.w1, d, c.ff), row(n.u), ops.MatmulOptions[float32]{Bias: ops.Of(b.b1), Activation: ops.ActGelu})
+			return ops.Matmul(s, row(n.h), ops.Of(b.w1, d, c.ff), row(n.u), c.matmul(ops.MatmulOptions[float32]{Bias: ops.Of(b.b1), Activation: ops.ActGelu}))
 		},
 		func() error {
-			return ops.Matmul(s, row(n.u), ops.Of(b.w2, c.ff, d), row(n.m), ops.MatmulOptions[float32]{Bias: ops.Of(b.b2)})
+			return ops.Matmul(s, row(n.u), ops.Of(b.w2, c.ff, d), row(n.m), c.matmul(ops.MatmulOptions[float32]{Bias: ops.Of(b.b2)}))
 		},
 		func() error { return ops.Add(s, row(n.x), row(n.m), row(n.x)) },
 	)

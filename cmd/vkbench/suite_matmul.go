@@ -99,7 +99,8 @@ func checkMatmulTolerance(sh matmulShape, a, b, c []float32, tol float64) error 
 }
 
 // runMatmul measures ops.Matmul ("matmul", tuned: its first call per
-// shape class, outside the clock, times its variants; a batch is one call)
+// shape class, outside the clock, times its variants; with -quick its
+// fixed rule picks them instead; a batch is one call)
 // in GFLOP/s (2·m·n·k per product), checking every shape's result against
 // a float64 reference; for bandwidth-bound shapes also as "matmul-read",
 // the bytes of A and B per second, to set beside the transfer suite's
@@ -179,7 +180,7 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 	names := []string{"matmul"}
 	specs := []measureSpec{{
 		op: func() (float64, error) {
-			if err := ops.Matmul(s, at, bt, ct); err != nil {
+			if err := ops.Matmul(s, at, bt, ct, ops.MatmulOptions[float32]{Heuristic: cfg.quick}); err != nil {
 				return 0, err
 			}
 			return flops, s.Sync(ctx)
@@ -194,7 +195,7 @@ func matmulShapeRun(cfg settings, dev *vkc.Device, base *cbase.Device, sh matmul
 	}
 	names, elems, specs = append(names, bl.names...), append(elems, bl.elems...), append(specs, bl.specs...)
 	if dev.Info().Features.Has(vkc.FeatureStorage16|vkc.FeatureFloat16) && sh.b == 0 && !sh.bandwidthBound() {
-		spec, done, err := matmulF16Spec(dev, sh, as, bs, flops)
+		spec, done, err := matmulF16Spec(dev, sh, as, bs, flops, cfg.quick)
 		if err != nil {
 			return err
 		}
@@ -284,8 +285,9 @@ func matmulFigures(res *suiteResult, env map[string]string, sh matmulShape, name
 
 // matmulF16Spec is ops.Matmul on Float16 copies of the inputs (small
 // integers, exact in Float16), measured beside float32's: loads and
-// stores in 16 bits, accumulation in float32. done closes its buffers.
-func matmulF16Spec(dev *vkc.Device, sh matmulShape, as, bs []float32, flops float64) (measureSpec, func(), error) {
+// stores in 16 bits, accumulation in float32; fixed (-quick) picks the
+// kernel by rule instead of timing. done closes its buffers.
+func matmulF16Spec(dev *vkc.Device, sh matmulShape, as, bs []float32, flops float64, fixed bool) (measureSpec, func(), error) {
 	toHalf := func(xs []float32) []vkc.Float16 {
 		out := make([]vkc.Float16, len(xs))
 		for i, x := range xs {
@@ -320,7 +322,7 @@ func matmulF16Spec(dev *vkc.Device, sh matmulShape, as, bs []float32, flops floa
 	cs := make([]float32, sh.m*sh.n)
 	return measureSpec{
 		op: func() (float64, error) {
-			if err := ops.Matmul(s, ops.Of(a, sh.m, sh.k), ops.Of(b, sh.k, sh.n), ops.Of(c, sh.m, sh.n)); err != nil {
+			if err := ops.Matmul(s, ops.Of(a, sh.m, sh.k), ops.Of(b, sh.k, sh.n), ops.Of(c, sh.m, sh.n), ops.MatmulOptions[vkc.Float16]{Heuristic: fixed}); err != nil {
 				return 0, err
 			}
 			return flops, s.Sync(ctx)
