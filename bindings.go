@@ -61,6 +61,40 @@ func texelFormat(kernel string, i int, b shaders.ModuleBinding) (recorder.TexelF
 	return 0, fmt.Errorf("vkc: kernel %q: binding %d is a storage texel buffer of SPIR-V image format %d; vkc views buffers as r32f, r32i, r32ui, rgba32f, rgba32i, rgba32ui or rgba16f", kernel, i, b.TexelFormat)
 }
 
+// vec4Texels checks KernelSpec.Vec4Texels against the module's bindings
+// and sets each listed binding's format to R32G32B32A32 of its sampled
+// type, the view it then keeps for every launch; the result has bit i set
+// for binding i listed. An index out of range or listed twice, and a
+// binding that is not a uniform texel buffer of 32-bit sampled type, are
+// refused.
+func vec4Texels(kernel string, list []int, bindings []shaders.ModuleBinding, formats *[recorder.MaxBindings]recorder.TexelFormat) (uint32, error) {
+	var set uint32
+	for _, i := range list {
+		if i < 0 || i >= len(bindings) {
+			return 0, fmt.Errorf("vkc: kernel %q: Vec4Texels lists binding %d; the module has bindings 0..%d", kernel, i, len(bindings)-1)
+		}
+		if set>>uint(i)&1 != 0 {
+			return 0, fmt.Errorf("vkc: kernel %q: Vec4Texels lists binding %d twice", kernel, i)
+		}
+		b := bindings[i]
+		if b.Kind != shaders.UniformTexelBuffer {
+			return 0, fmt.Errorf("vkc: kernel %q: Vec4Texels lists binding %d, a %v; only a uniform texel buffer (samplerBuffer, isamplerBuffer, usamplerBuffer) is viewed four elements per texel", kernel, i, b.Kind)
+		}
+		switch b.TexelType {
+		case shaders.ScalarFloat:
+			formats[i] = recorder.TexelRGBA32Float
+		case shaders.ScalarInt:
+			formats[i] = recorder.TexelRGBA32Sint
+		case shaders.ScalarUint:
+			formats[i] = recorder.TexelRGBA32Uint
+		default:
+			return 0, fmt.Errorf("vkc: kernel %q: Vec4Texels lists binding %d, a uniform texel buffer of %v texels; only 32-bit float, int and uint texels are viewed four elements per texel", kernel, i, b.TexelType)
+		}
+		set |= 1 << uint(i)
+	}
+	return set, nil
+}
+
 // uniformTexelFormat is the format a uniform texel buffer of sampled type
 // t views a buffer of element type e as: one element per texel, the
 // element's width (float32 R32_SFLOAT, Float16 R16_SFLOAT; int32, int16,
@@ -102,13 +136,22 @@ func uniformTexelTakes(t shaders.ScalarType) string {
 }
 
 // formatFor is the format binding i, a texel binding, views a buffer of
-// element type e as in this launch; bindFormats has checked it exists.
+// element type e as in this launch; checkDescriptor has checked it exists.
+// A uniform texel binding viewed four elements per texel keeps the format
+// LoadKernel fixed, as a storage texel binding does.
 func (k *Kernel) formatFor(i int, e elemKind) recorder.TexelFormat {
-	if k.kinds[i] == shaders.UniformTexelBuffer {
+	if k.perElement(i) {
 		f, _ := uniformTexelFormat(k.texelTypes[i], e)
 		return f
 	}
 	return k.formats[i]
+}
+
+// perElement reports whether binding i's format follows the element type
+// of the buffer bound (a uniform texel binding not listed in
+// KernelSpec.Vec4Texels) rather than being fixed at load.
+func (k *Kernel) perElement(i int) bool {
+	return k.kinds[i] == shaders.UniformTexelBuffer && k.vec4>>uint(i)&1 == 0
 }
 
 // texelElem is the element type a buffer viewed as format must hold: a
@@ -134,8 +177,8 @@ func texelElem(f recorder.TexelFormat) elemKind {
 func (k *Kernel) checkDescriptor(i int, c *bufferCore) error {
 	lim := k.dev.info.Limits
 	size := uint64(c.n) * c.elem.size()
-	switch k.kinds[i] {
-	case shaders.UniformTexelBuffer:
+	switch {
+	case k.perElement(i):
 		f, ok := uniformTexelFormat(k.texelTypes[i], c.elem)
 		if !ok {
 			return fmt.Errorf("vkc: kernel %q: binding %d is a uniform texel buffer of %v texels, which takes %s elements; given %v", k.name, i, k.texelTypes[i], uniformTexelTakes(k.texelTypes[i]), c.elem)
@@ -143,7 +186,7 @@ func (k *Kernel) checkDescriptor(i int, c *bufferCore) error {
 		if err := lim.checkTexelRange(c.claim.Offset, size-size%f.Size(), f.Size()); err != nil {
 			return fmt.Errorf("vkc: kernel %q: binding %d (%v of %v): buffer of %d bytes: %w", k.name, i, k.kinds[i], f, size, err)
 		}
-	case shaders.StorageTexelBuffer:
+	case k.kinds[i] == shaders.StorageTexelBuffer || k.kinds[i] == shaders.UniformTexelBuffer:
 		f := k.formats[i]
 		if want := texelElem(f); c.elem != want {
 			return fmt.Errorf("vkc: kernel %q: binding %d is a %v viewed as %v, which takes %v elements; given %v", k.name, i, k.kinds[i], f, want, c.elem)
@@ -151,7 +194,7 @@ func (k *Kernel) checkDescriptor(i int, c *bufferCore) error {
 		if err := lim.checkTexelRange(c.claim.Offset, size-size%f.Size(), f.Size()); err != nil {
 			return fmt.Errorf("vkc: kernel %q: binding %d (%v of %v): buffer of %d bytes: %w", k.name, i, k.kinds[i], f, size, err)
 		}
-	case shaders.UniformBuffer:
+	case k.kinds[i] == shaders.UniformBuffer:
 		if size > uint64(lim.MaxUniformBufferRange) {
 			return fmt.Errorf("vkc: kernel %q: binding %d is a uniform buffer; the buffer's %d bytes exceed maxUniformBufferRange %d (bind a view of the block)", k.name, i, size, lim.MaxUniformBufferRange)
 		}

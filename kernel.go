@@ -136,6 +136,19 @@ type KernelSpec struct {
 	// (bool takes 0 or 1); an id the module does not declare is refused.
 	// Constants the map leaves out keep the module's defaults.
 	Constants map[uint32]float64
+	// Vec4Texels lists uniform texel bindings (GLSL samplerBuffer,
+	// isamplerBuffer, usamplerBuffer) to view four elements per texel,
+	// as R32G32B32A32 of the sampled type, instead of one: a texelFetch
+	// then reads four consecutive elements in a single load on every
+	// driver, where a storage texel buffer declared rgba32f (the other
+	// four-element view) is read with imageLoad, much slower on some
+	// drivers. Such a binding takes buffers of 32-bit elements of its
+	// sampled type only (float32, int32, uint32), and texel i holds
+	// elements 4i..4i+3: a buffer of n elements shows n/4 texels, rounded
+	// down, as through a storage texel buffer declared rgba32f. Each entry
+	// must be the index of a distinct uniform texel binding of 32-bit
+	// sampled type.
+	Vec4Texels []int
 }
 
 // derivesDescription reports whether spec leaves its description to the
@@ -157,6 +170,9 @@ func (spec KernelSpec) String() string {
 	}
 	if len(spec.Constants) > 0 {
 		s += fmt.Sprintf(", constants %v", spec.Constants) // fmt prints a map sorted by key
+	}
+	if len(spec.Vec4Texels) > 0 {
+		s += fmt.Sprintf(", vec4 texels %v", spec.Vec4Texels)
 	}
 	return s
 }
@@ -187,6 +203,7 @@ type Kernel struct {
 	formats    [recorder.MaxBindings]recorder.TexelFormat
 	texelTypes [recorder.MaxBindings]shaders.ScalarType // uniform texel bindings' sampled types
 	texels     uint32                                   // bit i: binding i is a texel binding
+	vec4       uint32                                   // bit i: binding i is a uniform texel binding viewed four elements per texel (KernelSpec.Vec4Texels)
 
 	// life is held by Launch from its check until the launch is recorded,
 	// so a launch racing Close on another goroutine is recorded before
@@ -208,7 +225,8 @@ func (k *Kernel) Name() string {
 // LocalSize the workgroup size the pipeline has (the module's own, or the
 // size requested through specialization) — one group covers that many
 // invocations —, Entry the entry point run (resolved: "main" when none was
-// named) and Constants a copy of those set. SPIRV is nil: the kernel does not keep the module's bytes.
+// named), Constants a copy of those set and Vec4Texels the bindings
+// viewed four elements per texel, in ascending order. SPIRV is nil: the kernel does not keep the module's bytes.
 // Passing the result with the module's bytes back to LoadKernel builds the
 // same kernel.
 func (k *Kernel) Spec() KernelSpec {
@@ -216,7 +234,19 @@ func (k *Kernel) Spec() KernelSpec {
 		return KernelSpec{}
 	}
 	return KernelSpec{Name: k.name, Bindings: append([]Access(nil), k.access...), PushSize: k.push, LocalSize: k.local,
-		Entry: k.entry, Constants: maps.Clone(k.constants)}
+		Entry: k.entry, Constants: maps.Clone(k.constants), Vec4Texels: k.vec4Bindings()}
+}
+
+// vec4Bindings is the bindings viewed four elements per texel, ascending;
+// nil when none is.
+func (k *Kernel) vec4Bindings() []int {
+	var out []int
+	for i := 0; i < recorder.MaxBindings; i++ {
+		if k.vec4>>uint(i)&1 != 0 {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // LoadKernel builds a user kernel from its SPIR-V, deriving its description
@@ -274,11 +304,15 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	vec4, err := vec4Texels(spec.Name, spec.Vec4Texels, mod.Bindings, &formats)
+	if err != nil {
+		return nil, err
+	}
 	k, err := d.buildUser(spec, mod.Entry, sp.constants, kinds, formats)
 	if err != nil {
 		return nil, err
 	}
-	k.kinds, k.formats = kinds, formats
+	k.kinds, k.formats, k.vec4 = kinds, formats, vec4
 	k.local = local
 	k.user = true
 	k.entry, k.constants, k.pushLayout = mod.Entry, maps.Clone(spec.Constants), mod.Push

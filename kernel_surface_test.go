@@ -36,7 +36,7 @@ func TestKernelSurfaceModulesAreFresh(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(want, have), "testdata/%s.spv is stale: run sh testdata/gen.sh", module)
 	}
-	for _, m := range []string{"kconst", "kfixed", "kpush", "ktexel", "kwide", "texelbuf", "uniform"} {
+	for _, m := range []string{"kconst", "kfixed", "kpush", "ktexel", "kvec4", "kwide", "texelbuf", "uniform"} {
 		out := filepath.Join(dir, m+".spv")
 		run("glslc", "-O", "--target-env=vulkan1.1", filepath.Join("testdata", m+".comp"), "-o", out)
 		fresh(m, out)
@@ -377,6 +377,70 @@ func TestTexelBuffersOfTwoFormats(t *testing.T) {
 	ints := upload(t, dev, make([]int32, n))
 	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, nil, ints, out4, y)
 	assert.ErrorContains(t, err, "binding 0 is a uniform texel buffer of float texels, which takes float32 or Float16 elements; given int32")
+}
+
+// KernelSpec.Vec4Texels views a uniform texel buffer four elements per
+// texel: texelFetch reads four consecutive elements, a trailing part of a
+// texel is not seen, and a binding not listed keeps one element per texel.
+func TestVec4UniformTexelsReadFourElements(t *testing.T) {
+	dev := openTest(t)
+	k, err := dev.LoadKernel(KernelSpec{Name: "kvec4", SPIRV: testSPIRV(t, "kvec4"), Vec4Texels: []int{1, 0}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, k.Close()) }()
+	assert.Equal(t, []int{0, 1}, k.Spec().Vec4Texels)
+	assert.Contains(t, k.Spec().String(), "vec4 texels [0 1]")
+	const n = 16
+	xs := make([]float32, 4*n+3) // three trailing elements: no whole texel
+	for i := range xs {
+		xs[i] = float32(i%7) + 0.5
+	}
+	us := make([]uint32, 4*n)
+	for i := range us {
+		us[i] = uint32(3 * i)
+	}
+	x, u, ys := upload(t, dev, xs), upload(t, dev, us), upload(t, dev, []int32{-5, 6, 7})
+	y, err := NewBuffer[float32](dev, n+4)
+	require.NoError(t, err)
+	push, err := k.Push(struct{ N int32 }{n})
+	require.NoError(t, err)
+	require.NoError(t, k.Launch(dev.Stream(), [3]uint32{n / 8, 1, 1}, push, x, u, ys, y))
+	got := readAll(t, y)
+	for i := 0; i < n; i++ {
+		want := xs[4*i] + 2*xs[4*i+1] + 4*xs[4*i+2] + 8*xs[4*i+3] + float32(us[4*i]+us[4*i+1]+us[4*i+2]+us[4*i+3])
+		require.Equal(t, want, got[i], "y[%d]", i)
+	}
+	assert.Equal(t, []float32{n, n, 3, -5}, got[n:], "texel counts of xs, us, ys and ys[0]")
+
+	halves := upload(t, dev, make([]Float16, 4*n))
+	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push, halves, u, ys, y)
+	assert.ErrorContains(t, err, `vkc: kernel "kvec4": binding 0 is a uniform texel buffer viewed as R32G32B32A32_SFLOAT, which takes float32 elements; given Float16`)
+	ints := upload(t, dev, make([]int32, 4*n))
+	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push, x, ints, ys, y)
+	assert.ErrorContains(t, err, `binding 1 is a uniform texel buffer viewed as R32G32B32A32_UINT, which takes uint32 elements; given int32`)
+	short := upload(t, dev, []float32{1, 2, 3})
+	err = k.Launch(dev.Stream(), [3]uint32{1, 1, 1}, push, short, u, ys, y)
+	assert.ErrorContains(t, err, `binding 0 (uniform texel buffer of R32G32B32A32_SFLOAT): buffer of 12 bytes`)
+}
+
+// Vec4Texels naming a binding the module lacks, one twice, or a binding
+// that is not a uniform texel buffer is refused at load.
+func TestVec4TexelsRefusedAtLoad(t *testing.T) {
+	dev := openTest(t)
+	for _, c := range []struct {
+		module string
+		list   []int
+		want   string
+	}{
+		{"kvec4", []int{4}, `vkc: kernel "kvec4": Vec4Texels lists binding 4; the module has bindings 0..3`},
+		{"kvec4", []int{-1}, `vkc: kernel "kvec4": Vec4Texels lists binding -1; the module has bindings 0..3`},
+		{"kvec4", []int{2, 0, 2}, `vkc: kernel "kvec4": Vec4Texels lists binding 2 twice`},
+		{"kvec4", []int{3}, `vkc: kernel "kvec4": Vec4Texels lists binding 3, a storage buffer; only a uniform texel buffer`},
+		{"ktexel", []int{1}, `vkc: kernel "ktexel": Vec4Texels lists binding 1, a storage texel buffer; only a uniform texel buffer`},
+	} {
+		k, err := dev.LoadKernel(KernelSpec{Name: c.module, SPIRV: testSPIRV(t, c.module), Vec4Texels: c.list})
+		assert.Nil(t, k, "%v", c.list)
+		assert.ErrorContains(t, err, c.want)
+	}
 }
 
 // Constants of 64 and 16 bits reach the kernel with every bit: the driver
