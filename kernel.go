@@ -260,7 +260,8 @@ func (k *Kernel) vec4Bindings() []int {
 // cannot hold, bindings other than single storage, uniform or texel
 // buffers at set 0 bindings 0..n-1 (an image, a sampler, an array of
 // buffers), a texel buffer in a format vkc does not view (see
-// docs/guide/kernels.md), or push constants, a workgroup size or shared
+// docs/guide/kernels.md), a Vec4Texels entry that is not a distinct
+// uniform texel binding of the module, or push constants, a workgroup size or shared
 // memory above the device's limits are errors here, never a crash at
 // launch. A module declaring a capability (OpCapability Float64,
 // StorageBuffer16BitAccess, ...) whose device feature the device does not
