@@ -271,6 +271,8 @@ var matmulCases = []matmulCase{
 	{name: "batched gemv", a: []int{5, 1, 40}, b: []int{5, 40, 24}, c: []int{5, 1, 24}, wantVariants: []variant{variantGEMV}},
 	{name: "texel square", a: []int{64, 64}, b: []int{64, 64}, c: []int{64, 64}, wantVariants: []variant{variantTexel}},
 	{name: "texel K%8=4 N%8=4", a: []int{37, 20}, b: []int{20, 44}, c: []int{37, 44}, bias: 44, act: ActGelu, wantVariants: []variant{variantTexel}},
+	{name: "texel 16 x 32 block with epilogue", a: []int{40, 16}, b: []int{16, 136}, c: []int{40, 136}, bias: 136, act: ActGelu, wantVariants: []variant{variantTexel}},
+	{name: "texel narrow whole octets with bias", a: []int{20, 24}, b: []int{24, 128}, c: []int{20, 128}, bias: 128, act: ActRelu, wantVariants: []variant{variantTexel, variantWide}},
 	{name: "texel tall narrow", a: []int{300, 12}, b: []int{12, 4}, c: []int{300, 4}, bias: 1, act: ActRelu, wantVariants: []variant{variantTexel}},
 	{name: "texel batched", a: []int{5, 33, 24}, b: []int{5, 24, 40}, c: []int{5, 33, 40}, act: ActSilu, wantVariants: []variant{variantTexel}},
 	{name: "texel batched broadcast B", a: []int{2, 3, 17, 28}, b: []int{28, 36}, c: []int{2, 3, 17, 36}, bias: 36, wantVariants: []variant{variantTexel}},

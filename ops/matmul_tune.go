@@ -39,7 +39,9 @@ type tunings struct {
 // is ignored (and replaced at the next save). Version 2 came with the
 // texel variants: a shape class names its variants by their bits, which
 // moved, so a version 1 class could stand for another set of variants.
-const tuningFileVersion = 2
+// Version 3 came with texel's compiled-in epilogue and narrow build, which
+// changed what its variants measure.
+const tuningFileVersion = 3
 
 type tuningFile struct {
 	Version int               `json:"version"`

@@ -38,8 +38,7 @@ const (
 	// texelPacked: A and B copied (Transpose) into temporaries laid out
 	// for texel, K and N padded with zeros to multiples of 8, then texel
 	// on them writing C with its epilogue: for large float32 products
-	// whose layouts or sizes keep them off texel, or whose K is not a
-	// multiple of 8.
+	// whose layouts or sizes keep them off texel.
 	variantTexelPacked
 	// gemvTexel: matmul_gemv_texel, float32 M = 1 or N = 1 with the
 	// matrix and the vector read as rgba32f storage texels: for CPU
@@ -165,12 +164,12 @@ func (p *problem) texelFits() bool {
 }
 
 // packFits reports whether texel-packed can compute p: float32, one
-// product that texel cannot take as it lies or whose K is not a multiple
-// of 8 (texel's last step of four then runs on its own; on lavapipe
-// 1000 x 3000 x 500 measured faster padded to K = 504), M and N large,
-// and the temporaries within a texel binding's reach.
+// product that texel cannot take as it lies (a K not a multiple of 4, a
+// transposed or unaligned operand), M and N large, and the temporaries
+// within a texel binding's reach. Once texel compiled its epilogue in,
+// it ran 1000 x 3000 x 500 faster as it lies (K % 8 of 4) than padded.
 func (p *problem) packFits() bool {
-	if p.elem != elemF32 || len(p.batch) != 0 || p.m < packMin || p.n < packMin || (p.texelFits() && p.k%8 == 0) {
+	if p.elem != elemF32 || len(p.batch) != 0 || p.m < packMin || p.n < packMin || p.texelFits() {
 		return false
 	}
 	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
@@ -180,22 +179,23 @@ func (p *problem) packFits() bool {
 
 // texelGeometry is matmul_texel's workgroup, lx x ly invocations (its
 // specialization constants 0 and 1), each keeping rows x 8*octs elements
-// of C (its ROWS and OCTS, compiled in).
+// of C (its ROWS and OCTS, compiled in: octs 2 is the narrow build).
 type texelGeometry struct{ lx, ly, rows, octs int }
 
 // texelShape is the geometry matmul_texel runs p with: 16 x 32 blocks in
-// groups of 8 x 8, or 4 x 8 where N is at most 128: a CPU driver runs a
-// group's invocations eight lanes at a time along x, and lanes whose
-// octets lie past N redo the last octet's work, which for N of 128
-// (a batch of small products) would be half of it. Each geometry is a
-// pipeline of its own, compiled on first use (minutes on lavapipe), so
-// there are only these two.
+// groups of 8 x 8, or, where N is at most 128 (a batch of small
+// products), the narrow build's 16 x 16 blocks in groups of 8 x 8, one
+// group 128 columns wide. A CPU driver runs a group's invocations eight
+// lanes at a time along x: the wide block's group is 256 columns, and
+// lanes past N would redo the last octet's work, while a group 4 wide
+// (the other way to fit 128) puts two rows of A in one gather and ran
+// half as fast on lavapipe. Each geometry is a pipeline of its own,
+// compiled on first use, so there are only these two.
 func (p *problem) texelShape() texelGeometry {
-	g := texelGeometry{lx: 8, ly: 8, rows: 16, octs: 4}
-	if ceilDiv(p.n, 8) <= 4*g.octs {
-		g.lx = 4
+	if ceilDiv(p.n, 8) <= 16 {
+		return texelGeometry{lx: 8, ly: 8, rows: 16, octs: 2}
 	}
-	return g
+	return texelGeometry{lx: 8, ly: 8, rows: 16, octs: 4}
 }
 
 // gemvTexelFits reports whether matmul_gemv_texel can compute p: float32,
@@ -271,7 +271,7 @@ func (p *problem) wideFits() bool {
 // matrix-vector kernels where they apply; the matrix-vector kernel for
 // m = 1 or n = 1; on a CPU driver the texel kernel on padded copies
 // where it applies (large products the texel kernel cannot take as they
-// lie, or whose K is not a multiple of 8), else the texel kernel for
+// lie), else the texel kernel for
 // large or batched products; the wide kernel where A and B allow and the
 // output is large; split-K for long K into few outputs; the wide kernel;
 // else the generic kernel.
@@ -468,17 +468,49 @@ func (p *problem) cAligned() int {
 	return 0
 }
 
-// texelKernel is matmul_texel (or its _dyn build) with geometry g.
-func texelKernel(dev *vkc.Device, dyn bool, g texelGeometry) (*vkc.Kernel, error) {
+// epilogueClass is what matmul_texel and matmul_wide compile in of their
+// epilogue and store path (specialization constants 2, 3 and 4): the activation,
+// whether a bias is added, and whether every octet of C is two aligned
+// vec4 stores. A CPU driver runs every side of a branch on push
+// constants, so each class is a pipeline with only its own path.
+type epilogueClass struct {
+	act         Activation
+	bias, whole bool
+}
+
+// epilogueClass is p's epilogueClass.
+func (p *problem) epilogueClass() epilogueClass {
+	return epilogueClass{act: p.act, bias: p.hasBias, whole: p.cAligned() != 0 && p.n%8 == 0}
+}
+
+// texelKernel is matmul_texel (its _dyn build for a dynamic M, its
+// narrow one for octs 2) with geometry g and store class sc.
+func texelKernel(dev *vkc.Device, dyn bool, g texelGeometry, sc epilogueClass) (*vkc.Kernel, error) {
 	dk, err := kernelsOf(dev)
 	if err != nil {
 		return nil, err
 	}
 	name := "matmul_texel"
+	if g.octs == 2 {
+		name += "_narrow"
+	}
 	if dyn {
 		name += "_dyn"
 	}
-	return dk.kernelWith(name, map[uint32]float64{0: float64(g.lx), 1: float64(g.ly)})
+	consts := sc.constants()
+	consts[0], consts[1] = float64(g.lx), float64(g.ly)
+	return dk.kernelWith(name, consts)
+}
+
+// constants are sc as specialization constants 2, 3 and 4.
+func (sc epilogueClass) constants() map[uint32]float64 {
+	flag := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	return map[uint32]float64{2: float64(sc.act), 3: flag(sc.bias), 4: flag(sc.whole)}
 }
 
 // runTexel runs matmul_texel on a and b (A's and B's buffers, or their
@@ -486,7 +518,7 @@ func texelKernel(dev *vkc.Device, dyn bool, g texelGeometry) (*vkc.Kernel, error
 // products at batch offsets da, db, dc.
 func (p *matmulPlan[T]) runTexel(s *vkc.Stream, a, b vkc.Arg, inner, da, db, dc int) error {
 	g := p.texelShape()
-	k, err := texelKernel(p.dev, false, g)
+	k, err := texelKernel(p.dev, false, g, p.epilogueClass())
 	if err != nil {
 		return err
 	}
@@ -513,7 +545,7 @@ func (p *matmulPlan[T]) runDynamic(v variant) func(*vkc.Stream) error {
 		bias, flags := p.biasArg()
 		if v == variantTexel {
 			g := p.texelShape()
-			k, err = texelKernel(p.dev, true, g)
+			k, err = texelKernel(p.dev, true, g, p.epilogueClass())
 			perRows, words = g.rows*g.ly, p.wideWords(0, 0, 0, flags|p.cAligned())
 		} else {
 			k, err = kernel(p.dev, "matmul_generic"+p.elem.suffix()+"_dyn")
@@ -557,7 +589,11 @@ func (p *matmulPlan[T]) runGeneric(s *vkc.Stream, inner, da, db, dc int) error {
 }
 
 func (p *matmulPlan[T]) runWide(s *vkc.Stream, inner, da, db, dc int) error {
-	k, err := kernel(p.dev, "matmul_wide")
+	dk, err := kernelsOf(p.dev)
+	if err != nil {
+		return err
+	}
+	k, err := dk.kernelWith("matmul_wide", p.epilogueClass().constants())
 	if err != nil {
 		return err
 	}

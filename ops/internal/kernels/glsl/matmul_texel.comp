@@ -17,7 +17,7 @@
 // any size (rows past M are clamped for loads, not stored).
 //
 // Geometry: the workgroup, W.x x W.y, is set by specialization constants 0
-// and 1; each invocation keeps ROWS x 8*OCTS (16 x 32). A group covers ROWS*W.y rows and
+// and 1; each invocation keeps ROWS x 8*OCTS (16 x 32; narrow 16 x 16). A group covers ROWS*W.y rows and
 // 8*OCTS*W.x columns; invocation x takes the column octets x, x + W.x, ...
 // Groups: x = ceil(ceil(N/8) / (OCTS*W.x)), y = ceil(M / (ROWS*W.y)),
 // z = batches. With -DDYNAMIC (matmul_texel_dyn) M is min(rows, M), rows
@@ -45,28 +45,52 @@ layout(push_constant) uniform Push {
     uint bOff, bK, bN, bB; // (bN is 1)
     uint cOff, cM, cN, cB;
     uint biasOff, biasN, act, splits;
-    uint flags; // bit 0: add the bias; bit 1: C's rows are unit-stride and start on multiples of 4
+    uint flags; // bit 1: C's rows are unit-stride and start on multiples of 4 (bit 0, the bias, is BIAS here)
 } pc;
 
 // The block is compiled in: with ROWS and OCTS specialization constants
 // lavapipe ran the kernel 10-30% slower (its loops over them unrolled
-// only after specialization).
+// only after specialization). -DNARROW (matmul_texel_narrow) keeps 16 x 16
+// per invocation, for N of at most 128 (batches of small products).
 const uint ROWS = 16u;
+#ifdef NARROW
+const uint OCTS = 2u;
+#else
 const uint OCTS = 4u;
+#endif
+
+// The epilogue and the store path are compiled in too, as specialization
+// constants: ACT (2) is the activation code (matmul_common.glsl's), BIAS
+// (3) 1 to add the bias, WHOLE (4) 1 where the host promises flag 2 and N
+// a multiple of 8, so that every octet is two vec4 stores. A CPU driver
+// runs every side of a branch it cannot prove uniform, masked: with these
+// as push constants each store paid for every activation and for the
+// element-by-element path (a third of a 1024 square's time, two thirds
+// of a K of 64), and each pipeline compiled every activation 512 times
+// (about a minute on lavapipe).
+layout(constant_id = 2) const uint ACT = 0u;
+layout(constant_id = 3) const uint BIAS = 0u;
+layout(constant_id = 4) const uint WHOLE = 0u;
 
 vec4 at(uint t) { return imageLoad(A4, int(t)); }
 vec4 bt(uint t) { return imageLoad(B4, int(t)); }
 
+// epilogue is one element of C: its product plus the bias, activated.
+float epilogue(float v, uint col) {
+    if (BIAS == 1u) v += bias[pc.biasOff + col * pc.biasN];
+    return ACT == 0u ? v : activate(v, ACT);
+}
+
 // store writes the octet of row r at column col (its two quads lo, hi).
 void store(uint cRow, uint col, vec4 q[2]) {
-    if ((pc.flags & 2u) != 0u && col + 8u <= pc.N) {
+    if (WHOLE == 1u || ((pc.flags & 2u) != 0u && col + 8u <= pc.N)) {
         // A whole octet of an aligned row: two vec4 stores.
         [[unroll]] for (uint h = 0u; h < 2u; ++h) {
             vec4 v = q[h];
-            if ((pc.flags & 1u) != 0u)
-                v += vec4(bias[pc.biasOff + (col + 4u * h) * pc.biasN], bias[pc.biasOff + (col + 4u * h + 1u) * pc.biasN],
-                          bias[pc.biasOff + (col + 4u * h + 2u) * pc.biasN], bias[pc.biasOff + (col + 4u * h + 3u) * pc.biasN]);
-            v = vec4(activate(v.x, pc.act), activate(v.y, pc.act), activate(v.z, pc.act), activate(v.w, pc.act));
+            if (BIAS == 1u || ACT != 0u) {
+                uint cc = col + 4u * h;
+                v = vec4(epilogue(v.x, cc), epilogue(v.y, cc + 1u), epilogue(v.z, cc + 2u), epilogue(v.w, cc + 3u));
+            }
             c4[(cRow + col) / 4u + h] = v;
         }
         return;
@@ -74,11 +98,7 @@ void store(uint cRow, uint col, vec4 q[2]) {
     [[unroll]] for (uint h = 0u; h < 2u; ++h)
         [[unroll]] for (uint e = 0u; e < 4u; ++e) {
             uint cc = col + 4u * h + e;
-            if (cc < pc.N) {
-                float v = q[h][e];
-                if ((pc.flags & 1u) != 0u) v += bias[pc.biasOff + cc * pc.biasN];
-                c[cRow + cc * pc.cN] = activate(v, pc.act);
-            }
+            if (cc < pc.N) c[cRow + cc * pc.cN] = epilogue(q[h][e], cc);
         }
 }
 

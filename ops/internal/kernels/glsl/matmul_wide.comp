@@ -35,11 +35,25 @@ layout(push_constant) uniform Push {
     uint bOff, bK, bN, bB; // (bN is 1)
     uint cOff, cM, cN, cB;
     uint biasOff, biasN, act, splits;
-    uint flags; // bit 0: add the bias; bit 1: C's rows are unit-stride and start on multiples of 4
+    uint flags; // bit 1: C's rows are unit-stride and start on multiples of 4 (bit 0, the bias, is BIAS here)
 } pc;
 
 const uint ROWS = 16u;
 const uint OCTS = 4u;
+
+// The epilogue and the store path are specialization constants, as in
+// matmul_texel (which says why): ACT (2) the activation code, BIAS (3) 1
+// to add the bias, WHOLE (4) 1 where every octet is two aligned vec4
+// stores (flag 2 set and N a multiple of 8).
+layout(constant_id = 2) const uint ACT = 0u;
+layout(constant_id = 3) const uint BIAS = 0u;
+layout(constant_id = 4) const uint WHOLE = 0u;
+
+// epilogue is one element of C: its product plus the bias, activated.
+float epilogue(float v, uint col) {
+    if (BIAS == 1u) v += bias[pc.biasOff + col * pc.biasN];
+    return ACT == 0u ? v : activate(v, ACT);
+}
 
 vec2 floats(uint64_t w) { return uintBitsToFloat(unpackUint2x32(w)); }
 
@@ -88,14 +102,14 @@ void main() {
         uint cRow = pc.cOff + batch * pc.cB + r * pc.cM;
         [[unroll]] for (uint j = 0u; j < OCTS; ++j) {
             uint col = (first + lanes * j) * 8u;
-            if ((pc.flags & 2u) != 0u && col + 8u <= pc.N) {
+            if (WHOLE == 1u || ((pc.flags & 2u) != 0u && col + 8u <= pc.N)) {
                 // A whole octet of an aligned row: two vec4 stores.
                 [[unroll]] for (uint h = 0u; h < 2u; ++h) {
                     vec4 v = acc[i][2u * j + h];
-                    if ((pc.flags & 1u) != 0u)
-                        v += vec4(bias[pc.biasOff + (col + 4u * h) * pc.biasN], bias[pc.biasOff + (col + 4u * h + 1u) * pc.biasN],
-                                  bias[pc.biasOff + (col + 4u * h + 2u) * pc.biasN], bias[pc.biasOff + (col + 4u * h + 3u) * pc.biasN]);
-                    v = vec4(activate(v.x, pc.act), activate(v.y, pc.act), activate(v.z, pc.act), activate(v.w, pc.act));
+                    if (BIAS == 1u || ACT != 0u) {
+                        uint cc = col + 4u * h;
+                        v = vec4(epilogue(v.x, cc), epilogue(v.y, cc + 1u), epilogue(v.z, cc + 2u), epilogue(v.w, cc + 3u));
+                    }
                     c4[(cRow + col) / 4u + h] = v;
                 }
                 continue;
@@ -103,11 +117,7 @@ void main() {
             [[unroll]] for (uint h = 0u; h < 2u; ++h)
                 [[unroll]] for (uint e = 0u; e < 4u; ++e) {
                     uint cc = col + 4u * h + e;
-                    if (cc < pc.N) {
-                        float v = acc[i][2u * j + h][e];
-                        if ((pc.flags & 1u) != 0u) v += bias[pc.biasOff + cc * pc.biasN];
-                        c[cRow + cc * pc.cN] = activate(v, pc.act);
-                    }
+                    if (cc < pc.N) c[cRow + cc * pc.cN] = epilogue(acc[i][2u * j + h][e], cc);
                 }
         }
     }
