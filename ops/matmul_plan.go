@@ -128,6 +128,9 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	if p.dynamic && !p.whole {
 		return nil, fmt.Errorf("vkc: Matmul: %s: %w: a dynamic M needs whole row-major A, B and C and no bias or activation, the one product that marks written only the rows M covers", describe, vkc.ErrUnsupported)
 	}
+	if len(p.candidates()) == 0 {
+		return nil, fmt.Errorf("vkc: Matmul: %s: %w: no kernel takes a dynamic M with K of %d on this device: a CPU driver stops an invocation's loops after %d iterations (a static M splits K)", describe, vkc.ErrUnsupported, k, loopBudget)
+	}
 	return p, nil
 }
 

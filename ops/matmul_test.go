@@ -640,3 +640,62 @@ func TestMatmulDynamicReadsOnlyTheRowsOfAWithinM(t *testing.T) {
 		require.NoError(t, g.Close())
 	}
 }
+
+// TestMatmulLongKSumsEveryTerm runs every variant that applies to products
+// whose K takes more loop iterations than a CPU driver runs in one
+// invocation (lavapipe stops an invocation's loops after 65535, with no
+// error): with every element of A 1/4 and of B 1/2 each element of C is
+// exactly K/8, so a sum cut short shows, which a random product's
+// tolerance would hide.
+func TestMatmulLongKSumsEveryTerm(t *testing.T) {
+	dev := openMatmulDevice(t)
+	for _, sh := range []struct{ m, n, k int }{{2, 8, 70000}, {8, 8, 530000}} {
+		t.Run(fmt.Sprintf("%dx%dx%d float32", sh.m, sh.n, sh.k), func(t *testing.T) { checkLongK[float32](t, dev, sh.m, sh.n, sh.k) })
+	}
+	t.Run("2x8x70000 Float16", func(t *testing.T) { checkLongK[vkc.Float16](t, dev, 2, 8, 70000) })
+	t.Run("2x8x70000 float64", func(t *testing.T) { checkLongK[float64](t, dev, 2, 8, 70000) })
+}
+
+func checkLongK[T vkc.Float](t *testing.T, dev *vkc.Device, m, n, k int) {
+	s := dev.Stream()
+	a, b, c := fresh[T](t, dev, m*k), fresh[T](t, dev, k*n), fresh[T](t, dev, m*n)
+	require.NoError(t, fill(a, toElem[T](0.25)))
+	require.NoError(t, fill(b, toElem[T](0.5)))
+	p, err := planMatmul(s, Of(a, m, k), Of(b, k, n), Of(c, m, n), MatmulOptions[T]{})
+	require.NoError(t, err)
+	want := toElem[T](float64(k) / 8)
+	for _, v := range append(p.candidates(), 0) {
+		require.NoError(t, fill(c, toElem[T](math.NaN())))
+		if v == 0 {
+			require.NoError(t, Matmul(s, Of(a, m, k), Of(b, k, n), Of(c, m, n)), "Matmul")
+		} else {
+			require.NoError(t, p.runVariant(s, v), "%v", v)
+		}
+		got, err := c.Read(context.Background())
+		require.NoError(t, err)
+		for i, x := range got {
+			require.Equal(t, want, x, "%v: element %d", v, i)
+		}
+	}
+}
+
+// TestMatmulDynamicLongKRefusedOnCPUDrivers: a dynamic M runs through the
+// generic and texel kernels alone, which walk K in one invocation; where
+// that is more loop iterations than a CPU driver runs, Matmul refuses the
+// product instead of computing a short sum.
+func TestMatmulDynamicLongKRefusedOnCPUDrivers(t *testing.T) {
+	dev := openMatmulDevice(t)
+	if dev.Info().Type != vkc.TypeCPU {
+		t.Skip("a GPU runs loops of any length")
+	}
+	const m, n, k = 4, 8, 530000
+	a, b, c := fresh[float32](t, dev, m*k), fresh[float32](t, dev, k*n), fresh[float32](t, dev, m*n)
+	rows, err := vkc.NewParam[uint32](dev, 2)
+	require.NoError(t, err)
+	defer rows.Close()
+	err = Matmul(dev.Stream(), Of(a, m, k).Dynamic(rows), Of(b, k, n), Of(c, m, n).Dynamic(rows))
+	require.ErrorIs(t, err, vkc.ErrUnsupported)
+	require.ErrorContains(t, err, "K of 530000")
+	p := problem{m: m, n: n, k: 8000, dynamic: true, whole: true, cpu: true}
+	require.NotEmpty(t, p.candidates(), "a K within the budget still runs")
+}

@@ -107,8 +107,17 @@ func (p *problem) applies(v variant) bool {
 }
 
 // fits reports whether variant v's kernels can compute p's shape and
-// layouts, M taken as static.
+// layouts, M taken as static, and on a CPU driver within the loop
+// iterations an invocation runs (loopsFit): past them lavapipe stops the
+// loop over K and stores a short sum, so a variant the tuner measured
+// there would look fast and be wrong.
 func (p *problem) fits(v variant) bool {
+	return p.layoutFits(v) && loopsFit(p.cpu, p.loopIters(v))
+}
+
+// layoutFits reports whether variant v's kernels can read and write p's
+// operands as they lie, whatever their loops' length.
+func (p *problem) layoutFits(v variant) bool {
 	switch v {
 	case variantGeneric:
 		return true
@@ -117,7 +126,9 @@ func (p *problem) fits(v variant) bool {
 	case variantGEMV:
 		return p.elem == elemF32 && p.int64 && (p.m == 1 || p.n == 1) && len(p.batch) <= 1
 	case variantSplitK:
-		return p.k >= splitMinK && p.m*p.n*p.batches() <= splitMaxOut
+		// Few outputs; or any number where one pass over K would take
+		// more loop iterations than the device runs.
+		return p.k >= splitMinK && (p.m*p.n*p.batches() <= splitMaxOut || !loopsFit(p.cpu, p.k))
 	case variantTexel:
 		return p.texelFits()
 	case variantTexelPacked:
@@ -128,6 +139,43 @@ func (p *problem) fits(v variant) bool {
 		return p.m <= splitTexelMaxM && p.k >= splitMinK && p.texelRowMajor()
 	}
 	return false
+}
+
+// loopIters is an upper estimate of the loop iterations of variant v's
+// longest invocation (all its loops, both passes' for split-K), from its
+// kernel's loops over K and, for a dynamic M, over column blocks.
+func (p *problem) loopIters(v variant) int {
+	k8 := ceilDiv(p.k, 8)
+	switch v {
+	case variantGeneric:
+		if p.dynamic {
+			return ceilDiv(p.n, genericTile*genericLocalX) * (p.k + 1)
+		}
+		return p.k
+	case variantWide, variantTexelPacked:
+		return k8 + 1
+	case variantTexel:
+		if p.dynamic {
+			g := p.texelShape()
+			return ceilDiv(ceilDiv(p.n, 8), g.octs*g.lx) * (k8 + 2)
+		}
+		return k8 + 1
+	case variantGEMV:
+		return p.k
+	case variantGEMVTexel:
+		return ceilDiv(p.k, 4) + 4 + gemvTexelLocal
+	case variantSplitK:
+		inner := 1
+		if len(p.batch) > 0 {
+			inner = p.batch[len(p.batch)-1]
+		}
+		kSlice, splits := p.splitShape(inner)
+		return max(kSlice, splits)
+	case variantSplitKTexel:
+		sliceQ, splits := p.splitTexelShape()
+		return max(ceilDiv(sliceQ, gemvTexelLocal)+4+gemvTexelLocal, splits)
+	}
+	return p.k
 }
 
 // texelRowMajor reports whether matmul_splitk_texel can read A and B:
@@ -277,7 +325,7 @@ func (p *problem) wideFits() bool {
 // else the generic kernel.
 func (p *problem) heuristic() variant {
 	if p.dynamic {
-		if p.cpu && p.applies(variantTexel) {
+		if p.cpu && p.applies(variantTexel) || !p.applies(variantGeneric) {
 			return variantTexel
 		}
 		return variantGeneric
@@ -304,6 +352,9 @@ func (p *problem) staticHeuristic() variant {
 		return variantSplitK
 	case p.applies(variantWide):
 		return variantWide
+	case !p.applies(variantGeneric):
+		// K longer than one pass of a CPU driver's loops: split-K applies.
+		return variantSplitK
 	}
 	return variantGeneric
 }
@@ -711,10 +762,8 @@ func (p *matmulPlan[T]) runSplitKTexel(s *vkc.Stream) error {
 	if err != nil {
 		return err
 	}
-	n4, k4 := ceilDiv(p.n, 4), p.k/4
-	splits := max(1, min(splitTexelGroups/n4, k4/(splitTexelMinSteps*gemvTexelLocal)))
-	sliceQ := ceilDiv(k4, splits)
-	splits = max(1, ceilDiv(k4, sliceQ))
+	n4 := ceilDiv(p.n, 4)
+	sliceQ, splits := p.splitTexelShape()
 	g, err := groups(n4, splits, 1)
 	if err != nil {
 		return err
@@ -743,6 +792,9 @@ func (p *matmulPlan[T]) runSplitKTexel(s *vkc.Stream) error {
 func (p *problem) splitShape(inner int) (kSlice, splits int) {
 	blocks := ceilDiv(p.n, genericTile) * ceilDiv(p.m, genericTile) * inner
 	splits = max(1, min(splitLanes/max(blocks, 1), p.k/splitMinSlice))
+	if p.cpu {
+		splits = max(splits, ceilDiv(p.k, loopBudget-loopMargin))
+	}
 	kSlice = ceilDiv(p.k, splits)
 	splits = ceilDiv(p.k, kSlice)
 	return kSlice, splits
@@ -1003,4 +1055,18 @@ func closeAll(bufs []*vkc.Buffer[float32]) error {
 		}
 	}
 	return first
+}
+
+// splitTexelShape is how splitk-texel cuts K: texels of K per slice and
+// the number of slices, about splitTexelGroups groups of at least
+// splitTexelMinSteps texels per invocation, and on a CPU driver slices
+// short enough that an invocation's loop stays within loopBudget.
+func (p *problem) splitTexelShape() (sliceQ, splits int) {
+	n4, k4 := ceilDiv(p.n, 4), p.k/4
+	splits = max(1, min(splitTexelGroups/n4, k4/(splitTexelMinSteps*gemvTexelLocal)))
+	if p.cpu {
+		splits = max(splits, ceilDiv(k4, (loopBudget-loopMargin-4-gemvTexelLocal)*gemvTexelLocal))
+	}
+	sliceQ = ceilDiv(k4, splits)
+	return sliceQ, max(1, ceilDiv(k4, sliceQ))
 }

@@ -27,13 +27,6 @@ const (
 // but C of its lanes idle and walk its share one row at a time.
 const laneRowsMax = wg / 4
 
-// loopBudget is how many loop iterations, all of an invocation's loops
-// together, a driver may run before it cuts them short without an error:
-// Mesa's llvmpipe (lavapipe) stops every loop of an invocation after
-// 65535. The row kernel's layout keeps each lane's share to half of it
-// where the launch can (rowIters).
-const loopBudget = 65535
-
 // rowIters is an upper estimate of the loop iterations one lane of the
 // row kernel runs for one row of C elements in rank axes: its three
 // passes over its elements, two trees of log2(wg) levels (each counted
