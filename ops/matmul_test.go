@@ -699,3 +699,29 @@ func TestMatmulDynamicLongKRefusedOnCPUDrivers(t *testing.T) {
 	p := problem{m: m, n: n, k: 8000, dynamic: true, whole: true, cpu: true}
 	require.NotEmpty(t, p.candidates(), "a K within the budget still runs")
 }
+
+// TestMatmulTexelPackedAfterAnotherShape runs texel-packed on one stream
+// with shapes whose temporaries have the same sizes but whose padding of
+// K lies elsewhere (K 21, then 19; then M and K swapped): a kept
+// temporary must hold zeros wherever the next shape pads, or the padded
+// product adds stale elements.
+func TestMatmulTexelPackedAfterAnotherShape(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	for _, sh := range []struct{ m, n, k int }{{64, 72, 21}, {64, 72, 19}, {72, 64, 21}, {64, 72, 21}} {
+		a, b, c := fresh[float32](t, dev, sh.m*sh.k), fresh[float32](t, dev, sh.k*sh.n), fresh[float32](t, dev, sh.m*sh.n)
+		require.NoError(t, fill(a, 0.25))
+		require.NoError(t, fill(b, 0.5))
+		// A stored transposed keeps the product off texel.
+		at := Of(a, sh.k, sh.m).T()
+		p, err := planMatmul(s, at, Of(b, sh.k, sh.n), Of(c, sh.m, sh.n), MatmulOptions[float32]{})
+		require.NoError(t, err)
+		require.True(t, p.applies(variantTexelPacked), "%+v", sh)
+		require.NoError(t, p.runVariant(s, variantTexelPacked))
+		got, err := c.Read(context.Background())
+		require.NoError(t, err)
+		for i, x := range got {
+			require.Equal(t, float32(sh.k)/8, x, "%+v: element %d", sh, i)
+		}
+	}
+}

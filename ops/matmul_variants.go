@@ -970,7 +970,7 @@ func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn 
 // padding zero), then matmul_texel on them writing C with its epilogue.
 func (p *matmulPlan[T]) runTexelPacked(s *vkc.Stream) error {
 	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
-	return withPacked(s, p.dev, []int{p.m * k8, k8 * n8}, func(tmp []*vkc.Buffer[float32]) error {
+	return withPacked(s, p.dev, []int{p.m, p.k, p.n}, []int{p.m * k8, k8 * n8}, func(tmp []*vkc.Buffer[float32]) error {
 		a, b := any(p.aBuf).(*vkc.Buffer[float32]), any(p.bBuf).(*vkc.Buffer[float32])
 		at := Strided(a, p.a.off, []int{p.m, p.k}, []int{p.a.row, p.a.col})
 		bt := Strided(b, p.b.off, []int{p.k, p.n}, []int{p.b.row, p.b.col})
@@ -992,16 +992,18 @@ func (p *matmulPlan[T]) runTexelPacked(s *vkc.Stream) error {
 // writes, kept while the shape stays the same.
 type packed struct {
 	mu    sync.Mutex
-	sizes []int
+	shape []int // what the set was made for: sizes alone would let two shapes share one
 	bufs  []*vkc.Buffer[float32]
 }
 
-// withPacked runs fn with zero-filled temporaries of the sizes given. The
-// copies into them write the same elements on every call of one shape,
-// so the padding stays zero: the stream's set is kept and zeroed again
-// only when the shape changes. Inside a capture window the set is fresh
-// and closed after (the graph keeps it).
-func withPacked(s *vkc.Stream, dev *vkc.Device, sizes []int, fn func([]*vkc.Buffer[float32]) error) error {
+// withPacked runs fn with zero-filled temporaries of the sizes given, for
+// a product of the shape given. The copies into them write the same
+// elements on every call of one shape, so the padding stays zero: the
+// stream's set is kept and zeroed again only when the shape changes
+// (not only the sizes: M x K8 and K8 x N8 are the same sizes for a K of
+// 21 and of 19, whose padding lies in other columns). Inside a capture
+// window the set is fresh and closed after (the graph keeps it).
+func withPacked(s *vkc.Stream, dev *vkc.Device, shape, sizes []int, fn func([]*vkc.Buffer[float32]) error) error {
 	fresh := func() ([]*vkc.Buffer[float32], error) {
 		var bufs []*vkc.Buffer[float32]
 		for _, n := range sizes {
@@ -1032,16 +1034,16 @@ func withPacked(s *vkc.Stream, dev *vkc.Device, sizes []int, fn func([]*vkc.Buff
 	pk := md.packedOf(s.ID())
 	pk.mu.Lock()
 	defer pk.mu.Unlock()
-	if !slices.Equal(pk.sizes, sizes) {
+	if !slices.Equal(pk.shape, shape) {
 		if err := closeAll(pk.bufs); err != nil {
 			return err
 		}
-		pk.bufs, pk.sizes = nil, nil
+		pk.bufs, pk.shape = nil, nil
 		bufs, err := fresh()
 		if err != nil {
 			return err
 		}
-		pk.bufs, pk.sizes = bufs, slices.Clone(sizes)
+		pk.bufs, pk.shape = bufs, slices.Clone(shape)
 	}
 	return fn(pk.bufs)
 }
