@@ -35,10 +35,12 @@ const (
 	// (group z) and, built as matmul_texel_dyn, a dynamic M. Its workgroup
 	// is set by specialization constants (texelShape).
 	variantTexel
-	// texelPacked: A and B copied (Transpose) into temporaries laid out
-	// for texel, K and N padded with zeros to multiples of 8, then texel
-	// on them writing C with its epilogue: for large float32 products
-	// whose layouts or sizes keep them off texel.
+	// texelPacked: A and B copied (converted from Float16) into float32
+	// temporaries laid out for texel, K and N padded with zeros to
+	// multiples of 8, then texel on them writing C with its epilogue
+	// (through a float32 temporary for Float16): for large float32
+	// products whose layouts or sizes keep them off texel, and large
+	// Float16 ones.
 	variantTexelPacked
 	// gemvTexel: matmul_gemv_texel, float32 M = 1 or N = 1 with the
 	// matrix and the vector read as rgba32f storage texels: for CPU
@@ -211,13 +213,14 @@ func (p *problem) texelFits() bool {
 	return x <= maxGroupsLimit && y <= maxGroupsLimit && (len(p.batch) == 0 || p.batch[len(p.batch)-1] <= maxGroupsLimit)
 }
 
-// packFits reports whether texel-packed can compute p: float32, one
+// packFits reports whether texel-packed can compute p: float32 or
+// Float16 (converted to float32 and summed there), one
 // product that texel cannot take as it lies (a K not a multiple of 4, a
 // transposed or unaligned operand), M and N large, and the temporaries
 // within a texel binding's reach. Once texel compiled its epilogue in,
 // it ran 1000 x 3000 x 500 faster as it lies (K % 8 of 4) than padded.
 func (p *problem) packFits() bool {
-	if p.elem != elemF32 || len(p.batch) != 0 || p.m < packMin || p.n < packMin || p.texelFits() {
+	if p.elem == elemF64 || len(p.batch) != 0 || p.m < packMin || p.n < packMin || p.texelFits() {
 		return false
 	}
 	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
@@ -965,26 +968,51 @@ func withScratch[A float32 | float64](s *vkc.Stream, dev *vkc.Device, n int, fn 
 	return fn(buf)
 }
 
-// runTexelPacked is variantTexelPacked: A into an M x K8 temporary and B
-// into a K8 x N8 one (K8, N8: K and N rounded up to multiples of 8, the
-// padding zero), then matmul_texel on them writing C with its epilogue.
+// runTexelPacked is variantTexelPacked: A into an M x K8 float32
+// temporary and B into a K8 x N8 one (K8, N8: K and N rounded up to
+// multiples of 8, the padding zero), then matmul_texel on them writing C
+// with its epilogue. Float16 A and B are converted into the temporaries
+// (exactly: float32 holds every Float16); matmul_texel writes its
+// float32 sums, bias added and activated, into an M x N8 temporary (the
+// bias converted into one of N), which is converted into C, rounding to
+// nearest even once, as the generic kernel stores its float32 sums.
 func (p *matmulPlan[T]) runTexelPacked(s *vkc.Stream) error {
 	k8, n8 := ceilDiv(p.k, 8)*8, ceilDiv(p.n, 8)*8
-	return withPacked(s, p.dev, []int{p.m, p.k, p.n}, []int{p.m * k8, k8 * n8}, func(tmp []*vkc.Buffer[float32]) error {
-		a, b := any(p.aBuf).(*vkc.Buffer[float32]), any(p.bBuf).(*vkc.Buffer[float32])
-		at := Strided(a, p.a.off, []int{p.m, p.k}, []int{p.a.row, p.a.col})
-		bt := Strided(b, p.b.off, []int{p.k, p.n}, []int{p.b.row, p.b.col})
-		if err := Transpose(s, at, Strided(tmp[0], 0, []int{p.m, p.k}, []int{k8, 1})); err != nil {
+	sizes := []int{p.m * k8, k8 * n8}
+	half := p.elem == elemF16
+	if half {
+		sizes = append(sizes, p.m*n8, p.n)
+	}
+	return withPacked(s, p.dev, []int{p.m, p.k, p.n}, sizes, func(tmp []*vkc.Buffer[float32]) error {
+		at := Strided(p.aBuf, p.a.off, []int{p.m, p.k}, []int{p.a.row, p.a.col})
+		bt := Strided(p.bBuf, p.b.off, []int{p.k, p.n}, []int{p.b.row, p.b.col})
+		if err := convert(s, "Matmul", at, Strided(tmp[0], 0, []int{p.m, p.k}, []int{k8, 1})); err != nil {
 			return err
 		}
-		if err := Transpose(s, bt, Strided(tmp[1], 0, []int{p.k, p.n}, []int{n8, 1})); err != nil {
+		if err := convert(s, "Matmul", bt, Strided(tmp[1], 0, []int{p.k, p.n}, []int{n8, 1})); err != nil {
 			return err
 		}
-		q := *p
-		q.k = k8
+		q := &matmulPlan[float32]{problem: p.problem, dev: p.dev, aBuf: tmp[0], bBuf: tmp[1], describe: p.describe}
+		q.elem, q.k = elemF32, k8
 		q.a = matrix{row: k8, col: 1}
 		q.b = matrix{row: n8, col: 1}
-		return q.runTexel(s, tmp[0], tmp[1], 1, 0, 0, 0)
+		if !half {
+			q.cBuf, q.biasBuf = any(p.cBuf).(*vkc.Buffer[float32]), any(p.biasBuf).(*vkc.Buffer[float32])
+			return q.runTexel(s, tmp[0], tmp[1], 1, 0, 0, 0)
+		}
+		q.cBuf, q.c = tmp[2], matrix{row: n8, col: 1}
+		if p.hasBias {
+			bias := Strided(p.biasBuf, p.bias.off, []int{p.n}, []int{p.bias.col})
+			if err := convert(s, "Matmul", bias, Of(tmp[3])); err != nil {
+				return err
+			}
+			q.biasBuf, q.bias = tmp[3], matrix{col: 1}
+		}
+		if err := q.runTexel(s, tmp[0], tmp[1], 1, 0, 0, 0); err != nil {
+			return err
+		}
+		return convert(s, "Matmul", Strided(tmp[2], 0, []int{p.m, p.n}, []int{n8, 1}),
+			Strided(p.cBuf, p.c.off, []int{p.m, p.n}, []int{p.c.row, p.c.col}))
 	})
 }
 
