@@ -84,11 +84,28 @@ func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis in
 	if r.outPre, err = prefixOf(op, "out", 1, out, r.dynOut, true); err != nil {
 		return err
 	}
+	if it := r.argmaxIters(); !loopsFit(c.dev.Info().Type == vkc.TypeCPU, it) {
+		return fmt.Errorf("vkc: %s: along axis %d of %v: a lane would run %d loop iterations, more than the CPU driver's %d, which would cut the search short: %w",
+			op, r.axis, x.at.shape, it, loopBudget, vkc.ErrUnsupported)
+	}
 	k, err := c.kernel(op, "argmax_"+et.suffix)
 	if err != nil {
 		return err
 	}
 	return r.launch(c, k, redMax, r.mode(), x.at.offset, out.at.offset, 1, et, x.buf, out.buf)
+}
+
+// argmaxIters is how many loop iterations an invocation of Argmax's one
+// pass runs: in lanes each reduces R elements alone; in groups (one per
+// output element, or, where a dynamic launch strides them, the items a
+// group covers at most) each lane strides over R, 64 lanes a group.
+// Argmax has no second pass to split a long axis over (its partials
+// would need their values), so past the budget it is refused.
+func (r reducing) argmaxIters() int {
+	if r.mode() == 0 {
+		return r.R + len(r.shape)
+	}
+	return (r.R+wg-1)/wg + 2*len(r.shape) + wg
 }
 
 // reducing is a reduction's plan: the axis, and the output elements'
