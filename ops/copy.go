@@ -98,16 +98,9 @@ func convert[S, D vkc.Element](s *vkc.Stream, op string, src Tensor[S], dst Tens
 		return err
 	}
 	pre := slices.Concat(preSrc, preDst)
-	ps, err := pl.pieces(op, c.dev.Info().Type == vkc.TypeCPU, []int{dst.at.offset, ls.offset}, c.maxGroupsX())
-	if err != nil {
-		return err
-	}
-	for _, pc := range ps {
+	return c.eachPiece(op, pl, []int{dst.at.offset, ls.offset}, func(pc piece) error {
 		p := push{}.u(uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup), uint32(pc.offs[1]), uint32(pc.offs[0])).
 			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[1]).ints(maxRank, pc.pl.strides[0])
-		if err := run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, src.buf, dst.buf, c.rowsArg(rowsP)); err != nil {
-			return err
-		}
-	}
-	return nil
+		return run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, src.buf, dst.buf, c.rowsArg(rowsP))
+	})
 }

@@ -113,19 +113,12 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	if err != nil {
 		return err
 	}
-	ps, err := pl.pieces(op, c.dev.Info().Type == vkc.TypeCPU, []int{out.at.offset, la.offset, lb.offset}, c.maxGroupsX())
-	if err != nil {
-		return err
-	}
-	for _, pc := range ps {
+	return c.eachPiece(op, pl, []int{out.at.offset, la.offset, lb.offset}, func(pc piece) error {
 		p := push{}.u(code, uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup)).
 			u(uint32(pc.offs[1]), uint32(pc.offs[2]), uint32(pc.offs[0])).
 			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[1]).ints(maxRank, pc.pl.strides[2]).ints(maxRank, pc.pl.strides[0])
-		if err := inPlaceRefused(op, c, run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP))); err != nil {
-			return err
-		}
-	}
-	return nil
+		return inPlaceRefused(op, c, run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP)))
+	})
 }
 
 // elementPlan is how an element-wise kernel walks its operands: the

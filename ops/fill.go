@@ -49,18 +49,11 @@ func Fill[T vkc.Element](s *vkc.Stream, value T, dst Tensor[T]) error {
 	if err != nil {
 		return err
 	}
-	ps, err := pl.pieces(op, c.dev.Info().Type == vkc.TypeCPU, []int{dst.at.offset}, c.maxGroupsX())
-	if err != nil {
-		return err
-	}
-	for _, pc := range ps {
+	return c.eachPiece(op, pl, []int{dst.at.offset}, func(pc piece) error {
 		p := push{}.u(uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup), uint32(pc.offs[0]), lo, hi).
 			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[0])
-		if err := run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, dst.buf, c.rowsArg(rowsP)); err != nil {
-			return err
-		}
-	}
-	return nil
+		return run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, dst.buf, c.rowsArg(rowsP))
+	})
 }
 
 // valueWords is v's bits as the fill kernel's two push words: a 32-bit

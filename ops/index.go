@@ -164,16 +164,7 @@ func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], i
 	}
 	maxX := c.maxGroupsX()
 	if rowsP == nil {
-		g, err := groupsFor(V, c.dev.Info().Limits.MaxComputeWorkGroupCount)
-		if err != nil {
-			return fmt.Errorf("vkc: %s: %w", op, err)
-		}
-		for i0 := 0; i0 == 0 || i0 < N; i0 += chunk {
-			if err := k.Launch(s, g, at(i0, min(chunk, N-i0)), src.buf, idx.buf, out.buf, c.rows); err != nil {
-				return err
-			}
-		}
-		return nil
+		return scatterChunks(c, op, k, V, N, chunk, at, src.buf, idx.buf, out.buf)
 	}
 	p := at(0, N)
 	// A group per output row at the capacity, fewer in proportion to the
@@ -188,6 +179,21 @@ func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], i
 		g = g.Prefix(pr.binding, pr.per)
 	}
 	return k.LaunchIndirect(s, g, p, src.buf, idx.buf, out.buf, rowsP)
+}
+
+// scatterChunks launches ScatterAdd's static work: a group per output
+// row, over src's N rows chunk a launch (push at(i0, n) for rows i0 on).
+func scatterChunks(c *opContext, op string, k *vkc.Kernel, V, N, chunk int, at func(i0, n int) push, args ...vkc.Arg) error {
+	g, err := groupsFor(V, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+	if err != nil {
+		return fmt.Errorf("vkc: %s: %w", op, err)
+	}
+	for i0 := 0; i0 == 0 || i0 < N; i0 += chunk {
+		if err := k.Launch(c.s, g, at(i0, min(chunk, N-i0)), append(args, c.rows)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scatterChunk is how many of src's N rows one ScatterAdd launch adds: a

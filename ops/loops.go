@@ -39,6 +39,20 @@ func elementIters(shape []int, perGroup int) int {
 	return (perGroup*inner+wg-1)/wg*(len(shape)+1) + len(shape)
 }
 
+// eachPiece runs launch for each of pl's pieces on c's device.
+func (c *opContext) eachPiece(op string, pl elementPlan, offs []int, launch func(pc piece) error) error {
+	ps, err := pl.pieces(op, c.dev.Info().Type == vkc.TypeCPU, offs, c.maxGroupsX())
+	if err != nil {
+		return err
+	}
+	for _, pc := range ps {
+		if err := launch(pc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // piece is one launch of an element-wise plan: the plan over a
 // sub-tensor and each operand's offset, in the plan's order (out first).
 type piece struct {

@@ -132,6 +132,12 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	if lane {
 		flags |= flagLaneRows
 	}
+	// A group takes a row whole: a row too long for one lane's share of
+	// it to fit the budget has no launch that splits it.
+	if it := rowIters(rl.C, len(rl.shape), lane); !loopsFit(c.dev.Info().Type == vkc.TypeCPU, it) {
+		return fmt.Errorf("vkc: %s: rows of %d elements: a lane would run %d loop iterations, more than the CPU driver's %d, which would cut the row short: %w",
+			op, rl.C, it, loopBudget, vkc.ErrUnsupported)
+	}
 	switch {
 	case rl.dynC:
 		flags |= flagDynC

@@ -156,17 +156,10 @@ func unaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []strin
 	if err != nil {
 		return err
 	}
-	ps, err := pl.pieces(op, c.dev.Info().Type == vkc.TypeCPU, []int{y.at.offset, lx.offset}, c.maxGroupsX())
-	if err != nil {
-		return err
-	}
-	for _, pc := range ps {
+	return c.eachPiece(op, pl, []int{y.at.offset, lx.offset}, func(pc piece) error {
 		p := push{}.u(code, uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup)).
 			u(uint32(pc.offs[1]), uint32(pc.offs[0])).scalar(a.value, et).
 			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[1]).ints(maxRank, pc.pl.strides[0])
-		if err := inPlaceRefused(op, c, run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha)); err != nil {
-			return err
-		}
-	}
-	return nil
+		return inPlaceRefused(op, c, run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha))
+	})
 }
