@@ -64,6 +64,9 @@ func Max[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) err
 // Argmax writes into out the index along axis of the largest element of
 // x, the first such index on ties, as uint32 or int32. Shapes and
 // dynamic axes as in Sum. With a NaN among the elements the result is unspecified.
+// On a CPU driver an axis of more than about 4.19 million elements,
+// which its one pass cannot walk within the driver's loop budget, is
+// refused with an error wrapping vkc.ErrUnsupported.
 func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis int, out Tensor[I]) error {
 	const op = "Argmax"
 	et, err := checkType[T](op, numericTypes)
