@@ -92,13 +92,15 @@ func convert[S, D vkc.Element](s *vkc.Stream, op string, src Tensor[S], dst Tens
 	if err != nil {
 		return err
 	}
-	p := push{}.u(uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup), uint32(ls.offset), uint32(dst.at.offset)).
-		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
 	preSrc, errSrc := prefixOf(op, "src", 0, src, src.rows != nil, false)
 	preDst, errDst := prefixOf(op, "dst", 1, dst, rowsP != nil, true)
 	if err := cmp.Or(errSrc, errDst); err != nil {
 		return err
 	}
 	pre := slices.Concat(preSrc, preDst)
-	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, src.buf, dst.buf, c.rowsArg(rowsP))
+	return c.eachPiece(op, pl, []int{dst.at.offset, ls.offset}, func(pc piece) error {
+		p := push{}.u(uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup), uint32(pc.offs[1]), uint32(pc.offs[0])).
+			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[1]).ints(maxRank, pc.pl.strides[0])
+		return run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, src.buf, dst.buf, c.rowsArg(rowsP))
+	})
 }

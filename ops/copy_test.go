@@ -90,3 +90,21 @@ func convertFrom[S vkc.Element](t *testing.T, dev *vkc.Device) {
 	t.Run("int32", func(t *testing.T) { checkConvert[S, int32](t, dev) })
 	t.Run("uint32", func(t *testing.T) { checkConvert[S, uint32](t, dev) })
 }
+
+// TestCopyOfTransposedLongAxisWritesEveryElement: Copy, Transpose and
+// Convert of a transposed [2, N], rows too long for one group's lanes to
+// cover within a CPU driver's loop budget.
+func TestCopyOfTransposedLongAxisWritesEveryElement(t *testing.T) {
+	dev := openTest(t)
+	const N = overBudget / 2
+	src := Of(constants(t, dev, 2*N, 3), N, 2).T()
+	dst := fresh[float32](t, dev, 2*N)
+	require.NoError(t, Copy(dev.Stream(), src, Of(dst, 2, N)))
+	requireEvery(t, dst, 3)
+	back := fresh[float32](t, dev, 2*N)
+	require.NoError(t, Transpose(dev.Stream(), Of(dst, 2, N).T(), Of(back, N, 2)))
+	requireEvery(t, back, 3)
+	ints := fresh[int32](t, dev, 2*N)
+	require.NoError(t, Convert(dev.Stream(), src, Of(ints, 2, N)))
+	requireEvery(t, ints, 3)
+}

@@ -30,6 +30,12 @@ const (
 //
 // With a dynamic out (Tensor.Dynamic), axis 0 covers the param's value
 // when the work runs, so a captured graph follows it on every replay.
+// On a CPU driver, where the rows after axis 0 (once axes merge) hold
+// more elements than a group's lanes finish within the driver's loop
+// budget (about 1.4 million on a transposed or broadcast operand), a
+// static shape runs a launch per index of its leading axes and a dynamic
+// one is refused with an error wrapping vkc.ErrUnsupported; so for every
+// element-wise op (unary, Scale, Axpy, Copy, Convert, Fill).
 func Add[T vkc.Element](s *vkc.Stream, a, b, out Tensor[T]) error {
 	return binaryOp(s, "Add", binAdd, a, b, out)
 }
@@ -113,10 +119,12 @@ func binaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, a, b, out Te
 	if err != nil {
 		return err
 	}
-	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
-		u(uint32(la.offset), uint32(lb.offset), uint32(out.at.offset)).
-		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[2]).ints(maxRank, pl.strides[0])
-	return inPlaceRefused(op, c, run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP)))
+	return c.eachPiece(op, pl, []int{out.at.offset, la.offset, lb.offset}, func(pc piece) error {
+		p := push{}.u(code, uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup)).
+			u(uint32(pc.offs[1]), uint32(pc.offs[2]), uint32(pc.offs[0])).
+			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[1]).ints(maxRank, pc.pl.strides[2]).ints(maxRank, pc.pl.strides[0])
+		return inPlaceRefused(op, c, run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, a.buf, b.buf, out.buf, c.rowsArg(rowsP)))
+	})
 }
 
 // elementPlan is how an element-wise kernel walks its operands: the

@@ -151,3 +151,34 @@ func TestContiguousFloat32TakesTheWideKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestAddBroadcastOverLongRowsWritesEveryElement adds a row to each of
+// two rows too long to merge with it: a group takes whole rows, and each
+// element costs a lane three loop iterations, so rows of some 1.4
+// million elements once ran a lane past a CPU driver's budget.
+func TestAddBroadcastOverLongRowsWritesEveryElement(t *testing.T) {
+	dev := openTest(t)
+	const N = overBudget / 2
+	out := fresh[float32](t, dev, 2*N)
+	require.NoError(t, Add(dev.Stream(), Of(constants(t, dev, 2*N, 1), 2, N), Of(constants(t, dev, N, 2), N), Of(out, 2, N)))
+	requireEvery(t, out, 3)
+	require.NoError(t, Mul(dev.Stream(), Of(constants(t, dev, 1, 5), 1, 1), Of(out, 2, N), Of(out, 2, N)))
+	requireEvery(t, out, 15)
+}
+
+// TestAddDynamicOverLongRowsAddsOrRefuses: a dynamic axis 0 cannot be
+// split into launches, so a CPU driver must refuse what its lanes would
+// cut short.
+func TestAddDynamicOverLongRowsAddsOrRefuses(t *testing.T) {
+	dev := openTest(t)
+	const N = overBudget / 2
+	p, err := vkc.NewParam[uint32](dev, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	out := fresh[float32](t, dev, 2*N)
+	a := Of(constants(t, dev, 2*N, 1), 2, N).Dynamic(p)
+	if refusedOnCPU(t, dev, Add(dev.Stream(), a, Of(constants(t, dev, N, 2), N), Of(out, 2, N).Dynamic(p))) {
+		return
+	}
+	requireEvery(t, out, 3)
+}

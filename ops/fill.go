@@ -45,13 +45,15 @@ func Fill[T vkc.Element](s *vkc.Stream, value T, dst Tensor[T]) error {
 		return err
 	}
 	lo, hi := valueWords(value)
-	p := push{}.u(uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup), uint32(dst.at.offset), lo, hi).
-		ints(maxRank, pl.shape).ints(maxRank, pl.strides[0])
 	pre, err := prefixOf(op, "dst", 0, dst, rowsP != nil, true)
 	if err != nil {
 		return err
 	}
-	return run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, dst.buf, c.rowsArg(rowsP))
+	return c.eachPiece(op, pl, []int{dst.at.offset}, func(pc piece) error {
+		p := push{}.u(uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup), uint32(pc.offs[0]), lo, hi).
+			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[0])
+		return run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, dst.buf, c.rowsArg(rowsP))
+	})
 }
 
 // valueWords is v's bits as the fill kernel's two push words: a 32-bit

@@ -97,3 +97,14 @@ func TestFillAndCopyRefuseABroadcastDst(t *testing.T) {
 	require.ErrorContains(t, Fill(dev.Stream(), float32(1), dst), "more than once")
 	require.ErrorContains(t, Copy(dev.Stream(), Of(x, 3).Slice(0, 0, 1).BroadcastTo(2, 1), dst), "more than once")
 }
+
+// TestFillOfTransposedLongAxisWritesEveryElement fills a transposed
+// [2, N], rows too long for one group's lanes to cover within a CPU
+// driver's loop budget.
+func TestFillOfTransposedLongAxisWritesEveryElement(t *testing.T) {
+	dev := openTest(t)
+	const N = overBudget / 2
+	dst := fresh[float32](t, dev, 2*N)
+	require.NoError(t, Fill(dev.Stream(), 4, Of(dst, N, 2).T()))
+	requireEvery(t, dst, 4)
+}

@@ -223,3 +223,52 @@ func within(t testing.TB, what string, got, want []float64, tol func(i int) floa
 		t.Errorf("%s: %d of %d elements outside tolerance", what, bad, len(want))
 	}
 }
+
+// overBudget is a length whose loop, one element a lane and 64 lanes a
+// group, runs past a CPU driver's loop budget (loopBudget) in one
+// invocation, by 1024 iterations.
+const overBudget = wg * (loopBudget + 1024)
+
+// constants is a buffer of n float32 copies of v.
+func constants(t *testing.T, dev *vkc.Device, n int, v float32) *vkc.Buffer[float32] {
+	t.Helper()
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = v
+	}
+	b, err := vkc.FromSlice(dev, xs)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// requireEvery fails the test unless every element of b is want, naming
+// how many are not and the first.
+func requireEvery[T vkc.Element](t *testing.T, b *vkc.Buffer[T], want T) {
+	t.Helper()
+	xs, err := b.Read(t.Context())
+	require.NoError(t, err)
+	bad, first := 0, -1
+	for i, x := range xs {
+		if x != want {
+			if first < 0 {
+				first = i
+			}
+			bad++
+		}
+	}
+	require.Zero(t, bad, "%d of %d elements are not %v, the first at %d", bad, len(xs), want, first)
+}
+
+// refusedOnCPU reports whether err is a CPU driver's refusal (wrapping
+// vkc.ErrUnsupported, the op having written nothing); on any other
+// device, or where err is nil, it requires err nil and reports false.
+func refusedOnCPU(t *testing.T, dev *vkc.Device, err error) bool {
+	t.Helper()
+	if err != nil && dev.Info().Type == vkc.TypeCPU {
+		require.ErrorIs(t, err, vkc.ErrUnsupported)
+		return true
+	}
+	require.NoError(t, err)
+	return false
+}

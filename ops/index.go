@@ -64,18 +64,39 @@ func Gather[T vkc.Element, I int32 | uint32](s *vkc.Stream, table Tensor[T], idx
 	if rowsP != nil {
 		flags |= flagDynamic
 	}
-	per := rowsPerGroup(N, D, c.maxGroupsX())
-	p := push{}.u(flags, uint32(per), uint32(N), uint32(table.at.shape[0]), uint32(D)).
-		u(uint32(table.at.offset), uint32(table.at.strides[0]), uint32(table.at.strides[1])).
-		u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
-		u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
 	preIdx, errIdx := prefixOf(op, "idx", 1, idx, idx.rows != nil, false)
 	preOut, errOut := prefixOf(op, "out", 2, out, rowsP != nil, true)
 	if err := cmp.Or(errIdx, errOut); err != nil {
 		return err
 	}
 	pre := slices.Concat(preIdx, preOut)
-	return run(s, k, rowsP, pre, N, per, p, table.buf, idx.buf, out.buf, c.rowsArg(rowsP))
+	maxX := c.maxGroupsX()
+	cols := gatherCols(c.dev.Info().Type == vkc.TypeCPU, N, D, maxX)
+	for c0 := 0; c0 < D; c0 += cols {
+		dc := min(cols, D-c0)
+		per := rowsPerGroup(N, dc, maxX)
+		p := push{}.u(flags, uint32(per), uint32(N), uint32(table.at.shape[0]), uint32(dc)).
+			u(uint32(table.at.offset+c0*table.at.strides[1]), uint32(table.at.strides[0]), uint32(table.at.strides[1])).
+			u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
+			u(uint32(out.at.offset+c0*out.at.strides[1]), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
+		if err := run(s, k, rowsP, pre, N, per, p, table.buf, idx.buf, out.buf, c.rowsArg(rowsP)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gatherCols is how many of a row's D columns one Gather launch covers:
+// all of them unless, on a CPU driver, a group's rows of them would run
+// an invocation past the loop budget (a group covers whole rows, one
+// loop iteration an element and lane); then the halves, quarters, ... of
+// them that fit, one launch each.
+func gatherCols(cpu bool, N, D int, maxX uint32) int {
+	cols := D
+	for cols > 1 && !loopsFit(cpu, (rowsPerGroup(N, cols, maxX)*cols+wg-1)/wg+1) {
+		cols = (cols + 1) / 2
+	}
+	return cols
 }
 
 // ScatterAdd adds row i of src into row idx[i] of out, for every i:
@@ -84,7 +105,10 @@ func Gather[T vkc.Element, I int32 | uint32](s *vkc.Stream, table Tensor[T], idx
 // and written (so written before); indices outside 0..V-1 add nowhere.
 // Deterministic: the rows landing on one output row are added in the
 // order of i (in float32 for Float16), then added to it once, with no
-// atomics, so equal inputs give equal bits on every device. It reads idx
+// atomics, so equal inputs give equal bits on every device (on a CPU
+// driver, rows past what one launch's loops may run, some 65000 over
+// ceil(D/64), go in chunks of that many, each chunk's sum added once, in
+// order; a dynamic src past it is refused). It reads idx
 // once per output row (V*N reads): meant for the sizes of a batch's
 // lookups, not for millions of rows at once. out may not share memory
 // with src or idx. Every element type ops has kernels for.
@@ -123,23 +147,26 @@ func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], i
 	if err != nil {
 		return err
 	}
-	V, N := out.at.shape[0], src.at.shape[0]
+	V, N, D := out.at.shape[0], src.at.shape[0], src.at.shape[1]
 	var flags uint32
 	if rowsP != nil {
 		flags |= flagDynamic
 	}
-	p := push{}.u(flags, uint32(N), uint32(V), uint32(src.at.shape[1])).
-		u(uint32(src.at.offset), uint32(src.at.strides[0]), uint32(src.at.strides[1])).
-		u(uint32(idx.at.offset), uint32(idx.at.strides[0])).
-		u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
+	at := func(i0, n int) push {
+		return push{}.u(flags, uint32(n), uint32(V), uint32(D)).
+			u(uint32(src.at.offset+i0*src.at.strides[0]), uint32(src.at.strides[0]), uint32(src.at.strides[1])).
+			u(uint32(idx.at.offset+i0*idx.at.strides[0]), uint32(idx.at.strides[0])).
+			u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
+	}
+	chunk, err := scatterChunk(op, c.dev.Info().Type == vkc.TypeCPU, N, V, D, rowsP != nil)
+	if err != nil {
+		return err
+	}
 	maxX := c.maxGroupsX()
 	if rowsP == nil {
-		g, err := groupsFor(V, c.dev.Info().Limits.MaxComputeWorkGroupCount)
-		if err != nil {
-			return fmt.Errorf("vkc: %s: %w", op, err)
-		}
-		return k.Launch(s, g, p, src.buf, idx.buf, out.buf, c.rows)
+		return scatterChunks(c, op, k, V, N, chunk, at, src.buf, idx.buf, out.buf)
 	}
+	p := at(0, N)
 	// A group per output row at the capacity, fewer in proportion to the
 	// param: the kernel's groups stride over the rows.
 	g := vkc.GroupsOf(rowsP, uint32(max(1, (N+V-1)/V, (N+int(maxX)-1)/int(maxX))))
@@ -152,6 +179,49 @@ func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], i
 		g = g.Prefix(pr.binding, pr.per)
 	}
 	return k.LaunchIndirect(s, g, p, src.buf, idx.buf, out.buf, rowsP)
+}
+
+// scatterChunks launches ScatterAdd's static work: a group per output
+// row, over src's N rows chunk a launch (push at(i0, n) for rows i0 on).
+func scatterChunks(c *opContext, op string, k *vkc.Kernel, V, N, chunk int, at func(i0, n int) push, args ...vkc.Arg) error {
+	g, err := groupsFor(V, c.dev.Info().Limits.MaxComputeWorkGroupCount)
+	if err != nil {
+		return fmt.Errorf("vkc: %s: %w", op, err)
+	}
+	for i0 := 0; i0 == 0 || i0 < N; i0 += chunk {
+		if err := k.Launch(c.s, g, at(i0, min(chunk, N-i0)), append(args, c.rows)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scatterChunk is how many of src's N rows one ScatterAdd launch adds: a
+// lane of the group of output row v scans every one of them for v, for
+// each of its ceil(D/64) columns, so on a CPU driver more than about
+// loopBudget/ceil(D/64) rows would run it past the loop budget and leave
+// the sum short. Static rows past that go in chunks, a launch each, each
+// chunk's sum added to out once, in order; a dynamic src, whose launch
+// strides its groups over the output rows (as many as max(N, V) a lane
+// where the param holds few), is refused past it with an error wrapping
+// vkc.ErrUnsupported, as is a row too wide for a chunk of one.
+func scatterChunk(op string, cpu bool, N, V, D int, dynamic bool) (int, error) {
+	cols := (D + wg - 1) / wg
+	if dynamic {
+		if !loopsFit(cpu, 3*max(N, V)*cols) {
+			return 0, fmt.Errorf("vkc: %s: dynamic src of %d rows into %d of %d columns: a lane would run up to %d loop iterations, more than the CPU driver's %d: %w",
+				op, N, V, D, 3*max(N, V)*cols, loopBudget, vkc.ErrUnsupported)
+		}
+		return N, nil
+	}
+	if loopsFit(cpu, cols*(N+2)) {
+		return max(N, 1), nil
+	}
+	chunk := (loopBudget-loopMargin)/cols - 2
+	if chunk < 1 {
+		return 0, fmt.Errorf("vkc: %s: rows of %d elements: a lane would run %d loop iterations a source row, past the CPU driver's %d: %w", op, D, cols, loopBudget, vkc.ErrUnsupported)
+	}
+	return chunk, nil
 }
 
 // scatterRows is the param of ScatterAdd's dynamic src or idx, nil if

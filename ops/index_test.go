@@ -71,3 +71,82 @@ func TestGatherAndScatterAddMatchFloat64(t *testing.T) {
 	t.Run("int32", func(t *testing.T) { checkGatherScatter[int32](t, dev) })
 	t.Run("uint32", func(t *testing.T) { checkGatherScatter[uint32](t, dev) })
 }
+
+// TestScatterAddOfManyRowsIntoOneAddsEveryRow: each lane scans all N
+// source rows for its output row (N+1 loop iterations a lane); past the
+// CPU driver's budget the sum must not stop short.
+func TestScatterAddOfManyRowsIntoOneAddsEveryRow(t *testing.T) {
+	dev := openTest(t)
+	const N = loopBudget + 4465 // 70000
+	idx := fresh[uint32](t, dev, N)
+	require.NoError(t, Fill(dev.Stream(), 0, Of(idx, N)))
+	out := constants(t, dev, 2, 1)
+	require.NoError(t, ScatterAdd(dev.Stream(), Of(constants(t, dev, N, 1), N, 1), Of(idx, N), Of(out, 2, 1)))
+	require.Equal(t, []float64{N + 1, 1}, download(t, out))
+}
+
+// TestScatterAddOfFewRowsIntoManyAddsEachOnce: a group an output row,
+// each scanning the two source rows, over more output rows than the
+// budget.
+func TestScatterAddOfFewRowsIntoManyAddsEachOnce(t *testing.T) {
+	dev := openTest(t)
+	const V = loopBudget + 4465
+	idx := upload[uint32](t, dev, []float64{0, V - 1})
+	out := constants(t, dev, V, 1)
+	require.NoError(t, ScatterAdd(dev.Stream(), Of(constants(t, dev, 2, 1), 2, 1), Of(idx, 2), Of(out, V, 1)))
+	got := download(t, out)
+	require.Equal(t, []float64{2, 1, 1, 2}, []float64{got[0], got[1], got[V-2], got[V-1]})
+	require.Equal(t, float64(V+2), sumOf(got))
+}
+
+// TestScatterAddDynamicIntoManyRowsAddsOrRefuses: a dynamic src's groups
+// follow the param, so at one row a single group strides over all V
+// output rows; a CPU driver must add right or refuse.
+func TestScatterAddDynamicIntoManyRowsAddsOrRefuses(t *testing.T) {
+	dev := openTest(t)
+	const V, N = loopBudget + 4465, 4
+	p, err := vkc.NewParam[uint32](dev, 1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	idx := upload[uint32](t, dev, []float64{V - 1, 0, 0, 0})
+	out := constants(t, dev, V, 1)
+	src := Of(constants(t, dev, N, 1), N, 1).Dynamic(p)
+	if refusedOnCPU(t, dev, ScatterAdd(dev.Stream(), src, Of(idx, N).Dynamic(p), Of(out, V, 1))) {
+		return
+	}
+	got := download(t, out)
+	require.Equal(t, []float64{1, 2}, []float64{got[0], got[V-1]})
+}
+
+// TestGatherOfWideRowsCopiesEveryColumn: a group takes whole rows, a
+// lane every 64th element of them: a row of more than 64 times the
+// budget once ran past it.
+func TestGatherOfWideRowsCopiesEveryColumn(t *testing.T) {
+	dev := openTest(t)
+	const D = overBudget
+	idx := upload[uint32](t, dev, []float64{0})
+	out := fresh[float32](t, dev, D)
+	require.NoError(t, Gather(dev.Stream(), Of(constants(t, dev, D, 1), 1, D), Of(idx, 1), Of(out, 1, D)))
+	requireEvery(t, out, 1)
+}
+
+// TestGatherOfManyRowsCopiesEveryRow: many narrow rows, 4096 a group.
+func TestGatherOfManyRowsCopiesEveryRow(t *testing.T) {
+	dev := openTest(t)
+	const N = overBudget
+	idx := fresh[uint32](t, dev, N)
+	require.NoError(t, Fill(dev.Stream(), 1, Of(idx, N)))
+	out := fresh[float32](t, dev, N)
+	table := upload[float32](t, dev, []float64{0, 3})
+	require.NoError(t, Gather(dev.Stream(), Of(table, 2, 1), Of(idx, N), Of(out, N, 1)))
+	requireEvery(t, out, 3)
+}
+
+// sumOf is the sum of xs.
+func sumOf(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}

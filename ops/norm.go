@@ -61,6 +61,11 @@ func rowsCap(C, rank int, lane bool) int {
 // when the work runs. Along the dynamic axis 0 itself, the softmax of
 // each row covers its first rows (the param's value) alone, and only
 // those are written.
+//
+// On a CPU driver a row of more than about 1.39 million elements, which
+// one group's lanes cannot walk three times within the driver's loop
+// budget, is refused with an error wrapping vkc.ErrUnsupported; so for
+// LayerNorm and RMSNorm.
 func Softmax[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, y Tensor[T]) error {
 	return rowOp(s, "Softmax", rowSoftmax, float32And16, x, axis, Tensor[T]{}, Tensor[T]{}, Scalar{}, y)
 }
@@ -131,6 +136,12 @@ func rowOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string,
 	lead, perLead, perRows, lane := rl.layout(c.maxGroupsX())
 	if lane {
 		flags |= flagLaneRows
+	}
+	// A group takes a row whole: a row too long for one lane's share of
+	// it to fit the budget has no launch that splits it.
+	if it := rowIters(rl.C, len(rl.shape), lane); !loopsFit(c.dev.Info().Type == vkc.TypeCPU, it) {
+		return fmt.Errorf("vkc: %s: rows of %d elements: a lane would run %d loop iterations, more than the CPU driver's %d, which would cut the row short: %w",
+			op, rl.C, it, loopBudget, vkc.ErrUnsupported)
 	}
 	switch {
 	case rl.dynC:

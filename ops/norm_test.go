@@ -285,3 +285,23 @@ func TestRowOpsOnADynamicAxisOfManyRows(t *testing.T) {
 		within(t, op, download(t, yb), want, func(i int) float64 { return 64 * 0x1p-24 * (1 + math.Abs(want[i])) })
 	}
 }
+
+// TestRowOpsAlongLongRowNormaliseOrRefuse: a group takes a row whole, a
+// lane making three passes over its share, so a row of some 1.4 million
+// elements runs past a CPU driver's loop budget: the ops must then
+// refuse, not write a short row's result.
+func TestRowOpsAlongLongRowNormaliseOrRefuse(t *testing.T) {
+	dev := openTest(t)
+	const C = 1 << 21
+	x := Of(constants(t, dev, C, 1), 1, C)
+	y := fresh[float32](t, dev, C)
+	if !refusedOnCPU(t, dev, Softmax(dev.Stream(), x, -1, Of(y, 1, C))) {
+		requireEvery(t, y, 1.0/C)
+	}
+	if !refusedOnCPU(t, dev, RMSNorm(dev.Stream(), x, Tensor[float32]{}, Tensor[float32]{}, Const(0), Of(y, 1, C))) {
+		requireEvery(t, y, 1)
+	}
+	if !refusedOnCPU(t, dev, LayerNorm(dev.Stream(), x, Tensor[float32]{}, Tensor[float32]{}, Const(0), Of(y, 1, C))) {
+		requireEvery(t, y, 0)
+	}
+}

@@ -64,6 +64,9 @@ func Max[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) err
 // Argmax writes into out the index along axis of the largest element of
 // x, the first such index on ties, as uint32 or int32. Shapes and
 // dynamic axes as in Sum. With a NaN among the elements the result is unspecified.
+// On a CPU driver an axis of more than about 4.19 million elements,
+// which its one pass cannot walk within the driver's loop budget, is
+// refused with an error wrapping vkc.ErrUnsupported.
 func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis int, out Tensor[I]) error {
 	const op = "Argmax"
 	et, err := checkType[T](op, numericTypes)
@@ -84,11 +87,28 @@ func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis in
 	if r.outPre, err = prefixOf(op, "out", 1, out, r.dynOut, true); err != nil {
 		return err
 	}
+	if it := r.argmaxIters(); !loopsFit(c.dev.Info().Type == vkc.TypeCPU, it) {
+		return fmt.Errorf("vkc: %s: along axis %d of %v: a lane would run %d loop iterations, more than the CPU driver's %d, which would cut the search short: %w",
+			op, r.axis, x.at.shape, it, loopBudget, vkc.ErrUnsupported)
+	}
 	k, err := c.kernel(op, "argmax_"+et.suffix)
 	if err != nil {
 		return err
 	}
 	return r.launch(c, k, redMax, r.mode(), x.at.offset, out.at.offset, 1, et, x.buf, out.buf)
+}
+
+// argmaxIters is how many loop iterations an invocation of Argmax's one
+// pass runs: in lanes each reduces R elements alone; in groups (one per
+// output element, or, where a dynamic launch strides them, the items a
+// group covers at most) each lane strides over R, 64 lanes a group.
+// Argmax has no second pass to split a long axis over (its partials
+// would need their values), so past the budget it is refused.
+func (r reducing) argmaxIters() int {
+	if r.mode() == 0 {
+		return r.R + len(r.shape)
+	}
+	return (r.R+wg-1)/wg + 2*len(r.shape) + wg
 }
 
 // reducing is a reduction's plan: the axis, and the output elements'

@@ -192,3 +192,54 @@ func TestConcurrentTwoPassSums(t *testing.T) {
 		require.Equal(t, []float64{float64((w + 1) * n)}, download(t, o))
 	}
 }
+
+// TestSumAlongLongAxisSumsEveryTerm sums ones along axes of more than 64
+// times the loop budget, the last axis (contiguous rows, and rows of an
+// odd length for the reduce kernel's path) and axis 0 (strided): each
+// sum must count every term.
+func TestSumAlongLongAxisSumsEveryTerm(t *testing.T) {
+	dev := openTest(t)
+	for _, N := range []int{overBudget, overBudget + 1} {
+		x := constants(t, dev, 2*N, 1)
+		for _, c := range []struct {
+			shape []int
+			axis  int
+		}{{[]int{2, N}, 1}, {[]int{N, 2}, 0}} {
+			out := fresh[float32](t, dev, 2)
+			require.NoError(t, Sum(dev.Stream(), Of(x, c.shape...), c.axis, Of(out, 2)))
+			require.Equal(t, []float64{float64(N), float64(N)}, download(t, out), "Sum of ones %v along axis %d", c.shape, c.axis)
+			require.NoError(t, Mean(dev.Stream(), Of(x, c.shape...), c.axis, Of(out, 2)))
+			require.Equal(t, []float64{1, 1}, download(t, out), "Mean of ones %v along axis %d", c.shape, c.axis)
+		}
+	}
+}
+
+// TestMaxAlongLongAxisFindsTheLast puts the maximum last along axes of
+// more than 64 times the loop budget; Argmax, a single pass, must find
+// it or (on a CPU driver) refuse.
+func TestMaxAlongLongAxisFindsTheLast(t *testing.T) {
+	dev := openTest(t)
+	const N = overBudget + 1
+	xs := make([]float32, 2*N)
+	xs[N-1], xs[2*N-1], xs[2*N-2] = 5, 7, 6 // [2, N]: row ends; [N, 2]: the last row
+	x, err := vkc.FromSlice(dev, xs)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = x.Close() })
+	for _, c := range []struct {
+		shape []int
+		axis  int
+		max   []float64
+		arg   []uint32
+	}{{[]int{2, N}, 1, []float64{5, 7}, []uint32{N - 1, N - 1}}, {[]int{N, 2}, 0, []float64{6, 7}, []uint32{N - 1, N - 1}}} {
+		out := fresh[float32](t, dev, 2)
+		require.NoError(t, Max(dev.Stream(), Of(x, c.shape...), c.axis, Of(out, 2)))
+		require.Equal(t, c.max, download(t, out), "Max of %v along axis %d", c.shape, c.axis)
+		idx := fresh[uint32](t, dev, 2)
+		if refusedOnCPU(t, dev, Argmax(dev.Stream(), Of(x, c.shape...), c.axis, Of(idx, 2))) {
+			continue
+		}
+		got, err := idx.Read(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, c.arg, got, "Argmax of %v along axis %d", c.shape, c.axis)
+	}
+}

@@ -156,8 +156,10 @@ func unaryOp[T vkc.Element](s *vkc.Stream, op string, code uint32, types []strin
 	if err != nil {
 		return err
 	}
-	p := push{}.u(code, uint32(len(pl.shape)), pl.flags, uint32(pl.perGroup)).
-		u(uint32(lx.offset), uint32(y.at.offset)).scalar(a.value, et).
-		ints(maxRank, pl.shape).ints(maxRank, pl.strides[1]).ints(maxRank, pl.strides[0])
-	return inPlaceRefused(op, c, run(s, k, rowsP, pre, pl.shape[0], pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha))
+	return c.eachPiece(op, pl, []int{y.at.offset, lx.offset}, func(pc piece) error {
+		p := push{}.u(code, uint32(len(pc.pl.shape)), pc.pl.flags, uint32(pc.pl.perGroup)).
+			u(uint32(pc.offs[1]), uint32(pc.offs[0])).scalar(a.value, et).
+			ints(maxRank, pc.pl.shape).ints(maxRank, pc.pl.strides[1]).ints(maxRank, pc.pl.strides[0])
+		return inPlaceRefused(op, c, run(s, k, rowsP, pre, pc.pl.shape[0], pc.pl.perGroup, p, x.buf, y.buf, c.rowsArg(rowsP), alpha))
+	})
 }

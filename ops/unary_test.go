@@ -128,3 +128,19 @@ func TestScaleAndAxpyMatchFloat64(t *testing.T) {
 	t.Run("Float16", func(t *testing.T) { checkScaleAxpy[vkc.Float16, float32](t, dev) })
 	t.Run("float64", func(t *testing.T) { checkScaleAxpy[float64, float64](t, dev) })
 }
+
+// TestUnaryOfTransposedLongAxisWritesEveryElement: unary, Scale and Axpy
+// reading a transposed [2, N] (no fast path), rows too long for one
+// group's lanes to cover within a CPU driver's loop budget.
+func TestUnaryOfTransposedLongAxisWritesEveryElement(t *testing.T) {
+	dev := openTest(t)
+	const N = overBudget / 2
+	x := Of(constants(t, dev, 2*N, 2), N, 2).T()
+	y := fresh[float32](t, dev, 2*N)
+	require.NoError(t, Relu(dev.Stream(), x, Of(y, 2, N)))
+	requireEvery(t, y, 2)
+	require.NoError(t, Scale(dev.Stream(), Const(3), x, Of(y, 2, N)))
+	requireEvery(t, y, 6)
+	require.NoError(t, Axpy(dev.Stream(), Const(-1), x, Of(y, 2, N)))
+	requireEvery(t, y, 4)
+}
