@@ -729,3 +729,68 @@ func TestMatmulTexelPackedAfterAnotherShape(t *testing.T) {
 		}
 	}
 }
+
+// TestMatmulStoresNothingOutsideC runs every variant into a C whose rows
+// lie 256 elements apart in a buffer filled with a sentinel: a kernel's
+// group covers more columns than N, and lanes past N must store nothing,
+// neither into the gap between C's rows nor past its last row.
+func TestMatmulStoresNothingOutsideC(t *testing.T) {
+	dev := openMatmulDevice(t)
+	s := dev.Stream()
+	const m, n, k, row = 40, 72, 64, 256
+	a, b, cBuf := fresh[float32](t, dev, m*k), fresh[float32](t, dev, k*n), fresh[float32](t, dev, m*row)
+	require.NoError(t, fill(a, 1))
+	require.NoError(t, fill(b, 1))
+	c := Strided(cBuf, 0, []int{m, n}, []int{row, 1})
+	p, err := planMatmul(s, Of(a, m, k), Of(b, k, n), c, MatmulOptions[float32]{})
+	require.NoError(t, err)
+	require.Contains(t, p.candidates(), variantWide)
+	for _, v := range p.candidates() {
+		require.NoError(t, fill(cBuf, -7))
+		require.NoError(t, p.runVariant(s, v))
+		got, err := cBuf.Read(context.Background())
+		require.NoError(t, err)
+		for i, x := range got {
+			want := float32(-7)
+			if i%row < n {
+				want = k
+			}
+			require.Equal(t, want, x, "%v: element %d (row %d, column %d)", v, i, i/row, i%row)
+		}
+	}
+}
+
+// TestMatmulTexelPackedFloat32ThenFloat16OnOneStream runs texel-packed
+// for one shape in float32, then in Float16, on one stream: the second
+// takes more temporaries than the first kept.
+func TestMatmulTexelPackedFloat32ThenFloat16OnOneStream(t *testing.T) {
+	dev := openMatmulDevice(t)
+	if !dev.Info().Features.Has(vkc.FeatureStorage16) {
+		t.Skip("no 16-bit storage")
+	}
+	s := dev.Stream()
+	const m, n, k = 64, 64, 98
+	run := func(t *testing.T, half bool) {
+		if half {
+			a, b, c := fresh[vkc.Float16](t, dev, m*k), fresh[vkc.Float16](t, dev, k*n), fresh[vkc.Float16](t, dev, m*n)
+			require.NoError(t, fill(a, toElem[vkc.Float16](0.25)))
+			require.NoError(t, fill(b, toElem[vkc.Float16](0.5)))
+			p, err := planMatmul(s, Of(a, m, k), Of(b, k, n), Of(c, m, n), MatmulOptions[vkc.Float16]{})
+			require.NoError(t, err)
+			require.NoError(t, p.runVariant(s, variantTexelPacked))
+			requireEvery(t, c, toElem[vkc.Float16](k/8.0))
+			return
+		}
+		a, b, c := fresh[float32](t, dev, m*k), fresh[float32](t, dev, k*n), fresh[float32](t, dev, m*n)
+		require.NoError(t, fill(a, 0.25))
+		require.NoError(t, fill(b, 0.5))
+		p, err := planMatmul(s, Of(a, m, k), Of(b, k, n), Of(c, m, n), MatmulOptions[float32]{})
+		require.NoError(t, err)
+		require.True(t, p.applies(variantTexelPacked))
+		require.NoError(t, p.runVariant(s, variantTexelPacked))
+		requireEvery(t, c, float32(k)/8)
+	}
+	run(t, false)
+	run(t, true)
+	run(t, false)
+}

@@ -1021,15 +1021,17 @@ func (p *matmulPlan[T]) runTexelPacked(s *vkc.Stream) error {
 type packed struct {
 	mu    sync.Mutex
 	shape []int // what the set was made for: sizes alone would let two shapes share one
+	sizes []int // and its sizes: a Float16 product of a shape takes two more than a float32 one
 	bufs  []*vkc.Buffer[float32]
 }
 
 // withPacked runs fn with zero-filled temporaries of the sizes given, for
 // a product of the shape given. The copies into them write the same
 // elements on every call of one shape, so the padding stays zero: the
-// stream's set is kept and zeroed again only when the shape changes
-// (not only the sizes: M x K8 and K8 x N8 are the same sizes for a K of
-// 21 and of 19, whose padding lies in other columns). Inside a capture
+// stream's set is kept and zeroed again only when the shape or the
+// sizes change (not only the sizes: M x K8 and K8 x N8 are the same
+// sizes for a K of 21 and of 19, whose padding lies in other columns;
+// not only the shape: a Float16 product takes two more temporaries). Inside a capture
 // window the set is fresh and closed after (the graph keeps it).
 func withPacked(s *vkc.Stream, dev *vkc.Device, shape, sizes []int, fn func([]*vkc.Buffer[float32]) error) error {
 	fresh := func() ([]*vkc.Buffer[float32], error) {
@@ -1062,16 +1064,16 @@ func withPacked(s *vkc.Stream, dev *vkc.Device, shape, sizes []int, fn func([]*v
 	pk := md.packedOf(s.ID())
 	pk.mu.Lock()
 	defer pk.mu.Unlock()
-	if !slices.Equal(pk.shape, shape) {
+	if !slices.Equal(pk.shape, shape) || !slices.Equal(pk.sizes, sizes) {
 		if err := closeAll(pk.bufs); err != nil {
 			return err
 		}
-		pk.bufs, pk.shape = nil, nil
+		pk.bufs, pk.shape, pk.sizes = nil, nil, nil
 		bufs, err := fresh()
 		if err != nil {
 			return err
 		}
-		pk.bufs, pk.shape = bufs, slices.Clone(shape)
+		pk.bufs, pk.shape, pk.sizes = bufs, slices.Clone(shape), slices.Clone(sizes)
 	}
 	return fn(pk.bufs)
 }

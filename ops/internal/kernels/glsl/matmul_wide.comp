@@ -101,6 +101,7 @@ void main() {
         if (r >= M) break;
         uint cRow = pc.cOff + batch * pc.cB + r * pc.cM;
         [[unroll]] for (uint j = 0u; j < OCTS; ++j) {
+            if (first + lanes * j >= n8) continue; // an octet past N: the lane's clamped copy
             uint col = (first + lanes * j) * 8u;
             if (WHOLE == 1u || ((pc.flags & 2u) != 0u && col + 8u <= pc.N)) {
                 // A whole octet of an aligned row: two vec4 stores.
