@@ -74,9 +74,10 @@ type MatmulOptions[T vkc.Float] struct {
 // on every replay. Only the rows M covers are checked and marked written:
 // rows of C past M that no work wrote read as vkc.ErrUnwritten, and rows
 // of A past M need not have been written. A dynamic product takes whole
-// row-major A, B and C and no bias or activation; any other is refused
-// with an error wrapping vkc.ErrUnsupported (its kernels' launches are
-// tiles of C at the capacity, which cannot mark rows alone).
+// row-major A, B and C (one matrix each; the bias and the activation
+// apply as to a static product); any other is refused with an error
+// wrapping vkc.ErrUnsupported (its kernels' launches are tiles of C at
+// the capacity, which cannot mark rows alone).
 //
 // C must be writable (no broadcast or overlapping axes) and must not
 // share memory with A, B or the bias: the product reads what other

@@ -58,8 +58,8 @@ type problem struct {
 	dynamic bool // M is a param's value (at most m)
 	// buffer lengths, for the wide kernels' reads past a ragged edge
 	aLen, bLen int
-	// whole: every operand is a whole buffer, row-major, one matrix, with
-	// no epilogue: what a dynamic M takes.
+	// whole: A, B and C are whole buffers, row-major, one matrix each:
+	// what a dynamic M takes.
 	whole bool
 	int64 bool // the device has shaderInt64 (wide loads)
 	// texelA, texelB: A's and B's buffers can be bound whole as rgba32f
@@ -123,10 +123,10 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 			return nil, fmt.Errorf("vkc: Matmul: %s: %w", describe, err) // wrapped: ErrOverlap and ErrUnsupported stay reachable
 		}
 	}
-	p.whole = len(p.batch) == 0 && !p.hasBias && p.act == ActNone &&
+	p.whole = len(p.batch) == 0 &&
 		wholeRowMajor(a.at, a.buf.Len()) && wholeRowMajor(b.at, b.buf.Len()) && wholeRowMajor(c.at, c.buf.Len())
 	if p.dynamic && !p.whole {
-		return nil, fmt.Errorf("vkc: Matmul: %s: %w: a dynamic M needs whole row-major A, B and C and no bias or activation, the one product that marks written only the rows M covers", describe, vkc.ErrUnsupported)
+		return nil, fmt.Errorf("vkc: Matmul: %s: %w: a dynamic M needs whole row-major A, B and C, one matrix each, the one product that marks written only the rows M covers", describe, vkc.ErrUnsupported)
 	}
 	if len(p.candidates()) == 0 {
 		return nil, fmt.Errorf("vkc: Matmul: %s: %w: no kernel takes a dynamic M with K of %d on this device: a CPU driver stops an invocation's loops after %d iterations (a static M splits K)", describe, vkc.ErrUnsupported, k, loopBudget)

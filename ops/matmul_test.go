@@ -487,9 +487,36 @@ func TestMatmulDynamicRowsPastMStayUnwritten(t *testing.T) {
 	_, err = tail.Read(context.Background())
 	require.ErrorIs(t, err, vkc.ErrUnwritten, "rows of C past M were never written")
 
-	biasBuf, _ := randomTensor[float32](t, dev, rng, n)
-	err = Matmul(s, a, b, c, MatmulOptions[float32]{Bias: Of(biasBuf, n), Activation: ActRelu})
-	require.ErrorIs(t, err, vkc.ErrUnsupported, "a dynamic M with an epilogue")
+	// With an epilogue: the bias is read whole, the activation applied,
+	// and rows past M still stay unwritten.
+	biasBuf, hbias := randomTensor[float32](t, dev, rng, n)
+	epi, err := vkc.NewBuffer[float32](dev, m*n)
+	require.NoError(t, err)
+	defer epi.Close()
+	ce := Of(epi, m, n).Dynamic(rows)
+	opts := MatmulOptions[float32]{Bias: Of(biasBuf, n), Activation: ActGelu}
+	ge, err := s.Capture(func(s *vkc.Stream) error { return Matmul(s, a, b, ce, opts) })
+	require.NoError(t, err)
+	defer ge.Close()
+	require.NoError(t, rows.Set(half+2))
+	require.NoError(t, ge.Replay())
+	ref, bound = referenceMatmul(hostTensor{ha, a.at}, hostTensor{hb, b.at}, hbias, 1, ActGelu, []int{m, n})
+	eHead, err := epi.View(0, (half+2)*n)
+	require.NoError(t, err)
+	defer eHead.Close()
+	got, err = eHead.Read(context.Background())
+	require.NoError(t, err)
+	for i := range got {
+		require.InDelta(t, ref[i], float64(got[i]), float64(k+2)*0x1p-24*bound[i]+1e-6*(bound[i]+1), "bias and GELU: element %d", i)
+	}
+	eTail, err := epi.View((half+2)*n, (m-half-2)*n)
+	require.NoError(t, err)
+	defer eTail.Close()
+	_, err = eTail.Read(context.Background())
+	require.ErrorIs(t, err, vkc.ErrUnwritten, "rows of C past M were never written, with an epilogue too")
+
+	err = Matmul(s, a, Of(bBuf, n, k).T(), c)
+	require.ErrorIs(t, err, vkc.ErrUnsupported, "a dynamic M with a transposed B")
 	require.ErrorContains(t, err, "vkc: Matmul")
 }
 

@@ -557,8 +557,7 @@ func matmulOutOps[T vkc.Float]() []outputTrial {
 			return referenceMatmul(a, b, bias, 1, act, []int{outR, outC})
 		}
 		return outOp[T, T]{
-			// A dynamic M takes no bias or activation (Matmul refuses it).
-			name: name, ins: ins, out: []int{outR, outC}, alias: -1, dynamic: !withBias,
+			name: name, ins: ins, out: []int{outR, outC}, alias: -1, dynamic: true,
 			run: func(s *vkc.Stream, in []Tensor[T], o Tensor[T]) error {
 				opts := MatmulOptions[T]{Activation: act}
 				if withBias {
