@@ -27,6 +27,19 @@ func loopsFit(cpu bool, iters int) bool {
 	return !cpu || iters <= loopBudget-loopMargin
 }
 
+// dynamicMost bounds the loops of an invocation of a launch of
+// vkc.GroupsOf(param, per), the param at most capRows: the largest
+// iters(g, n) over every group count g the launch may make, each at the
+// largest param n that makes it (the work an invocation strides over
+// grows with n for a given g).
+func dynamicMost(capRows, per int, iters func(g, n int) int) int {
+	most := 0
+	for g := 1; (g-1)*per < capRows; g++ {
+		most = max(most, iters(g, min(g*per, capRows)))
+	}
+	return most
+}
+
 // elementIters is how many loop iterations an invocation of the
 // element-wise kernels (binary, unary, convert, fill) runs over a merged
 // shape, perGroup rows a group: per element it strides to, one of its
