@@ -86,8 +86,9 @@ func (pl elementPlan) pieces(op string, cpu bool, offs []int, maxX uint32) ([]pi
 		return []piece{{pl, offs}}, nil
 	}
 	if pl.flags&flagDynamic != 0 {
+		row, _ := count(pl.shape[1:])
 		return nil, fmt.Errorf("vkc: %s: dynamic rows of %d elements (shape %v once merged): an invocation would run more than the CPU driver's %d loop iterations: %w",
-			op, elementIters(pl.shape, 1)/(len(pl.shape)+1)*wg, pl.shape, loopBudget, vkc.ErrUnsupported)
+			op, row, pl.shape, loopBudget, vkc.ErrUnsupported)
 	}
 	j := 1
 	for ; j < len(pl.shape); j++ {
