@@ -108,7 +108,9 @@ func gatherCols(cpu bool, N, D int, maxX uint32) int {
 // atomics, so equal inputs give equal bits on every device (on a CPU
 // driver, rows past what one launch's loops may run, some 65000 over
 // ceil(D/64), go in chunks of that many, each chunk's sum added once, in
-// order; a dynamic src past it is refused). It reads idx
+// order; a dynamic src, whose launch has fewer groups as the param
+// holds fewer rows, each walking more output rows, is refused where at
+// some value of the param a lane would run past it). It reads idx
 // once per output row (V*N reads): meant for the sizes of a batch's
 // lookups, not for millions of rows at once. out may not share memory
 // with src or idx. Every element type ops has kernels for.
