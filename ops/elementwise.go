@@ -32,10 +32,11 @@ const (
 // when the work runs, so a captured graph follows it on every replay.
 // On a CPU driver, where the rows after axis 0 (once axes merge) hold
 // more elements than a group's lanes finish within the driver's loop
-// budget (about 1.4 million on a transposed or broadcast operand), a
-// static shape runs a launch per index of its leading axes and a dynamic
-// one is refused with an error wrapping vkc.ErrUnsupported; so for every
-// element-wise op (unary, Scale, Axpy, Copy, Convert, Fill).
+// budget (about 1.4 million on a transposed or broadcast operand, 8.4
+// million where every operand is contiguous), a static shape runs a
+// launch per index of its leading axes and a dynamic one is refused with
+// an error wrapping vkc.ErrUnsupported; so for every element-wise op
+// (unary, Scale, Axpy, Copy, Convert, Fill).
 func Add[T vkc.Element](s *vkc.Stream, a, b, out Tensor[T]) error {
 	return binaryOp(s, "Add", binAdd, a, b, out)
 }

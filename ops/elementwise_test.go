@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -181,4 +182,37 @@ func TestAddDynamicOverLongRowsAddsOrRefuses(t *testing.T) {
 		return
 	}
 	requireEvery(t, out, 3)
+}
+
+// TestUnaryDynamicOverLongContiguousRowsMapsOrRefuses: the linear
+// kernels' group covers whole rows, 256 elements a lane a step (two
+// loop iterations), so a dynamic axis 0 of rows of some 8.5 million
+// elements runs a lane past a CPU driver's loop budget: it must map
+// every element or refuse.
+func TestUnaryDynamicOverLongContiguousRowsMapsOrRefuses(t *testing.T) {
+	dev := openTest(t)
+	const N = 128*(loopBudget+1024) + 1
+	p, err := vkc.NewParam[uint32](dev, 1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	out := constants(t, dev, N, 0)
+	err = Relu(dev.Stream(), Of(constants(t, dev, N, 1), 1, N).Dynamic(p), Of(out, 1, N).Dynamic(p))
+	if refusedOnCPU(t, dev, err) {
+		require.ErrorContains(t, err, fmt.Sprintf("dynamic rows of %d elements", N))
+		return
+	}
+	requireEvery(t, out, 1)
+}
+
+// TestLinearItersBoundsEveryPlan: a static contiguous plan merged to one
+// axis stays within the loop budget at the most elements the kernels
+// take; a dynamic one of rows of 128 x the budget does not.
+func TestLinearItersBoundsEveryPlan(t *testing.T) {
+	const maxX = 65535
+	static := elementPlan{shape: []int{maxElements}}
+	dynamic := elementPlan{shape: []int{4, 128 * loopBudget}, flags: flagDynamic}
+	for _, v := range []int{4, 8} {
+		require.True(t, loopsFit(true, linearIters(static, v, maxX)), "static, width %d", v)
+		require.False(t, loopsFit(true, linearIters(dynamic, v, maxX)), "dynamic, width %d", v)
+	}
 }

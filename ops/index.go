@@ -108,7 +108,9 @@ func gatherCols(cpu bool, N, D int, maxX uint32) int {
 // atomics, so equal inputs give equal bits on every device (on a CPU
 // driver, rows past what one launch's loops may run, some 65000 over
 // ceil(D/64), go in chunks of that many, each chunk's sum added once, in
-// order; a dynamic src past it is refused). It reads idx
+// order; a dynamic src, whose launch has fewer groups as the param
+// holds fewer rows, each walking more output rows, is refused where at
+// some value of the param a lane would run past it). It reads idx
 // once per output row (V*N reads): meant for the sizes of a batch's
 // lookups, not for millions of rows at once. out may not share memory
 // with src or idx. Every element type ops has kernels for.
@@ -158,18 +160,22 @@ func ScatterAdd[T vkc.Element, I int32 | uint32](s *vkc.Stream, src Tensor[T], i
 			u(uint32(idx.at.offset+i0*idx.at.strides[0]), uint32(idx.at.strides[0])).
 			u(uint32(out.at.offset), uint32(out.at.strides[0]), uint32(out.at.strides[1]))
 	}
-	chunk, err := scatterChunk(op, c.dev.Info().Type == vkc.TypeCPU, N, V, D, rowsP != nil)
+	// A dynamic launch: a group per output row at the capacity, fewer in
+	// proportion to the param, per of its rows a group; the kernel's
+	// groups stride over the output rows.
+	maxX, per := c.maxGroupsX(), 0
+	if rowsP != nil {
+		per = max(1, (N+V-1)/V, (N+int(maxX)-1)/int(maxX))
+	}
+	chunk, err := scatterChunk(op, c.dev.Info().Type == vkc.TypeCPU, N, V, D, per)
 	if err != nil {
 		return err
 	}
-	maxX := c.maxGroupsX()
 	if rowsP == nil {
 		return scatterChunks(c, op, k, V, N, chunk, at, src.buf, idx.buf, out.buf)
 	}
 	p := at(0, N)
-	// A group per output row at the capacity, fewer in proportion to the
-	// param: the kernel's groups stride over the rows.
-	g := vkc.GroupsOf(rowsP, uint32(max(1, (N+V-1)/V, (N+int(maxX)-1)/int(maxX))))
+	g := vkc.GroupsOf(rowsP, uint32(per))
 	preS, errS := prefixOf(op, "src", 0, src, src.rows != nil, false)
 	preI, errI := prefixOf(op, "idx", 1, idx, idx.rows != nil, false)
 	if err := cmp.Or(errS, errI); err != nil {
@@ -201,16 +207,23 @@ func scatterChunks(c *opContext, op string, k *vkc.Kernel, V, N, chunk int, at f
 // each of its ceil(D/64) columns, so on a CPU driver more than about
 // loopBudget/ceil(D/64) rows would run it past the loop budget and leave
 // the sum short. Static rows past that go in chunks, a launch each, each
-// chunk's sum added to out once, in order; a dynamic src, whose launch
-// strides its groups over the output rows (as many as max(N, V) a lane
-// where the param holds few), is refused past it with an error wrapping
-// vkc.ErrUnsupported, as is a row too wide for a chunk of one.
-func scatterChunk(op string, cpu bool, N, V, D int, dynamic bool) (int, error) {
+// chunk's sum added to out once, in order. A dynamic src (per > 0, the
+// param's rows a group of its launch) has ceil(n/per) groups at a param
+// of n, striding over the V output rows, so a lane walks ceil(V/g) rows,
+// each its columns' scans of the n source rows: where the most of that
+// over the param's values (dynamicMost) runs past the budget it is
+// refused with an error wrapping vkc.ErrUnsupported, as is a row too
+// wide for a chunk of one.
+func scatterChunk(op string, cpu bool, N, V, D, per int) (int, error) {
 	cols := (D + wg - 1) / wg
-	if dynamic {
-		if !loopsFit(cpu, 3*max(N, V)*cols) {
-			return 0, fmt.Errorf("vkc: %s: dynamic src of %d rows into %d of %d columns: a lane would run up to %d loop iterations, more than the CPU driver's %d: %w",
-				op, N, V, D, 3*max(N, V)*cols, loopBudget, vkc.ErrUnsupported)
+	if per > 0 {
+		if !cpu {
+			return N, nil
+		}
+		it := dynamicMost(N, per, func(g, n int) int { return (V+g-1)/g*(1+cols*(n+2)) + 1 })
+		if !loopsFit(cpu, it) {
+			return 0, fmt.Errorf("vkc: %s: dynamic src of %d rows into %d rows of %d columns: a lane would run up to %d loop iterations, more than the CPU driver's %d: %w",
+				op, N, V, D, it, loopBudget, vkc.ErrUnsupported)
 		}
 		return N, nil
 	}

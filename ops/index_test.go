@@ -118,6 +118,28 @@ func TestScatterAddDynamicIntoManyRowsAddsOrRefuses(t *testing.T) {
 	require.Equal(t, []float64{1, 2}, []float64{got[0], got[V-1]})
 }
 
+// TestScatterAddDynamicOfMoreRowsThanOutputsAddsOrRefuses: N above V
+// makes the launch's groups two param rows each, so at a param of 2 one
+// group walks all V output rows, 4 loop iterations each (about 80,000):
+// a CPU driver must add the last row too, or refuse.
+func TestScatterAddDynamicOfMoreRowsThanOutputsAddsOrRefuses(t *testing.T) {
+	dev := openTest(t)
+	const V, N, D = 20000, 21000, 64
+	p, err := vkc.NewParam[uint32](dev, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	ix := make([]float64, N)
+	ix[0], ix[1] = V-1, V-1
+	idx := upload[uint32](t, dev, ix)
+	out := constants(t, dev, V*D, 1)
+	src := Of(constants(t, dev, N*D, 1), N, D).Dynamic(p)
+	if refusedOnCPU(t, dev, ScatterAdd(dev.Stream(), src, Of(idx, N).Dynamic(p), Of(out, V, D))) {
+		return
+	}
+	got := download(t, out)
+	require.Equal(t, []float64{1, 3, 3}, []float64{got[0], got[(V-1)*D], got[V*D-1]})
+}
+
 // TestGatherOfWideRowsCopiesEveryColumn: a group takes whole rows, a
 // lane every 64th element of them: a row of more than 64 times the
 // budget once ran past it.

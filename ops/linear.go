@@ -10,9 +10,37 @@ import (
 // with 64-bit integers (the shaders.Wide rule: a GPU keeps the vec4 view,
 // which fills a wave), else 4 as a vec4; each operand's offset must be a
 // multiple of it. 0: the plan or an offset does not allow the fast path
-// (an operand not contiguous over the merged shape, or broadcast), and
-// the general kernel runs.
+// (an operand not contiguous over the merged shape, or broadcast), or on
+// a CPU driver its lanes would run past the loop budget (linearIters),
+// and the general kernel runs, whose pieces split that work or refuse
+// it (elementPlan.pieces).
 func linearWidth(c *opContext, et elemType, pl elementPlan, contiguous uint32, offs ...int) int {
+	v := linearVector(c, et, pl, contiguous, offs...)
+	if v != 0 && !loopsFit(c.dev.Info().Type == vkc.TypeCPU, linearIters(pl, v, c.maxGroupsX())) {
+		return 0
+	}
+	return v
+}
+
+// linearIters is how many loop iterations an invocation of a linear
+// kernel of width v runs over the plan: its group's perGroup rows of
+// inner elements, 256 a step (LWG lanes of v), each step counting two
+// on lavapipe (the step and the element-wise loop of the last partial
+// vector, entered once a step though it runs none: rows of 2^23
+// elements were cut short at 2^23, every width and family), then that
+// loop's at most v. A group covers its own rows, static or dynamic
+// (GroupsOf(param, perGroup)), so the count does not depend on the
+// param. A static contiguous plan merges to one axis, whose
+// rowsPerGroup keeps a group's share to 4096 elements or ceil(n/maxX):
+// within the budget for any n the kernels take; a dynamic plan keeps
+// its axis 0, so rows of some 8.4 million elements run past it.
+func linearIters(pl elementPlan, v int, maxX uint32) int {
+	_, inner, per := linearGroups(pl, v, maxX)
+	return 2*((per*inner+255)/256) + v + 2
+}
+
+// linearVector is linearWidth's choice before the loop budget.
+func linearVector(c *opContext, et elemType, pl elementPlan, contiguous uint32, offs ...int) int {
 	if pl.flags&contiguous != contiguous {
 		return 0
 	}

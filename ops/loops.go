@@ -27,6 +27,19 @@ func loopsFit(cpu bool, iters int) bool {
 	return !cpu || iters <= loopBudget-loopMargin
 }
 
+// dynamicMost bounds the loops of an invocation of a launch of
+// vkc.GroupsOf(param, per), the param at most capRows: the largest
+// iters(g, n) over every group count g the launch may make, each at the
+// largest param n that makes it (the work an invocation strides over
+// grows with n for a given g).
+func dynamicMost(capRows, per int, iters func(g, n int) int) int {
+	most := 0
+	for g := 1; (g-1)*per < capRows; g++ {
+		most = max(most, iters(g, min(g*per, capRows)))
+	}
+	return most
+}
+
 // elementIters is how many loop iterations an invocation of the
 // element-wise kernels (binary, unary, convert, fill) runs over a merged
 // shape, perGroup rows a group: per element it strides to, one of its
@@ -73,8 +86,9 @@ func (pl elementPlan) pieces(op string, cpu bool, offs []int, maxX uint32) ([]pi
 		return []piece{{pl, offs}}, nil
 	}
 	if pl.flags&flagDynamic != 0 {
+		row, _ := count(pl.shape[1:])
 		return nil, fmt.Errorf("vkc: %s: dynamic rows of %d elements (shape %v once merged): an invocation would run more than the CPU driver's %d loop iterations: %w",
-			op, elementIters(pl.shape, 1)/(len(pl.shape)+1)*wg, pl.shape, loopBudget, vkc.ErrUnsupported)
+			op, row, pl.shape, loopBudget, vkc.ErrUnsupported)
 	}
 	j := 1
 	for ; j < len(pl.shape); j++ {

@@ -31,7 +31,12 @@ const flagLanes = 1
 // with x's param (or x static, read whole), and only its first rows are
 // written. Reducing along the dynamic axis 0 itself covers only the
 // param's rows (Mean divides by their count) into a static out. A
-// captured graph follows every Set of the param with no re-capture.
+// captured graph follows every Set of the param with no re-capture. Its
+// launch has at most as many groups as the param's rows, each striding
+// over the outputs: on a CPU driver, where an invocation would then run
+// past the loop budget at some value of the param (many outputs a row
+// and few rows, or many outputs reduced along a short dynamic axis), it
+// is refused with an error wrapping vkc.ErrUnsupported.
 //
 // Summing all of a tensor is a Sum of it reshaped to one axis. On float32
 // rows that are contiguous (axis the last, its extent and x's offset
@@ -64,9 +69,10 @@ func Max[T vkc.Element](s *vkc.Stream, x Tensor[T], axis int, out Tensor[T]) err
 // Argmax writes into out the index along axis of the largest element of
 // x, the first such index on ties, as uint32 or int32. Shapes and
 // dynamic axes as in Sum. With a NaN among the elements the result is unspecified.
-// On a CPU driver an axis of more than about 4.19 million elements,
+// On a CPU driver an axis of more than about 4.18 million elements,
 // which its one pass cannot walk within the driver's loop budget, is
-// refused with an error wrapping vkc.ErrUnsupported.
+// refused with an error wrapping vkc.ErrUnsupported, as is a dynamic
+// launch whose few groups would walk too many outputs (see Sum).
 func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis int, out Tensor[I]) error {
 	const op = "Argmax"
 	et, err := checkType[T](op, numericTypes)
@@ -87,9 +93,8 @@ func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis in
 	if r.outPre, err = prefixOf(op, "out", 1, out, r.dynOut, true); err != nil {
 		return err
 	}
-	if it := r.argmaxIters(); !loopsFit(c.dev.Info().Type == vkc.TypeCPU, it) {
-		return fmt.Errorf("vkc: %s: along axis %d of %v: a lane would run %d loop iterations, more than the CPU driver's %d, which would cut the search short: %w",
-			op, r.axis, x.at.shape, it, loopBudget, vkc.ErrUnsupported)
+	if err := r.checkLoops(c, op, x.at.shape, r.mode()); err != nil {
+		return err
 	}
 	k, err := c.kernel(op, "argmax_"+et.suffix)
 	if err != nil {
@@ -98,17 +103,67 @@ func Argmax[T vkc.Element, I int32 | uint32](s *vkc.Stream, x Tensor[T], axis in
 	return r.launch(c, k, redMax, r.mode(), x.at.offset, out.at.offset, 1, et, x.buf, out.buf)
 }
 
-// argmaxIters is how many loop iterations an invocation of Argmax's one
-// pass runs: in lanes each reduces R elements alone; in groups (one per
-// output element, or, where a dynamic launch strides them, the items a
-// group covers at most) each lane strides over R, 64 lanes a group.
+// checkLoops refuses, on a CPU driver, a pass of splits splits (0:
+// lanes) whose longest invocation would run more loop iterations than
+// the driver's budget (loopIters), with an error wrapping
+// vkc.ErrUnsupported: the driver would leave outputs short or unwritten.
 // Argmax has no second pass to split a long axis over (its partials
 // would need their values), so past the budget it is refused.
-func (r reducing) argmaxIters() int {
-	if r.mode() == 0 {
-		return r.R + len(r.shape)
+func (r reducing) checkLoops(c *opContext, op string, xShape []int, splits int) error {
+	if c.dev.Info().Type != vkc.TypeCPU {
+		return nil
 	}
-	return (r.R+wg-1)/wg + 2*len(r.shape) + wg
+	if it := r.loopIters(splits, c.maxGroupsX()); !loopsFit(true, it) {
+		what := "along axis"
+		if r.rows != nil {
+			what = "with a dynamic axis 0, along axis"
+		}
+		return fmt.Errorf("vkc: %s: %s %d of %v: an invocation would run %d loop iterations, more than the CPU driver's %d, which would cut the reduction short: %w",
+			op, what, r.axis, xShape, it, loopBudget, vkc.ErrUnsupported)
+	}
+	return nil
+}
+
+// loopIters bounds the loop iterations of the longest invocation of a
+// reduce or argmax pass of splits splits (0: lanes), as launch lays it
+// out. Each item (an output element in lanes, a split of one in groups)
+// costs its share of R (all of it in lanes, ceil(chunk/64) in groups),
+// the index loop (rank), the tree (log2 64) in groups and the striding
+// loop's own step; an invocation walks ceil(items/lanes) of them. A
+// static launch has a group per item (lanes: per 64 items). A dynamic one
+// has ceil(n/per) groups at a param of n (dynamicGroups), which may be
+// far fewer than the items, its R or its outputs shrinking with n: the
+// bound is the largest over every group count it may launch, each at the
+// largest n giving that count.
+func (r reducing) loopIters(splits int, maxX uint32) int {
+	lanes, chunk := splits == 0, r.R
+	groups := r.outCount * splits
+	if lanes {
+		splits, groups = 1, (r.outCount+wg-1)/wg
+	} else {
+		chunk = (r.R + splits - 1) / splits
+	}
+	rank := len(r.shape)
+	walk := func(outCount, R, g int) int {
+		if lanes {
+			return (outCount+g*wg-1)/(g*wg)*(R+rank+2) + 1
+		}
+		return (outCount*splits+g-1)/g*((min(chunk, R)+wg-1)/wg+rank+10) + 1
+	}
+	if r.rows == nil {
+		return walk(r.outCount, r.R, groups)
+	}
+	capRows, per := r.dynamicPer(groups, maxX)
+	return dynamicMost(capRows, per, func(g, n int) int {
+		outCount, R := r.outCount, r.R
+		if r.dynOut {
+			outCount = r.outCount / r.shape[0] * n
+		}
+		if r.dynR {
+			R = min(R, (n+r.rdiv-1)/r.rdiv)
+		}
+		return walk(outCount, R, g)
+	})
 }
 
 // reducing is a reduction's plan: the axis, and the output elements'
@@ -288,16 +343,23 @@ func (r reducing) dynFlags() uint32 {
 // at most maxX; the kernel's groups stride over whatever work the
 // param's value makes.
 func (r reducing) dynamicGroups(groups int, maxX uint32) vkc.Groups {
-	capRows := r.R * r.rdiv // the first pass's R for a second pass's partials
-	if r.dynOut {
-		capRows = r.shape[0]
-	}
-	per := max(1, (capRows+groups-1)/max(groups, 1), (capRows+int(maxX)-1)/int(maxX))
+	_, per := r.dynamicPer(groups, maxX)
 	g := vkc.GroupsOf(r.rows, uint32(per))
 	for _, pr := range slices.Concat(r.inPre, r.outPre) {
 		g = g.Prefix(pr.binding, pr.per)
 	}
 	return g
+}
+
+// dynamicPer is a dynamic launch's capacity in param rows and the rows
+// a group covers (dynamicGroups): as many groups as the static plan's
+// at capacity, at most maxX.
+func (r reducing) dynamicPer(groups int, maxX uint32) (capRows, per int) {
+	capRows = r.R * r.rdiv // the first pass's R for a second pass's partials
+	if r.dynOut {
+		capRows = r.shape[0]
+	}
+	return capRows, max(1, (capRows+groups-1)/max(groups, 1), (capRows+int(maxX)-1)/int(maxX))
 }
 
 // partials is the scratch for a first pass's partials: float32 for
@@ -343,6 +405,9 @@ func reduce[T vkc.Element](s *vkc.Stream, op string, code uint32, types []string
 		return err
 	}
 	if r.R <= perGroup {
+		if err := r.checkLoops(c, op, x.at.shape, r.mode()); err != nil {
+			return err
+		}
 		return r.launch(c, k, code, r.mode(), x.at.offset, out.at.offset, scale, et, x.buf, out.buf)
 	}
 	return twoPass(c, op, code, et, r, x, out, scale)
@@ -359,6 +424,24 @@ func twoPass[T vkc.Element](c *opContext, op string, code uint32, et elemType, r
 	}
 	if r.outCount > maxElements/splits {
 		return fmt.Errorf("vkc: %s: %d outputs of %d partials each are too many", op, r.outCount, splits)
+	}
+	// The partials as the second pass's input: output element e's splits
+	// at e*splits, one apart; along a dynamic axis only the first
+	// ceil(rows/chunk) of them, those the first pass wrote.
+	r2 := reducing{axis: r.axis, R: splits, sR: 1, outCount: r.outCount, shape: r.shape, sOut: r.sOut, sIn: make([]int, len(r.shape)),
+		rows: r.rows, dynOut: r.dynOut, dynR: r.dynR, rdiv: (r.R + splits - 1) / splits, meanOf: r.meanOf, outPre: r.outPre}
+	step := splits
+	for i := len(r.shape) - 1; i >= 0; i-- {
+		r2.sIn[i] = step
+		step *= r.shape[i]
+	}
+	if rows == "" {
+		if err := r.checkLoops(c, op, x.at.shape, splits); err != nil {
+			return err
+		}
+	}
+	if err := r2.checkLoops(c, op, x.at.shape, r2.mode()); err != nil {
+		return err
 	}
 	part, release, err := partials[T](c.dk, et, r.outCount*splits)
 	if err != nil {
@@ -380,16 +463,6 @@ func twoPass[T vkc.Element](c *opContext, op string, code uint32, et elemType, r
 	k, err := c.kernel(op, second)
 	if err != nil {
 		return err
-	}
-	// The partials as the second pass's input: output element e's splits
-	// at e*splits, one apart; along a dynamic axis only the first
-	// ceil(rows/chunk) of them, those the first pass wrote.
-	r2 := reducing{R: splits, sR: 1, outCount: r.outCount, shape: r.shape, sOut: r.sOut, sIn: make([]int, len(r.shape)),
-		rows: r.rows, dynOut: r.dynOut, dynR: r.dynR, rdiv: (r.R + splits - 1) / splits, meanOf: r.meanOf, outPre: r.outPre}
-	step := splits
-	for i := len(r.shape) - 1; i >= 0; i-- {
-		r2.sIn[i] = step
-		step *= r.shape[i]
 	}
 	return r2.launch(c, k, code, r2.mode(), 0, out.at.offset, scale, et2, part, out.buf)
 }

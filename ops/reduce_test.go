@@ -243,3 +243,33 @@ func TestMaxAlongLongAxisFindsTheLast(t *testing.T) {
 		require.Equal(t, c.arg, got, "Argmax of %v along axis %d", c.shape, c.axis)
 	}
 }
+
+// TestDynamicReductionsWithinTheLoopBudget: a dynamic launch has as many
+// groups as the param's rows at most, so at one row of [1, 8192, 600] a
+// single group's lanes walk all 8192 outputs, 600 elements each, about
+// 77,000 loop iterations a lane: a CPU driver must reduce every output
+// or refuse.
+func TestDynamicReductionsWithinTheLoopBudget(t *testing.T) {
+	dev := openTest(t)
+	const M, R = 8192, 600
+	p, err := vkc.NewParam[uint32](dev, 1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	x := Of(constants(t, dev, M*R, 1), 1, M, R).Dynamic(p)
+	t.Run("Sum", func(t *testing.T) {
+		out := fresh[float32](t, dev, M)
+		require.NoError(t, Fill(dev.Stream(), 0, Of(out, M)))
+		if refusedOnCPU(t, dev, Sum(dev.Stream(), x, 2, Of(out, 1, M).Dynamic(p))) {
+			return
+		}
+		requireEvery(t, out, R)
+	})
+	t.Run("Argmax", func(t *testing.T) {
+		out := fresh[uint32](t, dev, M)
+		require.NoError(t, Fill(dev.Stream(), 7, Of(out, M)))
+		if refusedOnCPU(t, dev, Argmax(dev.Stream(), x, 2, Of(out, 1, M).Dynamic(p))) {
+			return
+		}
+		requireEvery(t, out, 0)
+	})
+}
