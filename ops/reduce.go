@@ -129,7 +129,8 @@ func (r reducing) checkLoops(c *opContext, op string, xShape []int, splits int) 
 // out. Each item (an output element in lanes, a split of one in groups)
 // costs its share of R (all of it in lanes, ceil(chunk/64) in groups),
 // the index loop (rank), the tree (log2 64) in groups and the striding
-// loop's own step; an invocation walks ceil(items/lanes) of them. A
+// loop's own step, but one step for a split past a dynamic R; an
+// invocation walks ceil(items/lanes) of them. A
 // static launch has a group per item (lanes: per 64 items). A dynamic one
 // has ceil(n/per) groups at a param of n (dynamicGroups), which may be
 // far fewer than the items, its R or its outputs shrinking with n: the
@@ -148,7 +149,15 @@ func (r reducing) loopIters(splits int, maxX uint32) int {
 		if lanes {
 			return (outCount+g*wg-1)/(g*wg)*(R+rank+2) + 1
 		}
-		return (outCount*splits+g-1)/g*((min(chunk, R)+wg-1)/wg+rank+10) + 1
+		// Items of a split past a dynamic R cost one step (the kernel
+		// skips them); of the splits that hold any of R, a group takes at
+		// most ceil(full/g) per output (its items are every g-th).
+		items, full := (outCount*splits+g-1)/g, splits
+		if r.dynR {
+			full = min(splits, (R+chunk-1)/chunk)
+		}
+		busy := min(items, outCount*((full+g-1)/g))
+		return busy*((min(chunk, R)+wg-1)/wg+rank+10) + (items - busy) + 1
 	}
 	if r.rows == nil {
 		return walk(r.outCount, r.R, groups)

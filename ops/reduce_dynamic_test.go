@@ -225,3 +225,27 @@ func TestDynamicReductionsFollowTheParam(t *testing.T) {
 		t.Run("Float16", func(t *testing.T) { checkDynamicReductions[vkc.Float16](t, dev) })
 	}
 }
+
+// TestDynamicSumOfALongVectorAtEveryParam sums a dynamic vector of ones
+// whose capacity takes two passes of many splits, at params from one
+// element to the capacity: a dynamic launch has as few groups as the
+// param's value makes, so at a small param one group walks every split,
+// most of them past the param (a step each); the sum must be the param's
+// value exactly at every one, within a CPU driver's loop budget.
+func TestDynamicSumOfALongVectorAtEveryParam(t *testing.T) {
+	dev := openTest(t)
+	s := dev.Stream()
+	const capacity = 1<<24 - 255
+	x := constants(t, dev, capacity, 1)
+	out := fresh[float32](t, dev, 1)
+	rows, err := vkc.NewParam[uint32](dev, 1)
+	require.NoError(t, err)
+	defer rows.Close()
+	for _, n := range []uint32{1, 100, 4096, 4097, 70000, 1 << 20, capacity} {
+		require.NoError(t, rows.Set(n))
+		require.NoError(t, Sum(s, Of(x, capacity).Dynamic(rows), 0, Of(out)), "param %d", n)
+		got, err := out.Read(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, float32(n), got[0], "Sum of %d ones", n)
+	}
+}
