@@ -94,6 +94,18 @@ var capabilityFeatures = map[shaders.Capability]Features{
 	shaders.CapabilityStoragePushConstant16:              0,
 	shaders.CapabilityStorageInputOutput16:               0,
 	shaders.CapabilityStoragePushConstant8:               0,
+	shaders.CapabilityVulkanMemoryModel:                  0, // vulkanMemoryModel
+	shaders.CapabilityCooperativeMatrixNV:                0, // cooperativeMatrix
+	shaders.CapabilityAtomicFloat32MinMaxEXT:             0, // shaderBufferFloat32AtomicMinMax
+	shaders.CapabilityAtomicFloat64MinMaxEXT:             0,
+	shaders.CapabilityAtomicFloat16MinMaxEXT:             0,
+	shaders.CapabilityAtomicFloat32AddEXT:                0, // shaderBufferFloat32AtomicAdd
+	shaders.CapabilityAtomicFloat64AddEXT:                0,
+	shaders.CapabilityAtomicFloat16AddEXT:                0,
+	shaders.CapabilityDotProductInputAll:                 0, // shaderIntegerDotProduct
+	shaders.CapabilityDotProductInput4x8Bit:              0,
+	shaders.CapabilityDotProductInput4x8BitPacked:        0,
+	shaders.CapabilityDotProduct:                         0,
 }
 
 // checkCapabilities refuses a module that declares a capability needing

@@ -406,3 +406,27 @@ func TestModuleNeedingMissingFeatureRefusedAtLoad(t *testing.T) {
 		})
 	}
 }
+
+// A module declaring a capability whose device feature vkc never enables
+// (integer dot products, float atomics) fails at LoadKernel with
+// ErrUnsupported naming the capability, before the driver sees it: the
+// validation layer reports nothing. (lavapipe offers both features; a
+// module that declares them without them enabled reached the driver and
+// the layer, VUID-VkShaderModuleCreateInfo-pCode-01091.)
+func TestModuleNeedingAFeatureVkcNeverEnablesRefusedAtLoad(t *testing.T) {
+	for _, c := range []struct{ file, capability string }{
+		{"../testdata/dot4.spv", "DotProduct"},
+		{"../testdata/float_atomic.spv", "AtomicFloat32MinMaxEXT"},
+	} {
+		t.Run(c.capability, func(t *testing.T) {
+			code, err := os.ReadFile(c.file)
+			require.NoError(t, err)
+			dev := openDevice(t)
+			_, err = dev.LoadKernel(vkc.KernelSpec{Name: c.capability, SPIRV: code})
+			require.ErrorIs(t, err, vkc.ErrUnsupported)
+			assert.Contains(t, err.Error(), c.capability, "the error names the capability")
+			errs, warns, recent := dev.ValidationMessages()
+			require.Zero(t, errs+warns, "the layer saw nothing: %q", recent)
+		})
+	}
+}

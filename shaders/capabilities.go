@@ -6,8 +6,10 @@ import "fmt"
 // it asks of the device beyond the core of its environment.
 type Capability uint32
 
-// The capabilities that need optional device features for vkc's element
-// types, with their numbers from the SPIR-V specification.
+// The capabilities that need optional device features: those of vkc's
+// element types, and some a compute kernel may declare whose features vkc
+// does not enable (so that a launcher can refuse them by name), with
+// their numbers from the SPIR-V specification.
 const (
 	CapabilityFloat16                            Capability = 9
 	CapabilityFloat64                            Capability = 10
@@ -22,6 +24,18 @@ const (
 	CapabilityStorageBuffer8BitAccess            Capability = 4448
 	CapabilityUniformAndStorageBuffer8BitAccess  Capability = 4449
 	CapabilityStoragePushConstant8               Capability = 4450
+	CapabilityVulkanMemoryModel                  Capability = 5345
+	CapabilityCooperativeMatrixNV                Capability = 5357
+	CapabilityAtomicFloat32MinMaxEXT             Capability = 5612
+	CapabilityAtomicFloat64MinMaxEXT             Capability = 5613
+	CapabilityAtomicFloat16MinMaxEXT             Capability = 5616
+	CapabilityDotProductInputAll                 Capability = 6016
+	CapabilityDotProductInput4x8Bit              Capability = 6017
+	CapabilityDotProductInput4x8BitPacked        Capability = 6018
+	CapabilityDotProduct                         Capability = 6019
+	CapabilityAtomicFloat32AddEXT                Capability = 6033
+	CapabilityAtomicFloat64AddEXT                Capability = 6034
+	CapabilityAtomicFloat16AddEXT                Capability = 6095
 )
 
 // capabilityNames name the capabilities above as the specification does.
@@ -35,6 +49,18 @@ var capabilityNames = map[Capability]string{
 	CapabilityStorageBuffer8BitAccess:            "StorageBuffer8BitAccess",
 	CapabilityUniformAndStorageBuffer8BitAccess:  "UniformAndStorageBuffer8BitAccess",
 	CapabilityStoragePushConstant8:               "StoragePushConstant8",
+	CapabilityVulkanMemoryModel:                  "VulkanMemoryModel",
+	CapabilityCooperativeMatrixNV:                "CooperativeMatrixNV",
+	CapabilityAtomicFloat32MinMaxEXT:             "AtomicFloat32MinMaxEXT",
+	CapabilityAtomicFloat64MinMaxEXT:             "AtomicFloat64MinMaxEXT",
+	CapabilityAtomicFloat16MinMaxEXT:             "AtomicFloat16MinMaxEXT",
+	CapabilityDotProductInputAll:                 "DotProductInputAll",
+	CapabilityDotProductInput4x8Bit:              "DotProductInput4x8Bit",
+	CapabilityDotProductInput4x8BitPacked:        "DotProductInput4x8BitPacked",
+	CapabilityDotProduct:                         "DotProduct",
+	CapabilityAtomicFloat32AddEXT:                "AtomicFloat32AddEXT",
+	CapabilityAtomicFloat64AddEXT:                "AtomicFloat64AddEXT",
+	CapabilityAtomicFloat16AddEXT:                "AtomicFloat16AddEXT",
 }
 
 // String is the capability's name in the specification, or its number.
