@@ -28,12 +28,13 @@ const (
 	FeatureStorage16                                // storageBuffer16BitAccess: 16-bit loads and stores in storage buffers
 	FeatureUniformAndStorage8                       // uniformAndStorageBuffer8BitAccess
 	FeatureUniformAndStorage16                      // uniformAndStorageBuffer16BitAccess
+	FeatureIntegerDotProduct                        // shaderIntegerDotProduct: OpSDot and its kin (SPV_KHR_integer_dot_product) in kernels
 )
 
 // featureNames are the Vulkan names of the features, by bit.
 var featureNames = [...]string{"shaderFloat16", "shaderFloat64", "shaderInt8", "shaderInt16", "shaderInt64",
 	"storageBuffer8BitAccess", "storageBuffer16BitAccess",
-	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess"}
+	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess", "shaderIntegerDotProduct"}
 
 // allFeatures is every feature vkc knows.
 const allFeatures = Features(1)<<len(featureNames) - 1
@@ -102,10 +103,10 @@ var capabilityFeatures = map[shaders.Capability]Features{
 	shaders.CapabilityAtomicFloat32AddEXT:                0, // shaderBufferFloat32AtomicAdd
 	shaders.CapabilityAtomicFloat64AddEXT:                0,
 	shaders.CapabilityAtomicFloat16AddEXT:                0,
-	shaders.CapabilityDotProductInputAll:                 0, // shaderIntegerDotProduct
-	shaders.CapabilityDotProductInput4x8Bit:              0,
-	shaders.CapabilityDotProductInput4x8BitPacked:        0,
-	shaders.CapabilityDotProduct:                         0,
+	shaders.CapabilityDotProductInputAll:                 FeatureIntegerDotProduct,
+	shaders.CapabilityDotProductInput4x8Bit:              FeatureIntegerDotProduct,
+	shaders.CapabilityDotProductInput4x8BitPacked:        FeatureIntegerDotProduct,
+	shaders.CapabilityDotProduct:                         FeatureIntegerDotProduct,
 }
 
 // checkCapabilities refuses a module that declares a capability needing

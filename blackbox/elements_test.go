@@ -383,6 +383,7 @@ func TestModuleNeedingMissingFeatureRefusedAtLoad(t *testing.T) {
 	}{
 		{"../testdata/double.spv", "Float64", vkc.FeatureFloat64},
 		{"../testdata/half.spv", "StorageBuffer16BitAccess", vkc.FeatureStorage16},
+		{"../testdata/dot4.spv", "DotProductInput4x8BitPacked", vkc.FeatureIntegerDotProduct},
 	}
 	for _, c := range cases {
 		t.Run(c.capability, func(t *testing.T) {
@@ -408,14 +409,13 @@ func TestModuleNeedingMissingFeatureRefusedAtLoad(t *testing.T) {
 }
 
 // A module declaring a capability whose device feature vkc never enables
-// (integer dot products, float atomics) fails at LoadKernel with
-// ErrUnsupported naming the capability, before the driver sees it: the
-// validation layer reports nothing. (lavapipe offers both features; a
-// module that declares them without them enabled reached the driver and
-// the layer, VUID-VkShaderModuleCreateInfo-pCode-01091.)
+// (float atomics) fails at LoadKernel with ErrUnsupported naming the
+// capability, before the driver sees it: the validation layer reports
+// nothing. (lavapipe offers the feature; a module that declared it
+// without it enabled reached the driver and the layer,
+// VUID-VkShaderModuleCreateInfo-pCode-01091.)
 func TestModuleNeedingAFeatureVkcNeverEnablesRefusedAtLoad(t *testing.T) {
 	for _, c := range []struct{ file, capability string }{
-		{"../testdata/dot4.spv", "DotProduct"},
 		{"../testdata/float_atomic.spv", "AtomicFloat32MinMaxEXT"},
 	} {
 		t.Run(c.capability, func(t *testing.T) {
@@ -429,4 +429,37 @@ func TestModuleNeedingAFeatureVkcNeverEnablesRefusedAtLoad(t *testing.T) {
 			require.Zero(t, errs+warns, "the layer saw nothing: %q", recent)
 		})
 	}
+}
+
+// A kernel using SPV_KHR_integer_dot_product's OpSDot runs where the
+// device offers shaderIntegerDotProduct (vkc enables it): the dot product
+// of two words' four signed bytes, checked against the same sum in Go.
+func TestIntegerDotProductKernelRuns(t *testing.T) {
+	dev := openDevice(t)
+	if !dev.Info().Features.Has(vkc.FeatureIntegerDotProduct) {
+		t.Skip("the device lacks shaderIntegerDotProduct")
+	}
+	code, err := os.ReadFile("../testdata/dot4.spv")
+	require.NoError(t, err)
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "dot4", SPIRV: code})
+	require.NoError(t, err)
+	defer k.Close()
+	as := []uint32{0x01020304, 0xff7f8001, 0x80808080, 0}
+	bs := []uint32{0x01010101, 0x02fe0103, 0x80808080, 0x12345678}
+	want := make([]int32, len(as))
+	for i := range as {
+		for sh := 0; sh < 32; sh += 8 {
+			want[i] += int32(int8(as[i]>>sh)) * int32(int8(bs[i]>>sh))
+		}
+	}
+	n := 64 // the kernel's workgroup
+	a := upload(t, dev, append(as, make([]uint32, n-len(as))...))
+	b := upload(t, dev, append(bs, make([]uint32, n-len(bs))...))
+	c := newBuffer[int32](t, dev, n)
+	s := dev.Stream()
+	require.NoError(t, k.Launch(s, [3]uint32{1, 1, 1}, nil, a, b, c))
+	got := read(t, s, c)
+	require.Equal(t, want, got[:len(want)])
+	errs, warns, recent := dev.ValidationMessages()
+	require.Zero(t, errs+warns, "%q", recent)
 }

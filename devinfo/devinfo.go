@@ -217,7 +217,7 @@ type DeviceInfo struct {
 
 // Features is a set of the optional device features vkc enables when the
 // device offers them: what element types other than 32 bits need to be
-// stored and computed with. The bits are vk's VKC_FEATURE_* (vk checks at
+// stored and computed with, and integer dot products. The bits are vk's VKC_FEATURE_* (vk checks at
 // compile time that they agree).
 type Features uint32
 
@@ -232,14 +232,15 @@ const (
 	FeatureStorage16                                // storageBuffer16BitAccess
 	FeatureUniformAndStorage8                       // uniformAndStorageBuffer8BitAccess
 	FeatureUniformAndStorage16                      // uniformAndStorageBuffer16BitAccess
+	FeatureIntegerDotProduct                        // shaderIntegerDotProduct
 	// AllFeatures is every feature above.
-	AllFeatures = FeatureUniformAndStorage16<<1 - 1
+	AllFeatures = FeatureIntegerDotProduct<<1 - 1
 )
 
 // featureNames are the Vulkan names of the features, by bit.
 var featureNames = [...]string{"shaderFloat16", "shaderFloat64", "shaderInt8", "shaderInt16", "shaderInt64",
 	"storageBuffer8BitAccess", "storageBuffer16BitAccess",
-	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess"}
+	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess", "shaderIntegerDotProduct"}
 
 // String lists the features by their Vulkan names ("none" for the empty
 // set), so an error can name what a device lacks.

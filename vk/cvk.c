@@ -169,17 +169,20 @@ typedef struct feature_chain {
 	VkPhysicalDevice16BitStorageFeatures s16;
 	VkPhysicalDevice8BitStorageFeaturesKHR s8;
 	VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16i8;
-	int has8, hasf16i8;
+	VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idp;
+	int has8, hasf16i8, hasidp;
 } feature_chain;
 
-static void link_features(feature_chain *c, int has8, int hasf16i8) {
+static void link_features(feature_chain *c, int has8, int hasf16i8, int hasidp) {
 	memset(c, 0, sizeof *c);
 	c->f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
 	c->s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
 	c->s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR;
 	c->f16i8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
+	c->idp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
 	c->has8 = has8;
 	c->hasf16i8 = hasf16i8;
+	c->hasidp = hasidp;
 	void **next = &c->f2.pNext;
 	*next = &c->s16;
 	next = &c->s16.pNext;
@@ -190,6 +193,10 @@ static void link_features(feature_chain *c, int has8, int hasf16i8) {
 	if (hasf16i8) {
 		*next = &c->f16i8;
 		next = &c->f16i8.pNext;
+	}
+	if (hasidp) {
+		*next = &c->idp;
+		next = &c->idp.pNext;
 	}
 }
 
@@ -204,6 +211,7 @@ static uint32_t features_of(const feature_chain *c) {
 	if (c->has8 && c->s8.uniformAndStorageBuffer8BitAccess) f |= VKC_FEATURE_UNIFORM_STORAGE8;
 	if (c->hasf16i8 && c->f16i8.shaderFloat16) f |= VKC_FEATURE_FLOAT16;
 	if (c->hasf16i8 && c->f16i8.shaderInt8) f |= VKC_FEATURE_INT8;
+	if (c->hasidp && c->idp.shaderIntegerDotProduct) f |= VKC_FEATURE_INTEGER_DOT_PRODUCT;
 	return f;
 }
 
@@ -214,7 +222,8 @@ static uint32_t describe_features(PFN_vkGetInstanceProcAddr gipa, VkInstance ins
 	if (!gf2) return 0;
 	feature_chain c;
 	link_features(&c, device_extension(gipa, inst, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME),
-		device_extension(gipa, inst, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME));
+		device_extension(gipa, inst, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME),
+		device_extension(gipa, inst, pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME));
 	gf2(pd, &c.f2);
 	return features_of(&c);
 }
@@ -329,7 +338,8 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	feature_chain c;
 	int need8 = (features & (VKC_FEATURE_STORAGE8 | VKC_FEATURE_UNIFORM_STORAGE8)) != 0;
 	int needf16i8 = (features & (VKC_FEATURE_FLOAT16 | VKC_FEATURE_INT8)) != 0;
-	link_features(&c, need8, needf16i8);
+	int needidp = (features & VKC_FEATURE_INTEGER_DOT_PRODUCT) != 0;
+	link_features(&c, need8, needf16i8, needidp);
 	c.f2.features.shaderFloat64 = (features & VKC_FEATURE_FLOAT64) != 0;
 	c.f2.features.shaderInt16 = (features & VKC_FEATURE_INT16) != 0;
 	c.f2.features.shaderInt64 = (features & VKC_FEATURE_INT64) != 0;
@@ -339,12 +349,14 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	c.s8.uniformAndStorageBuffer8BitAccess = (features & VKC_FEATURE_UNIFORM_STORAGE8) != 0;
 	c.f16i8.shaderFloat16 = (features & VKC_FEATURE_FLOAT16) != 0;
 	c.f16i8.shaderInt8 = (features & VKC_FEATURE_INT8) != 0;
+	c.idp.shaderIntegerDotProduct = (features & VKC_FEATURE_INTEGER_DOT_PRODUCT) != 0;
 	if (ext_count > VKC_MAX_EXTENSIONS) return VK_ERROR_INITIALIZATION_FAILED;
-	const char *all[VKC_MAX_EXTENSIONS + 2];
+	const char *all[VKC_MAX_EXTENSIONS + 3];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ext_count; i++) all[n++] = exts[i];
 	if (need8) all[n++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
 	if (needf16i8) all[n++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+	if (needidp) all[n++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
 	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &c.f2,
 		.queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
 		.enabledExtensionCount = n, .ppEnabledExtensionNames = n ? all : NULL };

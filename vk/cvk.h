@@ -82,6 +82,7 @@ typedef struct vkc_physical {
 #define VKC_FEATURE_STORAGE16 (1u << 6)
 #define VKC_FEATURE_UNIFORM_STORAGE8 (1u << 7)
 #define VKC_FEATURE_UNIFORM_STORAGE16 (1u << 8)
+#define VKC_FEATURE_INTEGER_DOT_PRODUCT (1u << 9)
 void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out);
 
 // vkc_fns is the device-level function table: setup calls, then the hot path.

@@ -39,6 +39,7 @@ const (
 	FeatureStorage16           = devinfo.FeatureStorage16
 	FeatureUniformAndStorage8  = devinfo.FeatureUniformAndStorage8
 	FeatureUniformAndStorage16 = devinfo.FeatureUniformAndStorage16
+	FeatureIntegerDotProduct   = devinfo.FeatureIntegerDotProduct
 )
 
 var _ = [0]struct{}{} == [FeatureFloat16 ^ C.VKC_FEATURE_FLOAT16 |
@@ -46,7 +47,8 @@ var _ = [0]struct{}{} == [FeatureFloat16 ^ C.VKC_FEATURE_FLOAT16 |
 	FeatureInt16 ^ C.VKC_FEATURE_INT16 | FeatureInt64 ^ C.VKC_FEATURE_INT64 |
 	FeatureStorage8 ^ C.VKC_FEATURE_STORAGE8 | FeatureStorage16 ^ C.VKC_FEATURE_STORAGE16 |
 	FeatureUniformAndStorage8 ^ C.VKC_FEATURE_UNIFORM_STORAGE8 |
-	FeatureUniformAndStorage16 ^ C.VKC_FEATURE_UNIFORM_STORAGE16]struct{}{}
+	FeatureUniformAndStorage16 ^ C.VKC_FEATURE_UNIFORM_STORAGE16 |
+	FeatureIntegerDotProduct ^ C.VKC_FEATURE_INTEGER_DOT_PRODUCT]struct{}{}
 
 func vendorName(id uint32) string {
 	switch id {
