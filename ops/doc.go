@@ -1,6 +1,7 @@
 // Package ops is vkc's op library: element-wise arithmetic with NumPy's
 // broadcasting, activations, reductions along an axis, normalisations,
-// gathers and scatters, and matrix products for every shape.
+// gathers and scatters, and matrix products for every shape (float, and
+// int8 into int32 sums).
 //
 // It is built on vkc's public API and nothing else of the module but its
 // own subpackages: every kernel it runs is loaded with Device.LoadKernel

@@ -144,43 +144,61 @@ func (t *tunings) keep(class string, v variant, label string) {
 	t.save(label)
 }
 
-// run computes the product with the variant the tuner picks: the
-// heuristic's when asked, when only one variant applies, or when nothing
-// can be timed (inside a capture window, or while the stream is
-// profiled); a class's measured choice when there is one; otherwise every
-// variant that applies is run and timed on the device, the fastest kept
-// for the class, and the product computed once more with it, so that
-// what C holds is that variant's result whatever happened while timing.
+// run computes the product with the variant the tuner picks (tuned).
 func (p *matmulPlan[T]) run(s *vkc.Stream) error {
-	cands := p.candidates()
-	if p.heuristic || len(cands) == 1 {
-		return p.runVariant(s, p.problem.heuristic())
+	return tuned(s, p.dev, tuning{
+		class: p.shapeClass, cands: p.candidates(), fallback: p.problem.heuristic(),
+		fixed: p.heuristic, applies: p.applies, run: p.runVariant,
+	})
+}
+
+// tuning is one call's choice to make: its shape class (computed only
+// when needed), the variants that apply, the heuristic's choice, whether
+// the caller asked for it alone, and how to run a variant.
+type tuning struct {
+	class    func() string
+	cands    []variant
+	fallback variant
+	fixed    bool
+	applies  func(variant) bool
+	run      func(*vkc.Stream, variant) error
+}
+
+// tuned runs the variant the tuner picks: the heuristic's when asked,
+// when only one variant applies, or when nothing can be timed (inside a
+// capture window, or while the stream is profiled); a class's measured
+// choice when there is one; otherwise every variant that applies is run
+// and timed on the device, the fastest kept for the class, and the work
+// done once more with it, so that what the output holds is that
+// variant's result whatever happened while timing.
+func tuned(s *vkc.Stream, dev *vkc.Device, t tuning) error {
+	if t.fixed || len(t.cands) == 1 {
+		return t.run(s, t.fallback)
 	}
-	md, err := matmulDeviceOf(p.dev)
+	md, err := matmulDeviceOf(dev)
 	if err != nil {
 		return fmt.Errorf("vkc: Matmul: %w", err)
 	}
-	t := md.tunings
-	class := p.shapeClass()
-	if v, ok := t.choice(class); ok && p.applies(v) {
-		return p.runVariant(s, v)
+	class := t.class()
+	if v, ok := md.tunings.choice(class); ok && t.applies(v) {
+		return t.run(s, v)
 	}
 	if s.Capturing() {
-		return p.runVariant(s, p.problem.heuristic())
+		return t.run(s, t.fallback)
 	}
-	best, ok := p.measure(s, cands)
+	best, ok := measure(s, t.cands, t.run)
 	if !ok {
-		return p.runVariant(s, p.problem.heuristic())
+		return t.run(s, t.fallback)
 	}
-	t.keep(class, best, deviceLabel(p.dev.Info()))
-	return p.runVariant(s, best)
+	md.tunings.keep(class, best, deviceLabel(dev.Info()))
+	return t.run(s, best)
 }
 
 // measure times each candidate on the device (once to warm it, once
 // profiled) and returns the fastest. It reports false when no time could
 // be taken (the stream is profiled already, or the device takes no
 // timestamps); a variant that fails is left out.
-func (p *matmulPlan[T]) measure(s *vkc.Stream, cands []variant) (variant, bool) {
+func measure(s *vkc.Stream, cands []variant, run func(*vkc.Stream, variant) error) (variant, bool) {
 	// An empty profile first: a stream the caller profiles refuses it, and
 	// then no candidate runs (the caller's profile sees only the product).
 	if _, err := s.Profile(func(*vkc.Stream) error { return nil }); err != nil {
@@ -188,10 +206,10 @@ func (p *matmulPlan[T]) measure(s *vkc.Stream, cands []variant) (variant, bool) 
 	}
 	best, bestTime, timed := variant(0), time.Duration(0), false
 	for _, v := range cands {
-		if err := p.runVariant(s, v); err != nil {
+		if err := run(s, v); err != nil {
 			continue
 		}
-		prof, err := s.Profile(func(s *vkc.Stream) error { return p.runVariant(s, v) })
+		prof, err := s.Profile(func(s *vkc.Stream) error { return run(s, v) })
 		if err != nil || prof == nil || len(prof.Launches) == 0 {
 			continue
 		}

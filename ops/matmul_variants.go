@@ -54,10 +54,17 @@ const (
 	// then matmul_reduce: long K into few outputs on CPU drivers. Needs
 	// what gemvTexel needs of A (rows) and B (rows).
 	variantSplitKTexel
+	// i8Generic: MatmulInt8's matmul_i8, int8 A and B of any layout read
+	// a byte at a time (8-bit storage), int32 sums.
+	variantI8Generic
+	// i8Dot4: MatmulInt8's matmul_i8_dot4, four products of signed bytes
+	// per OpSDot on packed words (FeatureIntegerDotProduct); A's rows and
+	// B's columns K-contiguous and word-aligned, K a multiple of 4.
+	variantI8Dot4
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "texel", "texel-packed", "gemv-texel", "splitk-texel"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "texel", "texel-packed", "gemv-texel", "splitk-texel", "i8-generic", "i8-dot4"}
 
 func (v variant) String() string {
 	if v < numVariants {
