@@ -19,7 +19,7 @@ type MatmulInt8Options struct {
 // MatmulInt8 writes into c the product of a (M x K) and b (K x N), int8
 // matrices, with int32 sums: the integer product of quantized weights
 // and activations, exact while no sum passes the int32 range (K up to
-// 131072 whatever the values). Operands are rank 2 and of any layout
+// 131071 whatever the values). Operands are rank 2 and of any layout
 // (strides in elements; B transposed is b.T() of an N x K tensor); C must
 // be writable. Static shapes only: a dynamic operand is refused.
 //
@@ -46,7 +46,7 @@ func MatmulInt8(s *vkc.Stream, a, b Tensor[int8], c Tensor[int32], o MatmulInt8O
 	}
 	fallback := cands[len(cands)-1] // the packed kernel where it applies
 	return tuned(s, p.dev, tuning{
-		class: p.class, cands: cands, fallback: fallback, fixed: o.Heuristic,
+		op: "MatmulInt8", class: p.class, cands: cands, fallback: fallback, fixed: o.Heuristic,
 		applies: p.applies, run: p.runVariant,
 	})
 }
@@ -100,12 +100,35 @@ func planInt8(s *vkc.Stream, a, b Tensor[int8], c Tensor[int32]) (*int8Plan, err
 	if err := writable("MatmulInt8", "C", c); err != nil {
 		return nil, err
 	}
+	if err := int8NoOverlap(c, a, b); err != nil {
+		return nil, fmt.Errorf("vkc: MatmulInt8: %s: %w", describe, err)
+	}
 	info := dev.Info()
 	return &int8Plan{
 		dev: dev, m: m, n: n, k: k, a: a.at, b: b.at, c: c.at,
 		aBuf: a.buf, bBuf: b.buf, cBuf: c.buf,
 		feats: info.Features, cpu: info.Type == vkc.TypeCPU, describe: describe,
 	}, nil
+}
+
+// int8NoOverlap refuses a C sharing memory with A or B (one buffer viewed
+// as two element types, vkc.ViewAs): invocations would write C while
+// others still read the inputs.
+func int8NoOverlap(c Tensor[int32], a, b Tensor[int8]) error {
+	cr, err := rangeOf(c)
+	if err != nil {
+		return err
+	}
+	for i, in := range []Tensor[int8]{a, b} {
+		r, err := rangeOf(in)
+		if err != nil {
+			return err
+		}
+		if r.handle == cr.handle && r.start < cr.end && cr.start < r.end {
+			return fmt.Errorf("C shares memory with %s: %w", [...]string{"A", "B"}[i], vkc.ErrOverlap)
+		}
+	}
+	return nil
 }
 
 // applies reports whether variant v's kernel can compute p on its device.

@@ -153,3 +153,25 @@ func TestMatmulInt8Refusals(t *testing.T) {
 	require.ErrorContains(t, err, "more than once")
 	require.ErrorContains(t, MatmulInt8(nil, Of(a, 3, 4), Of(b, 4, 3), Of(c, 3, 3), MatmulInt8Options{}), "nil stream")
 }
+
+// TestMatmulInt8RefusesCSharingMemoryWithAnInput: one buffer viewed as
+// int8 for A and as int32 for C is refused with ErrOverlap (invocations
+// would write C while others read A), and nothing is written.
+func TestMatmulInt8RefusesCSharingMemoryWithAnInput(t *testing.T) {
+	dev := openTest(t)
+	if !dev.Info().Features.Has(vkc.FeatureStorage8 | vkc.FeatureInt8) {
+		t.Skip("no 8-bit storage")
+	}
+	s := dev.Stream()
+	buf := fresh[int32](t, dev, 16)
+	require.NoError(t, vkc.Fill(s, buf, 5))
+	a, err := vkc.ViewAs[int8](buf, 0, 64)
+	require.NoError(t, err)
+	defer a.Close()
+	b := fresh[int8](t, dev, 64)
+	require.NoError(t, vkc.Fill(s, b, 1))
+	err = MatmulInt8(s, Of(a, 4, 16), Of(b, 16, 4), Of(buf, 4, 4), MatmulInt8Options{})
+	require.ErrorIs(t, err, vkc.ErrOverlap)
+	require.ErrorContains(t, err, "vkc: MatmulInt8: A [4 16] · B [16 4] → C [4 4]: C shares memory with A")
+	requireEvery(t, buf, 5)
+}

@@ -147,7 +147,7 @@ func (t *tunings) keep(class string, v variant, label string) {
 // run computes the product with the variant the tuner picks (tuned).
 func (p *matmulPlan[T]) run(s *vkc.Stream) error {
 	return tuned(s, p.dev, tuning{
-		class: p.shapeClass, cands: p.candidates(), fallback: p.problem.heuristic(),
+		op: "Matmul", class: p.shapeClass, cands: p.candidates(), fallback: p.problem.heuristic(),
 		fixed: p.heuristic, applies: p.applies, run: p.runVariant,
 	})
 }
@@ -156,6 +156,7 @@ func (p *matmulPlan[T]) run(s *vkc.Stream) error {
 // when needed), the variants that apply, the heuristic's choice, whether
 // the caller asked for it alone, and how to run a variant.
 type tuning struct {
+	op       string // the op's name, for errors
 	class    func() string
 	cands    []variant
 	fallback variant
@@ -177,7 +178,7 @@ func tuned(s *vkc.Stream, dev *vkc.Device, t tuning) error {
 	}
 	md, err := matmulDeviceOf(dev)
 	if err != nil {
-		return fmt.Errorf("vkc: Matmul: %w", err)
+		return fmt.Errorf("vkc: %s: %w", t.op, err)
 	}
 	class := t.class()
 	if v, ok := md.tunings.choice(class); ok && t.applies(v) {

@@ -265,7 +265,7 @@ func New(o Options) *Device {
 			},
 			Heaps:         []recorder.MemoryHeap{{Size: 8 << 30, DeviceLocal: true}},
 			UnifiedMemory: o.Unified,
-			Features:      devinfo.AllFeatures, // host memory stores any width
+			Features:      devinfo.AllFeatures, // host memory stores any width; no module runs here
 		},
 	}
 	d.mu.SetRank(lockrank.Adapter, 0)

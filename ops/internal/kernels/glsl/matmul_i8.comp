@@ -1,6 +1,6 @@
 #version 450
 // matmul_i8: C = A·B for int8 A and B, int32 sums (exact while no sum
-// passes 2^31: K up to 131072 with any values). One element of C per
+// passes 2^31: K up to 131071 with any values). One element of C per
 // invocation, any layout of the three (strides in elements); the
 // reference the packed kernel is tuned against.
 //
