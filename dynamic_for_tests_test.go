@@ -254,15 +254,15 @@ type reduction struct {
 func (d *Device) reductionOf(srcs []*bufferCore, sfx string) reduction {
 	switch sfx {
 	case "":
-		first := d.sumKernel()
+		first := d.reductionKernel("sum")
 		if len(srcs) == 2 {
-			first = d.dotKernel()
+			first = d.reductionKernel("dot")
 		}
-		return reduction{first: first, later: d.sumKernel(), partial: elemFloat}
+		return reduction{first: first, later: d.reductionKernel("sum"), partial: elemFloat}
 	case "_f64":
 		return reduction{first: firstReduction(srcs, sfx), later: "sum_f64", partial: elemFloat64}
 	}
-	return reduction{first: firstReduction(srcs, sfx), later: d.sumKernel(), partial: elemFloat}
+	return reduction{first: firstReduction(srcs, sfx), later: d.reductionKernel("sum"), partial: elemFloat}
 }
 
 // firstReduction is the first pass's kernel of the type sfx names: a sum

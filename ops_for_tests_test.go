@@ -223,27 +223,17 @@ func dot[T Element](s *Stream, op, sfx string, x, y, out *Buffer[T], n *Param[ui
 	return reduceOp(s, op, sfx, []*bufferCore{x.core, y.core}, out.core, n)
 }
 
-// sumKernel picks the wide reduction on a CPU driver that can run it, else
-// the subgroup reduction where the device has it.
-func (d *Device) sumKernel() string {
+// reductionKernel picks the build of the reduction base ("sum", "dot"):
+// the wide one on a CPU driver that can run it, else the subgroup one
+// where the device has it.
+func (d *Device) reductionKernel(base string) string {
 	if d.wideReductions() {
-		return "sum_wide"
+		return base + "_wide"
 	}
 	if d.subgroupReductions() {
-		return "sum_subgroup"
+		return base + "_subgroup"
 	}
-	return "sum"
-}
-
-// dotKernel picks the dot product as sumKernel picks the sum.
-func (d *Device) dotKernel() string {
-	if d.wideReductions() {
-		return "dot_wide"
-	}
-	if d.subgroupReductions() {
-		return "dot_subgroup"
-	}
-	return "dot"
+	return base
 }
 
 // softmaxKernel picks the subgroup softmax where the device has it.

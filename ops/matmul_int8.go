@@ -111,20 +111,18 @@ func planInt8(s *vkc.Stream, a, b Tensor[int8], c Tensor[int32]) (*int8Plan, err
 	}, nil
 }
 
-// int8NoOverlap refuses a C sharing memory with A or B (one buffer viewed
-// as two element types, vkc.ViewAs): invocations would write C while
-// others still read the inputs.
+// int8NoOverlap refuses a C sharing memory with A or B (overlapsC).
 func int8NoOverlap(c Tensor[int32], a, b Tensor[int8]) error {
 	cr, err := rangeOf(c)
 	if err != nil {
 		return err
 	}
 	for i, in := range []Tensor[int8]{a, b} {
-		r, err := rangeOf(in)
+		shared, err := overlapsC(cr, in)
 		if err != nil {
 			return err
 		}
-		if r.handle == cr.handle && r.start < cr.end && cr.start < r.end {
+		if shared {
 			return fmt.Errorf("C shares memory with %s: %w", [...]string{"A", "B"}[i], vkc.ErrOverlap)
 		}
 	}
@@ -168,9 +166,6 @@ func (p *int8Plan) class() string {
 
 // runVariant launches v's kernel for the whole product.
 func (p *int8Plan) runVariant(s *vkc.Stream, v variant) error {
-	if p.m == 0 || p.n == 0 {
-		return nil
-	}
 	name, words := "matmul_i8", pushWords(p.m, p.n, p.k, 0,
 		p.a.offset, p.a.strides[0], p.a.strides[1], p.b.offset,
 		p.b.strides[0], p.b.strides[1], p.c.offset, p.c.strides[0],

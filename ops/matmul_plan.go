@@ -336,15 +336,27 @@ func matmulNoOverlap[T vkc.Float](c Tensor[T], ins ...Tensor[T]) error {
 		if in.buf == nil {
 			continue
 		}
-		r, err := rangeOf(in)
+		shared, err := overlapsC(cr, in)
 		if err != nil {
 			return err
 		}
-		if r.handle == cr.handle && r.start < cr.end && cr.start < r.end {
+		if shared {
 			return fmt.Errorf("C shares elements with %s: %w", [...]string{"A", "B", "the bias"}[i], vkc.ErrOverlap)
 		}
 	}
 	return nil
+}
+
+// overlapsC reports whether an input of a product shares memory with C's
+// bytes cr (the input may be of another element type, one buffer viewed
+// as two with vkc.ViewAs): invocations would write C while others still
+// read it.
+func overlapsC[T vkc.Element](cr byteRange, in Tensor[T]) (bool, error) {
+	r, err := rangeOf(in)
+	if err != nil {
+		return false, err
+	}
+	return r.handle == cr.handle && r.start < cr.end && cr.start < r.end, nil
 }
 
 // wholeRowMajor reports whether l is a whole buffer of n elements as one
