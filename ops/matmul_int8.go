@@ -68,13 +68,8 @@ func planInt8(s *vkc.Stream, a, b Tensor[int8], c Tensor[int32]) (*int8Plan, err
 	if s == nil {
 		return nil, errors.New("vkc: MatmulInt8: nil stream")
 	}
-	for _, t := range []struct {
-		name string
-		err  error
-	}{{"A", a.Err()}, {"B", b.Err()}, {"C", c.Err()}} {
-		if t.err != nil {
-			return nil, fmt.Errorf("vkc: MatmulInt8: %s: %w", t.name, t.err)
-		}
+	if err := operandErr("MatmulInt8", a.Err(), b.Err(), c.Err()); err != nil {
+		return nil, err
 	}
 	describe := fmt.Sprintf("A %v · B %v → C %v", a.at.shape, b.at.shape, c.at.shape)
 	fail := func(format string, args ...any) error {

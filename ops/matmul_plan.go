@@ -93,7 +93,7 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	if s == nil {
 		return nil, errMatmulNilStream
 	}
-	if err := operandErr(a, b, c); err != nil {
+	if err := operandErr("Matmul", a.Err(), b.Err(), c.Err()); err != nil {
 		return nil, err
 	}
 	describe := fmt.Sprintf("A %v · B %v → C %v", a.at.shape, b.at.shape, c.at.shape)
@@ -134,14 +134,12 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	return p, nil
 }
 
-// operandErr is the first of A's, B's and C's errors, named.
-func operandErr[T vkc.Float](a, b, c Tensor[T]) error {
-	for _, t := range []struct {
-		name string
-		err  error
-	}{{"A", a.Err()}, {"B", b.Err()}, {"C", c.Err()}} {
-		if t.err != nil {
-			return fmt.Errorf("vkc: Matmul: %s: %w", t.name, t.err)
+// operandErr is the first of a product's A, B and C errors (Tensor.Err,
+// in that order), named.
+func operandErr(op string, errs ...error) error {
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("vkc: %s: %s: %w", op, [...]string{"A", "B", "C"}[i], err)
 		}
 	}
 	return nil
