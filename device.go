@@ -290,6 +290,9 @@ func Open(opts ...Option) (*Device, error) {
 	}
 	info := deviceInfoOf(rec.Info())
 	info.Features &^= c.without // a device vkc did not open through Vulkan leaves them out here
+	if !info.Features.Has(FeatureCooperativeMatrix) {
+		info.CooperativeMatrices = nil
+	}
 	d := &Device{rec: rec, info: info, cacheDir: c.pipelineCacheDir(),
 		kernels: map[string]*Kernel{}, buffers: map[*bufferCore]struct{}{}, graphs: map[*Graph]struct{}{},
 		user: map[*Kernel]struct{}{}}

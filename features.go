@@ -29,12 +29,15 @@ const (
 	FeatureUniformAndStorage8                       // uniformAndStorageBuffer8BitAccess
 	FeatureUniformAndStorage16                      // uniformAndStorageBuffer16BitAccess
 	FeatureIntegerDotProduct                        // shaderIntegerDotProduct: OpSDot and its kin (SPV_KHR_integer_dot_product) in kernels
+	FeatureCooperativeMatrix                        // cooperativeMatrix: cooperative-matrix types and multiply-adds (SPV_KHR_cooperative_matrix) in kernels, the configurations of DeviceInfo.CooperativeMatrices
+	FeatureVulkanMemoryModel                        // vulkanMemoryModel and vulkanMemoryModelDeviceScope: modules in the Vulkan memory model, as every module with cooperative matrices is
 )
 
 // featureNames are the Vulkan names of the features, by bit.
 var featureNames = [...]string{"shaderFloat16", "shaderFloat64", "shaderInt8", "shaderInt16", "shaderInt64",
 	"storageBuffer8BitAccess", "storageBuffer16BitAccess",
-	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess", "shaderIntegerDotProduct"}
+	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess", "shaderIntegerDotProduct",
+	"cooperativeMatrix", "vulkanMemoryModel"}
 
 // allFeatures is every feature vkc knows.
 const allFeatures = Features(1)<<len(featureNames) - 1
@@ -95,8 +98,9 @@ var capabilityFeatures = map[shaders.Capability]Features{
 	shaders.CapabilityStoragePushConstant16:              0,
 	shaders.CapabilityStorageInputOutput16:               0,
 	shaders.CapabilityStoragePushConstant8:               0,
-	shaders.CapabilityVulkanMemoryModel:                  0, // vulkanMemoryModel
-	shaders.CapabilityCooperativeMatrixNV:                0, // cooperativeMatrix
+	shaders.CapabilityVulkanMemoryModel:                  FeatureVulkanMemoryModel,
+	shaders.CapabilityCooperativeMatrixNV:                0, // VK_NV_cooperative_matrix's cooperativeMatrix
+	shaders.CapabilityCooperativeMatrixKHR:               FeatureCooperativeMatrix,
 	shaders.CapabilityAtomicFloat32MinMaxEXT:             0, // shaderBufferFloat32AtomicMinMax
 	shaders.CapabilityAtomicFloat64MinMaxEXT:             0,
 	shaders.CapabilityAtomicFloat16MinMaxEXT:             0,
@@ -107,6 +111,81 @@ var capabilityFeatures = map[shaders.Capability]Features{
 	shaders.CapabilityDotProductInput4x8Bit:              FeatureIntegerDotProduct,
 	shaders.CapabilityDotProductInput4x8BitPacked:        FeatureIntegerDotProduct,
 	shaders.CapabilityDotProduct:                         FeatureIntegerDotProduct,
+}
+
+// CooperativeMatrix is one configuration of cooperative-matrix
+// multiply-add a device runs (VkCooperativeMatrixPropertiesKHR): an M x K
+// matrix of A times a K x N one of B, plus an M x N one of C, into an
+// M x N result, each of the component type given, shared among the
+// invocations of Scope. A kernel's coopmat types must match one of them.
+type CooperativeMatrix struct {
+	M, N, K         uint32
+	A, B, C, Result ComponentType
+	// SaturatingAddition: integer sums saturate instead of wrapping.
+	SaturatingAddition bool
+	Scope              Scope
+}
+
+// String is the configuration as "16x16x16 float16·float16+float32→float32 (subgroup)".
+func (m CooperativeMatrix) String() string {
+	return fmt.Sprintf("%dx%dx%d %v·%v+%v→%v (%v)", m.M, m.N, m.K, m.A, m.B, m.C, m.Result, m.Scope)
+}
+
+// ComponentType is a cooperative matrix's element type
+// (VkComponentTypeKHR's values).
+type ComponentType uint32
+
+// The component types.
+const (
+	ComponentFloat16 ComponentType = 0
+	ComponentFloat32 ComponentType = 1
+	ComponentFloat64 ComponentType = 2
+	ComponentSint8   ComponentType = 3
+	ComponentSint16  ComponentType = 4
+	ComponentSint32  ComponentType = 5
+	ComponentSint64  ComponentType = 6
+	ComponentUint8   ComponentType = 7
+	ComponentUint16  ComponentType = 8
+	ComponentUint32  ComponentType = 9
+	ComponentUint64  ComponentType = 10
+)
+
+var componentNames = [...]string{"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+
+// String is the type's name ("float16"), or its number for a type vkc
+// does not know.
+func (t ComponentType) String() string {
+	if int(t) < len(componentNames) {
+		return componentNames[t]
+	}
+	return fmt.Sprintf("ComponentType(%d)", uint32(t))
+}
+
+// Scope is the set of invocations sharing a cooperative matrix
+// (VkScopeKHR's values): GLSL's gl_ScopeSubgroup is ScopeSubgroup.
+type Scope uint32
+
+// The scopes.
+const (
+	ScopeDevice      Scope = 1
+	ScopeWorkgroup   Scope = 2
+	ScopeSubgroup    Scope = 3
+	ScopeQueueFamily Scope = 5
+)
+
+// String is the scope's name, or its number.
+func (s Scope) String() string {
+	switch s {
+	case ScopeDevice:
+		return "device"
+	case ScopeWorkgroup:
+		return "workgroup"
+	case ScopeSubgroup:
+		return "subgroup"
+	case ScopeQueueFamily:
+		return "queue family"
+	}
+	return fmt.Sprintf("Scope(%d)", uint32(s))
 }
 
 // checkCapabilities refuses a module that declares a capability needing

@@ -70,10 +70,12 @@ type External struct {
 	QueueFamily, QueueIndex uint32
 	// Features are the optional features the program enabled on its
 	// device (in VkPhysicalDeviceVulkan11Features and friends, or the
-	// 16-bit, 8-bit, float16/int8 and integer-dot-product feature structs
-	// in the create-info's pNext, with the extensions they need on Vulkan
-	// 1.1: VK_KHR_16bit_storage, VK_KHR_8bit_storage,
-	// VK_KHR_shader_float16_int8 and VK_KHR_shader_integer_dot_product). Vulkan cannot be asked which ones a
+	// 16-bit, 8-bit, float16/int8, integer-dot-product, cooperative-matrix
+	// and memory-model feature structs in the create-info's pNext, with the
+	// extensions they need on Vulkan 1.1: VK_KHR_16bit_storage,
+	// VK_KHR_8bit_storage, VK_KHR_shader_float16_int8,
+	// VK_KHR_shader_integer_dot_product, VK_KHR_cooperative_matrix and
+	// VK_KHR_vulkan_memory_model). Vulkan cannot be asked which ones a
 	// device has enabled, so vkc counts on exactly these: element types
 	// and kernels that need a feature not declared are refused with
 	// ErrUnsupported. The zero value declares none. Declaring a feature

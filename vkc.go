@@ -248,6 +248,11 @@ type DeviceInfo struct {
 	// Devices), or those enabled on it (Device.Info), which is every one
 	// it offers less what WithoutFeatures left out.
 	Features Features
+	// CooperativeMatrices are the cooperative-matrix configurations the
+	// device runs, as it lists them: the sizes and types a kernel's
+	// coopmat types may take (GL_KHR_cooperative_matrix). None without
+	// FeatureCooperativeMatrix.
+	CooperativeMatrices []CooperativeMatrix
 }
 
 // DeviceLocalBytes sums the device-local heaps.
@@ -274,6 +279,11 @@ func deviceInfoOf(i recorder.DeviceInfo) DeviceInfo {
 		Features:      featuresOf(i.Features)}
 	for _, h := range i.Heaps {
 		out.Heaps = append(out.Heaps, MemoryHeap(h))
+	}
+	for _, m := range i.CooperativeMatrices {
+		out.CooperativeMatrices = append(out.CooperativeMatrices, CooperativeMatrix{M: m.M, N: m.N, K: m.K,
+			A: ComponentType(m.A), B: ComponentType(m.B), C: ComponentType(m.C), Result: ComponentType(m.Result),
+			SaturatingAddition: m.SaturatingAddition, Scope: Scope(m.Scope)})
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -429,6 +430,77 @@ func TestModuleNeedingAFeatureVkcNeverEnablesRefusedAtLoad(t *testing.T) {
 			require.Zero(t, errs+warns, "the layer saw nothing: %q", recent)
 		})
 	}
+}
+
+// A kernel multiplying cooperative matrices (GL_KHR_cooperative_matrix)
+// runs where the device lists a Float16 configuration summed in float32,
+// specialized with its sizes and the subgroup size: one tile, against the
+// same sums in Go (small integers, exact). Where this build's SPIR-V
+// validator is older than the extension, LoadKernel says so with
+// ErrUnsupported, and the test stops there.
+func TestCooperativeMatrixKernelRuns(t *testing.T) {
+	dev := openDevice(t)
+	info := dev.Info()
+	var cfg *vkc.CooperativeMatrix
+	for i, m := range info.CooperativeMatrices {
+		if m.A == vkc.ComponentFloat16 && m.B == vkc.ComponentFloat16 && m.C == vkc.ComponentFloat32 &&
+			m.Result == vkc.ComponentFloat32 && m.Scope == vkc.ScopeSubgroup {
+			cfg = &info.CooperativeMatrices[i]
+			break
+		}
+	}
+	if cfg == nil {
+		t.Skipf("%s lists no Float16 cooperative matrix summed in float32 (features %v, configurations %v)", info.Name, info.Features, info.CooperativeMatrices)
+	}
+	code, err := os.ReadFile("../testdata/coopmat.spv")
+	require.NoError(t, err)
+	k, err := dev.LoadKernel(vkc.KernelSpec{Name: "coopmat", SPIRV: code, Constants: map[uint32]float64{
+		0: float64(info.Subgroup.Size), 1: float64(cfg.M), 2: float64(cfg.N), 3: float64(cfg.K)}})
+	if err != nil && strings.Contains(err.Error(), "does not know capability") {
+		require.ErrorIs(t, err, vkc.ErrUnsupported)
+		t.Skipf("this build's SPIR-V validator cannot check the module: %v", err)
+	}
+	require.NoError(t, err, "configuration %v", *cfg)
+	defer k.Close()
+	m, n, kk := int(cfg.M), int(cfg.N), int(cfg.K)
+	as, bs := make([]vkc.Float16, m*kk), make([]vkc.Float16, kk*n)
+	for i := range as {
+		as[i] = vkc.Float16From(float32(i%7 - 3))
+	}
+	for i := range bs {
+		bs[i] = vkc.Float16From(float32(i%5 - 2))
+	}
+	want := make([]float32, m*n)
+	for i := range m {
+		for j := range n {
+			for l := range kk {
+				want[i*n+j] += as[i*kk+l].Float32() * bs[l*n+j].Float32()
+			}
+		}
+	}
+	c := newBuffer[float32](t, dev, m*n)
+	s := dev.Stream()
+	require.NoError(t, k.Launch(s, [3]uint32{1, 1, 1}, nil, upload(t, dev, as), upload(t, dev, bs), c))
+	require.Equal(t, want, read(t, s, c), "configuration %v", *cfg)
+	errs, warns, recent := dev.ValidationMessages()
+	require.Zero(t, errs+warns, "%q", recent)
+}
+
+// A device without cooperative matrices (or opened without them) refuses
+// the module at LoadKernel, naming the capability and the feature, before
+// any driver or validator sees it.
+func TestCooperativeMatrixKernelRefusedWithoutTheFeature(t *testing.T) {
+	code, err := os.ReadFile("../testdata/coopmat.spv")
+	require.NoError(t, err)
+	dev := openDevice(t, vkc.WithoutFeatures(vkc.FeatureCooperativeMatrix))
+	require.False(t, dev.Info().Features.Has(vkc.FeatureCooperativeMatrix))
+	require.Empty(t, dev.Info().CooperativeMatrices, "no configurations without the feature")
+	_, err = dev.LoadKernel(vkc.KernelSpec{Name: "coopmat", SPIRV: code})
+	require.ErrorIs(t, err, vkc.ErrUnsupported)
+	assert.ErrorContains(t, err, "CooperativeMatrixKHR")
+	assert.ErrorContains(t, err, "cooperativeMatrix")
+	errs, warns, recent := dev.ValidationMessages()
+	require.Zero(t, errs+warns, "the layer saw nothing: %q", recent)
 }
 
 // A kernel using SPV_KHR_integer_dot_product's OpSDot runs where the

@@ -213,11 +213,85 @@ type DeviceInfo struct {
 	// Features are the optional features the device offers (a list of
 	// devices) or, for an open device, the ones enabled on it.
 	Features Features
+	// CooperativeMatrices are the cooperative-matrix configurations the
+	// device runs (VK_KHR_cooperative_matrix), as it lists them; none
+	// where it lacks the extension.
+	CooperativeMatrices []CooperativeMatrix
+}
+
+// CooperativeMatrix is one configuration of cooperative-matrix
+// multiply-add a device runs (VkCooperativeMatrixPropertiesKHR): an M x K
+// matrix of A times a K x N one of B, plus an M x N one of C, into an
+// M x N result, each of the component type given, shared among the
+// invocations of Scope.
+type CooperativeMatrix struct {
+	M, N, K            uint32
+	A, B, C, Result    ComponentType
+	SaturatingAddition bool // integer sums saturate instead of wrapping
+	Scope              Scope
+}
+
+// ComponentType is a cooperative matrix's element type
+// (VkComponentTypeKHR's values).
+type ComponentType uint32
+
+// The component types vkc names; others print as their number.
+const (
+	ComponentFloat16 ComponentType = 0
+	ComponentFloat32 ComponentType = 1
+	ComponentFloat64 ComponentType = 2
+	ComponentSint8   ComponentType = 3
+	ComponentSint16  ComponentType = 4
+	ComponentSint32  ComponentType = 5
+	ComponentSint64  ComponentType = 6
+	ComponentUint8   ComponentType = 7
+	ComponentUint16  ComponentType = 8
+	ComponentUint32  ComponentType = 9
+	ComponentUint64  ComponentType = 10
+)
+
+var componentNames = [...]string{"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+
+// String is the type's name ("float16"), or its number for one vkc does
+// not know.
+func (t ComponentType) String() string {
+	if int(t) < len(componentNames) {
+		return componentNames[t]
+	}
+	return fmt.Sprintf("ComponentType(%d)", uint32(t))
+}
+
+// Scope is the set of invocations sharing a cooperative matrix
+// (VkScopeKHR's values).
+type Scope uint32
+
+// The scopes.
+const (
+	ScopeDevice      Scope = 1
+	ScopeWorkgroup   Scope = 2
+	ScopeSubgroup    Scope = 3
+	ScopeQueueFamily Scope = 5
+)
+
+// String is the scope's name, or its number.
+func (s Scope) String() string {
+	switch s {
+	case ScopeDevice:
+		return "device"
+	case ScopeWorkgroup:
+		return "workgroup"
+	case ScopeSubgroup:
+		return "subgroup"
+	case ScopeQueueFamily:
+		return "queue family"
+	}
+	return fmt.Sprintf("Scope(%d)", uint32(s))
 }
 
 // Features is a set of the optional device features vkc enables when the
 // device offers them: what element types other than 32 bits need to be
-// stored and computed with, and integer dot products. The bits are vk's VKC_FEATURE_* (vk checks at
+// stored and computed with, integer dot products, cooperative matrices
+// and the Vulkan memory model. The bits are vk's VKC_FEATURE_* (vk checks at
 // compile time that they agree).
 type Features uint32
 
@@ -233,14 +307,17 @@ const (
 	FeatureUniformAndStorage8                       // uniformAndStorageBuffer8BitAccess
 	FeatureUniformAndStorage16                      // uniformAndStorageBuffer16BitAccess
 	FeatureIntegerDotProduct                        // shaderIntegerDotProduct
+	FeatureCooperativeMatrix                        // cooperativeMatrix (VK_KHR_cooperative_matrix)
+	FeatureVulkanMemoryModel                        // vulkanMemoryModel and vulkanMemoryModelDeviceScope
 	// AllFeatures is every feature above.
-	AllFeatures = FeatureIntegerDotProduct<<1 - 1
+	AllFeatures = FeatureVulkanMemoryModel<<1 - 1
 )
 
 // featureNames are the Vulkan names of the features, by bit.
 var featureNames = [...]string{"shaderFloat16", "shaderFloat64", "shaderInt8", "shaderInt16", "shaderInt64",
 	"storageBuffer8BitAccess", "storageBuffer16BitAccess",
-	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess", "shaderIntegerDotProduct"}
+	"uniformAndStorageBuffer8BitAccess", "uniformAndStorageBuffer16BitAccess", "shaderIntegerDotProduct",
+	"cooperativeMatrix", "vulkanMemoryModel"}
 
 // String lists the features by their Vulkan names ("none" for the empty
 // set), so an error can name what a device lacks.

@@ -36,6 +36,7 @@ const (
 	CapabilityAtomicFloat32AddEXT                Capability = 6033
 	CapabilityAtomicFloat64AddEXT                Capability = 6034
 	CapabilityAtomicFloat16AddEXT                Capability = 6095
+	CapabilityCooperativeMatrixKHR               Capability = 6022
 )
 
 // capabilityNames name the capabilities above as the specification does.
@@ -61,6 +62,7 @@ var capabilityNames = map[Capability]string{
 	CapabilityAtomicFloat32AddEXT:                "AtomicFloat32AddEXT",
 	CapabilityAtomicFloat64AddEXT:                "AtomicFloat64AddEXT",
 	CapabilityAtomicFloat16AddEXT:                "AtomicFloat16AddEXT",
+	CapabilityCooperativeMatrixKHR:               "CooperativeMatrixKHR",
 }
 
 // String is the capability's name in the specification, or its number.

@@ -2,12 +2,24 @@
 # Rebuild the test kernels' SPIR-V with the flags the catalogue uses, for
 # Vulkan 1.1 (affine also for 1.2 and 1.3: affine_vk12.spv, affine_vk13.spv);
 # the hand-written modules (*.spvasm) are assembled for Vulkan 1.1.
+# coopmat.comp needs a glslc that knows GL_KHR_cooperative_matrix: it is
+# built with $VKC_GLSLC_COOPMAT (a program's path; default glslc), and kept as
+# committed where that compiler lacks the extension.
 set -eu
 cd "$(dirname "$0")"
 for src in *.comp; do
-    [ "$src" != wgperm.comp ] || continue # below, once per assignment of IDs
+    case "$src" in
+    wgperm.comp) continue ;; # below, once per assignment of IDs
+    coopmat.comp) continue ;; # below, with a newer glslc
+    esac
     glslc -O --target-env=vulkan1.1 "$src" -o "${src%.comp}.spv"
 done
+if ! "${VKC_GLSLC_COOPMAT:-glslc}" -O --target-env=vulkan1.1 coopmat.comp -o coopmat.spv.new 2>/dev/null; then
+    echo "gen.sh: ${VKC_GLSLC_COOPMAT:-glslc} does not know GL_KHR_cooperative_matrix: coopmat.spv kept (set VKC_GLSLC_COOPMAT, see scripts/coopmat-device.sh)" >&2
+    rm -f coopmat.spv.new
+else
+    mv coopmat.spv.new coopmat.spv
+fi
 for env in 1.2 1.3; do
     glslc -O --target-env=vulkan$env affine.comp -o "affine_vk$(echo $env | tr -d .).spv"
 done

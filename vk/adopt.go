@@ -137,6 +137,9 @@ func (in *Instance) AdoptDevice(a Adopted) (*Device, error) {
 	// for: vk counts on those it declared, no more.
 	info := pd.info
 	info.Features = a.Features
+	if info.Features&FeatureCooperativeMatrix == 0 {
+		info.CooperativeMatrices = nil
+	}
 	d := &Device{inst: in, info: info, api: min(pd.api, apiOf(a.APIVersion)), maxBuffer: pd.maxBuffer, family: a.Family,
 		memTypes: pd.memTypes, fns: fns, queueMu: lock, adopted: true}
 	d.gate.SetRank(lockrank.VkDevice, 0)

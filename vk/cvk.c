@@ -162,6 +162,30 @@ static int device_extension(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkP
 	return found;
 }
 
+// VK_KHR_cooperative_matrix's names, where the system's Vulkan headers
+// predate it (Debian 12's 1.3.239): the values of the registry.
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+typedef struct VkCooperativeMatrixPropertiesKHR {
+	VkStructureType sType;
+	void *pNext;
+	uint32_t MSize, NSize, KSize;
+	uint32_t AType, BType, CType, ResultType; // VkComponentTypeKHR
+	VkBool32 saturatingAccumulation;
+	uint32_t scope; // VkScopeKHR
+} VkCooperativeMatrixPropertiesKHR;
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+	VkStructureType sType;
+	void *pNext;
+	VkBool32 cooperativeMatrix;
+	VkBool32 cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+typedef VkResult (VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice,
+	uint32_t *, VkCooperativeMatrixPropertiesKHR *);
+#endif
+
 // feature_chain is the chain of feature structs vk queries and enables;
 // only the structs whose extension the device offers are linked.
 typedef struct feature_chain {
@@ -170,34 +194,38 @@ typedef struct feature_chain {
 	VkPhysicalDevice8BitStorageFeaturesKHR s8;
 	VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16i8;
 	VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idp;
-	int has8, hasf16i8, hasidp;
+	VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop;
+	VkPhysicalDeviceVulkanMemoryModelFeaturesKHR vmm;
+	int has8, hasf16i8, hasidp, hascoop, hasvmm;
 } feature_chain;
 
-static void link_features(feature_chain *c, int has8, int hasf16i8, int hasidp) {
+// link_onto appends s (any Vulkan struct) to the chain whose last pNext
+// is *next.
+static void **link_onto(void **next, void *s) {
+	*next = s;
+	return (void **)&((VkBaseOutStructure *)s)->pNext;
+}
+
+static void link_features(feature_chain *c, int has8, int hasf16i8, int hasidp, int hascoop, int hasvmm) {
 	memset(c, 0, sizeof *c);
 	c->f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
 	c->s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
 	c->s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR;
 	c->f16i8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
 	c->idp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
+	c->coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+	c->vmm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR;
 	c->has8 = has8;
 	c->hasf16i8 = hasf16i8;
 	c->hasidp = hasidp;
-	void **next = &c->f2.pNext;
-	*next = &c->s16;
-	next = &c->s16.pNext;
-	if (has8) {
-		*next = &c->s8;
-		next = &c->s8.pNext;
-	}
-	if (hasf16i8) {
-		*next = &c->f16i8;
-		next = &c->f16i8.pNext;
-	}
-	if (hasidp) {
-		*next = &c->idp;
-		next = &c->idp.pNext;
-	}
+	c->hascoop = hascoop;
+	c->hasvmm = hasvmm;
+	void **next = link_onto(&c->f2.pNext, &c->s16);
+	if (has8) next = link_onto(next, &c->s8);
+	if (hasf16i8) next = link_onto(next, &c->f16i8);
+	if (hasidp) next = link_onto(next, &c->idp);
+	if (hascoop) next = link_onto(next, &c->coop);
+	if (hasvmm) link_onto(next, &c->vmm);
 }
 
 static uint32_t features_of(const feature_chain *c) {
@@ -212,6 +240,11 @@ static uint32_t features_of(const feature_chain *c) {
 	if (c->hasf16i8 && c->f16i8.shaderFloat16) f |= VKC_FEATURE_FLOAT16;
 	if (c->hasf16i8 && c->f16i8.shaderInt8) f |= VKC_FEATURE_INT8;
 	if (c->hasidp && c->idp.shaderIntegerDotProduct) f |= VKC_FEATURE_INTEGER_DOT_PRODUCT;
+	if (c->hascoop && c->coop.cooperativeMatrix) f |= VKC_FEATURE_COOPERATIVE_MATRIX;
+	// Both or neither: with vulkanMemoryModel alone, every module's
+	// Device-scope atomics (GLSL's atomicAdd on a buffer) are invalid
+	// (VUID-RuntimeSpirv-vulkanMemoryModel-06265).
+	if (c->hasvmm && c->vmm.vulkanMemoryModel && c->vmm.vulkanMemoryModelDeviceScope) f |= VKC_FEATURE_VULKAN_MEMORY_MODEL;
 	return f;
 }
 
@@ -223,9 +256,31 @@ static uint32_t describe_features(PFN_vkGetInstanceProcAddr gipa, VkInstance ins
 	feature_chain c;
 	link_features(&c, device_extension(gipa, inst, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME),
 		device_extension(gipa, inst, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME),
-		device_extension(gipa, inst, pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME));
+		device_extension(gipa, inst, pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME),
+		device_extension(gipa, inst, pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME),
+		device_extension(gipa, inst, pd, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME));
 	gf2(pd, &c.f2);
 	return features_of(&c);
+}
+
+// describe_coopmat fills out's cooperative-matrix configurations: the
+// first VKC_MAX_COOPMAT the device lists (VK_INCOMPLETE past them).
+static void describe_coopmat(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out) {
+	if (!device_extension(gipa, inst, pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) return;
+	PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR g = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)gipa(
+		inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+	if (!g) return;
+	VkCooperativeMatrixPropertiesKHR props[VKC_MAX_COOPMAT];
+	memset(props, 0, sizeof props);
+	for (uint32_t i = 0; i < VKC_MAX_COOPMAT; i++) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+	uint32_t n = VKC_MAX_COOPMAT;
+	if (g(pd, &n, props) < 0) return;
+	for (uint32_t i = 0; i < n && i < VKC_MAX_COOPMAT; i++) {
+		const VkCooperativeMatrixPropertiesKHR *p = &props[i];
+		out->coopmat[i] = (vkc_coopmat){ p->MSize, p->NSize, p->KSize, p->AType, p->BType, p->CType, p->ResultType,
+			p->saturatingAccumulation, p->scope };
+	}
+	out->coopmat_count = n < VKC_MAX_COOPMAT ? n : VKC_MAX_COOPMAT;
 }
 
 void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out) {
@@ -260,6 +315,7 @@ void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDev
 	out->subgroup_stages = sg.supportedStages;
 	out->subgroup_ops = sg.supportedOperations;
 	out->features = describe_features(gipa, inst, pd);
+	describe_coopmat(gipa, inst, pd, out);
 }
 
 #define LOAD(field, name) do { f->field = (void *)gdpa(dev, name); if (!f->field) return 0; } while (0)
@@ -339,7 +395,9 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	int need8 = (features & (VKC_FEATURE_STORAGE8 | VKC_FEATURE_UNIFORM_STORAGE8)) != 0;
 	int needf16i8 = (features & (VKC_FEATURE_FLOAT16 | VKC_FEATURE_INT8)) != 0;
 	int needidp = (features & VKC_FEATURE_INTEGER_DOT_PRODUCT) != 0;
-	link_features(&c, need8, needf16i8, needidp);
+	int needcoop = (features & VKC_FEATURE_COOPERATIVE_MATRIX) != 0;
+	int needvmm = (features & VKC_FEATURE_VULKAN_MEMORY_MODEL) != 0;
+	link_features(&c, need8, needf16i8, needidp, needcoop, needvmm);
 	c.f2.features.shaderFloat64 = (features & VKC_FEATURE_FLOAT64) != 0;
 	c.f2.features.shaderInt16 = (features & VKC_FEATURE_INT16) != 0;
 	c.f2.features.shaderInt64 = (features & VKC_FEATURE_INT64) != 0;
@@ -350,13 +408,18 @@ VkResult vkc_open_device(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhys
 	c.f16i8.shaderFloat16 = (features & VKC_FEATURE_FLOAT16) != 0;
 	c.f16i8.shaderInt8 = (features & VKC_FEATURE_INT8) != 0;
 	c.idp.shaderIntegerDotProduct = (features & VKC_FEATURE_INTEGER_DOT_PRODUCT) != 0;
+	c.coop.cooperativeMatrix = needcoop;
+	c.vmm.vulkanMemoryModel = needvmm;
+	c.vmm.vulkanMemoryModelDeviceScope = needvmm;
 	if (ext_count > VKC_MAX_EXTENSIONS) return VK_ERROR_INITIALIZATION_FAILED;
-	const char *all[VKC_MAX_EXTENSIONS + 3];
+	const char *all[VKC_MAX_EXTENSIONS + 5];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ext_count; i++) all[n++] = exts[i];
 	if (need8) all[n++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
 	if (needf16i8) all[n++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
 	if (needidp) all[n++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+	if (needcoop) all[n++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+	if (needvmm) all[n++] = VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME;
 	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &c.f2,
 		.queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
 		.enabledExtensionCount = n, .ppEnabledExtensionNames = n ? all : NULL };

@@ -53,6 +53,15 @@ VkResult vkc_enumerate_devices(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, 
 // families' flags and queue counts, the subgroup properties and, on a Vulkan 1.3 device, the
 // largest buffer it creates (maintenance4's maxBufferSize; 0 before 1.3).
 #define VKC_MAX_FAMILIES 16
+// vkc_coopmat is one VkCooperativeMatrixPropertiesKHR: the sizes, the
+// VkComponentTypeKHR of A, B, C and the result, whether the sum saturates
+// and the VkScopeKHR, as plain words (the system's headers may predate
+// the extension).
+typedef struct vkc_coopmat {
+	uint32_t m, n, k, a, b, c, result, saturating, scope;
+} vkc_coopmat;
+#define VKC_MAX_COOPMAT 64
+
 typedef struct vkc_physical {
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem;
@@ -64,6 +73,11 @@ typedef struct vkc_physical {
 	// features: the VKC_FEATURE_* bits the device offers (what
 	// vkc_open_device may enable).
 	uint32_t features;
+	// coopmat: the cooperative-matrix configurations the device runs
+	// (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR), the first
+	// VKC_MAX_COOPMAT of them; none without VK_KHR_cooperative_matrix.
+	uint32_t coopmat_count;
+	vkc_coopmat coopmat[VKC_MAX_COOPMAT];
 } vkc_physical;
 
 // The optional features vk enables for element types other than 32 bits,
@@ -83,6 +97,13 @@ typedef struct vkc_physical {
 #define VKC_FEATURE_UNIFORM_STORAGE8 (1u << 7)
 #define VKC_FEATURE_UNIFORM_STORAGE16 (1u << 8)
 #define VKC_FEATURE_INTEGER_DOT_PRODUCT (1u << 9)
+// Cooperative matrices (VkPhysicalDeviceCooperativeMatrixFeaturesKHR's
+// cooperativeMatrix, with VK_KHR_cooperative_matrix) and the Vulkan memory
+// model (VkPhysicalDeviceVulkanMemoryModelFeatures' vulkanMemoryModel and
+// vulkanMemoryModelDeviceScope, with VK_KHR_vulkan_memory_model), which
+// every module using cooperative matrices declares.
+#define VKC_FEATURE_COOPERATIVE_MATRIX (1u << 10)
+#define VKC_FEATURE_VULKAN_MEMORY_MODEL (1u << 11)
 void vkc_describe(PFN_vkGetInstanceProcAddr gipa, VkInstance inst, VkPhysicalDevice pd, vkc_physical *out);
 
 // vkc_fns is the device-level function table: setup calls, then the hot path.

@@ -133,6 +133,9 @@ func (in *Instance) createDevice(pd physical, family int, exts []string) (*Devic
 	defer free()
 	info := pd.info
 	info.Features &^= in.without
+	if info.Features&FeatureCooperativeMatrix == 0 {
+		info.CooperativeMatrices = nil // what the device runs only with the feature enabled
+	}
 	fns := (*C.vkc_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkc_fns{}))))
 	if err := check("vkCreateDevice", Result(C.vkc_open_device(in.gipa, in.handle, pd.handle, C.uint32_t(family),
 		C.uint32_t(info.Features), C.uint32_t(len(exts)), names, C.uint32_t(pd.api), fns))); err != nil {

@@ -40,6 +40,8 @@ const (
 	FeatureUniformAndStorage8  = devinfo.FeatureUniformAndStorage8
 	FeatureUniformAndStorage16 = devinfo.FeatureUniformAndStorage16
 	FeatureIntegerDotProduct   = devinfo.FeatureIntegerDotProduct
+	FeatureCooperativeMatrix   = devinfo.FeatureCooperativeMatrix
+	FeatureVulkanMemoryModel   = devinfo.FeatureVulkanMemoryModel
 )
 
 var _ = [0]struct{}{} == [FeatureFloat16 ^ C.VKC_FEATURE_FLOAT16 |
@@ -48,7 +50,9 @@ var _ = [0]struct{}{} == [FeatureFloat16 ^ C.VKC_FEATURE_FLOAT16 |
 	FeatureStorage8 ^ C.VKC_FEATURE_STORAGE8 | FeatureStorage16 ^ C.VKC_FEATURE_STORAGE16 |
 	FeatureUniformAndStorage8 ^ C.VKC_FEATURE_UNIFORM_STORAGE8 |
 	FeatureUniformAndStorage16 ^ C.VKC_FEATURE_UNIFORM_STORAGE16 |
-	FeatureIntegerDotProduct ^ C.VKC_FEATURE_INTEGER_DOT_PRODUCT]struct{}{}
+	FeatureIntegerDotProduct ^ C.VKC_FEATURE_INTEGER_DOT_PRODUCT |
+	FeatureCooperativeMatrix ^ C.VKC_FEATURE_COOPERATIVE_MATRIX |
+	FeatureVulkanMemoryModel ^ C.VKC_FEATURE_VULKAN_MEMORY_MODEL]struct{}{}
 
 func vendorName(id uint32) string {
 	switch id {
@@ -207,6 +211,13 @@ func (in *Instance) describe(i int, pd C.VkPhysicalDevice) physical {
 	const computeStage, arithmeticOp = 0x20, 0x4
 	info.Subgroup = SubgroupInfo{Size: uint32(c.subgroup_size), Arithmetic: c.subgroup_stages&computeStage != 0 && c.subgroup_ops&arithmeticOp != 0}
 	info.Features = Features(c.features)
+	for _, m := range c.coopmat[:c.coopmat_count] {
+		info.CooperativeMatrices = append(info.CooperativeMatrices, devinfo.CooperativeMatrix{
+			M: uint32(m.m), N: uint32(m.n), K: uint32(m.k),
+			A: devinfo.ComponentType(m.a), B: devinfo.ComponentType(m.b),
+			C: devinfo.ComponentType(m.c), Result: devinfo.ComponentType(m.result),
+			SaturatingAddition: m.saturating != 0, Scope: devinfo.Scope(m.scope)})
+	}
 	out.info = info
 	return out
 }

@@ -36,6 +36,7 @@ import "C"
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -81,7 +82,29 @@ func ValidateSPIRV(code []byte, apiVersion uint32) error {
 		text = oneLine(C.GoString(msg))
 		C.free(unsafe.Pointer(msg))
 	}
+	if c, ok := unknownCapability(text); ok {
+		return fmt.Errorf("%w: the SPIR-V validator this build of vkc links (SPIRV-Tools %s) does not know capability %d, which the module declares: build vkc against a newer SPIRV-Tools (the spirv-tools package; cooperative matrices need 2023.4 or later), or with the tag vkc_nospirvtools",
+			ErrUnsupported, C.GoString(C.spvSoftwareVersionString()), c)
+	}
 	return fmt.Errorf("%w: SPIR-V validator (%s), instruction %d: %s", ErrBadSPIRV, name, uint64(where), text)
+}
+
+// unknownCapability reports the capability number of the validator's
+// message for a capability it does not know (SPIRV-Tools: "Invalid
+// capability operand: N"): a module newer than the linked validator, not
+// a bad one, so ValidateSPIRV says so instead of calling it invalid.
+func unknownCapability(text string) (uint32, bool) {
+	const prefix = "Invalid capability operand: "
+	rest, ok := strings.CutPrefix(text, prefix)
+	if !ok {
+		return 0, false
+	}
+	digits := rest
+	if i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		digits = rest[:i]
+	}
+	n, err := strconv.ParseUint(digits, 10, 32)
+	return uint32(n), err == nil
 }
 
 // oneLine joins the validator's message, which may end with the offending
