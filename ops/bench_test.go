@@ -246,6 +246,45 @@ func BenchmarkMatmul(b *testing.B) {
 	}
 }
 
+// BenchmarkMatmulFloat16Variants times each variant that applies to
+// Float16 products (cooperative matrices among them, where the device
+// has them) and reports GFLOP/s: what the tuner chooses between.
+func BenchmarkMatmulFloat16Variants(b *testing.B) {
+	for _, sh := range []struct{ m, n, k int }{{512, 512, 512}, {1024, 1024, 1024}} {
+		for v := range numVariants {
+			b.Run(fmt.Sprintf("%dx%dx%d/%v", sh.m, sh.n, sh.k, v), func(b *testing.B) {
+				dev := openTest(b)
+				s := dev.Stream()
+				a := fresh[vkc.Float16](b, dev, sh.m*sh.k)
+				bm := fresh[vkc.Float16](b, dev, sh.k*sh.n)
+				c := fresh[vkc.Float16](b, dev, sh.m*sh.n)
+				require.NoError(b, fill(a, vkc.Float16From(0.5)))
+				require.NoError(b, fill(bm, vkc.Float16From(0.25)))
+				p, err := planMatmul(s, Of(a, sh.m, sh.k), Of(bm, sh.k, sh.n), Of(c, sh.m, sh.n), MatmulOptions[vkc.Float16]{})
+				require.NoError(b, err)
+				if !p.applies(v) {
+					b.Skip("does not apply")
+				}
+				require.NoError(b, p.runVariant(s, v)) // compiles: not what is measured
+				require.NoError(b, s.Sync(context.Background()))
+				start := time.Now()
+				for b.Loop() {
+					if err := p.runVariant(s, v); err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Sync(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(sh.m*sh.n*sh.k)*float64(b.N)/time.Since(start).Seconds()/1e9, "GFLOP/s")
+				got, err := c.Read(context.Background())
+				require.NoError(b, err)
+				require.Equal(b, vkc.Float16From(float32(sh.k)/8), got[len(got)-1])
+			})
+		}
+	}
+}
+
 // BenchmarkAxpyReplay256 replays a captured graph of 100 Axpy launches on
 // a contiguous 256-element float32 tensor and reports the time per launch
 // (ns/launch): a short op's cost is its kernel's per-launch work, which

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,6 +22,10 @@ type deviceKernels struct {
 	mu      sync.Mutex
 	closed  bool
 	kernels map[string]*vkc.Kernel
+	// refused are the variants (by kernelWith's key) the device or this
+	// build refused for good (loads): a module whose capabilities the
+	// linked SPIR-V validator does not know, say.
+	refused map[string]error
 	rows    *vkc.Param[uint32]
 	f32     *vkc.Param[float32]
 	f64     *vkc.Param[float64]
@@ -132,13 +137,7 @@ func (dk *deviceKernels) kernel(name string) (*vkc.Kernel, error) {
 // the name and the constants: each set of constants is a pipeline of its
 // own.
 func (dk *deviceKernels) kernelWith(name string, consts map[uint32]float64) (*vkc.Kernel, error) {
-	key := name
-	if len(consts) > 0 {
-		ids := slices.Sorted(maps.Keys(consts))
-		for _, id := range ids {
-			key += fmt.Sprintf(" %d=%g", id, consts[id])
-		}
-	}
+	key := kernelKey(name, consts)
 	dk.mu.Lock()
 	defer dk.mu.Unlock()
 	if dk.closed {
@@ -147,16 +146,45 @@ func (dk *deviceKernels) kernelWith(name string, consts map[uint32]float64) (*vk
 	if k := dk.kernels[key]; k != nil {
 		return k, nil
 	}
+	if err := dk.refused[key]; err != nil {
+		return nil, err
+	}
 	code, err := kernels.SPIRV(name)
 	if err != nil {
 		return nil, err
 	}
 	k, err := dk.dev.LoadKernel(vkc.KernelSpec{Name: "ops/" + key, SPIRV: code, Constants: consts})
 	if err != nil {
+		if errors.Is(err, vkc.ErrUnsupported) || errors.Is(err, vkc.ErrBadSPIRV) {
+			if dk.refused == nil {
+				dk.refused = map[string]error{}
+			}
+			dk.refused[key] = err
+		}
 		return nil, err
 	}
 	dk.kernels[key] = k
 	return k, nil
+}
+
+// kernelKey is the name kernelWith keeps a variant under: its name and
+// its constants, by SpecId.
+func kernelKey(name string, consts map[uint32]float64) string {
+	key := name
+	for _, id := range slices.Sorted(maps.Keys(consts)) {
+		key += fmt.Sprintf(" %d=%g", id, consts[id])
+	}
+	return key
+}
+
+// loads reports whether the variant named, with consts, loads on the
+// device, loading it on first use: an op asks before it counts on a
+// kernel that needs what not every device or build has (a module with
+// cooperative matrices needs the device's features and a SPIR-V
+// validator that knows them). A refusal is kept, so it is asked once.
+func (dk *deviceKernels) loads(name string, consts map[uint32]float64) bool {
+	_, err := dk.kernelWith(name, consts)
+	return err == nil
 }
 
 // standIns are the params bound where a kernel's row-count binding or

@@ -67,6 +67,9 @@ type problem struct {
 	texelA, texelB bool
 	maxTexels      int  // the device's maxTexelBufferElements
 	cpu            bool // the device is a CPU driver (DeviceInfo.Type)
+	// coop is the cooperative-matrix configuration matmul_coopmat runs
+	// with, if the device has one for the element type (coopConfigFor).
+	coop coopConfig
 }
 
 // batches is the number of matrices in the product.
@@ -157,6 +160,10 @@ func (p *matmulPlan[T]) deviceCaps() {
 	}
 	p.maxTexels = int(min(info.Limits.MaxTexelBufferElements, 1<<31-1))
 	p.cpu = info.Type == vkc.TypeCPU
+	p.coop = coopConfigFor(info, p.elem)
+	if p.coop.ok && !coopLoads(p.dev, p.elem, p.coop) {
+		p.coop = coopConfig{}
+	}
 }
 
 // matmulSizes checks the operands' devices, ranks and shapes and returns

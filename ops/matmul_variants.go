@@ -61,10 +61,15 @@ const (
 	// per OpSDot on packed words (FeatureIntegerDotProduct); A's rows and
 	// B's columns K-contiguous and word-aligned, K a multiple of 4.
 	variantI8Dot4
+	// coopMat: matmul_coopmat, the device's cooperative matrices (tensor
+	// cores and kin, FeatureCooperativeMatrix) on blocks of A and B staged
+	// in shared memory: any layout, Float16 (or float32 where the device
+	// has such a configuration) into float32 sums; see matmul_coopmat.go.
+	variantCoopMat
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "texel", "texel-packed", "gemv-texel", "splitk-texel", "i8-generic", "i8-dot4"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "texel", "texel-packed", "gemv-texel", "splitk-texel", "i8-generic", "i8-dot4", "coopmat"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -146,6 +151,8 @@ func (p *problem) layoutFits(v variant) bool {
 		return p.gemvTexelFits()
 	case variantSplitKTexel:
 		return p.m <= splitTexelMaxM && p.k >= splitMinK && p.texelRowMajor()
+	case variantCoopMat:
+		return p.coopFits()
 	}
 	return false
 }
@@ -183,6 +190,8 @@ func (p *problem) loopIters(v variant) int {
 	case variantSplitKTexel:
 		sliceQ, splits := p.splitTexelShape()
 		return max(ceilDiv(sliceQ, gemvTexelLocal)+4+gemvTexelLocal, splits)
+	case variantCoopMat:
+		return p.coopIters()
 	}
 	return p.k
 }
@@ -350,6 +359,8 @@ func (p *problem) staticHeuristic() variant {
 	}
 	large := p.m >= 64 && p.n >= 64
 	switch {
+	case !p.cpu && large && p.applies(variantCoopMat):
+		return variantCoopMat
 	case p.applies(variantGEMV):
 		return variantGEMV
 	case p.cpu && p.applies(variantTexelPacked):
@@ -446,6 +457,8 @@ func (p *matmulPlan[T]) runVariant(s *vkc.Stream, v variant) error {
 			err = p.runSplitK(s, inner, da, db, dc)
 		case variantTexel:
 			err = p.runTexel(s, p.aBuf, p.bBuf, inner, da, db, dc)
+		case variantCoopMat:
+			err = p.runCoopMat(s, inner, da, db, dc)
 		default:
 			err = p.runGeneric(s, inner, da, db, dc)
 		}
