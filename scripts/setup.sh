@@ -6,7 +6,9 @@
 # and spirv-tools for the shaders, spirv-cross (the independent reader the
 # shaders package's layout test checks its block layouts against), the X11 headers GLFW (cmd/vkview) builds
 # against, Xvfb for vkview's windowed tests, OpenBLAS (the CPU sgemm
-# vkbench's matmul suite shows beside vkc's), and Go when it is not there.
+# vkbench's matmul suite shows beside vkc's), debootstrap (for the Debian 13
+# root scripts/coopmat-device.sh makes, the cooperative-matrix tests'
+# device), and Go when it is not there.
 #
 # Idempotent and quick to rerun: apt runs only when a package is missing, and
 # Go is installed only when neither PATH nor /usr/local/go/bin has it.
@@ -24,7 +26,7 @@ packages=(
     mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers vulkan-tools
     glslc spirv-tools spirv-cross git curl
     libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev xvfb
-    libopenblas0
+    libopenblas0 debootstrap
 )
 
 # The Go release the module asks for ("go 1.26.8" in go.mod).

@@ -3,7 +3,9 @@
 # checks formatting, vets, checks each function's cyclomatic complexity and
 # the public API against the last release, builds and tests the pure-Go
 # packages with cgo off, runs every test with the race detector, the
-# lock-rank checker and the Khronos validation layer on, and gives each fuzz
+# lock-rank checker and the Khronos validation layer on, runs the
+# cooperative-matrix tests on a device that has them (as root: a Debian 13
+# root with Mesa 26's lavapipe, scripts/coopmat-test.sh), and gives each fuzz
 # target of alloc/, capture/, recorder/ and shaders/ (and ops/ and wgsl/) a
 # short run. Aims to finish in under 10 minutes on 2 cores.
 set -euo pipefail
@@ -15,6 +17,17 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 step() { printf '\n== %s\n' "$*"; }
+
+# The cooperative-matrix device (a Debian 13 root with Mesa 26's lavapipe,
+# scripts/coopmat-device.sh) is set up in the background while the
+# checks below run: debootstrap and apt wait on the network, not the CPU.
+# It needs root; elsewhere its tests are skipped, saying so.
+coopmat_log=$(mktemp)
+coopmat_pid=
+if [ "$(id -u)" -eq 0 ]; then
+    bash scripts/coopmat-device.sh >"$coopmat_log" 2>&1 &
+    coopmat_pid=$!
+fi
 
 step "gofmt -l"
 unformatted=$(gofmt -l .)
@@ -58,6 +71,19 @@ CGO_ENABLED=0 go test -count=1 "${pure_pkgs[@]}"
 # lavapipe execute on the submitting thread, which keeps runs steady.
 export VKC_VALIDATION=1 LP_NUM_THREADS=0
 
+# The cooperative-matrix modules' staleness is checked with the root's
+# glslc (scripts/glslc-coopmat.sh), the one here being too old for them.
+if [ -n "$coopmat_pid" ]; then
+    step "cooperative-matrix device (scripts/coopmat-device.sh)"
+    if ! wait "$coopmat_pid"; then
+        cat "$coopmat_log" >&2
+        exit 1
+    fi
+    VKC_COOPMAT_ROOT=$(tail -n 1 "$coopmat_log")
+    export VKC_COOPMAT_ROOT VKC_GLSLC_COOPMAT=$PWD/scripts/glslc-coopmat.sh
+    echo "set up at $VKC_COOPMAT_ROOT"
+fi
+
 # vkc_lockrank checks the module's lock order on every acquisition
 # (internal/lockrank); release builds leave it out. The largest packages
 # (blackbox, ops, vkbench) take minutes on lavapipe under -race: a package
@@ -65,6 +91,16 @@ export VKC_VALIDATION=1 LP_NUM_THREADS=0
 # failure.
 step "go test -race -tags vkc_lockrank ./..."
 go test -race -count=1 -timeout 20m -tags vkc_lockrank ./...
+
+# matmul_coopmat and cooperative-matrix kernels on a device that has them
+# (Mesa 26's lavapipe, in the Debian 13 root): built there, against its
+# SPIRV-Tools, and run with the validation layer on.
+if [ -n "$coopmat_pid" ]; then
+    step "cooperative matrices on Mesa 26's lavapipe (scripts/coopmat-test.sh)"
+    bash scripts/coopmat-test.sh
+else
+    step "cooperative matrices: skipped (scripts/coopmat-test.sh needs root)"
+fi
 
 # -fuzz takes one target at a time, so each is run on its own. Budgets are
 # counts of executions, not durations: with a duration, Go's fuzz
