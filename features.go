@@ -210,3 +210,74 @@ func (d *Device) checkCapabilities(name string, code []byte) error {
 	}
 	return nil
 }
+
+// checkCooperativeMatrices refuses a module whose cooperative matrix
+// types, under the specialization the kernel is built with, are not among
+// the device's configurations: each type's component type, scope and
+// sizes must be those of A, of B, or of C or the result in one of
+// DeviceInfo.CooperativeMatrices
+// (VUID-RuntimeSpirv-OpTypeCooperativeMatrixKHR-08974), and a driver
+// given another may crash. Without FeatureCooperativeMatrix the
+// capability check has refused any such module already.
+func (d *Device) checkCooperativeMatrices(spec KernelSpec, constants map[uint32]uint32) error {
+	if !d.info.Features.Has(FeatureCooperativeMatrix) {
+		return nil
+	}
+	types, err := shaders.CooperativeMatrixTypes(spec.SPIRV, constants)
+	if err != nil {
+		return public(fmt.Errorf("vkc: kernel %q: reading its cooperative matrices: %w", spec.Name, err))
+	}
+	for _, t := range types {
+		if !runsCooperativeMatrix(d.info.CooperativeMatrices, t) {
+			return fmt.Errorf("%w: kernel %q: cooperative matrix %v is in none of device %q's configurations %v",
+				ErrUnsupported, spec.Name, t, d.info.Name, d.info.CooperativeMatrices)
+		}
+	}
+	return nil
+}
+
+// runsCooperativeMatrix reports whether one of configs has t: its scope,
+// and its sizes and component type in t's use.
+func runsCooperativeMatrix(configs []CooperativeMatrix, t shaders.CooperativeMatrixType) bool {
+	comp, ok := componentOf(t)
+	if !ok {
+		return false
+	}
+	for _, c := range configs {
+		if uint32(c.Scope) != t.Scope {
+			continue
+		}
+		switch t.Use {
+		case shaders.UseMatrixA:
+			ok = c.M == t.Rows && c.K == t.Columns && c.A == comp
+		case shaders.UseMatrixB:
+			ok = c.K == t.Rows && c.N == t.Columns && c.B == comp
+		case shaders.UseAccumulator:
+			ok = c.M == t.Rows && c.N == t.Columns && (c.C == comp || c.Result == comp)
+		default:
+			ok = false
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// componentOf is the ComponentType of t's components.
+func componentOf(t shaders.CooperativeMatrixType) (ComponentType, bool) {
+	at := map[uint32]int{8: 0, 16: 1, 32: 2, 64: 3}
+	i, ok := at[t.Bits]
+	switch {
+	case !ok:
+		return 0, false
+	case t.Float:
+		if t.Bits == 8 {
+			return 0, false
+		}
+		return [...]ComponentType{0, ComponentFloat16, ComponentFloat32, ComponentFloat64}[i], true
+	case t.Signed:
+		return [...]ComponentType{ComponentSint8, ComponentSint16, ComponentSint32, ComponentSint64}[i], true
+	}
+	return [...]ComponentType{ComponentUint8, ComponentUint16, ComponentUint32, ComponentUint64}[i], true
+}

@@ -301,6 +301,9 @@ func (d *Device) LoadKernel(spec KernelSpec) (*Kernel, error) {
 	if err := checkShared(spec, sp.ints, d.info.Limits); err != nil {
 		return nil, err
 	}
+	if err := d.checkCooperativeMatrices(spec, sp.ints); err != nil {
+		return nil, err
+	}
 	kinds, formats, err := bindingKinds(spec.Name, mod.Bindings)
 	if err != nil {
 		return nil, err

@@ -482,6 +482,13 @@ func TestCooperativeMatrixKernelRuns(t *testing.T) {
 	s := dev.Stream()
 	require.NoError(t, k.Launch(s, [3]uint32{1, 1, 1}, nil, upload(t, dev, as), upload(t, dev, bs), c))
 	require.Equal(t, want, read(t, s, c), "configuration %v", *cfg)
+
+	// Tiles of a size the device does not list are refused at LoadKernel,
+	// before the driver sees them (VUID-RuntimeSpirv-OpTypeCooperativeMatrixKHR-08974).
+	_, err = dev.LoadKernel(vkc.KernelSpec{Name: "coopmat-unlisted", SPIRV: code, Constants: map[uint32]float64{
+		0: float64(info.Subgroup.Size), 1: float64(cfg.M + 1), 2: float64(cfg.N), 3: float64(cfg.K)}})
+	require.ErrorIs(t, err, vkc.ErrUnsupported)
+	assert.ErrorContains(t, err, "none of device")
 	errs, warns, recent := dev.ValidationMessages()
 	require.Zero(t, errs+warns, "%q", recent)
 }

@@ -69,6 +69,8 @@ var minOperands = map[uint32]int{
 	opDecorate:              2, // target, decoration
 	opMemberDecorate:        3, // structure, member, decoration
 	opLabel:                 1, // result
+	// result, component type, scope, rows, columns, use
+	opTypeCooperativeMatrixKHR: 6,
 }
 
 // decode splits a SPIR-V module into its instructions and checks that it

@@ -382,9 +382,12 @@ type declarations struct {
 	constants       map[uint32]uint32   // scalar constants: their first word
 	composites      map[uint32][]uint32 // composite constants: their parts
 	specOps         map[uint32][]uint32 // OpSpecConstantOp: its opcode and operands
-	decorations     map[uint32]*decorations
-	variables       []variable
-	scalars         map[uint32]ScalarType // scalarOf's answers, by type id
+	// coopTypes are the OpTypeCooperativeMatrixKHR types by result id:
+	// their component type, scope, rows, columns and use ids.
+	coopTypes   map[uint32][]uint32
+	decorations map[uint32]*decorations
+	variables   []variable
+	scalars     map[uint32]ScalarType // scalarOf's answers, by type id
 }
 
 // specDecl is an OpSpecConstant, OpSpecConstantTrue or
@@ -455,6 +458,11 @@ func (d *declarations) add(in instruction) error {
 		d.scalarConstant(in)
 	case opConstantComposite, opSpecConstantComposite:
 		d.composites[ops[1]] = ops[2:]
+	case opTypeCooperativeMatrixKHR:
+		if d.coopTypes == nil {
+			d.coopTypes = map[uint32][]uint32{}
+		}
+		d.coopTypes[ops[0]] = ops[1:6]
 	case opSpecConstantOp:
 		if d.specOps == nil {
 			d.specOps = map[uint32][]uint32{}

@@ -198,7 +198,7 @@ func (s *sharedSizer) evaluate(id uint32, depth int) (uint64, error) {
 	}
 	ops, ok := s.specOps[id]
 	if !ok || len(ops) < 2 {
-		return 0, fmt.Errorf("shared array length %%%d is not a constant this reader evaluates", id)
+		return 0, fmt.Errorf("%%%d is not a constant this reader evaluates (an array length or a matrix size may be a constant, a specialization constant or an integer expression of them)", id)
 	}
 	return s.operation(id, ops, depth)
 }
