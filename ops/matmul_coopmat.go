@@ -14,7 +14,9 @@ import (
 //
 // Inputs are Float16 (float32 where the device lists a float32
 // configuration), sums float32, C rounded once: the accuracy of the
-// generic kernel's 16-bit build, which also sums in float32.
+// generic kernel's 16-bit build, which also sums in float32. MatmulInt8
+// has a build of its own (variantI8CoopMat): int8 inputs, int32 sums,
+// exact as its other kernels are.
 
 // Each workgroup is one subgroup and keeps coopBlocks x coopBlocks tiles
 // of C, each the configuration's M x N.
@@ -44,7 +46,7 @@ func (c coopConfig) constants() map[uint32]float64 {
 
 // coopConfigFor picks the configuration matmul_coopmat runs e with on the
 // device info describes: subgroup scope, A and B of e's type, C and the
-// result float32, no saturation, sizes at most coopMaxTile, a subgroup
+// result float32 (int32 for int8), no saturation, sizes at most coopMaxTile, a subgroup
 // that fits a workgroup and staged blocks that fit its shared memory; of
 // those, the one with the most multiply-adds per tile (the device lists
 // its fastest shapes, and larger tiles reuse each staged element more),
@@ -55,13 +57,15 @@ func coopConfigFor(info vkc.DeviceInfo, e mmElem) coopConfig {
 	if !info.Features.Has(vkc.FeatureCooperativeMatrix | vkc.FeatureVulkanMemoryModel) {
 		return coopConfig{}
 	}
-	var want vkc.ComponentType
+	var want, sum vkc.ComponentType
 	var size int
 	switch e {
 	case elemF16:
-		want, size = vkc.ComponentFloat16, 2
+		want, sum, size = vkc.ComponentFloat16, vkc.ComponentFloat32, 2
 	case elemF32:
-		want, size = vkc.ComponentFloat32, 4
+		want, sum, size = vkc.ComponentFloat32, vkc.ComponentFloat32, 4
+	case elemI8:
+		want, sum, size = vkc.ComponentSint8, vkc.ComponentSint32, 1
 	default:
 		return coopConfig{}
 	}
@@ -71,8 +75,8 @@ func coopConfigFor(info vkc.DeviceInfo, e mmElem) coopConfig {
 	}
 	var best coopConfig
 	for _, m := range info.CooperativeMatrices {
-		if m.Scope != vkc.ScopeSubgroup || m.A != want || m.B != want || m.C != vkc.ComponentFloat32 ||
-			m.Result != vkc.ComponentFloat32 || m.SaturatingAddition {
+		if m.Scope != vkc.ScopeSubgroup || m.A != want || m.B != want || m.C != sum ||
+			m.Result != sum || m.SaturatingAddition {
 			continue
 		}
 		c := coopConfig{ok: true, sg: sg, tm: int(m.M), tn: int(m.N), tk: int(m.K)}
@@ -90,7 +94,7 @@ func coopConfigFor(info vkc.DeviceInfo, e mmElem) coopConfig {
 }
 
 // sharedBytes is matmul_coopmat's shared memory with elements of size
-// bytes: the staged blocks of A and B, and C's float32 block.
+// bytes: the staged blocks of A and B, and C's 32-bit block.
 func (c coopConfig) sharedBytes(size int) int {
 	return (c.blockRows()*c.tk+c.tk*c.blockCols())*size + c.blockRows()*c.blockCols()*4
 }
@@ -98,30 +102,36 @@ func (c coopConfig) sharedBytes(size int) int {
 // coopFits reports whether matmul_coopmat can compute p: the device has
 // a configuration for p's element type, and the groups fit.
 func (p *problem) coopFits() bool {
-	if !p.coop.ok {
-		return false
-	}
 	inner := 1
 	if len(p.batch) > 0 {
 		inner = p.batch[len(p.batch)-1]
 	}
-	return ceilDiv(p.n, p.coop.blockCols()) <= maxGroupsLimit && ceilDiv(p.m, p.coop.blockRows()) <= maxGroupsLimit &&
-		inner <= maxGroupsLimit
+	return p.coop.fits(p.m, p.n) && inner <= maxGroupsLimit
+}
+
+// fits reports whether c's launch over an m x n C has few enough groups.
+func (c coopConfig) fits(m, n int) bool {
+	return c.ok && ceilDiv(n, c.blockCols()) <= maxGroupsLimit && ceilDiv(m, c.blockRows()) <= maxGroupsLimit
 }
 
 // coopIters is matmul_coopmat's loop iterations per invocation: per step
 // of K, the staging of A's and B's blocks a subgroup's lanes share, and
-// the multiply-adds of its tiles (a CPU driver lowers each to loops over
-// the tile, counted at one iteration per row of it); then the store of
-// C's block.
+// the loads and multiply-adds of its tiles (a CPU driver may lower each
+// to loops over the tile, counted at one iteration per row of it); then
+// the stores of its tiles and of C's block.
 func (p *problem) coopIters() int {
-	c := p.coop
-	if !c.ok {
+	if !p.coop.ok {
 		return p.k
 	}
+	return p.coop.iters(p.k)
+}
+
+// iters is coopIters for a K of k.
+func (c coopConfig) iters(k int) int {
+	tiles := coopBlocks * coopBlocks
 	perStep := ceilDiv(c.blockRows()*c.tk, c.sg) + ceilDiv(c.tk*c.blockCols(), c.sg) + 1 +
-		coopBlocks*coopBlocks*c.tm
-	return ceilDiv(p.k, c.tk)*perStep + ceilDiv(c.blockRows()*c.blockCols(), c.sg) + 1
+		2*coopBlocks*c.tk + tiles*c.tm
+	return ceilDiv(k, c.tk)*perStep + tiles*c.tm + ceilDiv(c.blockRows()*c.blockCols(), c.sg) + 1
 }
 
 // coopLoads reports whether matmul_coopmat's build for e loads on dev

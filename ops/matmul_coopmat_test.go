@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"context"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,6 +43,10 @@ func TestCoopConfigForPicksAFittingConfiguration(t *testing.T) {
 	huge := f16Config(128, 128, 16)
 	f32 := vkc.CooperativeMatrix{M: 16, N: 16, K: 8, A: vkc.ComponentFloat32, B: vkc.ComponentFloat32,
 		C: vkc.ComponentFloat32, Result: vkc.ComponentFloat32, Scope: vkc.ScopeSubgroup}
+	i8Sums := vkc.CooperativeMatrix{M: 16, N: 16, K: 32, A: vkc.ComponentSint8, B: vkc.ComponentSint8,
+		C: vkc.ComponentSint32, Result: vkc.ComponentSint32, Scope: vkc.ScopeSubgroup}
+	i8Saturating := i8Sums
+	i8Saturating.K, i8Saturating.SaturatingAddition = 64, true
 	noFeature := coopDevice(sixteen)
 	noFeature.Features &^= vkc.FeatureVulkanMemoryModel
 	noSubgroup := coopDevice(sixteen)
@@ -62,12 +68,14 @@ func TestCoopConfigForPicksAFittingConfiguration(t *testing.T) {
 		{"without the memory model", noFeature, elemF16, coopConfig{}},
 		{"no subgroup size", noSubgroup, elemF16, coopConfig{}},
 		{"shared memory for the smaller only", littleShared, elemF16, coopConfig{true, 32, 16, 16, 16}},
+		{"int8 into int32 for MatmulInt8", coopDevice(sixteen, i8Sums, i8Saturating), elemI8, coopConfig{true, 32, 16, 16, 32}},
+		{"no int8 configuration", coopDevice(sixteen), elemI8, coopConfig{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := coopConfigFor(tc.info, tc.elem)
 			require.Equal(t, tc.want, got)
 			if got.ok {
-				size := map[mmElem]int{elemF16: 2, elemF32: 4}[tc.elem]
+				size := map[mmElem]int{elemF16: 2, elemF32: 4, elemI8: 1}[tc.elem]
 				require.LessOrEqual(t, got.sharedBytes(size), int(tc.info.Limits.MaxComputeSharedMemorySize))
 			}
 		})
@@ -175,4 +183,46 @@ func TestMatmulCoopMatLongKSumsEveryTerm(t *testing.T) {
 	require.Positive(t, k)
 	t.Logf("K of %d (%d loop iterations by coopIters)", k, (&problem{k: k, coop: cfg}).coopIters())
 	checkLongK[vkc.Float16](t, dev, 2, 8, k)
+}
+
+// Wherever the device has int8 cooperative matrices summed in int32,
+// MatmulInt8's i8-coopmat applies to any layout and size and gives the
+// exact sums (values over the whole int8 range); elsewhere the test is
+// skipped, saying why.
+func TestMatmulInt8CooperativeMatricesMatchExactSums(t *testing.T) {
+	dev := openMatmulDevice(t)
+	info := dev.Info()
+	cfg := coopConfigFor(info, elemI8)
+	if !cfg.ok {
+		t.Skipf("%s has no int8 cooperative matrices vkc uses (configurations %v)", info.Name, info.CooperativeMatrices)
+	}
+	if !coopLoads(dev, elemI8, cfg) {
+		t.Skip("this build cannot load matmul_coopmat_i8 (TestMatmulCooperativeMatricesMatchTheReference says why)")
+	}
+	s := dev.Stream()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range []struct {
+		m, n, k int
+		aT, bT  bool
+	}{{1, 1, 1, false, false}, {37, 45, 23, true, false}, {64, 40, 300, false, true}} {
+		a, av := int8Operand(t, dev, rng, sh.m, sh.k, sh.aT)
+		b, bv := int8Operand(t, dev, rng, sh.k, sh.n, sh.bT)
+		cBuf := fresh[int32](t, dev, sh.m*sh.n)
+		p, err := planInt8(s, a, b, Of(cBuf, sh.m, sh.n))
+		require.NoError(t, err)
+		require.True(t, p.applies(variantI8CoopMat), "%+v", sh)
+		require.NoError(t, vkc.Fill(s, cBuf, -7))
+		require.NoError(t, p.runVariant(s, variantI8CoopMat))
+		got, err := cBuf.Read(context.Background())
+		require.NoError(t, err)
+		for i := range sh.m {
+			for j := range sh.n {
+				var sum int64
+				for q := range sh.k {
+					sum += av[i*sh.k+q] * bv[q*sh.n+j]
+				}
+				require.Equal(t, int32(sum), got[i*sh.n+j], "%+v: C[%d][%d]", sh, i, j)
+			}
+		}
+	}
 }

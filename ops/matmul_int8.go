@@ -11,7 +11,8 @@ import (
 // MatmulInt8Options are what MatmulInt8 may be told. The zero value
 // chooses the kernel by measurement, as Matmul does.
 type MatmulInt8Options struct {
-	// Heuristic chooses the kernel by a fixed rule (the packed
+	// Heuristic chooses the kernel by a fixed rule (off CPU drivers the
+	// cooperative matrices where they apply, else the packed
 	// dot-product kernel where it applies), never by timing.
 	Heuristic bool
 }
@@ -23,12 +24,14 @@ type MatmulInt8Options struct {
 // (strides in elements; B transposed is b.T() of an N x K tensor); C must
 // be writable. Static shapes only: a dynamic operand is refused.
 //
-// Two kernels compute it: one reading a byte at a time (any layout; it
-// needs FeatureStorage8 and FeatureInt8), and one taking four products
+// Three kernels compute it: one reading a byte at a time (any layout; it
+// needs FeatureStorage8 and FeatureInt8); one taking four products
 // per instruction from packed words through SPV_KHR_integer_dot_product's
 // OpSDot, where the device has FeatureIntegerDotProduct and A's rows and
 // B's columns run along K contiguously from a word boundary, with K a
-// multiple of 4 (store B as the transpose of an N x K matrix). The first
+// multiple of 4 (store B as the transpose of an N x K matrix); and one on
+// the device's int8 cooperative matrices summed in int32
+// (FeatureCooperativeMatrix), any layout. The first
 // call of a shape class times the kernels that apply and keeps the
 // faster, as Matmul's tuner does (MatmulInt8Options.Heuristic turns it
 // off). On a CPU driver a kernel applies only where its loop over K fits
@@ -44,9 +47,8 @@ func MatmulInt8(s *vkc.Stream, a, b Tensor[int8], c Tensor[int32], o MatmulInt8O
 		return fmt.Errorf("vkc: MatmulInt8: %s: %w: no kernel takes it on this device (the byte kernel needs 8-bit storage and int8, the packed one integer dot products and a K-contiguous layout; a CPU driver stops an invocation's loops after %d iterations)",
 			p.describe, vkc.ErrUnsupported, loopBudget)
 	}
-	fallback := cands[len(cands)-1] // the packed kernel where it applies
 	return tuned(s, p.dev, tuning{
-		op: "MatmulInt8", class: p.class, cands: cands, fallback: fallback, fixed: o.Heuristic,
+		op: "MatmulInt8", class: p.class, cands: cands, fallback: p.heuristic(cands), fixed: o.Heuristic,
 		applies: p.applies, run: p.runVariant,
 	})
 }
@@ -61,6 +63,7 @@ type int8Plan struct {
 	cBuf     *vkc.Buffer[int32]
 	feats    vkc.Features
 	cpu      bool
+	coop     coopConfig // the int8 cooperative-matrix configuration, if the device has one
 	describe string
 }
 
@@ -99,11 +102,15 @@ func planInt8(s *vkc.Stream, a, b Tensor[int8], c Tensor[int32]) (*int8Plan, err
 		return nil, fmt.Errorf("vkc: MatmulInt8: %s: %w", describe, err)
 	}
 	info := dev.Info()
-	return &int8Plan{
+	p := &int8Plan{
 		dev: dev, m: m, n: n, k: k, a: a.at, b: b.at, c: c.at,
 		aBuf: a.buf, bBuf: b.buf, cBuf: c.buf,
-		feats: info.Features, cpu: info.Type == vkc.TypeCPU, describe: describe,
-	}, nil
+		feats: info.Features, cpu: info.Type == vkc.TypeCPU, coop: coopConfigFor(info, elemI8), describe: describe,
+	}
+	if p.applies(variantI8CoopMat) && !coopLoads(dev, elemI8, p.coop) {
+		p.coop = coopConfig{} // refused by this build or the driver: the other kernels compute it
+	}
+	return p, nil
 }
 
 // int8NoOverlap refuses a C sharing memory with A or B (overlapsC).
@@ -134,19 +141,60 @@ func (p *int8Plan) applies(v variant) bool {
 			p.a.strides[1] == 1 && p.b.strides[0] == 1 &&
 			aligned4(p.a.offset, p.a.strides[0], p.b.offset, p.b.strides[1]) &&
 			loopsFit(p.cpu, p.k/4+1)
+	case variantI8CoopMat:
+		return p.coop.fits(p.m, p.n) && loopsFit(p.cpu, p.coop.iters(p.k))
 	}
 	return false
+}
+
+// heuristic is the kernel chosen with no measurement: the cooperative
+// matrices off CPU drivers where they apply, else the packed kernel where
+// it applies, else the first that does.
+func (p *int8Plan) heuristic(cands []variant) variant {
+	if !p.cpu && p.applies(variantI8CoopMat) {
+		return variantI8CoopMat
+	}
+	if p.applies(variantI8Dot4) {
+		return variantI8Dot4
+	}
+	return cands[0]
 }
 
 // candidates are the variants that apply, the byte kernel first.
 func (p *int8Plan) candidates() []variant {
 	var out []variant
-	for _, v := range []variant{variantI8Generic, variantI8Dot4} {
+	for _, v := range []variant{variantI8Generic, variantI8Dot4, variantI8CoopMat} {
 		if p.applies(v) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// runCoopMat launches matmul_coopmat_i8 over the whole product, in
+// matmul_coopmat's push-constant layout (no bias, no activation).
+func (p *int8Plan) runCoopMat(s *vkc.Stream) error {
+	dk, err := kernelsOf(p.dev)
+	if err != nil {
+		return fmt.Errorf("vkc: MatmulInt8: %s: %w", p.describe, err)
+	}
+	k, err := dk.kernelWith("matmul_coopmat"+elemI8.suffix(), p.coop.constants())
+	if err != nil {
+		return fmt.Errorf("vkc: MatmulInt8: %s: %w", p.describe, err)
+	}
+	g, err := groups(ceilDiv(p.n, p.coop.blockCols()), ceilDiv(p.m, p.coop.blockRows()), 1)
+	if err != nil {
+		return fmt.Errorf("vkc: MatmulInt8: %s: %w", p.describe, err)
+	}
+	words := pushWords(p.m, p.n, p.k, 0,
+		p.a.offset, p.a.strides[0], p.a.strides[1], 0,
+		p.b.offset, p.b.strides[0], p.b.strides[1], 0,
+		p.c.offset, p.c.strides[0], p.c.strides[1], 0,
+		0, 0, 0, 1, 0)
+	if err := k.Launch(s, g, words, p.aBuf, p.bBuf, p.cBuf); err != nil {
+		return fmt.Errorf("vkc: MatmulInt8: %s (%v kernel): %w", p.describe, variantI8CoopMat, err)
+	}
+	return nil
 }
 
 // class is the tuner's key for p: the sizes' powers of two and the
@@ -161,6 +209,9 @@ func (p *int8Plan) class() string {
 
 // runVariant launches v's kernel for the whole product.
 func (p *int8Plan) runVariant(s *vkc.Stream, v variant) error {
+	if v == variantI8CoopMat {
+		return p.runCoopMat(s)
+	}
 	name, words := "matmul_i8", pushWords(p.m, p.n, p.k, 0,
 		p.a.offset, p.a.strides[0], p.a.strides[1], p.b.offset,
 		p.b.strides[0], p.b.strides[1], p.c.offset, p.c.strides[0],

@@ -85,6 +85,9 @@ func TestMatmulInt8MatchesExactReference(t *testing.T) {
 			if !dev.Info().Features.Has(vkc.FeatureIntegerDotProduct) {
 				tc.want = []variant{variantI8Generic}
 			}
+			if p.coop.ok {
+				tc.want = append(tc.want, variantI8CoopMat) // any layout
+			}
 			require.Equal(t, tc.want, cands)
 			for _, v := range append(cands, numVariants) {
 				require.NoError(t, vkc.Fill(s, cBuf, -7))

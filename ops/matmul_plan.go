@@ -15,12 +15,13 @@ const (
 	elemF32 mmElem = iota
 	elemF16
 	elemF64
+	elemI8 // MatmulInt8's: int8 inputs, int32 sums (its cooperative-matrix build only)
 )
 
-func (e mmElem) String() string { return [...]string{"f32", "f16", "f64"}[e] }
+func (e mmElem) String() string { return [...]string{"f32", "f16", "f64", "i8"}[e] }
 
 // suffix is the kernel-name suffix of e's builds ("" for float32).
-func (e mmElem) suffix() string { return [...]string{"", "_f16", "_f64"}[e] }
+func (e mmElem) suffix() string { return [...]string{"", "_f16", "_f64", "_i8"}[e] }
 
 // mmElemOf is T's mmElem.
 func mmElemOf[T vkc.Float]() mmElem {
@@ -131,6 +132,11 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	if p.dynamic && !p.whole {
 		return nil, fmt.Errorf("vkc: Matmul: %s: %w: a dynamic M needs whole row-major A, B and C, one matrix each, the one product that marks written only the rows M covers", describe, vkc.ErrUnsupported)
 	}
+	// The cooperative-matrix kernel is loaded (and a refusal kept) only
+	// for a product it would compute.
+	if p.applies(variantCoopMat) && !coopLoads(dev, p.elem, p.coop) {
+		p.coop = coopConfig{}
+	}
 	if len(p.candidates()) == 0 {
 		return nil, fmt.Errorf("vkc: Matmul: %s: %w: no kernel takes a dynamic M with K of %d on this device: a CPU driver stops an invocation's loops after %d iterations (a static M splits K)", describe, vkc.ErrUnsupported, k, loopBudget)
 	}
@@ -161,9 +167,6 @@ func (p *matmulPlan[T]) deviceCaps() {
 	p.maxTexels = int(min(info.Limits.MaxTexelBufferElements, 1<<31-1))
 	p.cpu = info.Type == vkc.TypeCPU
 	p.coop = coopConfigFor(info, p.elem)
-	if p.coop.ok && !coopLoads(p.dev, p.elem, p.coop) {
-		p.coop = coopConfig{}
-	}
 }
 
 // matmulSizes checks the operands' devices, ranks and shapes and returns

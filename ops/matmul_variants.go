@@ -66,10 +66,13 @@ const (
 	// in shared memory: any layout, Float16 (or float32 where the device
 	// has such a configuration) into float32 sums; see matmul_coopmat.go.
 	variantCoopMat
+	// i8CoopMat: MatmulInt8's matmul_coopmat_i8, the device's int8
+	// cooperative matrices summed in int32; any layout.
+	variantI8CoopMat
 	numVariants
 )
 
-var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "texel", "texel-packed", "gemv-texel", "splitk-texel", "i8-generic", "i8-dot4", "coopmat"}
+var variantNames = [numVariants]string{"generic", "wide", "gemv", "splitk", "texel", "texel-packed", "gemv-texel", "splitk-texel", "i8-generic", "i8-dot4", "coopmat", "i8-coopmat"}
 
 func (v variant) String() string {
 	if v < numVariants {
@@ -333,8 +336,10 @@ func (p *problem) wideFits() bool {
 
 // heuristic is the variant chosen with no measurement: for a dynamic M
 // the texel kernel on a CPU driver where it applies, else the generic
-// one (the two that take a dynamic M, see applies); otherwise, from what
-// lavapipe measured (staticHeuristic): on a CPU driver the texel
+// one (the two that take a dynamic M, see applies); otherwise, off CPU
+// drivers, the cooperative matrices for products of M, N ≥ 64 where they
+// apply (what matrix units are for; never timed here, no GPU being at
+// hand), and from what lavapipe measured (staticHeuristic): on a CPU driver the texel
 // matrix-vector kernels where they apply; the matrix-vector kernel for
 // m = 1 or n = 1; on a CPU driver the texel kernel on padded copies
 // where it applies (large products the texel kernel cannot take as they

@@ -9,18 +9,32 @@
 // the multiply-adds run on whole tiles. The tile sizes and the subgroup
 // size are specialization constants, from the device's configuration.
 // The workgroup is the subgroup size the device reports; a driver that
-// runs it as several smaller subgroups has each compute the same tiles.
+// runs it as several smaller subgroups has each compute the same tiles,
+// and the first alone stores them.
 //
 // Types: the inputs' matrices are ELEM (float16_t with -DELEM_F16, else
 // float), the accumulators float32 (ACC); C is rounded once at the end.
+// With -DELEM_I8 (MatmulInt8's build) A and B are int8, the sums and C
+// int32, and there is no bias or activation.
 //
 // Groups: x = ceil(N / (WN*TN)), y = ceil(M / (WM*TM)), z = batches.
-// Bindings: 0 A, 1 B (read); 2 C (write); 3 bias (read).
+// Bindings: 0 A, 1 B (read); 2 C (write); 3 bias (read; not with
+// -DELEM_I8).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#ifdef ELEM_I8
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#define ELEM int8_t
+#define ACC int
+#define COUT int
+#else
 #include "matmul_common.glsl"
+#define COUT ELEM
+#endif
 
 layout(constant_id = 0) const uint SG = 32u; // the subgroup size: one subgroup per workgroup
 layout(constant_id = 1) const uint TM = 16u; // the configuration's M, N and K
@@ -30,8 +44,10 @@ layout(local_size_x_id = 0) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer A_ { ELEM a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B_ { ELEM b[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer C_ { ELEM c[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer C_ { COUT c[]; };
+#ifndef ELEM_I8
 layout(std430, set = 0, binding = 3) readonly buffer Bias_ { ELEM bias[]; };
+#endif
 layout(push_constant) uniform Push {
     uint M, N, K, kSplit;
     uint aOff, aM, aK, aB; // A[b][m][k] at aOff + b*aB + m*aM + k*aK
@@ -54,7 +70,7 @@ void main() {
     uint aBase = pc.aOff + batch * pc.aB, bBase = pc.bOff + batch * pc.bB;
     coopmat<ACC, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> acc[WM][WN];
     [[unroll]] for (uint i = 0u; i < WM; ++i)
-        [[unroll]] for (uint j = 0u; j < WN; ++j) acc[i][j] = coopmat<ACC, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(0.0);
+        [[unroll]] for (uint j = 0u; j < WN; ++j) acc[i][j] = coopmat<ACC, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC(0));
     for (uint k0 = 0u; k0 < pc.K; k0 += TK) {
         // Branches, not a select: no load past A's or B's edge is made.
         for (uint e = lane; e < BM * TK; e += SG) {
@@ -79,15 +95,21 @@ void main() {
         }
         barrier();
     }
-    [[unroll]] for (uint i = 0u; i < WM; ++i)
-        [[unroll]] for (uint j = 0u; j < WN; ++j) coopMatStore(acc[i][j], Cs, i * TM * BN + j * TN, BN, gl_CooperativeMatrixLayoutRowMajor);
+    if (gl_SubgroupID == 0u) {
+        [[unroll]] for (uint i = 0u; i < WM; ++i)
+            [[unroll]] for (uint j = 0u; j < WN; ++j) coopMatStore(acc[i][j], Cs, i * TM * BN + j * TN, BN, gl_CooperativeMatrixLayoutRowMajor);
+    }
     barrier();
     uint cBase = pc.cOff + batch * pc.cB;
     for (uint e = lane; e < BM * BN; e += SG) {
         uint r = row0 + e / BN, col = col0 + e % BN;
         if (r >= pc.M || col >= pc.N) continue;
+#ifdef ELEM_I8
+        c[cBase + r * pc.cM + col * pc.cN] = Cs[e];
+#else
         ACC v = Cs[e];
         if ((pc.flags & 1u) != 0u) v += ACC(bias[pc.biasOff + col * pc.biasN]);
         c[cBase + r * pc.cM + col * pc.cN] = ELEM(activate(v, pc.act));
+#endif
     }
 }
