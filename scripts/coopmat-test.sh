@@ -5,14 +5,16 @@
 # The test binaries of ops and blackbox are built inside the root, with
 # this system's Go and module cache bind-mounted, against the root's
 # SPIRV-Tools (which knows cooperative matrices), then run there with the
-# validation layer on: every Matmul test (matmul_coopmat among the variants
-# each one runs), and the cooperative-matrix kernel (which the root's
+# validation layer on: the cooperative-matrix tests of ops, and every
+# Float16 Matmul and MatmulInt8 test (the cooperative-matrix kernels among
+# the variants each one runs), and the cooperative-matrix kernel (which the root's
 # validator checks at LoadKernel) and its refusal. It fails unless the tests that need the device ran
 # and passed: a device that lost the extension is an error, not a skip.
 # Needs root; run from anywhere.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD
+[ "$(id -u)" -eq 0 ] || { echo "coopmat-test: needs root (mount and chroot)" >&2; exit 1; }
 if ! command -v go >/dev/null 2>&1; then
     export PATH="$PATH:${VKC_GOROOT:-/usr/local/go}/bin"
 fi
@@ -25,7 +27,8 @@ mounts=()
 unbind() {
     local i
     for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-        umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}"
+        umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" ||
+            echo "coopmat-test: warning: could not unmount ${mounts[i]}" >&2
     done
 }
 trap unbind EXIT
@@ -46,7 +49,6 @@ in_root() {
         VKC_VALIDATION=1 LP_NUM_THREADS=0 "$@"
 }
 
-echo "coopmat-test: $(in_root sh -c 'vulkaninfo --summary 2>/dev/null | grep -m1 driverInfo' || true)"
 in_root sh -c 'cd /opt/vkc/src && go test -c -o /tmp/vkc-coopmat/ ./ops ./blackbox'
 log=$(mktemp)
 trap 'unbind; rm -f "$log"' EXIT
@@ -56,10 +58,10 @@ run() { # package, -test.run pattern
         exit 1
     }
 }
-run ops 'Matmul|Coop'
+run ops 'Coop|Float16|MatmulInt8'
 run blackbox 'CooperativeMatrix|IntegerDotProduct|ModuleNeedingAFeature'
 for t in TestMatmulCooperativeMatricesMatchTheReference TestMatmulCoopMatLongKSumsEveryTerm \
-    TestCooperativeMatrixKernelRuns TestCooperativeMatrixKernelRefusedWithoutTheFeature; do
+    TestMatmulInt8CooperativeMatricesMatchExactSums TestCooperativeMatrixKernelRuns TestCooperativeMatrixKernelRefusedWithoutTheFeature; do
     if ! grep -q -- "--- PASS: $t " "$log"; then
         grep -A3 -- "--- .*: $t " "$log" || true
         echo "coopmat-test: $t did not pass on the cooperative-matrix device" >&2

@@ -16,16 +16,25 @@ if ! command -v go >/dev/null 2>&1; then
     export PATH="$PATH:${VKC_GOROOT:-/usr/local/go}/bin"
 fi
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 # The cooperative-matrix device (a Debian 13 root with Mesa 26's lavapipe,
 # scripts/coopmat-device.sh) is set up in the background while the
 # checks below run: debootstrap and apt wait on the network, not the CPU.
 # It needs root; elsewhere its tests are skipped, saying so.
+# Its root's path is the last line it prints. A run that stops early
+# stops it too (it also takes a lock, so two never share the root).
 coopmat_log=$(mktemp)
 coopmat_pid=
+stop_coopmat() {
+    if [ -n "$coopmat_pid" ]; then
+        kill -- -"$coopmat_pid" 2>/dev/null || true # its process group: debootstrap, apt
+    fi
+    rm -f "$coopmat_log"
+}
+trap stop_coopmat EXIT
 if [ "$(id -u)" -eq 0 ]; then
-    bash scripts/coopmat-device.sh >"$coopmat_log" 2>&1 &
+    setsid bash scripts/coopmat-device.sh >"$coopmat_log" 2>&1 &
     coopmat_pid=$!
 fi
 
@@ -73,12 +82,14 @@ export VKC_VALIDATION=1 LP_NUM_THREADS=0
 
 # The cooperative-matrix modules' staleness is checked with the root's
 # glslc (scripts/glslc-coopmat.sh), the one here being too old for them.
-if [ -n "$coopmat_pid" ]; then
+if [ "$(id -u)" -eq 0 ]; then
     step "cooperative-matrix device (scripts/coopmat-device.sh)"
     if ! wait "$coopmat_pid"; then
+        coopmat_pid=
         cat "$coopmat_log" >&2
         exit 1
     fi
+    coopmat_pid=
     VKC_COOPMAT_ROOT=$(tail -n 1 "$coopmat_log")
     export VKC_COOPMAT_ROOT VKC_GLSLC_COOPMAT=$PWD/scripts/glslc-coopmat.sh
     echo "set up at $VKC_COOPMAT_ROOT"
@@ -95,7 +106,7 @@ go test -race -count=1 -timeout 20m -tags vkc_lockrank ./...
 # matmul_coopmat and cooperative-matrix kernels on a device that has them
 # (Mesa 26's lavapipe, in the Debian 13 root): built there, against its
 # SPIRV-Tools, and run with the validation layer on.
-if [ -n "$coopmat_pid" ]; then
+if [ -n "${VKC_COOPMAT_ROOT:-}" ]; then
     step "cooperative matrices on Mesa 26's lavapipe (scripts/coopmat-test.sh)"
     bash scripts/coopmat-test.sh
 else
