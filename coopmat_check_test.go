@@ -39,3 +39,15 @@ func TestRunsCooperativeMatrixMatchesTheUseOfAConfiguration(t *testing.T) {
 	}
 	require.False(t, runsCooperativeMatrix(nil, f16(16, 32, shaders.UseMatrixA)), "no configurations")
 }
+
+// A configuration prints as its sizes, types and scope; an unknown type
+// or scope as its number.
+func TestCooperativeMatrixNamesItsConfiguration(t *testing.T) {
+	c := CooperativeMatrix{M: 16, N: 8, K: 32, A: ComponentFloat16, B: ComponentFloat16, C: ComponentFloat32, Result: ComponentFloat32, Scope: ScopeSubgroup}
+	require.Equal(t, "16x8x32 float16·float16+float32→float32 (subgroup)", c.String())
+	require.Equal(t, "int8", ComponentSint8.String())
+	require.Equal(t, "uint64", ComponentUint64.String())
+	require.Equal(t, "ComponentType(1000491000)", ComponentType(1000491000).String())
+	require.Equal(t, "workgroup", ScopeWorkgroup.String())
+	require.Equal(t, "Scope(4)", Scope(4).String())
+}

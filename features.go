@@ -150,16 +150,9 @@ const (
 	ComponentUint64  ComponentType = 10
 )
 
-var componentNames = [...]string{"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
-
 // String is the type's name ("float16"), or its number for a type vkc
 // does not know.
-func (t ComponentType) String() string {
-	if int(t) < len(componentNames) {
-		return componentNames[t]
-	}
-	return fmt.Sprintf("ComponentType(%d)", uint32(t))
-}
+func (t ComponentType) String() string { return recorder.ComponentType(t).String() }
 
 // Scope is the set of invocations sharing a cooperative matrix
 // (VkScopeKHR's values): GLSL's gl_ScopeSubgroup is ScopeSubgroup.
@@ -174,19 +167,7 @@ const (
 )
 
 // String is the scope's name, or its number.
-func (s Scope) String() string {
-	switch s {
-	case ScopeDevice:
-		return "device"
-	case ScopeWorkgroup:
-		return "workgroup"
-	case ScopeSubgroup:
-		return "subgroup"
-	case ScopeQueueFamily:
-		return "queue family"
-	}
-	return fmt.Sprintf("Scope(%d)", uint32(s))
-}
+func (s Scope) String() string { return recorder.Scope(s).String() }
 
 // checkCapabilities refuses a module that declares a capability needing
 // a feature the device does not have enabled, naming both, before the

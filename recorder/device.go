@@ -319,4 +319,8 @@ type (
 	SubgroupInfo = devinfo.SubgroupInfo
 	DeviceInfo   = devinfo.DeviceInfo
 	Features     = devinfo.Features
+	// ComponentType and Scope describe a cooperative-matrix configuration
+	// (DeviceInfo.CooperativeMatrices).
+	ComponentType = devinfo.ComponentType
+	Scope         = devinfo.Scope
 )
