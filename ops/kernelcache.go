@@ -23,8 +23,9 @@ type deviceKernels struct {
 	closed  bool
 	kernels map[string]*vkc.Kernel
 	// refused are the variants (by kernelWith's key) the device or this
-	// build refused for good (loads): a module whose capabilities the
-	// linked SPIR-V validator does not know, say.
+	// build refused for good (ErrUnsupported, ErrBadSPIRV): a module whose
+	// capabilities the linked SPIR-V validator does not know, say. An op
+	// that asks for one again gets the same error without a second load.
 	refused map[string]error
 	rows    *vkc.Param[uint32]
 	f32     *vkc.Param[float32]
@@ -175,16 +176,6 @@ func kernelKey(name string, consts map[uint32]float64) string {
 		key += fmt.Sprintf(" %d=%g", id, consts[id])
 	}
 	return key
-}
-
-// loads reports whether the variant named, with consts, loads on the
-// device, loading it on first use: an op asks before it counts on a
-// kernel that needs what not every device or build has (a module with
-// cooperative matrices needs the device's features and a SPIR-V
-// validator that knows them). A refusal is kept, so it is asked once.
-func (dk *deviceKernels) loads(name string, consts map[uint32]float64) bool {
-	_, err := dk.kernelWith(name, consts)
-	return err == nil
 }
 
 // standIns are the params bound where a kernel's row-count binding or

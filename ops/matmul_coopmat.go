@@ -134,34 +134,32 @@ func (c coopConfig) iters(k int) int {
 	return ceilDiv(k, c.tk)*perStep + tiles*c.tm + ceilDiv(c.blockRows()*c.blockCols(), c.sg) + 1
 }
 
-// coopLoads reports whether matmul_coopmat's build for e loads on dev
-// with cfg: a device with the features may still be refused it, by a
-// SPIR-V validator older than cooperative matrices (vkc built against
-// SPIRV-Tools before 2023.4) or a driver; the variant then does not
-// apply, instead of failing the product.
-func coopLoads(dev *vkc.Device, e mmElem, cfg coopConfig) bool {
+// coopKernel is matmul_coopmat's build for e specialized with cfg,
+// loaded on first use. A device with the features may still refuse it,
+// or a SPIR-V validator older than cooperative matrices (vkc built
+// against SPIRV-Tools before 2023.4): a plan that gets an error here
+// drops the variant instead of failing the product, and the refusal is
+// kept (kernelWith), so it is asked once.
+func coopKernel(dev *vkc.Device, e mmElem, cfg coopConfig) (*vkc.Kernel, error) {
 	dk, err := kernelsOf(dev)
 	if err != nil {
-		return false
+		return nil, err
 	}
-	return dk.loads("matmul_coopmat"+e.suffix(), cfg.constants())
+	return dk.kernelWith("matmul_coopmat"+e.suffix(), cfg.constants())
 }
 
-// runCoopMat launches matmul_coopmat over group z's inner batch axis at
-// batch offsets da, db, dc.
+// groups are c's workgroups over an m x n C and inner matrices.
+func (c coopConfig) groups(m, n, inner int) ([3]uint32, error) {
+	return groups(ceilDiv(n, c.blockCols()), ceilDiv(m, c.blockRows()), inner)
+}
+
+// runCoopMat launches matmul_coopmat (the plan's coopKernel) over group
+// z's inner batch axis at batch offsets da, db, dc.
 func (p *matmulPlan[T]) runCoopMat(s *vkc.Stream, inner, da, db, dc int) error {
-	dk, err := kernelsOf(p.dev)
-	if err != nil {
-		return err
-	}
-	k, err := dk.kernelWith("matmul_coopmat"+p.elem.suffix(), p.coop.constants())
-	if err != nil {
-		return err
-	}
-	gr, err := groups(ceilDiv(p.n, p.coop.blockCols()), ceilDiv(p.m, p.coop.blockRows()), inner)
+	gr, err := p.coop.groups(p.m, p.n, inner)
 	if err != nil {
 		return err
 	}
 	bias, flags := p.biasArg()
-	return k.Launch(s, gr, p.wideWords(da, db, dc, flags), p.aBuf, p.bBuf, p.cBuf, bias)
+	return p.coopKernel.Launch(s, gr, p.wideWords(da, db, dc, flags), p.aBuf, p.bBuf, p.cBuf, bias)
 }

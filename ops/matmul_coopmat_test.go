@@ -135,9 +135,7 @@ func TestMatmulCooperativeMatricesMatchTheReference(t *testing.T) {
 		ran = true
 		t.Logf("%v: %d x %d x %d tiles, subgroup %d", elem, cfg.tm, cfg.tn, cfg.tk, cfg.sg)
 		want := []variant{variantCoopMat}
-		dk, err := kernelsOf(dev)
-		require.NoError(t, err)
-		if _, err := dk.kernelWith("matmul_coopmat"+elem.suffix(), cfg.constants()); err != nil {
+		if _, err := coopKernel(dev, elem, cfg); err != nil {
 			require.ErrorIs(t, err, vkc.ErrUnsupported)
 			t.Logf("%v: this build cannot load matmul_coopmat: %v", elem, err)
 			want = nil
@@ -169,7 +167,7 @@ func TestMatmulCoopMatLongKSumsEveryTerm(t *testing.T) {
 	if !cfg.ok {
 		t.Skipf("%s has no Float16 cooperative matrices vkc uses", info.Name)
 	}
-	if !coopLoads(dev, elemF16, cfg) {
+	if _, err := coopKernel(dev, elemF16, cfg); err != nil {
 		t.Skip("this build cannot load matmul_coopmat (TestMatmulCooperativeMatricesMatchTheReference says why)")
 	}
 	cpu := info.Type == vkc.TypeCPU
@@ -196,7 +194,7 @@ func TestMatmulInt8CooperativeMatricesMatchExactSums(t *testing.T) {
 	if !cfg.ok {
 		t.Skipf("%s has no int8 cooperative matrices vkc uses (configurations %v)", info.Name, info.CooperativeMatrices)
 	}
-	if !coopLoads(dev, elemI8, cfg) {
+	if _, err := coopKernel(dev, elemI8, cfg); err != nil {
 		t.Skip("this build cannot load matmul_coopmat_i8 (TestMatmulCooperativeMatricesMatchTheReference says why)")
 	}
 	s := dev.Stream()

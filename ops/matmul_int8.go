@@ -63,7 +63,8 @@ type int8Plan struct {
 	cBuf     *vkc.Buffer[int32]
 	feats    vkc.Features
 	cpu      bool
-	coop     coopConfig // the int8 cooperative-matrix configuration, if the device has one
+	coop     coopConfig  // the int8 cooperative-matrix configuration, if the device has one
+	coopK    *vkc.Kernel // matmul_coopmat_i8, loaded where it applies
 	describe string
 }
 
@@ -107,8 +108,11 @@ func planInt8(s *vkc.Stream, a, b Tensor[int8], c Tensor[int32]) (*int8Plan, err
 		aBuf: a.buf, bBuf: b.buf, cBuf: c.buf,
 		feats: info.Features, cpu: info.Type == vkc.TypeCPU, coop: coopConfigFor(info, elemI8), describe: describe,
 	}
-	if p.applies(variantI8CoopMat) && !coopLoads(dev, elemI8, p.coop) {
-		p.coop = coopConfig{} // refused by this build or the driver: the other kernels compute it
+	if p.applies(variantI8CoopMat) {
+		var err error
+		if p.coopK, err = coopKernel(dev, elemI8, p.coop); err != nil {
+			p.coop = coopConfig{} // refused by this build or the driver: the other kernels compute it
+		}
 	}
 	return p, nil
 }
@@ -171,18 +175,11 @@ func (p *int8Plan) candidates() []variant {
 	return out
 }
 
-// runCoopMat launches matmul_coopmat_i8 over the whole product, in
-// matmul_coopmat's push-constant layout (no bias, no activation).
+// runCoopMat launches matmul_coopmat_i8 (the plan's coopK) over the
+// whole product, in matmul_coopmat's push-constant layout (no bias, no
+// activation).
 func (p *int8Plan) runCoopMat(s *vkc.Stream) error {
-	dk, err := kernelsOf(p.dev)
-	if err != nil {
-		return fmt.Errorf("vkc: MatmulInt8: %s: %w", p.describe, err)
-	}
-	k, err := dk.kernelWith("matmul_coopmat"+elemI8.suffix(), p.coop.constants())
-	if err != nil {
-		return fmt.Errorf("vkc: MatmulInt8: %s: %w", p.describe, err)
-	}
-	g, err := groups(ceilDiv(p.n, p.coop.blockCols()), ceilDiv(p.m, p.coop.blockRows()), 1)
+	g, err := p.coop.groups(p.m, p.n, 1)
 	if err != nil {
 		return fmt.Errorf("vkc: MatmulInt8: %s: %w", p.describe, err)
 	}
@@ -191,7 +188,7 @@ func (p *int8Plan) runCoopMat(s *vkc.Stream) error {
 		p.b.offset, p.b.strides[0], p.b.strides[1], 0,
 		p.c.offset, p.c.strides[0], p.c.strides[1], 0,
 		0, 0, 0, 1, 0)
-	if err := k.Launch(s, g, words, p.aBuf, p.bBuf, p.cBuf); err != nil {
+	if err := p.coopK.Launch(s, g, words, p.aBuf, p.bBuf, p.cBuf); err != nil {
 		return fmt.Errorf("vkc: MatmulInt8: %s (%v kernel): %w", p.describe, variantI8CoopMat, err)
 	}
 	return nil

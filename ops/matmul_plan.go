@@ -88,6 +88,7 @@ type matmulPlan[T vkc.Float] struct {
 	dev                       *vkc.Device
 	aBuf, bBuf, cBuf, biasBuf *vkc.Buffer[T]
 	rows                      *vkc.Param[uint32]
+	coopKernel                *vkc.Kernel // matmul_coopmat, loaded where the variant applies
 	heuristic                 bool
 	describe                  string // the operands, for errors
 }
@@ -134,8 +135,10 @@ func planMatmul[T vkc.Float](s *vkc.Stream, a, b, c Tensor[T], o MatmulOptions[T
 	}
 	// The cooperative-matrix kernel is loaded (and a refusal kept) only
 	// for a product it would compute.
-	if p.applies(variantCoopMat) && !coopLoads(dev, p.elem, p.coop) {
-		p.coop = coopConfig{}
+	if p.applies(variantCoopMat) {
+		if p.coopKernel, err = coopKernel(dev, p.elem, p.coop); err != nil {
+			p.coop = coopConfig{} // refused by this build or the driver: the other variants compute it
+		}
 	}
 	if len(p.candidates()) == 0 {
 		return nil, fmt.Errorf("vkc: Matmul: %s: %w: no kernel takes a dynamic M with K of %d on this device: a CPU driver stops an invocation's loops after %d iterations (a static M splits K)", describe, vkc.ErrUnsupported, k, loopBudget)
