@@ -2,6 +2,8 @@ package shaders
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/vkcompute/vkc/internal/errs"
 )
@@ -63,7 +65,8 @@ func (t CooperativeMatrixType) String() string {
 }
 
 // CooperativeMatrixTypes lists the cooperative matrix types module code
-// declares, in no particular order, with the specialization constants in
+// declares, in the order of their ids (so a refusal names the same one
+// every time), with the specialization constants in
 // spec set (constant ID to its 32-bit value; the others keep their
 // defaults), their sizes, scope and use worked out as SharedSize works
 // out array lengths. A size this reader cannot evaluate is an error, as
@@ -79,7 +82,8 @@ func CooperativeMatrixTypes(code []byte, spec map[uint32]uint32) ([]CooperativeM
 	}
 	s := sharedSizer{declarations: d, spec: spec, sized: map[uint32]uint64{}, values: map[uint32]uint64{}}
 	var out []CooperativeMatrixType
-	for id, ops := range d.coopTypes {
+	for _, id := range slices.Sorted(maps.Keys(d.coopTypes)) {
+		ops := d.coopTypes[id]
 		comp, ok := d.types[ops[0]]
 		if !ok || (comp.op != opTypeFloat && comp.op != opTypeInt) {
 			return nil, fmt.Errorf("%w: cooperative matrix type %%%d has no numeric component type", errs.BadSPIRV, id)
