@@ -18,6 +18,15 @@ trap 'rm -rf "$probe"' EXIT
 printf '#version 450\n#extension GL_KHR_cooperative_matrix : require\nlayout(local_size_x = 1) in;\nvoid main() {}\n' >"$probe/p.comp"
 "$coopmat_glslc" --target-env=vulkan1.1 "$probe/p.comp" -o "$probe/p.spv" 2>/dev/null || coopmat_ok=no
 mkdir -p spv
+# Every module goes first, so a variant taken out of variants.txt leaves
+# none behind, but those of +coopmat lines this glslc cannot rebuild.
+for module in spv/*.spv; do
+    [ -e "$module" ] || continue
+    if [ "$coopmat_ok" = no ] && grep -q "^$(basename "$module" .spv) .*+coopmat" variants.txt; then
+        continue
+    fi
+    rm -f "$module"
+done
 grep -v '^#' variants.txt | while read -r name src defines; do
     compiler=glslc
     case "$defines" in
@@ -30,7 +39,6 @@ grep -v '^#' variants.txt | while read -r name src defines; do
         compiler=$coopmat_glslc
         ;;
     esac
-    rm -f "spv/$name.spv"
     # shellcheck disable=SC2086 # the defines are words
     "$compiler" -O --target-env=vulkan1.1 $defines "glsl/$src" -o "spv/$name.spv"
 done

@@ -50,10 +50,10 @@ func TestModulesMatchTheirSources(t *testing.T) {
 	for _, v := range variants(t) {
 		name, src, defines := v[0], v[1], v[2:]
 		listed[name+".spv"] = true
-		compiler := []string{"glslc"}
+		compiler := "glslc"
 		if len(defines) > 0 && defines[0] == "+coopmat" {
 			defines = defines[1:]
-			if coopmat == nil {
+			if coopmat == "" {
 				if _, err := SPIRV(name); err != nil {
 					t.Errorf("variant %s has no module: build it with a glslc that knows GL_KHR_cooperative_matrix (VKC_GLSLC_COOPMAT)", name)
 				}
@@ -62,10 +62,10 @@ func TestModulesMatchTheirSources(t *testing.T) {
 			compiler = coopmat
 		}
 		out := filepath.Join(dir, name+".spv")
-		args := append(append(compiler[1:], "-O", "--target-env=vulkan1.1"), defines...)
+		args := append([]string{"-O", "--target-env=vulkan1.1"}, defines...)
 		args = append(args, filepath.Join("glsl", src), "-o", out)
-		if msg, err := exec.Command(compiler[0], args...).CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v: %s", compiler[0], args, err, msg)
+		if msg, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v: %s", compiler, args, err, msg)
 		}
 		built, err := os.ReadFile(out)
 		if err != nil {
@@ -90,25 +90,24 @@ func TestModulesMatchTheirSources(t *testing.T) {
 	}
 }
 
-// coopmatCompiler is the command that builds the +coopmat variants
-// ($VKC_GLSLC_COOPMAT, a program's path; default glslc), or nil, logged,
+// coopmatCompiler is the program that builds the +coopmat variants
+// ($VKC_GLSLC_COOPMAT, a program's path; default glslc), or "", logged,
 // where it does not know GL_KHR_cooperative_matrix: their modules are
 // then checked for presence only.
-func coopmatCompiler(t *testing.T, dir string) []string {
+func coopmatCompiler(t *testing.T, dir string) string {
 	t.Helper()
-	cmd := []string{"glslc"}
+	cmd := "glslc"
 	if c := os.Getenv("VKC_GLSLC_COOPMAT"); c != "" {
-		cmd = []string{c}
+		cmd = c
 	}
 	probe := filepath.Join(dir, "probe.comp")
 	src := "#version 450\n#extension GL_KHR_cooperative_matrix : require\nlayout(local_size_x = 1) in;\nvoid main() {}\n"
 	if err := os.WriteFile(probe, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := append(cmd[1:], "--target-env=vulkan1.1", probe, "-o", probe+".spv")
-	if msg, err := exec.Command(cmd[0], args...).CombinedOutput(); err != nil {
-		t.Logf("%v does not build GL_KHR_cooperative_matrix (%v: %s): the +coopmat modules' freshness is not checked (set VKC_GLSLC_COOPMAT; scripts/coopmat-device.sh)", cmd, err, bytes.TrimSpace(msg))
-		return nil
+	if msg, err := exec.Command(cmd, "--target-env=vulkan1.1", probe, "-o", probe+".spv").CombinedOutput(); err != nil {
+		t.Logf("%s does not build GL_KHR_cooperative_matrix (%v: %s): the +coopmat modules' freshness is not checked (set VKC_GLSLC_COOPMAT; scripts/coopmat-device.sh)", cmd, err, bytes.TrimSpace(msg))
+		return ""
 	}
 	return cmd
 }
